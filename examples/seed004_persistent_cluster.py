@@ -1,0 +1,48 @@
+"""The persistent, clustered GEMM schedule of the nvFuser TMA-multicast discussion (seed 004).
+
+C tiles (BM, BN); the tile counts split by the cluster factors into (RM, CM, RN, CN); reordered
+to (RM, RN, CM, CN) so that a group of CM x CN neighbouring tiles is walked together; merged
+into one tile index T; split by the number of SMs into (RT, SMs) for a persistent grid; SMs split
+into the cluster index (CIDx) and the CTA's rank in the cluster (RankX).
+
+    T = i_rt * SMS + cidx * CLUSTER + rank
+    tile row    i_bm = T / (CM*CN) / RN * CM + T % (CM*CN) / CN
+    tile column i_bn = T / (CM*CN) % RN * CN + T % CN
+
+Run ``tilec show examples/seed004_persistent_cluster.py --param CN=2`` or
+``python examples/seed004_persistent_cluster.py --param CN=2``.
+"""
+
+from __future__ import annotations
+
+from tilec.ir import GemmFusion
+from tilec.ir import ParallelType as P
+
+PARAMS = dict(M=8192, N=8192, K=8192, BM=128, BN=256, BK=64, CM=2, CN=1, SMS=132, CLUSTER=2,
+              DTYPE="bf16")
+
+
+def schedule(M: int, N: int, K: int, BM: int, BN: int, BK: int, CM: int, CN: int, SMS: int,
+             CLUSTER: int, DTYPE: str = "bf16") -> GemmFusion:
+    fusion = GemmFusion(M, N, K, dtype=DTYPE)
+    c = fusion.c
+    # [M, N, rK] -> [Mo, Mi, No, Ni, rKo, rKi] -> [Mo, No, rKo, Mi, Ni, rKi]
+    c.split(0, BM, names=("Mo", "Mi")).split(2, BN, names=("No", "Ni")).split(4, BK, names=("Ko", "Ki"))
+    c.reorder([0, 2, 4, 1, 3, 5])
+    # tile counts by the cluster factors: [RM, CM, RN, CN, rKo, Mi, Ni, rKi] -> [RM, RN, CM, CN, ...]
+    c.split(0, CM, names=("RM", "CM")).split(2, CN, names=("RN", "CN"))
+    c.reorder([0, 2, 1, 3, 4, 5, 6, 7])
+    # one tile index T, walked by a persistent grid of SMS CTAs in clusters of CLUSTER
+    c.merge(0).merge(0).merge(0)
+    c.split(0, SMS, names=("rt", "sms"))
+    c.split(1, CLUSTER, names=("cluster", "rank"))
+    c.parallelize(1, P.CIDx).parallelize(2, P.RankX)
+    c.parallelize(4, P.Mma).parallelize(5, P.Mma).parallelize(6, P.Mma)
+    fusion.propagate()
+    return fusion
+
+
+if __name__ == "__main__":
+    from tilec.cli import main
+
+    raise SystemExit(main(["show", __file__, *__import__("sys").argv[1:]]))

@@ -1,0 +1,148 @@
+"""The ``tilec`` command.
+
+``tilec show|gen|masks|explain|viz|bench|tune SCHEDULE.py [--param NAME=VALUE ...] [--json] [-o OUT]``
+
+A user error (a :class:`~tilec.errors.TilecError`) prints one line ``tilec: error: ...`` and exits
+with status 2; ``--debug`` shows the traceback instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from tilec.errors import TilecError
+from tilec.loader import LoadedSchedule, load_schedule, parse_params
+
+Command = Callable[[argparse.Namespace], int]
+_COMMANDS: dict[str, tuple[Command, str, Callable[[argparse.ArgumentParser], None]]] = {}
+
+
+def command(name: str, help: str, extra: Callable[[argparse.ArgumentParser], None] | None = None
+            ) -> Callable[[Command], Command]:
+    def register(fn: Command) -> Command:
+        _COMMANDS[name] = (fn, help, extra or (lambda p: None))
+        return fn
+
+    return register
+
+
+def _load(args: argparse.Namespace) -> LoadedSchedule:
+    return load_schedule(args.schedule, parse_params(args.param))
+
+
+def _write(args: argparse.Namespace, text: str) -> None:
+    if getattr(args, "output", None):
+        Path(args.output).write_text(text if text.endswith("\n") else text + "\n")
+        print(f"wrote {args.output}", file=sys.stderr)
+    else:
+        print(text)
+
+
+# -- show -----------------------------------------------------------------------------------
+
+
+def show_data(loaded: LoadedSchedule) -> dict[str, Any]:
+    from tilec.ir import index_map, infer_launch
+
+    fusion = loaded.fusion
+    launch = infer_launch(fusion)
+    views = []
+    for v in fusion.views():
+        im = index_map(v)
+        views.append({
+            "name": v.name,
+            "memory": v.memory.value,
+            "loop": [str(a) for a in v.loop],
+            "index_map": {k: str(e) for k, e in im.logical.items()},
+            "broadcast": sorted(im.broadcast),
+            "bounds": {str(s): str(b) for s, b in im.bounds.items()},
+            "predicates": [str(p) for p in im.predicates],
+        })
+    return {
+        "params": loaded.params,
+        "launch": {
+            "grid": [str(g) for g in launch.grid],
+            "cluster": list(launch.cluster),
+            "block": [str(b) for b in launch.block],
+            "requirements": [str(r) for r in launch.requirements],
+        },
+        "views": views,
+        "schedule": str(fusion.schedule),
+    }
+
+
+@command("show", "print the views, loop domains, launch dims and index maps")
+def cmd_show(args: argparse.Namespace) -> int:
+    from tilec.ir import index_map, infer_launch
+
+    loaded = _load(args)
+    if args.json:
+        _write(args, json.dumps(show_data(loaded), indent=1))
+        return 0
+    fusion = loaded.fusion
+    out = [f"# {loaded.path.name}  " + " ".join(f"{k}={v}" for k, v in loaded.params.items()), ""]
+    out.append("views (loop domains):")
+    out += [f"  {v}" for v in fusion.views()]
+    out += ["", f"launch: {infer_launch(fusion)}", "", "index maps:"]
+    for v in fusion.views():
+        out += ["  " + line for line in str(index_map(v)).splitlines()]
+    _write(args, "\n".join(out))
+    return 0
+
+
+# -- entry point ----------------------------------------------------------------------------
+
+
+def _load_plugins() -> None:
+    """Subcommands that live beside their layer register themselves on import."""
+    import importlib
+
+    for mod in ("tilec.cli_commands",):
+        try:
+            importlib.import_module(mod)
+        except ModuleNotFoundError as e:
+            if e.name != mod:
+                raise
+
+
+def build_parser() -> argparse.ArgumentParser:
+    _load_plugins()
+    parser = argparse.ArgumentParser(
+        prog="tilec",
+        description="tilec: a scheduling DSL for GEMM kernels on NVIDIA Hopper.",
+    )
+    parser.add_argument("--debug", action="store_true", help="show tracebacks for errors")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for name, (_, help_text, extra) in _COMMANDS.items():
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        p.add_argument("schedule", help="schedule file (defines PARAMS and schedule(**params))")
+        p.add_argument("--param", action="append", metavar="NAME=VALUE", default=[],
+                       help="override a schedule parameter (repeatable)")
+        p.add_argument("--json", action="store_true", help="machine-readable output")
+        p.add_argument("-o", "--output", metavar="OUT", help="write the result to OUT")
+        p.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
+        extra(p)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    fn = _COMMANDS[args.command][0]
+    try:
+        return fn(args)
+    except TilecError as e:
+        if args.debug:
+            raise
+        print(f"tilec: error: {e}", file=sys.stderr)
+        return 2
+
+
+def entry() -> None:
+    sys.exit(main())

@@ -1,0 +1,173 @@
+"""The GEMM fusion: C[M, N] = sum_K A[M, K] * B[K, N], and propagation of C's schedule.
+
+The user schedules ``fusion.c`` (logical ``[M, N, rK]``). :meth:`GemmFusion.propagate` replays
+C's transforms onto the operand tiles in shared memory (nvFuser's transform propagation):
+``A_smem`` has logical ``[M, K, bN]`` and ``B_smem`` ``[bM, K, N]``, the broadcast axes expanded
+to C's extents, so every operand tile carries C's grid, cluster and persistent axes.  C's ``Mma``
+axes (the tile of one MMA) become ``Bulk`` axes of the operands (the TMA box).
+
+Which axes are the same M, N, K across A, B, C and the tiles is a networkx graph
+(:attr:`GemmFusion.axis_graph`); its connected components are the three GEMM dimensions.
+
+Example::
+
+    >>> f = GemmFusion(M=256, N=256, K=64)
+    >>> _ = f.c.split(0, 128).split(2, 128)
+    >>> f.propagate()
+    >>> print(f.a_smem)
+    A_smem[iS.Mo{2}, iS.Mi{128}, bS.No{2}, bS.Ni{128}, iS.K{64}]
+"""
+
+from __future__ import annotations
+
+import networkx as nx
+import sympy
+
+from tilec.errors import FusionError, LaunchError
+from tilec.ir.iterdomain import IterDomain, as_extent
+from tilec.ir.tensorview import TensorView
+from tilec.ir.trace import Schedule, paused
+from tilec.ir.types import DType, IterType, MemoryType, ParallelType
+
+
+def _size(name: str, value: int | str | sympy.Expr) -> sympy.Expr:
+    if isinstance(value, bool) or not isinstance(value, int | str | sympy.Expr):
+        raise FusionError(f"GEMM size {name} must be a positive integer or a name but got {value!r}")
+    if isinstance(value, int) and value <= 0:
+        raise FusionError(f"GEMM size {name} must be a positive integer but got {value}")
+    if isinstance(value, str) and not value.isidentifier():
+        raise FusionError(f"GEMM size {name} must be a positive integer or a name but got {value!r}")
+    ext = as_extent(value)
+    if ext.is_positive is False or ext.is_integer is False:
+        raise FusionError(f"GEMM size {name} must be a positive integer but got {value!r}")
+    return ext
+
+
+class GemmFusion:
+    """A GEMM with its views; ``c`` is the view you schedule."""
+
+    def __init__(
+        self,
+        M: int | str | sympy.Expr,
+        N: int | str | sympy.Expr,
+        K: int | str | sympy.Expr,
+        dtype: DType | str = "bf16",
+        b_layout: str = "kn",
+        *,
+        non_portable_cluster: bool = False,
+    ) -> None:
+        self.M, self.N, self.K = _size("M", M), _size("N", N), _size("K", K)
+        self.dtype = DType.parse(dtype)
+        if b_layout not in ("kn", "nk"):
+            raise FusionError(
+                f"B layout must be 'kn' (K x N, row-major) or 'nk' (given as N x K) but got {b_layout!r}"
+            )
+        self.b_layout = b_layout
+        self.non_portable_cluster = non_portable_cluster
+        header = (f"fusion = GemmFusion(M={_arg(M)}, N={_arg(N)}, K={_arg(K)}, "
+                  f"dtype={self.dtype.value!r}, b_layout={b_layout!r}"
+                  + (", non_portable_cluster=True" if non_portable_cluster else "") + ")")
+        self.schedule = Schedule(header)
+        self.schedule.targets.update({"C": "fusion.c", "A_smem": "fusion.a_smem",
+                                      "B_smem": "fusion.b_smem", "fusion": "fusion"})
+        m, n, k = (IterDomain(d, e) for d, e in (("M", self.M), ("N", self.N), ("K", self.K)))
+        self.a = TensorView("A", [m.fresh(), k.fresh()], dtype=self.dtype)
+        b_axes = [k.fresh(), n.fresh()] if b_layout == "kn" else [n.fresh(), k.fresh()]
+        self.b = TensorView("B", b_axes, dtype=self.dtype)
+        self.c = TensorView(
+            "C", [m, n, k.fresh(iter_type=IterType.REDUCTION)], dtype=self.dtype,
+            memory=MemoryType.REGISTER, trace=self.schedule,
+        )
+        self.a_smem: TensorView | None = None
+        self.b_smem: TensorView | None = None
+        self._propagated: object = None
+        self.axis_graph = nx.Graph()
+        self._link_logical(self.a, self.b, self.c)
+        self.cluster_dims: tuple[int, int, int] = (1, 1, 1)
+
+    def set_cluster(self, x: int, y: int = 1, z: int = 1) -> GemmFusion:
+        """Launch clusters of (x, y, z) CTAs over a grid bound with BIDx/y/z (no CIDx/RankX).
+
+        The rank of a CTA is then ``blockIdx % clusterDim``. Schedules that bind CIDx and RankX get
+        their cluster dims from those axes instead.
+        """
+        for d, v in zip("xyz", (x, y, z), strict=True):
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise LaunchError(f"cluster dim {d} must be a positive integer but got {v!r}")
+        self.schedule.record("fusion", "set_cluster", (x, y, z), {})
+        self.cluster_dims = (x, y, z)
+        return self
+
+    # -- the axis graph ------------------------------------------------------------------
+
+    def _link_logical(self, *views: TensorView) -> None:
+        for v in views:
+            for ax in v.logical:
+                dim = ax.name[-1] if ax.is_broadcast else ax.name
+                self.axis_graph.add_node((v.name, ax.name), dim=dim, uid=ax.uid)
+                self.axis_graph.add_edge((v.name, ax.name), ("gemm", dim))
+
+    def dims(self) -> dict[str, set[tuple[str, str]]]:
+        """The GEMM dimensions as sets of (view, axis) nodes: {"M": {...}, "N": ..., "K": ...}."""
+        out: dict[str, set[tuple[str, str]]] = {}
+        for comp in nx.connected_components(self.axis_graph):
+            dim = next(d for v, d in comp if v == "gemm")
+            out[dim] = {node for node in comp if node[0] != "gemm"}
+        return out
+
+    # -- propagation ---------------------------------------------------------------------
+
+    def propagate(self) -> None:
+        """Replay C's schedule onto the operand tiles ``a_smem`` and ``b_smem`` (rebuilt each call)."""
+        self.schedule.record("fusion", "propagate", (), {})
+        with paused(self.schedule):
+            self.a_smem = self._replay("A_smem", bcast="N")
+            self.b_smem = self._replay("B_smem", bcast="M")
+        self._link_logical(self.a_smem, self.b_smem)
+        self._propagated = self._stamp()
+
+    def operands(self) -> tuple[TensorView, TensorView]:
+        """The operand tiles, propagated again if C changed since the last propagation."""
+        if self.a_smem is None or self.b_smem is None or self._propagated != self._stamp():
+            with paused(self.schedule):
+                self.a_smem = self._replay("A_smem", bcast="N")
+                self.b_smem = self._replay("B_smem", bcast="M")
+            self._propagated = self._stamp()
+        assert self.a_smem is not None and self.b_smem is not None
+        return self.a_smem, self.b_smem
+
+    def _stamp(self) -> object:
+        return self.c.structure()
+
+    def _replay(self, name: str, bcast: str) -> TensorView:
+        logical: list[IterDomain] = []
+        amap: dict[int, IterDomain] = {}
+        for ax in self.c.logical:
+            if ax.name == bcast:
+                new = ax.fresh(iter_type=IterType.BROADCAST, expanded=True)
+            else:
+                new = ax.fresh(iter_type=IterType.ITERATION)
+            amap[ax.uid] = new
+            logical.append(new)
+        # an operand's logical order is its own: A [M, K, bN], B [bM, K, N]
+        order = {"A_smem": ("M", "K", "N"), "B_smem": ("M", "K", "N")}[name]
+        logical.sort(key=lambda a: order.index(a.name))
+        view = TensorView(name, logical, dtype=self.dtype, memory=MemoryType.SHARED)
+        for t in self.c.transforms:
+            view.replay_transform(t, amap)
+        view.loop = [amap[a.uid] for a in self.c.loop]
+        for pos, a in enumerate(self.c.loop):
+            ptype = ParallelType.Bulk if a.ptype is ParallelType.Mma else a.ptype
+            view._bind(pos, ptype)
+        return view
+
+    def views(self) -> list[TensorView]:
+        a, b = self.operands()
+        return [self.c, a, b]
+
+    def __str__(self) -> str:
+        return "\n".join(str(v) for v in self.views())
+
+
+def _arg(value: int | str | sympy.Expr) -> str:
+    return repr(value) if isinstance(value, int | str) else repr(str(value))

@@ -1,0 +1,214 @@
+"""IterDomains and the transforms between them (nvFuser semantics).
+
+An :class:`IterDomain` is one axis: an extent (a positive sympy expression), an :class:`IterType`
+and a :class:`ParallelType`.  Axes are produced by transforms that form a DAG from a view's
+logical domain to its loop domain:
+
+* :class:`Split` ``E -> (ceil(E/f), f)`` (inner split) or ``(f, ceil(E/f))`` (outer split);
+  index ``in = outer * inner_extent + inner``; needs the predicate ``in < E`` unless ``f`` divides E.
+* :class:`Merge` ``(Eo, Ei) -> Eo*Ei``; ``outer = out / Ei``, ``inner = out % Ei``.
+* :class:`Swizzle` a bijection of two axes used for tile orders (grouped raster).
+
+Axes are immutable; identity is the ``uid`` (``dataclasses.replace`` keeps it), so a view can
+re-bind an axis' parallel type without losing its place in the transform graph.
+
+Example::
+
+    >>> import sympy
+    >>> m = IterDomain("M", sympy.Integer(100))
+    >>> s = Split.make(m, 32)
+    >>> (s.outer.extent, s.inner.extent, s.divisible)
+    (4, 32, False)
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field, replace
+
+import sympy
+
+from tilec.ir.types import IterType, ParallelType
+
+_uids = itertools.count()
+
+
+def as_extent(value: int | str | sympy.Expr) -> sympy.Expr:
+    """A positive integer extent as sympy: ints stay ints, names become positive integer symbols."""
+    if isinstance(value, sympy.Expr):
+        return value
+    if isinstance(value, str):
+        return sympy.Symbol(value, integer=True, positive=True)
+    return sympy.Integer(value)
+
+
+def ceil_div(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
+    """``ceil(a / b)`` for a >= 0, b > 0, folded when both are numbers."""
+    if a.is_Integer and b.is_Integer:
+        return sympy.Integer(-(-int(a) // int(b)))
+    return sympy.ceiling(a / b)
+
+
+def divides(factor: sympy.Expr, extent: sympy.Expr) -> bool | None:
+    """True if ``factor`` provably divides ``extent``, False if provably not, None if unknown."""
+    rem = sympy.Mod(extent, factor)
+    if rem == 0:
+        return True
+    if rem.is_Integer:
+        return False
+    return None
+
+
+@dataclass(frozen=True, eq=False)
+class IterDomain:
+    """One axis. Equality and hashing are by ``uid``; ``replace`` keeps the identity."""
+
+    name: str
+    extent: sympy.Expr
+    iter_type: IterType = IterType.ITERATION
+    ptype: ParallelType = ParallelType.SERIAL
+    expanded: bool = False  # a broadcast that stands for a consumer's iteration axis
+    uid: int = field(default_factory=lambda: next(_uids))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, IterDomain) and other.uid == self.uid
+
+    def __hash__(self) -> int:
+        return hash(self.uid)
+
+    @property
+    def is_reduction(self) -> bool:
+        return self.iter_type is IterType.REDUCTION
+
+    @property
+    def is_broadcast(self) -> bool:
+        return self.iter_type is IterType.BROADCAST
+
+    def with_ptype(self, ptype: ParallelType) -> IterDomain:
+        return replace(self, ptype=ptype)
+
+    def fresh(self, **changes: object) -> IterDomain:
+        """A new axis (new uid) like this one."""
+        return replace(self, uid=next(_uids), **changes)  # type: ignore[arg-type]
+
+    def __str__(self) -> str:
+        tag = "S" if self.ptype is ParallelType.SERIAL else self.ptype.name
+        return f"{self.iter_type.value}{tag}.{self.name}{{{self.extent}}}"
+
+    def __repr__(self) -> str:
+        return f"IterDomain({self})"
+
+
+@dataclass(frozen=True)
+class Split:
+    """``input -> (outer, inner)``; ``factor`` is the inner extent (inner split) or outer extent."""
+
+    input: IterDomain
+    factor: sympy.Expr
+    inner_split: bool
+    outer: IterDomain
+    inner: IterDomain
+
+    @staticmethod
+    def make(
+        axis: IterDomain, factor: int | sympy.Expr, inner: bool = True,
+        names: tuple[str, str] | None = None,
+    ) -> Split:
+        f = as_extent(factor)
+        rest = ceil_div(axis.extent, f)
+        outer_extent, inner_extent = (rest, f) if inner else (f, rest)
+        on, inn = names or (f"{axis.name}o", f"{axis.name}i")
+        kind = dict(iter_type=axis.iter_type, ptype=ParallelType.SERIAL, expanded=axis.expanded)
+        o = IterDomain(on, outer_extent, **kind)  # type: ignore[arg-type]
+        i = IterDomain(inn, inner_extent, **kind)  # type: ignore[arg-type]
+        return Split(axis, f, inner, o, i)
+
+    @property
+    def inputs(self) -> tuple[IterDomain, ...]:
+        return (self.input,)
+
+    @property
+    def outputs(self) -> tuple[IterDomain, ...]:
+        return (self.outer, self.inner)
+
+    @property
+    def divisible(self) -> bool | None:
+        """Whether the split is exact (no predicate needed); None when it depends on symbols."""
+        return divides(self.factor, self.input.extent)
+
+
+@dataclass(frozen=True)
+class Merge:
+    """``(outer, inner) -> out`` with ``out = outer * inner.extent + inner``."""
+
+    outer: IterDomain
+    inner: IterDomain
+    out: IterDomain
+
+    @staticmethod
+    def make(outer: IterDomain, inner: IterDomain, name: str | None = None) -> Merge:
+        types = {outer.iter_type, inner.iter_type}
+        if IterType.REDUCTION in types:
+            itype = IterType.REDUCTION
+        elif types == {IterType.BROADCAST}:
+            itype = IterType.BROADCAST
+        else:
+            itype = IterType.ITERATION
+        out = IterDomain(
+            name or f"{outer.name}_{inner.name}",
+            outer.extent * inner.extent,
+            itype,
+            expanded=outer.expanded and inner.expanded,
+        )
+        return Merge(outer, inner, out)
+
+    @property
+    def inputs(self) -> tuple[IterDomain, ...]:
+        return (self.outer, self.inner)
+
+    @property
+    def outputs(self) -> tuple[IterDomain, ...]:
+        return (self.out,)
+
+
+@dataclass(frozen=True)
+class Swizzle:
+    """Grouped raster of a 2-D tile grid (rows ``x``, columns ``y``), groups of ``group`` rows.
+
+    The outputs (``x_out``, ``y_out``) walk the grid row-major as ``t = x_out * Ey + y_out``;
+    the tile visited is ``x = g*G + (t % (G*Ey)) % gs``, ``y = (t % (G*Ey)) / gs`` with
+    ``g = t / (G*Ey)`` and ``gs = min(Ex - g*G, G)``: G rows are walked column by column, so
+    consecutive tiles reuse the same B columns and A rows from L2. A bijection: no padding.
+    """
+
+    x: IterDomain
+    y: IterDomain
+    group: sympy.Expr
+    x_out: IterDomain
+    y_out: IterDomain
+
+    @staticmethod
+    def make(x: IterDomain, y: IterDomain, group: int | sympy.Expr) -> Swizzle:
+        g = as_extent(group)
+        return Swizzle(x, y, g, x.fresh(name=f"{x.name}g"), y.fresh(name=f"{y.name}g"))
+
+    @property
+    def inputs(self) -> tuple[IterDomain, ...]:
+        return (self.x, self.y)
+
+    @property
+    def outputs(self) -> tuple[IterDomain, ...]:
+        return (self.x_out, self.y_out)
+
+    def backward(self, xo: sympy.Expr, yo: sympy.Expr) -> tuple[sympy.Expr, sympy.Expr]:
+        """(x, y) of the tile visited at loop indices (xo, yo)."""
+        ey, g = self.y.extent, self.group
+        t = xo * ey + yo
+        width = g * ey
+        grp = sympy.floor(t / width)
+        size = sympy.Min(self.x.extent - grp * g, g)
+        local = sympy.Mod(t, width)
+        return grp * g + sympy.Mod(local, size), sympy.floor(local / size)
+
+
+Transform = Split | Merge | Swizzle
