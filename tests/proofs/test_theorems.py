@@ -1,0 +1,106 @@
+"""Every theorem holds on integers that meet its side conditions, and no condition is decorative."""
+
+from __future__ import annotations
+
+import functools
+import itertools
+
+import pytest
+import sympy
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from tilec.proofs import RULES, THEOREMS, Theorem, compile_int
+
+CHECKED = [t for t in THEOREMS.values() if not t.statement.atoms(sympy.core.function.AppliedUndef)]
+
+
+def _divisor_symbols(t: Theorem) -> set[sympy.Symbol]:
+    out: set[sympy.Symbol] = set()
+    exprs = [t.statement, *t.conditions]
+    for e in exprs:
+        for q in e.atoms(sympy.floor, sympy.ceiling):
+            out |= sympy.fraction(sympy.together(q.args[0]))[1].free_symbols
+        for m in e.atoms(sympy.Mod):
+            out |= m.args[1].free_symbols
+    return out
+
+
+def _syms(t: Theorem) -> list[sympy.Symbol]:
+    free: set[sympy.Symbol] = set(t.statement.free_symbols)
+    for c in t.conditions:
+        free |= c.free_symbols
+    return sorted(free, key=lambda s: s.name)
+
+
+@functools.cache
+def _compiled(number: str, euclid: bool) -> tuple:  # type: ignore[type-arg]
+    thm = THEOREMS[number]
+    syms = _syms(thm)
+    conds = tuple(compile_int(c, syms, euclid=euclid) for c in thm.conditions)
+    return syms, conds, compile_int(thm.statement, syms, euclid=euclid)
+
+
+def _holds(f, vals) -> bool | None:  # type: ignore[no-untyped-def]
+    try:
+        return bool(f(*vals))
+    except ZeroDivisionError:
+        return None
+
+
+@pytest.mark.parametrize("thm", CHECKED, ids=lambda t: t.number)
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
+@given(data=st.data())
+def test_statement_with_python_floor_division(thm: Theorem, data: st.DataObject) -> None:
+    """tilec's domain: dividends >= 0, divisors > 0; Python's // and % (floor division)."""
+    syms, conds, stmt = _compiled(thm.number, False)
+    divisors = _divisor_symbols(thm)
+    small = st.integers(0, 9) | st.integers(0, 200)
+    vals = [data.draw(st.integers(1, 12) if s in divisors else small, label=s.name) for s in syms]
+    assume(all(_holds(c, vals) for c in conds))
+    ok = _holds(stmt, vals)
+    assume(ok is not None)
+    assert ok, f"{thm.number} fails at {dict(zip(syms, vals, strict=True))}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("thm", CHECKED, ids=lambda t: t.number)
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
+@given(data=st.data())
+def test_statement_with_euclidean_division_any_sign(thm: Theorem, data: st.DataObject) -> None:
+    """nvFuser's semantics: Euclidean division over all integers (divisors nonzero)."""
+    syms, conds, stmt = _compiled(thm.number, True)
+    vals = [data.draw(st.integers(-12, 12), label=s.name) for s in syms]
+    assume(all(_holds(c, vals) for c in conds))
+    ok = _holds(stmt, vals)
+    assume(ok is not None)
+    assert ok, f"{thm.number} fails at {dict(zip(syms, vals, strict=True))}"
+
+
+_ORDER = [0, 1, -1, 2, -2, 3, -3, 4, -4, 5, -5, 6, -6]
+DROPS = [(t, k) for t in CHECKED for k in range(len(t.conditions))]
+
+
+@pytest.mark.parametrize("thm,k", DROPS, ids=[f"{t.number}-drop{k}" for t, k in DROPS])
+def test_dropping_a_side_condition_admits_a_counterexample(thm: Theorem, k: int) -> None:
+    """With condition k dropped (the others kept), a small Euclidean counterexample exists."""
+    syms, conds, stmt = _compiled(thm.number, True)
+    kept = [c for i, c in enumerate(conds) if i != k]
+    for vals in itertools.product(_ORDER, repeat=len(syms)):
+        if all(_holds(c, vals) for c in kept) and _holds(stmt, vals) is False:
+            return
+    pytest.fail(f"condition {thm.conditions[k]} of {thm.number} looks decorative")
+
+
+def test_registry_shape() -> None:
+    for number, t in THEOREMS.items():
+        assert t.number == number and t.name and isinstance(t.statement, sympy.Basic)
+        assert all(isinstance(c, sympy.Basic) for c in t.conditions)
+    required = ["2.5", "2.7", "2.7.1", "2.7.2", "2.8", "2.9", "2.10", "2.11", "2.12", "2.13", "2.14",
+                "2.15", "2.15.1", "2.15.2", "2.16", "iterdomain-2.1"]
+    assert set(required) <= set(THEOREMS)
+    assert {r.theorem for r in RULES.values()} <= set(THEOREMS)
+
+
+def test_congruence_is_the_only_narrowing_theorem() -> None:
+    assert [t.number for t in THEOREMS.values() if not t.exact] == ["congruence"]

@@ -1,0 +1,47 @@
+"""tilec.proofs: integer-division theorems as data, an assumption context, a simplifier with a
+proof trace, and a prover for equalities and sufficient conditions.  Pure sympy; imports nothing
+else of tilec.
+
+Example:
+    >>> import sympy
+    >>> I, CM, CN = sympy.symbols("I CM CN", integer=True, positive=True)
+    >>> res = simplify(sympy.floor(sympy.Mod(I, CM * CN) / CN), Context())
+    >>> res.expr
+    Mod(floor(I/CN), CM)
+    >>> res.trace.theorems()
+    ['2.12', '2.15.1', '2.5']
+"""
+
+from .bounds import Reasoner, bounds
+from .context import Context, Fact, FactKind
+from .evaluate import compile_int, ediv, emod
+from .prover import implies, narrow, prove_eq
+from .rules import RULES, Rule
+from .simplify import PIPELINE, simplify
+from .theorems import THEOREMS, Gcd, Theorem
+from .trace import Result, Step, Trace, fmt
+
+__all__ = [
+    "PIPELINE",
+    "RULES",
+    "THEOREMS",
+    "Context",
+    "Fact",
+    "FactKind",
+    "Gcd",
+    "Reasoner",
+    "Result",
+    "Rule",
+    "Step",
+    "Theorem",
+    "Trace",
+    "bounds",
+    "compile_int",
+    "ediv",
+    "emod",
+    "fmt",
+    "implies",
+    "narrow",
+    "prove_eq",
+    "simplify",
+]

@@ -1,0 +1,390 @@
+"""Interval reasoning and divisibility: how side conditions are discharged.
+
+``bounds(expr, ctx)`` gives symbolic ``(lo, hi)`` with ``lo <= expr <= hi`` for every assignment the
+context allows.  :class:`Reasoner` proves ``e >= 0`` and ``d | n`` and discharges a theorem's
+instantiated side condition, recording the facts it used.
+
+Example:
+    >>> import sympy
+    >>> I, CN = sympy.symbols("I CN", integer=True, positive=True)
+    >>> bounds(sympy.Mod(I, CN), Context())
+    (0, CN - 1)
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import sympy
+from sympy import oo
+
+from .context import Context, Fact
+from .theorems import Gcd
+from .trace import fmt
+
+Bounds = tuple[sympy.Expr, sympy.Expr]
+
+
+def bounds(expr: sympy.Expr, ctx: Context) -> Bounds:
+    """Symbolic lower and upper bound of an integer expression (``-oo``/``oo`` when unknown)."""
+    return Reasoner(ctx).bounds(expr, [])
+
+
+class Reasoner:
+    """Proves sign, bound and divisibility facts under a context; ``used`` collects facts."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self._nonneg_cache: dict[sympy.Expr, tuple[bool, list[Fact]]] = {}
+        self._bounds_cache: dict[sympy.Expr, tuple[sympy.Expr, sympy.Expr, list[Fact]]] = {}
+        self._divides_cache: dict[tuple[sympy.Expr, sympy.Expr], tuple[str | None, list[Fact]]] = {}
+
+    # -- bounds -------------------------------------------------------------------------------
+    def bounds(self, e: sympy.Expr, used: list[Fact]) -> Bounds:
+        """(lo, hi) of ``e``; facts used are appended to ``used``."""
+        hit = self._bounds_cache.get(e)
+        if hit is None:
+            local: list[Fact] = []
+            hit = (*self._bounds(e, local), local)
+            self._bounds_cache[e] = hit
+        used.extend(hit[2])
+        return hit[0], hit[1]
+
+    def _bounds(self, e: sympy.Expr, used: list[Fact]) -> Bounds:
+        if e.is_Number:
+            return e, e
+        if e.is_Symbol:
+            return self._symbol_bounds(e, used)
+        if e.is_Add:
+            los, his = zip(*(self.bounds(t, used) for t in e.args), strict=True)
+            return _sum(los), _sum(his)
+        if e.is_Mul:
+            return self._mul_bounds(e, used)
+        if isinstance(e, sympy.Mod):
+            return self._mod_bounds(e, used)
+        if isinstance(e, sympy.floor | sympy.ceiling):
+            return self._div_bounds(e, used)
+        if e.is_Pow and e.exp.is_Integer and e.exp > 0:
+            lo, hi = self.bounds(e.base, used)
+            if self._nonneg_number(lo):
+                return lo**e.exp, hi**e.exp
+        if isinstance(e, sympy.Max | sympy.Min):
+            bs = [self.bounds(t, used) for t in e.args]
+            pick = sympy.Max if isinstance(e, sympy.Max) else sympy.Min
+            return pick(*(b[0] for b in bs)), pick(*(b[1] for b in bs))
+        return -oo, oo
+
+    def _symbol_bounds(self, s: sympy.Symbol, used: list[Fact]) -> Bounds:
+        lo: sympy.Expr = -oo
+        pos = self.ctx.positive_fact(s)
+        nn = self.ctx.is_nonneg_symbol(s)
+        if pos is not None:
+            lo = sympy.Integer(1)
+            if pos in self.ctx.facts or not s.is_positive:
+                used.append(pos)
+        elif nn:
+            lo = sympy.Integer(0)
+            if isinstance(nn, Fact) and nn.kind.value == "nonneg":
+                used.append(nn)
+        ups = self.ctx.uppers(s)
+        if ups:
+            used.append(ups[0])
+            return lo, ups[0].other - 1  # type: ignore[operator]
+        return lo, oo
+
+    def _mul_bounds(self, e: sympy.Expr, used: list[Fact]) -> Bounds:
+        coeff, rest = e.as_coeff_Mul()
+        factors = sympy.Mul.make_args(rest)
+        local: list[Fact] = []
+        bs = [self.bounds(t, local) for t in factors]
+        if not all(self._nonneg_number(lo) or self.nonneg(lo, local) for lo, _ in bs):
+            return -oo, oo
+        used.extend(local)
+        lo = sympy.Mul(*(b[0] for b in bs))
+        hi = oo if any(b[1] is oo for b in bs) else sympy.Mul(*(b[1] for b in bs))
+        if coeff >= 0:
+            return coeff * lo, coeff * hi if hi is not oo else oo
+        return (coeff * hi if hi is not oo else -oo), coeff * lo
+
+    def _mod_bounds(self, e: sympy.Mod, used: list[Fact]) -> Bounds:
+        x, m = e.args
+        local: list[Fact] = []
+        if not self.positive(m, local):
+            return -oo, oo
+        used.extend(local)
+        hi = m - 1
+        xlo, xhi = self.bounds(x, local)
+        if self._nonneg_number(xlo) and xhi is not oo and (hi - xhi).is_number and hi - xhi > 0:
+            used.extend(local)
+            hi = xhi
+        return sympy.Integer(0), hi
+
+    def _div_bounds(self, e: sympy.Expr, used: list[Fact]) -> Bounds:
+        num, den = frac(e)
+        op = type(e)
+        if den == 1:
+            return self.bounds(num, used)
+        local: list[Fact] = []
+        if not self.positive(den, local):
+            return -oo, oo
+        nlo, nhi = self.bounds(num, local)
+        used.extend(local)
+        lo = -oo if nlo is -oo else _lazy(op, nlo / den)
+        hi = oo if nhi is oo else _lazy(op, nhi / den)
+        if nlo is not -oo and self._nonneg_number(nlo) and nhi is not oo and self.nonneg(den - 1 - nhi, used):
+            hi = sympy.Integer(0) if op is sympy.floor else hi
+            lo = sympy.Integer(0) if op is sympy.floor else lo
+        return lo, hi
+
+    # -- signs --------------------------------------------------------------------------------
+    def nonneg(self, e: sympy.Expr, used: list[Fact]) -> bool:
+        """Prove ``e >= 0``: replace bounded terms by their bounds, then sum numeric term bounds."""
+        key = e
+        if key in self._nonneg_cache:
+            ok, facts = self._nonneg_cache[key]
+            used.extend(facts)
+            return ok
+        local: list[Fact] = []
+        ok = self._nonneg(e, local)
+        self._nonneg_cache[key] = (ok, local if ok else [])
+        if ok:
+            used.extend(local)
+        return ok
+
+    def _nonneg(self, e: sympy.Expr, used: list[Fact]) -> bool:
+        e = sympy.expand(e, deep=False)
+        for _ in range(4):
+            if e.is_number:
+                return _is_nonneg_number(e)
+            if self._numeric_lower(e, used):
+                return True
+            local: list[Fact] = []
+            new_terms = []
+            for t in sympy.Add.make_args(e):
+                coeff, mono = t.as_coeff_Mul()
+                if mono == 1 or (_plain(mono) and (coeff > 0 or not self._has_upper(mono))):
+                    new_terms.append(t)
+                    continue
+                lo, hi = self.bounds(mono, local)
+                sub = lo if coeff > 0 else hi
+                if sub in (oo, -oo):
+                    return False
+                new_terms.append(coeff * sub)
+            new = sympy.expand(sympy.Add(*new_terms), deep=False)
+            if new == e:
+                return False
+            used.extend(local)
+            e = new
+        return False
+
+    def _has_upper(self, mono: sympy.Expr) -> bool:
+        return any(self.ctx.uppers(s) for s in mono.free_symbols)
+
+    def _numeric_lower(self, e: sympy.Expr, used: list[Fact]) -> bool:
+        """Sum of numeric lower bounds of the terms of a polynomial in plain symbols is >= 0."""
+        total = sympy.Integer(0)
+        local: list[Fact] = []
+        for t in sympy.Add.make_args(e):
+            coeff, mono = t.as_coeff_Mul()
+            if mono == 1:
+                total += coeff
+                continue
+            if coeff < 0 or not _plain(mono):
+                return False
+            lo = sympy.Integer(1)
+            for s in sympy.Mul.make_args(mono):
+                base = s.base if s.is_Pow and s.exp.is_Integer and s.exp > 0 else s
+                if not base.is_Symbol:
+                    return False
+                slo = self._symbol_bounds(base, local)[0]
+                if slo is -oo or slo < 0:
+                    return False
+                lo *= slo
+            total += coeff * lo
+        if total >= 0:
+            used.extend(local)
+            return True
+        return False
+
+    def positive(self, e: sympy.Expr, used: list[Fact]) -> bool:
+        """Prove ``e > 0``."""
+        if e.is_Symbol:
+            fct = self.ctx.positive_fact(e)
+            if fct is not None:
+                if fct in self.ctx.facts or not e.is_positive:
+                    used.append(fct)
+                return True
+        if e.is_Mul and all(self.positive(t, used) for t in e.args):
+            return True
+        return self.nonneg(e - 1, used)
+
+    def le(self, a: sympy.Expr, b: sympy.Expr, used: list[Fact]) -> bool:
+        """Prove ``a <= b``."""
+        return self.nonneg(b - a, used)
+
+    def _nonneg_number(self, e: sympy.Expr) -> bool:
+        return bool(e.is_number and e is not -oo and e >= 0)
+
+    # -- divisibility -------------------------------------------------------------------------
+    def divides(self, d: sympy.Expr, n: sympy.Expr, used: list[Fact]) -> str | None:
+        """Prove ``n % d == 0``; return how (factorisation or stated fact), or None."""
+        hit = self._divides_cache.get((d, n))
+        if hit is None:
+            local: list[Fact] = []
+            how = self._divides(d, n, local)
+            hit = (how, local)
+            self._divides_cache[(d, n)] = hit
+        if hit[0] is not None:
+            used.extend(hit[1])
+        return hit[0]
+
+    def _divides(self, d: sympy.Expr, n: sympy.Expr, used: list[Fact]) -> str | None:
+        if n == 0:
+            return "0 is a multiple of everything"
+        q = sympy.cancel(n / d)
+        if _is_int_poly(q):
+            return f"factorisation: {fmt(n)} = {fmt(d)}*({fmt(q)})" if q != 1 else "identity"
+        if n.is_Add:
+            hows = []
+            for t in n.args:
+                how = self.divides(d, t, used)
+                if how is None:
+                    return None
+                hows.append(how)
+            return "each term: " + "; ".join(hows)
+        for fct in self.ctx.divisibility():
+            if fct.subject == n and _is_int_poly(sympy.cancel(fct.other / d)):
+                used.append(fct)
+                via = "" if fct.other == d else f" and {fmt(d)} divides {fmt(fct.other)}"
+                return f"stated fact {fct}{via}"
+        if n.is_Mul:
+            for t in n.args:
+                if t.is_Number:
+                    continue
+                local: list[Fact] = []
+                how = self.divides(d, t, local)
+                if how is not None:
+                    used.extend(local)
+                    return f"factor {fmt(t)}: {how}"
+        if isinstance(n, sympy.floor):
+            num, den = frac(n)
+            local = []
+            h1 = self.divides(den * d, num, local)
+            if h1 is not None:
+                used.extend(local)
+                return f"{fmt(num)} is a multiple of {fmt(den * d)} ({h1}), so {fmt(n)} is exact"
+        return None
+
+    # -- side conditions ----------------------------------------------------------------------
+    def discharge(self, cond: sympy.Basic, used: list[Fact]) -> str | None:
+        """How an instantiated side condition holds, or None when it cannot be proven."""
+        if cond is sympy.true:
+            return "holds identically"
+        if isinstance(cond, sympy.And):
+            hows = [self.discharge(c, used) for c in cond.args]
+            return None if None in hows else "; ".join(h for h in hows if h)
+        if isinstance(cond, sympy.Eq):
+            lhs, rhs = cond.lhs, cond.rhs
+            if isinstance(rhs, sympy.Mod) and lhs == 0:
+                lhs, rhs = rhs, lhs
+            if isinstance(lhs, sympy.Mod) and rhs == 0:
+                return self.divides(lhs.args[1], lhs.args[0], used)
+            if sympy.expand(lhs - rhs) == 0:
+                return "identity"
+            return None
+        if isinstance(cond, sympy.Ne):
+            local: list[Fact] = []
+            if self.positive(cond.lhs - cond.rhs, local) or self.positive(cond.rhs - cond.lhs, local):
+                used.extend(local)
+                return "interval reasoning"
+            return None
+        if isinstance(cond, sympy.Gt | sympy.Lt) and 0 in (cond.lhs, cond.rhs):
+            x = cond.lhs if isinstance(cond, sympy.Gt) else cond.rhs
+            if x.is_Symbol and x != 0 and (fct := self.ctx.positive_fact(x)) is not None:
+                used.append(fct)
+                return "stated fact" if fct in self.ctx.facts else "assumption (positive symbol)"
+        if isinstance(cond, sympy.Rel):
+            small, big = (cond.lhs, cond.rhs) if isinstance(cond, sympy.Lt | sympy.Le) else (cond.rhs, cond.lhs)
+            strict = isinstance(cond, sympy.Lt | sympy.Gt)
+            return self._prove_le(small + (1 if strict else 0), big, used)
+        return None
+
+    def _prove_le(self, small: sympy.Expr, big: sympy.Expr, used: list[Fact]) -> str | None:
+        big, how_big = self._resolve(big, used)
+        if big is None:
+            return None
+        local: list[Fact] = []
+        if isinstance(big, sympy.Abs):
+            if not self.nonneg(big.args[0], local):
+                return None
+            big = big.args[0]
+        if self.le(small, big, local):
+            used.extend(local)
+            return f"interval reasoning{how_big}"
+        return None
+
+    def _resolve(self, big: sympy.Expr, used: list[Fact]) -> tuple[sympy.Expr | None, str]:
+        """Replace ``gcd(a, c)`` by a provable lower bound: ``c`` when ``c | a``, else the poly gcd."""
+        if not isinstance(big, Gcd):
+            return big, ""
+        x, m = big.args
+        local: list[Fact] = []
+        how = self.divides(m, x, local)
+        if how is not None and self.positive(m, local):
+            used.extend(local)
+            return m, f"; gcd = {fmt(m)} since {fmt(m)} divides {fmt(x)} ({how})"
+        g = sympy.gcd(x, m)
+        if g != 1 and self.positive(g, local):
+            used.extend(local)
+            return g, f"; {fmt(g)} divides the gcd"
+        return None, ""
+
+
+def _lazy(op: type, x: sympy.Expr) -> sympy.Expr:
+    """``op(x)``, left unevaluated unless ``x`` is a number (sympy's floor eval is costly)."""
+    return op(x) if x.is_number else op(x, evaluate=False)
+
+
+def _is_nonneg_number(e: sympy.Expr) -> bool:
+    try:
+        return bool(e.doit() >= 0)
+    except TypeError:
+        return False
+
+
+@lru_cache(maxsize=4096)
+def frac(e: sympy.Basic) -> tuple[sympy.Expr, sympy.Expr]:
+    """Numerator and denominator of the argument of a floor/ceiling: ``floor(a/b)`` -> ``(a, b)``."""
+    return sympy.fraction(sympy.together(e.args[0]))
+
+
+def _plain(mono: sympy.Expr) -> bool:
+    """A product of powers of symbols (no floor, Mod, ...)."""
+    return all(
+        f.is_Symbol or (f.is_Pow and f.base.is_Symbol and f.exp.is_Integer and f.exp > 0)
+        for f in sympy.Mul.make_args(mono)
+    )
+
+
+def _is_int_poly(q: sympy.Expr) -> bool:
+    """True when ``q`` is a polynomial with integer coefficients in integer-valued atoms."""
+    if q.is_Integer:
+        return True
+    atoms = {a: sympy.Dummy(integer=True) for a in q.atoms(sympy.floor, sympy.Mod, sympy.ceiling)}
+    q = q.xreplace(atoms)
+    if not all(s.is_integer for s in q.free_symbols):
+        return False
+    if not q.is_polynomial() or not q.free_symbols:
+        return False
+    try:
+        return all(cf.is_Integer for cf in sympy.Poly(q, *sorted(q.free_symbols, key=str)).coeffs())
+    except sympy.PolynomialError:
+        return False
+
+
+def _sum(xs: tuple[sympy.Expr, ...]) -> sympy.Expr:
+    if any(x is oo for x in xs):
+        return oo
+    if any(x is -oo for x in xs):
+        return -oo
+    return sympy.Add(*xs)

@@ -1,0 +1,174 @@
+"""Assumption context: signs, upper bounds and divisibility facts about symbols.
+
+Integer symbols are nonnegative unless marked :meth:`Context.signed` (every tilec index and extent is).
+Every fact has a printable form, and the prover reports the facts a result used, so code generation
+can guard on them at run time.
+
+Example:
+    >>> import sympy
+    >>> SMs, CN, rank, C = sympy.symbols("SMs CN rank CLUSTER", integer=True, positive=True)
+    >>> ctx = Context().positive(CN).bound(rank, C).divisible(SMs, CN)
+    >>> [str(f) for f in ctx.facts]
+    ['CN > 0', 'rank < CLUSTER', 'SMs % CN == 0']
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+import sympy
+
+
+class FactKind(Enum):
+    """What a fact states about its subject."""
+
+    NONNEG = "nonneg"  # x >= 0 (stated explicitly; the default for integer symbols is not reported)
+    POSITIVE = "positive"  # x > 0
+    BOUND = "bound"  # 0 <= x < upper
+    DIVISIBLE = "divisible"  # x % d == 0
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One assumption. ``str(fact)`` is what a result reports (``"SMs % CN == 0"``)."""
+
+    kind: FactKind
+    subject: sympy.Expr
+    other: sympy.Expr | None = None
+
+    def __str__(self) -> str:
+        s = _paren(self.subject)
+        if self.kind is FactKind.NONNEG:
+            return f"{self.subject} >= 0"
+        if self.kind is FactKind.POSITIVE:
+            return f"{self.subject} > 0"
+        if self.kind is FactKind.BOUND:
+            return f"{self.subject} < {self.other}"
+        return f"{s} % {_paren(self.other)} == 0"
+
+    def condition(self) -> sympy.Basic:
+        """The fact as a sympy condition (for a run-time guard)."""
+        if self.kind is FactKind.NONNEG:
+            return sympy.Ge(self.subject, 0)
+        if self.kind is FactKind.POSITIVE:
+            return sympy.Gt(self.subject, 0)
+        if self.kind is FactKind.BOUND:
+            return sympy.Lt(self.subject, self.other)
+        return sympy.Eq(sympy.Mod(self.subject, self.other), 0)
+
+
+def _paren(e: sympy.Expr | None) -> str:
+    s = str(e)
+    return s if e is None or e.is_Atom or isinstance(e, sympy.Function) else f"({s})"
+
+
+class Context:
+    """Facts about integer symbols.  Methods return ``self`` so that calls chain.
+
+    >>> i, E = sympy.symbols("i E", integer=True)
+    >>> str(Context().bound(i, E).facts[0])
+    'i < E'
+    """
+
+    def __init__(self) -> None:
+        self._facts: list[Fact] = []
+        self._signed: set[sympy.Symbol] = set()
+
+    # -- stating facts ------------------------------------------------------------------------
+    def nonneg(self, *syms: sympy.Symbol) -> Context:
+        """State ``s >= 0`` for each symbol."""
+        for s in syms:
+            self._add(Fact(FactKind.NONNEG, s))
+        return self
+
+    def positive(self, *syms: sympy.Symbol) -> Context:
+        """State ``s > 0`` for each symbol (extents, divisors)."""
+        for s in syms:
+            self._add(Fact(FactKind.POSITIVE, s))
+        return self
+
+    def bound(self, sym: sympy.Symbol, upper: sympy.Expr | int) -> Context:
+        """State ``0 <= sym < upper``."""
+        self._add(Fact(FactKind.BOUND, sym, sympy.sympify(upper)))
+        return self
+
+    def divisible(self, n: sympy.Expr, d: sympy.Expr | int) -> Context:
+        """State ``n % d == 0`` (a fact nvFuser cannot assume; tilec reports each use)."""
+        self._add(Fact(FactKind.DIVISIBLE, sympy.sympify(n), sympy.sympify(d)))
+        return self
+
+    def signed(self, *syms: sympy.Symbol) -> Context:
+        """Withdraw the default ``s >= 0`` for symbols that may be negative."""
+        self._signed.update(syms)
+        return self
+
+    def assume(self, cond: sympy.Basic) -> Context:
+        """Add the facts a condition states, where it has one of the forms above.
+
+        >>> x, y = sympy.symbols("x y", integer=True)
+        >>> [str(f) for f in Context().assume(sympy.Lt(x, y) & sympy.Eq(sympy.Mod(x, 4), 0)).facts]
+        ['x < y', 'x % 4 == 0']
+        """
+        for c in sympy.And.make_args(cond):
+            if isinstance(c, sympy.StrictLessThan) and c.lhs.is_Symbol:
+                self.bound(c.lhs, c.rhs)
+            elif isinstance(c, sympy.StrictGreaterThan) and c.rhs.is_Symbol and c.lhs != 0:
+                self.bound(c.rhs, c.lhs)
+            elif isinstance(c, sympy.StrictGreaterThan) and c.rhs == 0 and c.lhs.is_Symbol:
+                self.positive(c.lhs)
+            elif isinstance(c, sympy.Eq) and isinstance(c.lhs, sympy.Mod) and c.rhs == 0:
+                self.divisible(*c.lhs.args)
+            elif isinstance(c, sympy.Eq) and isinstance(c.rhs, sympy.Mod) and c.lhs == 0:
+                self.divisible(*c.rhs.args)
+        return self
+
+    def copy(self) -> Context:
+        """An independent copy."""
+        new = Context()
+        new._facts = list(self._facts)
+        new._signed = set(self._signed)
+        return new
+
+    def _add(self, fact: Fact) -> None:
+        if fact not in self._facts:
+            self._facts.append(fact)
+
+    # -- queries ------------------------------------------------------------------------------
+    @property
+    def facts(self) -> list[Fact]:
+        """All stated facts, in the order given."""
+        return list(self._facts)
+
+    def key(self) -> tuple:
+        """A hashable summary (for caches)."""
+        return (tuple(self._facts), frozenset(self._signed))
+
+    def positive_fact(self, s: sympy.Symbol) -> Fact | None:
+        """The fact that makes ``s > 0``: a stated one, or the symbol's own assumption."""
+        for fct in self._facts:
+            if fct.kind is FactKind.POSITIVE and fct.subject == s:
+                return fct
+        if s.is_positive:
+            return Fact(FactKind.POSITIVE, s)
+        return None
+
+    def is_nonneg_symbol(self, s: sympy.Symbol) -> Fact | bool | None:
+        """True for the default assumption, a Fact when stated, False when signed."""
+        for fct in self._facts:
+            if fct.kind in (FactKind.NONNEG, FactKind.BOUND) and fct.subject == s:
+                return fct
+        if s in self._signed:
+            return bool(s.is_nonnegative)
+        return True
+
+    def uppers(self, s: sympy.Symbol) -> list[Fact]:
+        """Bound facts ``s < upper``."""
+        return [fct for fct in self._facts if fct.kind is FactKind.BOUND and fct.subject == s]
+
+    def divisibility(self) -> list[Fact]:
+        """Divisibility facts ``n % d == 0``."""
+        return [fct for fct in self._facts if fct.kind is FactKind.DIVISIBLE]
+
+    def __repr__(self) -> str:
+        return "Context(" + ", ".join(str(f) for f in self._facts) + ")"

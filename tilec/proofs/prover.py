@@ -1,0 +1,255 @@
+"""Prover: equalities (``prove_eq``), sufficient conditions (``narrow``) and implication.
+
+``narrow(cond, ctx)`` returns a condition that implies ``cond`` under ``ctx`` -- equal to it where
+every step is exact, stronger where a ``congruence`` step drops an outer function (the only
+narrowing step).  Exact steps on equalities: ``tilec.cancel`` (drop a common summand),
+``tilec.mixed-radix`` (``a*c + b == d*c + e`` with both remainders in ``[0, c)``) and
+``tilec.divmod-eq`` (``x/c == y/c & x%c == y%c`` is ``x == y``).
+
+A congruence ``f(X1) == f(X2) <= X1 == X2`` is taken only where it pays: it makes a quotient and a
+remainder of the same dividend recombine, or it exposes common summands whose cancellation leaves
+a non-trivial condition (one that is not just ``rank1 == rank2``).
+
+Example:
+    >>> import sympy
+    >>> from .context import Context
+    >>> x, y, c = sympy.symbols("x y c", integer=True, positive=True)
+    >>> cond = sympy.Eq(c * sympy.floor(x / c) + sympy.Mod(x, c), c * sympy.floor(y / c) + sympy.Mod(y, c))
+    >>> narrow(cond, Context()).expr
+    Eq(x, y)
+"""
+
+from __future__ import annotations
+
+import sympy
+from sympy import Eq, Mod, floor
+
+from .bounds import Reasoner, frac
+from .context import Context, Fact
+from .simplify import simplify
+from .trace import Result, Step, Trace
+
+
+def prove_eq(a: sympy.Expr, b: sympy.Expr, ctx: Context | None = None) -> Result | None:
+    """A proof that ``a == b`` for every assignment ``ctx`` allows, or None.
+
+    >>> I, CM, CN = sympy.symbols("I CM CN", integer=True, positive=True)
+    >>> res = prove_eq(sympy.floor(I / (CM * CN)), sympy.floor(sympy.floor(I / CN) / CM), Context())
+    >>> res.trace.theorems()
+    ['2.11']
+    """
+    ctx = ctx or Context()
+    a, b = sympy.sympify(a), sympy.sympify(b)
+    res = simplify(a - b, ctx)
+    if sympy.expand(res.expr) == 0:
+        return Result(sympy.true, res.trace, original=Eq(a, b, evaluate=False))
+    ra, rb = simplify(a, ctx), simplify(b, ctx)
+    if sympy.expand(ra.expr - rb.expr) == 0:
+        return Result(sympy.true, Trace([*ra.trace, *rb.trace]), original=Eq(a, b, evaluate=False))
+    return None
+
+
+def narrow(cond: sympy.Basic, ctx: Context | None = None) -> Result:
+    """A condition that implies ``cond`` under ``ctx`` (never weaker), with its proof trace."""
+    ctx = ctx or Context()
+    cond = sympy.sympify(cond)
+    first = simplify(cond, ctx)
+    steps = list(first.trace)
+    out = _Narrower(ctx, steps).boolean(first.expr)
+    return Result(out, Trace(steps), original=cond)
+
+
+def implies(p: sympy.Basic, q: sympy.Basic, ctx: Context | None = None) -> bool:
+    """True only when ``p`` is proven to imply ``q`` under ``ctx``.
+
+    >>> x, E = sympy.symbols("x E", integer=True, positive=True)
+    >>> implies(sympy.Lt(x, 4), sympy.Lt(sympy.floor(x / 2), 2), Context())
+    True
+    """
+    ctx = ctx or Context()
+    p, q = sympy.sympify(p), sympy.sympify(q)
+    if q is sympy.true or p is sympy.false or p == q:
+        return True
+    have = set(sympy.And.make_args(p))
+    local = ctx.copy().assume(p)
+    reasoner = Reasoner(local)
+    subs = {c.lhs: c.rhs for c in have if isinstance(c, Eq) and c.lhs.is_Symbol}
+    for goal in sympy.And.make_args(q):
+        if goal in have:
+            continue
+        if reasoner.discharge(goal, []) is not None:
+            continue
+        if isinstance(goal, Eq) and prove_eq(goal.lhs, goal.rhs, local) is not None:
+            continue
+        if subs and simplify(goal.xreplace(subs), local).expr is sympy.true:
+            continue
+        narrowed = narrow(goal, local).expr
+        if narrowed is sympy.true or set(sympy.And.make_args(narrowed)) <= have:
+            continue
+        return False
+    return True
+
+
+class _Narrower:
+    """Rewrites a conjunction of equalities with the exact rules, then congruence where it pays."""
+
+    def __init__(self, ctx: Context, steps: list[Step]) -> None:
+        self.reasoner = Reasoner(ctx)
+        self.steps = steps
+
+    def boolean(self, c: sympy.Basic) -> sympy.Basic:
+        if isinstance(c, sympy.Or):
+            return sympy.Or(*(self.boolean(a) for a in c.args))
+        if isinstance(c, sympy.And | Eq):
+            return self.conjunction(list(sympy.And.make_args(c)))
+        return c  # Ne, Not, <, ...: only exact simplification (narrowing a negation would widen)
+
+    def conjunction(self, cs: list[sympy.Basic]) -> sympy.Basic:
+        for _ in range(32):
+            cs = self._exact(cs)
+            if sympy.false in cs:
+                return sympy.false
+            new = self._congruence(cs)
+            if new is None:
+                break
+            cs = new
+        return sympy.And(*cs)
+
+    # -- exact rules ---------------------------------------------------------------------------
+    def _exact(self, cs: list[sympy.Basic]) -> list[sympy.Basic]:
+        changed = True
+        while changed:
+            changed = False
+            out: list[sympy.Basic] = []
+            for c in cs:
+                if c is sympy.true:
+                    changed = True
+                    continue
+                new = self._one_exact(c) if isinstance(c, Eq) else None
+                if new is None:
+                    out.append(c)
+                else:
+                    out.extend(new)
+                    changed = True
+            cs = self._recombine(out)
+            changed = changed or len(cs) != len(out)
+        return cs
+
+    def _one_exact(self, c: Eq) -> list[sympy.Basic] | None:
+        cancelled = _cancel(c)
+        if cancelled is not None:
+            self.steps.append(Step("tilec.cancel", c, cancelled))
+            return [cancelled]
+        return self._mixed_radix(c)
+
+    def _mixed_radix(self, c: Eq) -> list[sympy.Basic] | None:
+        lhs, rhs = sympy.expand(c.lhs, deep=False), sympy.expand(c.rhs, deep=False)
+        for radix in _radix_candidates(lhs) & _radix_candidates(rhs):
+            (a1, b1), (a2, b2) = _digits(lhs, radix), _digits(rhs, radix)
+            used: list[Fact] = []
+            conds = []
+            for rem in (b1, b2):
+                ok = self.reasoner.nonneg(rem, used) and self.reasoner.nonneg(radix - 1 - rem, used)
+                if not ok:
+                    break
+                conds.append((f"0 <= {rem} < {radix}", "interval reasoning"))
+            else:
+                parts = [Eq(a1, a2), Eq(b1, b2)]
+                after = sympy.And(*parts)
+                facts = list(dict.fromkeys(str(f) for f in used))
+                self.steps.append(Step("tilec.mixed-radix", c, after, conds, facts))
+                return [p for p in parts if p is not sympy.true]
+        return None
+
+    def _recombine(self, cs: list[sympy.Basic]) -> list[sympy.Basic]:
+        """``x/c == y/c`` and ``x%c == y%c`` -> ``x == y`` (tilec.divmod-eq)."""
+        for q in cs:
+            qs = _quotient_pair(q)
+            if qs is None:
+                continue
+            (x, y, m) = qs
+            for r in cs:
+                if r is q or not isinstance(r, Eq):
+                    continue
+                if {r.lhs, r.rhs} == {Mod(x, m), Mod(y, m)}:
+                    merged = Eq(x, y)
+                    self.steps.append(Step("tilec.divmod-eq", sympy.And(q, r), merged))
+                    rest = [c for c in cs if c is not q and c is not r]
+                    return [*rest, merged]
+        return cs
+
+    # -- narrowing -----------------------------------------------------------------------------
+    def _congruence(self, cs: list[sympy.Basic]) -> list[sympy.Basic] | None:
+        for c in cs:
+            inner = _strip(c)
+            if inner is None:
+                continue
+            if self._enables_recombine(inner, cs) or _pays_by_cancel(inner):
+                self.steps.append(Step("congruence", c, inner, exact=False))
+                return [inner if x is c else x for x in cs]
+        return None
+
+    @staticmethod
+    def _enables_recombine(inner: Eq, cs: list[sympy.Basic]) -> bool:
+        qs = _quotient_pair(inner)
+        if qs is None:
+            return False
+        x, y, m = qs
+        return any(isinstance(r, Eq) and {r.lhs, r.rhs} == {Mod(x, m), Mod(y, m)} for r in cs)
+
+
+def _cancel(c: Eq) -> Eq | None:
+    """``a + t == b + t`` -> ``a == b``; None when there is no common summand."""
+    left, right = list(sympy.Add.make_args(c.lhs)), list(sympy.Add.make_args(c.rhs))
+    common = [t for t in left if t in right]
+    if not common or (len(left) == 1 and len(right) == 1):
+        return None
+    for t in common:
+        left.remove(t)
+        right.remove(t)
+    return Eq(sympy.Add(*left), sympy.Add(*right))
+
+
+def _radix_candidates(e: sympy.Expr) -> set[sympy.Expr]:
+    out = set()
+    for t in sympy.Add.make_args(e):
+        for fct in sympy.Mul.make_args(t):
+            if not fct.is_number and (fct.is_Symbol or fct.is_Mul):
+                out.add(fct)
+    return out
+
+
+def _digits(e: sympy.Expr, radix: sympy.Expr) -> tuple[sympy.Expr, sympy.Expr]:
+    """``e == high*radix + low`` where ``low`` collects the terms without the factor ``radix``."""
+    high, low = [], []
+    for t in sympy.Add.make_args(e):
+        if radix in sympy.Mul.make_args(t):
+            high.append(t / radix)
+        else:
+            low.append(t)
+    return sympy.Add(*high), sympy.Add(*low)
+
+
+def _quotient_pair(c: sympy.Basic) -> tuple[sympy.Expr, sympy.Expr, sympy.Expr] | None:
+    if not isinstance(c, Eq) or not (isinstance(c.lhs, floor) and isinstance(c.rhs, floor)):
+        return None
+    (x, m1), (y, m2) = frac(c.lhs), frac(c.rhs)
+    return (x, y, m1) if m1 == m2 and m1 != 1 else None
+
+
+def _strip(c: sympy.Basic) -> Eq | None:
+    """``f(X1) == f(X2)`` -> ``X1 == X2`` for f a quotient or remainder by the same divisor."""
+    if not isinstance(c, Eq):
+        return None
+    lhs, rhs = c.lhs, c.rhs
+    if isinstance(lhs, Mod) and isinstance(rhs, Mod) and lhs.args[1] == rhs.args[1]:
+        return Eq(lhs.args[0], rhs.args[0])
+    qs = _quotient_pair(c)
+    return None if qs is None else Eq(qs[0], qs[1])
+
+
+def _pays_by_cancel(inner: Eq) -> bool:
+    cancelled = _cancel(inner)
+    if cancelled is None or cancelled is sympy.true or cancelled is sympy.false:
+        return False
+    return not (cancelled.lhs.is_Symbol or cancelled.rhs.is_Symbol or cancelled.lhs.is_number)

@@ -1,0 +1,361 @@
+"""Rewrite rules: each instantiates one theorem of :data:`THEOREMS` at a sub-expression.
+
+A rule finds a binding of the theorem's pattern symbols, builds the right-hand side, and asks
+:meth:`Env.step` to discharge the theorem's own side conditions (taken from the theorem data, never
+restated here).  Rules are data: ``RULES`` maps a name to ``Rule(theorem, phase, fn)``; one driver
+(:mod:`.simplify`) applies them.
+
+Example:
+    >>> import sympy
+    >>> from .context import Context
+    >>> I, CN = sympy.symbols("I CN", integer=True, positive=True)
+    >>> env = Env(Context(), sympy.Mod(sympy.Mod(I, 4 * CN), CN))
+    >>> out = rule_2_12_mod(sympy.Mod(sympy.Mod(I, 4 * CN), CN, evaluate=False), env)
+    >>> out[0], [s.theorem for s in out[1]]
+    (Mod(I, CN), ['2.12', '2.7.1'])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import sympy
+from sympy import Mod, ceiling, floor
+
+from . import theorems as T
+from .bounds import Reasoner, _is_int_poly, frac
+from .context import Context, Fact
+from .theorems import THEOREMS
+from .trace import Step, fmt
+
+Rewrite = tuple[sympy.Basic, list[Step]]
+
+
+class Env:
+    """What a rule may consult: the reasoner (context) and the whole expression being simplified."""
+
+    def __init__(self, ctx: Context, root: sympy.Basic) -> None:
+        self.reasoner = Reasoner(ctx)
+        self.set_root(root)
+
+    def set_root(self, root: sympy.Basic) -> None:
+        """Record the expression of the current pass (rule 2.11 looks for quotients in it)."""
+        self.root = root
+        quotients: dict[sympy.Expr, set[sympy.Expr]] = {}
+        for q in root.atoms(floor):
+            num, den = _frac(q)
+            if den != 1:
+                quotients.setdefault(num, set()).add(den)
+        if quotients != getattr(self, "quotients", None):
+            self.stuck: set[tuple[str, sympy.Basic]] = set()  # (phase, node): no rule applies
+        self.quotients = quotients
+
+    def step(self, number: str, before: sympy.Basic, after: sympy.Basic, binding: dict) -> Step | None:
+        """A step of theorem ``number`` with ``binding``, or None if a side condition fails."""
+        thm = THEOREMS[number]
+        used: list[Fact] = []
+        conds: list[tuple[str, str]] = []
+        for cond in thm.conditions:
+            with sympy.evaluate(False):
+                shown = cond.xreplace(binding)
+            how = self.reasoner.discharge(shown, used)
+            if how is None:
+                return None
+            conds.append((fmt(shown), how))
+        facts = list(dict.fromkeys(str(f) for f in used))
+        return Step(number, before, after, conds, facts, thm.exact)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A rewrite of one theorem; ``fn(expr, env)`` returns ``(new, steps)`` or None."""
+
+    theorem: str
+    phase: str
+    fn: Callable[[sympy.Basic, Env], Rewrite | None]
+
+
+_frac = frac
+
+
+def _one(env: Env, number: str, before: sympy.Basic, after: sympy.Basic, binding: dict) -> Rewrite | None:
+    st = env.step(number, before, after, binding)
+    return None if st is None else (after, [st])
+
+
+# r % a -> r   (2.5)
+def rule_2_5_mod(e: sympy.Basic, env: Env) -> Rewrite | None:
+    if not isinstance(e, Mod):
+        return None
+    x, m = e.args
+    return _one(env, "2.5", e, x, {T.r: x, T.a: m})
+
+
+# r / a -> 0   (2.5)
+def rule_2_5_floor(e: sympy.Basic, env: Env) -> Rewrite | None:
+    if not isinstance(e, floor):
+        return None
+    num, den = _frac(e)
+    if den == 1:
+        return None
+    return _one(env, "2.5", e, sympy.Integer(0), {T.r: num, T.a: den})
+
+
+# a % b -> 0   (2.9)
+def rule_2_9(e: sympy.Basic, env: Env) -> Rewrite | None:
+    if not isinstance(e, Mod) or e.args[0].is_number:
+        return None
+    return _one(env, "2.9", e, sympy.Integer(0), {T.a: e.args[0], T.b: e.args[1]})
+
+
+def _cofactor(big: sympy.Expr, small: sympy.Expr) -> sympy.Expr | None:
+    """``big / small`` when it is a polynomial with integer coefficients other than 1."""
+    if small == 1 or (small.is_number and big.is_number):
+        return None
+    q = sympy.cancel(big / small)
+    return q if q != 1 and _is_int_poly(q) else None
+
+
+# a % (b*c) -> a%b + ((a/b)%c)*b   (2.12), then (...)/b -> (a/b)%c   (2.15.1, 2.5)
+def rule_2_12_floor(e: sympy.Basic, env: Env) -> Rewrite | None:
+    if not isinstance(e, floor):
+        return None
+    num, b = _frac(e)
+    if not isinstance(num, Mod):
+        return None
+    x, big = num.args
+    c = _cofactor(big, b)
+    if c is None:
+        return None
+    digit = Mod(floor(x / b), c)
+    low = Mod(x, b)
+    s1 = env.step("2.12", num, low + b * digit, {T.a: x, T.b: b, T.c: c})
+    if s1 is None:
+        return None
+    with sympy.evaluate(False):
+        mid = floor(sympy.Add(low, sympy.Mul(b, digit)) / b)
+        split = floor(low / b) + digit
+    s2 = env.step("2.15.1", mid, split, {T.a: b * digit, T.b: low, T.c: b})
+    s3 = env.step("2.5", floor(low / b), sympy.Integer(0), {T.r: low, T.a: b})
+    if s2 is None or s3 is None:
+        return None
+    return digit, [s1, s2, s3]
+
+
+# (a % (b*c)) % b -> a % b   (2.12, then 2.7.1)
+def rule_2_12_mod(e: sympy.Basic, env: Env) -> Rewrite | None:
+    if not isinstance(e, Mod) or not isinstance(e.args[0], Mod):
+        return None
+    (x, big), b = e.args[0].args, e.args[1]
+    c = _cofactor(big, b)
+    if c is None:
+        return None
+    digit = Mod(floor(x / b), c)
+    low = Mod(x, b)
+    s1 = env.step("2.12", e.args[0], low + b * digit, {T.a: x, T.b: b, T.c: c})
+    with sympy.evaluate(False):
+        mid = Mod(sympy.Add(low, sympy.Mul(b, digit)), b)
+    s2 = env.step("2.7.1", mid, low, {T.a: b * digit, T.b: low, T.c: b})
+    if s1 is None or s2 is None:
+        return None
+    return low, [s1, s2]
+
+
+# a/(b*c) -> a/b/c   (2.11), only where a/b already occurs in the expression
+def rule_2_11(e: sympy.Basic, env: Env) -> Rewrite | None:
+    if not isinstance(e, floor):
+        return None
+    num, den = _frac(e)
+    for b in sorted(env.quotients.get(num, ()), key=sympy.default_sort_key):
+        c = _cofactor(den, b) if b != den else None
+        if c is not None:
+            out = _one(env, "2.11", e, floor(floor(num / b) / c), {T.a: num, T.b: b, T.c: c})
+            if out is not None:
+                return out
+    return None
+
+
+# a % b -> ((a/d) % (b/d))*d   (2.13), d a symbolic common factor
+def rule_2_13(e: sympy.Basic, env: Env) -> Rewrite | None:
+    if not isinstance(e, Mod):
+        return None
+    x, m = e.args
+    d = sympy.gcd(x, m)
+    if d == 1 or d.is_number or d == m:
+        return None
+    after = Mod(sympy.cancel(x / d), sympy.cancel(m / d)) * d
+    return _one(env, "2.13", e, after, {T.a: x, T.b: m, T.d: d})
+
+
+# a/(b/c) -> (a*c)/b   (2.14)
+def rule_2_14(e: sympy.Basic, env: Env) -> Rewrite | None:
+    if not isinstance(e, floor):
+        return None
+    num, den = _frac(e)
+    if not isinstance(den, floor):
+        return None
+    b, c = _frac(den)
+    return _one(env, "2.14", e, floor(num * c / b), {T.a: num, T.b: b, T.c: c})
+
+
+def _divisible_split(terms: tuple, c: sympy.Expr, env: Env) -> tuple[list, list]:
+    div: list[sympy.Expr] = []
+    rest: list[sympy.Expr] = []
+    for t in terms:
+        (div if env.reasoner.divides(c, t, []) is not None else rest).append(t)
+    return div, rest
+
+
+# (a+b)/c -> a/c + b/c   (2.15.1), a the terms that are multiples of c
+def rule_2_15_1(e: sympy.Basic, env: Env) -> Rewrite | None:
+    if not isinstance(e, floor):
+        return None
+    num, c = _frac(e)
+    if c == 1 or not num.is_Add:
+        return None
+    div, rest = _divisible_split(num.args, c, env)
+    if not div:
+        return None
+    if not rest:
+        div, rest = div[:1], div[1:]
+    a, b = sympy.Add(*div), sympy.Add(*rest)
+    return _one(env, "2.15.1", e, floor(a / c) + floor(b / c), {T.a: a, T.b: b, T.c: c})
+
+
+# (a+b)/c -> a/c   (2.15.2), 0 <= b < gcd(a, c)
+def rule_2_15_2(e: sympy.Basic, env: Env) -> Rewrite | None:
+    if not isinstance(e, floor):
+        return None
+    num, c = _frac(e)
+    if c == 1 or not num.is_Add:
+        return None
+    div, rest = _divisible_split(num.args, c, env)
+    if not div or not rest:
+        return None
+    a, b = sympy.Add(*div), sympy.Add(*rest)
+    return _one(env, "2.15.2", e, floor(a / c), {T.a: a, T.b: b, T.c: c})
+
+
+# (a+b)/c -> a/c + b/c -> a/c   (2.15, 2.5) when b is small and a%c + b < c
+def rule_2_15(e: sympy.Basic, env: Env) -> Rewrite | None:
+    if not isinstance(e, floor):
+        return None
+    num, c = _frac(e)
+    if c == 1 or not num.is_Add or len(num.args) > 4:
+        return None
+    for t in num.args:
+        s2 = env.step("2.5", floor(t / c), sympy.Integer(0), {T.r: t, T.a: c})
+        if s2 is None:
+            continue
+        a = num - t
+        s1 = env.step("2.15", e, floor(a / c) + floor(t / c), {T.a: a, T.b: t, T.c: c})
+        if s1 is not None:
+            return floor(a / c), [s1, s2]
+    return None
+
+
+# (a+b) % c -> b % c   (2.7.1), a the terms that are multiples of c
+def rule_2_7_1(e: sympy.Basic, env: Env) -> Rewrite | None:
+    if not isinstance(e, Mod) or not e.args[0].is_Add:
+        return None
+    num, c = e.args
+    div, rest = _divisible_split(num.args, c, env)
+    if not div or not rest:
+        return None
+    a, b = sympy.Add(*div), sympy.Add(*rest)
+    return _one(env, "2.7.1", e, Mod(b, c), {T.a: a, T.b: b, T.c: c})
+
+
+# (a+b) % c -> a % c + b   (2.7.2), 0 <= b < gcd(a, c)
+def rule_2_7_2(e: sympy.Basic, env: Env) -> Rewrite | None:
+    if not isinstance(e, Mod) or not e.args[0].is_Add:
+        return None
+    num, c = e.args
+    for t in num.args:
+        a = num - t
+        if sympy.gcd(a, c) == 1 and env.reasoner.divides(c, a, []) is None:
+            continue
+        out = _one(env, "2.7.2", e, Mod(a, c) + t, {T.a: a, T.b: t, T.c: c})
+        if out is not None:
+            return out
+    return None
+
+
+# (a*b)/c -> a*(b/c)   (2.10), b a multiple of c
+def rule_2_10(e: sympy.Basic, env: Env) -> Rewrite | None:
+    if not isinstance(e, floor):
+        return None
+    num, c = _frac(e)
+    if c == 1 or not num.is_Mul:
+        return None
+    for b in num.args:
+        if b.is_number or env.reasoner.divides(c, b, []) is None:
+            continue
+        a = sympy.cancel(num / b)
+        return _one(env, "2.10", e, a * floor(b / c), {T.a: a, T.b: b, T.c: c})
+    return None
+
+
+# i/d < D -> i < D*d   (2.16), and its negation D <= i/d -> D*d <= i
+def rule_2_16(e: sympy.Basic, env: Env) -> Rewrite | None:
+    if isinstance(e, sympy.StrictLessThan) and isinstance(e.lhs, floor):
+        q, bound, make = e.lhs, e.rhs, (lambda i, Dd: sympy.Lt(i, Dd))
+    elif isinstance(e, sympy.StrictGreaterThan) and isinstance(e.rhs, floor):
+        q, bound, make = e.rhs, e.lhs, (lambda i, Dd: sympy.Lt(i, Dd))
+    elif isinstance(e, sympy.GreaterThan) and isinstance(e.lhs, floor):
+        q, bound, make = e.lhs, e.rhs, (lambda i, Dd: sympy.Ge(i, Dd))
+    elif isinstance(e, sympy.LessThan) and isinstance(e.rhs, floor):
+        q, bound, make = e.rhs, e.lhs, (lambda i, Dd: sympy.Ge(i, Dd))
+    else:
+        return None
+    i, d = _frac(q)
+    if d == 1:
+        return None
+    return _one(env, "2.16", e, make(i, bound * d), {T.i: i, T.d: d, T.D: bound})
+
+
+# ceil(ceil(a/b)/c) -> ceil(a/(b*c))   (ceil.3)
+def rule_ceil_3(e: sympy.Basic, env: Env) -> Rewrite | None:
+    if not isinstance(e, ceiling):
+        return None
+    num, c = _frac(e)
+    if not isinstance(num, ceiling) or c == 1:
+        return None
+    a, b = _frac(num)
+    return _one(env, "ceil.3", e, ceiling(a / (b * c)), {T.a: a, T.b: b, T.c: c})
+
+
+# ceil(a/b) -> a/b   (ceil.4), b divides a
+def rule_ceil_4(e: sympy.Basic, env: Env) -> Rewrite | None:
+    if not isinstance(e, ceiling):
+        return None
+    a, b = _frac(e)
+    if b == 1:
+        return None
+    return _one(env, "ceil.4", e, floor(a / b), {T.a: a, T.b: b})
+
+
+STRUCTURE = "structure"
+DISTRIBUTE = "distribute"
+
+RULES: dict[str, Rule] = {
+    "2.5 r%a": Rule("2.5", STRUCTURE, rule_2_5_mod),
+    "2.5 r/a": Rule("2.5", STRUCTURE, rule_2_5_floor),
+    "2.9": Rule("2.9", STRUCTURE, rule_2_9),
+    "2.12 (a%(b*c))/b": Rule("2.12", STRUCTURE, rule_2_12_floor),
+    "2.12 (a%(b*c))%b": Rule("2.12", STRUCTURE, rule_2_12_mod),
+    "2.11": Rule("2.11", STRUCTURE, rule_2_11),
+    "2.13": Rule("2.13", STRUCTURE, rule_2_13),
+    "2.14": Rule("2.14", STRUCTURE, rule_2_14),
+    "ceil.3": Rule("ceil.3", STRUCTURE, rule_ceil_3),
+    "ceil.4": Rule("ceil.4", STRUCTURE, rule_ceil_4),
+    "2.16": Rule("2.16", DISTRIBUTE, rule_2_16),
+    "2.15.2": Rule("2.15.2", DISTRIBUTE, rule_2_15_2),
+    "2.7.2": Rule("2.7.2", DISTRIBUTE, rule_2_7_2),
+    "2.15.1": Rule("2.15.1", DISTRIBUTE, rule_2_15_1),
+    "2.7.1": Rule("2.7.1", DISTRIBUTE, rule_2_7_1),
+    "2.10": Rule("2.10", DISTRIBUTE, rule_2_10),
+    "2.15": Rule("2.15", DISTRIBUTE, rule_2_15),
+}
+"""All rules, in the order the driver tries them at a node."""

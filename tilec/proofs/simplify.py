@@ -1,0 +1,73 @@
+"""The one rewrite driver: apply the rules of :mod:`.rules` bottom-up to a fixed point.
+
+The pipeline has two named phases: ``structure`` (rules that reshape quotients and remainders:
+2.5, 2.9, 2.11, 2.12, 2.13, 2.14, ceil.*) runs to a fixed point first, so that 2.11 sees the
+quotients 2.12 creates; then ``distribute`` (all rules, adding 2.7.x, 2.10, 2.15.x, 2.16).
+
+Example:
+    >>> import sympy
+    >>> from .context import Context
+    >>> I, CM, CN = sympy.symbols("I CM CN", integer=True, positive=True)
+    >>> res = simplify(sympy.floor(sympy.Mod(I, CM * CN) / CN), Context())
+    >>> res.expr, res.trace.theorems()
+    (Mod(floor(I/CN), CM), ['2.12', '2.15.1', '2.5'])
+"""
+
+from __future__ import annotations
+
+import sympy
+
+from .context import Context
+from .rules import DISTRIBUTE, RULES, STRUCTURE, Env, Rule
+from .trace import Result, Step, Trace
+
+MAX_PASSES = 24
+
+PIPELINE: list[tuple[str, list[Rule]]] = [
+    (STRUCTURE, [r for r in RULES.values() if r.phase == STRUCTURE]),
+    (DISTRIBUTE, list(RULES.values())),
+]
+
+
+def simplify(expr: sympy.Basic, ctx: Context | None = None) -> Result:
+    """Simplify an integer expression or condition with the theorems, under ``ctx``.
+
+    Returns a :class:`Result` whose ``expr`` equals ``expr`` for every assignment ``ctx`` allows,
+    with the proof ``trace`` and the ``facts_used``.
+    """
+    ctx = ctx or Context()
+    expr = sympy.sympify(expr)
+    steps: list[Step] = []
+    env = Env(ctx, expr)
+    for phase, rules in PIPELINE:
+        for _ in range(MAX_PASSES):
+            env.set_root(expr)
+            new = _pass(expr, phase, rules, env, steps, {})
+            if new == expr:
+                break
+            expr = new
+    return Result(expr, Trace(steps), original=None)
+
+
+def _pass(
+    e: sympy.Basic, phase: str, rules: list[Rule], env: Env, steps: list[Step], memo: dict
+) -> sympy.Basic:
+    """One bottom-up pass; each distinct sub-expression is rewritten at most once."""
+    if e in memo:
+        return memo[e]
+    out = e
+    if e.args and not e.is_Atom:
+        args = [_pass(a, phase, rules, env, steps, memo) for a in e.args]
+        if any(x is not y for x, y in zip(args, e.args, strict=True)):
+            out = e.func(*args)
+    if isinstance(out, sympy.Expr | sympy.Rel) and not out.is_Atom and (phase, out) not in env.stuck:
+        for rule in rules:
+            hit = rule.fn(out, env)
+            if hit is not None:
+                out, new_steps = hit
+                steps.extend(new_steps)
+                break
+        else:
+            env.stuck.add((phase, out))
+    memo[e] = out
+    return out
