@@ -145,13 +145,15 @@ class GemmFusion:
         for ax in self.c.logical:
             if ax.name == bcast:
                 new = ax.fresh(iter_type=IterType.BROADCAST, expanded=True)
+            elif ax.is_broadcast:  # a broadcast added to C (C.broadcast) stays one
+                new = ax.fresh()
             else:
                 new = ax.fresh(iter_type=IterType.ITERATION)
             amap[ax.uid] = new
             logical.append(new)
         # an operand's logical order is its own: A [M, K, bN], B [bM, K, N]
         order = {"A_smem": ("M", "K", "N"), "B_smem": ("M", "K", "N")}[name]
-        logical.sort(key=lambda a: order.index(a.name))
+        logical.sort(key=lambda a: order.index(a.name) if a.name in order else len(order))
         view = TensorView(name, logical, dtype=self.dtype, memory=MemoryType.SHARED)
         for t in self.c.transforms:
             view.replay_transform(t, amap)

@@ -20,7 +20,7 @@ Example::
     >>> _ = f.c.split(0, 32)
     >>> im = index_map(f.c)
     >>> im.logical["M"], im.predicates
-    (32*i_Mo + i_Mi, [32*i_Mo + i_Mi < 100])
+    (i_Mi + i_Mo*32, [i_Mi + i_Mo*32 < 100])
 """
 
 from __future__ import annotations
@@ -49,6 +49,8 @@ class IndexMap:
     loop: list[tuple[IterDomain, sympy.Symbol]]  # loop axes in order, with their symbols
     bounds: dict[sympy.Symbol, sympy.Expr]  # symbol -> exclusive upper bound (its extent)
     predicates: list[sympy.Boolean] = field(default_factory=list)
+    # per predicate, the divisibility fact under which its split is exact (and it vanishes)
+    predicate_facts: list[tuple[sympy.Expr, sympy.Expr]] = field(default_factory=list)
     broadcast: set[str] = field(default_factory=set)  # logical axes that are broadcasts
 
     def symbol(self, axis: IterDomain) -> sympy.Symbol:
@@ -100,14 +102,26 @@ def _symbol_names(view: TensorView) -> list[str]:
 def index_map(view: TensorView) -> IndexMap:
     """The index map of ``view`` (see module docstring)."""
     loop = [(a, index_symbol(n)) for a, n in zip(view.loop, _symbol_names(view), strict=True)]
+    exact = {id(t): t.divisible is True for t in view.transforms if isinstance(t, Split)}
+    # Built unevaluated: the expressions mirror the transforms (readable, the form the theorems
+    # are stated in) and sympy's canonicalisation of floor/Mod over symbols costs seconds.
+    with sympy.evaluate(False):
+        return _index_map(view, loop, exact)
+
+
+def _index_map(view: TensorView, loop: list[tuple[IterDomain, sympy.Symbol]],
+               exact: dict[int, bool]) -> IndexMap:
     env: dict[int, sympy.Expr] = {a.uid: s for a, s in loop}
     predicates: list[sympy.Boolean] = []
+    facts: list[tuple[sympy.Expr, sympy.Expr]] = []
     for t in reversed(view.transforms):
         if isinstance(t, Split):
             inner_extent = t.inner.extent
             env[t.input.uid] = env[t.outer.uid] * inner_extent + env[t.inner.uid]
-            if t.divisible is not True and not t.input.is_broadcast:
+            # an expanded broadcast stands for the consumer's axis: its tile must exist too
+            if not exact[id(t)] and (not t.input.is_broadcast or t.input.expanded):
                 predicates.append(sympy.Lt(env[t.input.uid], t.input.extent))
+                facts.append((t.input.extent, t.factor if t.inner_split else t.inner.extent))
         elif isinstance(t, Merge):
             out = env[t.out.uid]
             env[t.outer.uid] = sympy.floor(out / t.inner.extent)
@@ -115,12 +129,12 @@ def index_map(view: TensorView) -> IndexMap:
         elif isinstance(t, Swizzle):
             env[t.x.uid], env[t.y.uid] = t.backward(env[t.x_out.uid], env[t.y_out.uid])
     logical = {a.name: env[a.uid] for a in view.logical}
-    predicates = [p for p in predicates if p is not sympy.true]
     return IndexMap(
         view=view.name,
         logical=logical,
         loop=loop,
         bounds={s: a.extent for a, s in loop},
         predicates=predicates,
+        predicate_facts=facts,
         broadcast={a.name for a in view.logical if a.is_broadcast},
     )

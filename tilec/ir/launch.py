@@ -123,10 +123,9 @@ def infer_launch(fusion: GemmFusion | list[TensorView], non_portable: bool | Non
             if not c.is_Integer:
                 raise LaunchError(f"{rank.name} ({found[rank][1]}) must have a constant extent but got {c}")
             if explicit[d] not in (1, int(c)):
-                raise LaunchError(
-                    f"cluster dim {'xyz'[d]} is set to {explicit[d]} but {rank.name} is bound to "
-                    f"extent {c} ({found[rank][1]})"
-                )
+                bound = (f"{rank.name} is bound to extent {c} ({found[rank][1]})" if rank in found
+                         else f"{rank.name} is not bound, so it is 1 ({cid.name} at {found[cid][1]})")
+                raise LaunchError(f"cluster dim {'xyz'[d]} is set to {explicit[d]} but {bound}")
             grid.append(ext.get(cid, sympy.Integer(1)) * c)
             cluster.append(int(c))
         else:
@@ -143,15 +142,19 @@ def infer_launch(fusion: GemmFusion | list[TensorView], non_portable: bool | Non
             grid.append(g)
             cluster.append(c)
     size = cluster[0] * cluster[1] * cluster[2]
+    # name where the cluster dims come from: the Rank axes, or set_cluster
+    origin = "; ".join(f"{r.name} at {found[r][1]}" for r in _RANK if r in found) or (
+        f"set_cluster{tuple(explicit)}")
     if size > MAX_CLUSTER:
         raise LaunchError(
-            f"cluster {tuple(cluster)} has {size} CTAs; a multicast mask addresses at most "
-            f"{MAX_CLUSTER} (16-bit ctaMask)"
+            f"cluster {tuple(cluster)} ({origin}) has {size} CTAs; a multicast mask addresses "
+            f"at most {MAX_CLUSTER} (16-bit ctaMask)"
         )
     if size > PORTABLE_CLUSTER and not np_flag:
         raise LaunchError(
-            f"cluster {tuple(cluster)} has {size} CTAs; the portable limit is {PORTABLE_CLUSTER}: "
-            f"pass non_portable_cluster=True to GemmFusion to allow up to {MAX_CLUSTER}"
+            f"cluster {tuple(cluster)} ({origin}) has {size} CTAs; the portable limit is "
+            f"{PORTABLE_CLUSTER}: pass non_portable_cluster=True to GemmFusion to allow up to "
+            f"{MAX_CLUSTER}"
         )
     block = tuple(ext.get(t, sympy.Integer(1)) for t in _TID)
     return LaunchDims(

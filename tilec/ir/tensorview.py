@@ -167,9 +167,11 @@ class TensorView:
             old_new = {self._pos(k, "reorder source"): self._pos(v, "reorder target")
                        for k, v in mapping.items()}
             if len(set(old_new.values())) != len(old_new):
+                target = next(t for t in old_new.values() if list(old_new.values()).count(t) > 1)
+                clash = [o for o, t in old_new.items() if t == target]
                 raise ReorderError(
-                    f"{self.name}: reorder {dict(mapping)} is not a permutation: two axes move to "
-                    f"the same position"
+                    f"{self.name}: reorder {dict(mapping)} is not a permutation: axes "
+                    f"{clash[0]} and {clash[1]} both move to position {target}"
                 )
             order: list[int | None] = [None] * n
             for old, new in old_new.items():
@@ -179,9 +181,12 @@ class TensorView:
         else:
             new_order = [self._pos(p, "reorder entry") for p in mapping]
             if sorted(new_order) != list(range(n)):
+                missing = [p for p in range(n) if p not in new_order]
+                twice = sorted({p for p in new_order if new_order.count(p) > 1})
                 raise ReorderError(
                     f"{self.name}: reorder {list(mapping)} is not a permutation of the "
-                    f"{n} loop axes 0..{n - 1}"
+                    f"{n} loop axes 0..{n - 1}: axes {missing} are missing"
+                    + (f", axes {twice} appear twice" if twice else "")
                 )
         self._record("reorder", _plain_mapping(mapping))
         self.loop = [self.loop[p] for p in new_order]
