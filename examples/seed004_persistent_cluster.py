@@ -24,8 +24,10 @@ PARAMS = dict(M=8192, N=8192, K=8192, BM=128, BN=256, BK=64, CM=2, CN=1, SMS=132
 
 def schedule(M: int, N: int, K: int, BM: int, BN: int, BK: int, CM: int, CN: int, SMS: int,
              CLUSTER: int, DTYPE: str = "bf16") -> GemmFusion:
-    # clusters of more than 8 CTAs are non-portable (up to 16: the multicast mask's width)
-    fusion = GemmFusion(M, N, K, dtype=DTYPE, non_portable_cluster=CLUSTER > 8)
+    # clusters of more than 8 CTAs are non-portable (up to 16: the multicast mask's width);
+    # CLUSTER is a symbol when tilec derives closed forms over the parameters
+    fusion = GemmFusion(M, N, K, dtype=DTYPE,
+                        non_portable_cluster=isinstance(CLUSTER, int) and CLUSTER > 8)
     c = fusion.c
     # [M, N, rK] -> [Mo, Mi, No, Ni, rKo, rKi] -> [Mo, No, rKo, Mi, Ni, rKi]
     c.split(0, BM, names=("Mo", "Mi")).split(2, BN, names=("No", "Ni")).split(4, BK, names=("Ko", "Ki"))

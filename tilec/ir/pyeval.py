@@ -55,13 +55,35 @@ class IntPrinter(PythonCodePrinter):
             raise ValueError(f"negative power {expr} in an integer expression")
         return f"(({self._print(base)}) ** ({self._print(exp)}))"
 
+    def _exact(self, expr: sympy.Expr) -> str | None:
+        """An integer-valued sum or product with rational parts (an exact division, e.g.
+        ``cidx*(CLUSTER/CN)`` under ``CLUSTER % CN == 0``) as one ``num // den`` over a common
+        denominator; never term by term, which would distribute a floor over a sum."""
+        with sympy.evaluate(True):
+            num, den = sympy.fraction(sympy.together(expr.doit(deep=True)))
+        if den == 1:
+            return None
+        return f"(({self._print(sympy.expand(num))}) // ({self._print(den)}))"
+
+    def _print_Relational(self, expr: sympy.core.relational.Relational) -> str:
+        # sympy may rewrite ceiling(N/BN) > x into N/BN > x (true over the reals): compare
+        # rationals exactly by clearing the (positive) denominator, never with //
+        with sympy.evaluate(True):
+            num, den = sympy.fraction(sympy.together((expr.lhs - expr.rhs).doit(deep=True)))
+        if den == 1:
+            return super()._print_Relational(expr)  # type: ignore[no-any-return]
+        if den.is_positive is not True:
+            raise ValueError(f"cannot clear denominator {den} of {expr}: sign unknown")
+        op = {"==": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}[expr.rel_op]
+        return f"(({self._print(sympy.expand(num))}) {op} 0)"
+
     def _print_Mul(self, expr: sympy.Mul) -> str:
-        num, den = sympy.fraction(expr)
-        if den != 1:
-            # a fractional term outside floor/ceiling: printing it as // would distribute a
-            # floor over a sum, which is wrong; refuse
-            raise ValueError(f"fractional term {expr} outside floor/ceiling")
-        return super()._print_Mul(expr)  # type: ignore[no-any-return]
+        exact = self._exact(expr)
+        return exact if exact is not None else super()._print_Mul(expr)  # type: ignore[no-any-return]
+
+    def _print_Add(self, expr: sympy.Add, order: Any = None) -> str:
+        exact = self._exact(expr)
+        return exact if exact is not None else super()._print_Add(expr, order)  # type: ignore[no-any-return]
 
     def _print_Min(self, expr: sympy.Min) -> str:
         return "min(" + ", ".join(self._print(a) for a in expr.args) + ")"

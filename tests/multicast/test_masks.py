@@ -1,0 +1,225 @@
+"""Multicast masks against an independent brute force of the seed schedule's tile assignment.
+
+The oracle enumerates tiles straight from M, N, BM, BN, CM, CN, SMS and CLUSTER (mixed-radix digits
+of the linear tile index), never through tilec's index maps; then it simulates the TMA loads the
+derived table asks for and checks who receives what.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import sympy
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from tilec.ir.pyeval import compile_int
+from tilec.transforms.multicast import derive_from_file
+
+SEED = Path(__file__).resolve().parents[2] / "examples" / "seed004_persistent_cluster.py"
+MANY = int(os.environ.get("TILEC_HYPOTHESIS_EXAMPLES", "0"))
+# each example derives a whole launch: report the failing example as drawn, do not shrink it
+NO_SHRINK = [Phase.explicit, Phase.reuse, Phase.generate]
+
+
+def oracle(M, N, BM, BN, CM, CN, SMS, CLUSTER):
+    """{(i_rt, cidx, rank): (tile_m, tile_n) or None if dead}, for every CTA of the launch."""
+    tiles_m, tiles_n = -(-M // BM), -(-N // BN)
+    RM, RN = -(-tiles_m // CM), -(-tiles_n // CN)
+    total = RM * RN * CM * CN
+    ctas = -(-SMS // CLUSTER) * CLUSTER
+    rounds = -(-total // SMS)
+    out = {}
+    for i_rt in range(rounds):
+        for sms in range(ctas):
+            cidx, rank = divmod(sms, CLUSTER)
+            idx = i_rt * SMS + sms
+            cn, rest = idx % CN, idx // CN
+            cm, rest = rest % CM, rest // CM
+            rn, rm = rest % RN, rest // RN
+            tm, tn = rm * CM + cm, rn * CN + cn
+            alive = sms < SMS and idx < total and tm < tiles_m and tn < tiles_n
+            out[(i_rt, cidx, rank)] = (tm, tn) if alive else None
+    return out
+
+
+def check_delivery(table, tiles, operand, mode, cluster):
+    """Every alive CTA gets each byte of its box once, from CTAs loading that box; dead get none."""
+    box_of = (lambda t: t[0]) if operand == "A" else (lambda t: t[1])
+    by_group: dict[tuple[int, ...], list[dict]] = {}
+    for row in table:
+        by_group.setdefault((row["i_rt"], row["cidx"]), []).append(row)
+    for (i_rt, cidx), rows in by_group.items():
+        received: dict[int, list[tuple[int, int, int]]] = {r: [] for r in range(cluster)}
+        for row in rows:
+            rank = row["rank"]
+            assert row["alive"] == (tiles[(i_rt, cidx, rank)] is not None), row
+            if not row["issue"]:
+                continue
+            assert row["alive"], f"dead CTA issues: {row}"
+            mask = row["mask"]
+            assert mask >> rank & 1, f"issuer {rank} not in its own mask {mask:b}"
+            if mode == "sliced":
+                assert row["slice_count"] == bin(mask).count("1"), row
+            n = row["slice_count"] if mode == "sliced" else 1
+            k = row["slice_index"] if mode == "sliced" else 0
+            for dst in range(cluster):
+                if mask >> dst & 1:
+                    received[dst].append((box_of(tiles[(i_rt, cidx, rank)]), k, n))
+        for rank in range(cluster):
+            tile = tiles[(i_rt, cidx, rank)]
+            got = received[rank]
+            if tile is None:
+                assert not got, f"dead CTA {rank} at {(i_rt, cidx)} receives {got}"
+                continue
+            assert got, f"alive CTA {rank} at {(i_rt, cidx)} receives nothing"
+            assert all(box == box_of(tile) for box, _, _ in got), (rank, tile, got)
+            counts = {n for _, _, n in got}
+            assert len(counts) == 1, got
+            (n,) = counts
+            assert sorted(k for _, k, _ in got) == list(range(n)), f"slices {got} at {rank}"
+
+
+def sharing_groups(tiles, operand, i_rt, cidx, cluster):
+    box_of = (lambda t: t[0]) if operand == "A" else (lambda t: t[1])
+    groups: dict[int, set[int]] = {}
+    for r in range(cluster):
+        t = tiles[(i_rt, cidx, r)]
+        groups[r] = {q for q in range(cluster) if t is not None and tiles[(i_rt, cidx, q)]
+                     is not None and box_of(tiles[(i_rt, cidx, q)]) == box_of(t)}
+    return groups
+
+
+params_st = st.fixed_dictionaries({
+    "M": st.integers(1, 700), "N": st.integers(1, 700),
+    "BM": st.sampled_from([32, 64, 128]), "BN": st.sampled_from([32, 64, 128]),
+    "CM": st.integers(1, 4), "CN": st.integers(1, 4),
+    "CLUSTER": st.integers(1, 16),
+    "SMS_MUL": st.integers(1, 6), "SMS_EXTRA": st.integers(0, 3),
+})
+
+
+def _params(p):
+    q = dict(p)
+    q["SMS"] = q.pop("SMS_MUL") * q["CLUSTER"] + q.pop("SMS_EXTRA")
+    q["K"] = 64
+    return q
+
+
+def _run(q, mode, closed):
+    d = derive_from_file(SEED, q, mode=mode, closed=closed)
+    data = d.to_json()
+    tiles = oracle(q["M"], q["N"], q["BM"], q["BN"], q["CM"], q["CN"], q["SMS"], q["CLUSTER"])
+    for name in ("A", "B"):
+        table = data["operands"][name]["table"]
+        keys = {(r["i_rt"], r["cidx"], r["rank"]) for r in table}
+        assert keys == set(tiles), "the table must cover every CTA of every round"
+        check_delivery(table, tiles, name, mode, q["CLUSTER"])
+        # leader/sliced general forms share maximally: masks are exactly the sharing groups
+        for row in table:
+            if row["alive"]:
+                group = sharing_groups(tiles, name, row["i_rt"], row["cidx"], q["CLUSTER"])[row["rank"]]
+                assert row["mask"] == sum(1 << g for g in group), (name, row)
+    return d, data, tiles
+
+
+@pytest.mark.parametrize("mode", ["leader", "sliced"])
+@settings(max_examples=max(MANY, 60), deadline=None, suppress_health_check=list(HealthCheck),
+          phases=NO_SHRINK)
+@given(p=params_st)
+def test_general_form_delivers_every_box_once(p, mode):
+    q = _params(p)
+    if q["CLUSTER"] == 1:
+        return
+    _run(q, mode, closed=False)
+
+
+def _eval_json(op_json, table, params):
+    """Evaluate the JSON expressions (as sympify reads them) at every table row."""
+    names = ["rank", *[v for v in op_json["variables"] if v != "rank"]]
+    syms = {n: sympy.Symbol(n, integer=True, nonnegative=True) for n in names}
+    psyms = {k: sympy.Symbol(k, integer=True, positive=True) for k, v in params.items()
+             if isinstance(v, int)}
+    local = {**syms, **psyms}
+    exprs = [sympy.sympify(op_json[k], locals=local) for k in ("issue_predicate", "mask")]
+    fn = compile_int(exprs, [syms[n] for n in names] + list(psyms.values()))
+    pv = [params[k] for k in psyms]
+    for row in table:
+        issue, mask = fn(*[row[n] for n in names], *pv)
+        yield row, bool(issue), int(mask)
+
+
+@settings(max_examples=max(MANY // 10, 12), deadline=None, suppress_health_check=list(HealthCheck),
+          phases=NO_SHRINK)
+@given(p=params_st, mode=st.sampled_from(["leader", "sliced"]))
+def test_closed_form_equals_general_form(p, mode):
+    q = _params(p)
+    if q["CLUSTER"] == 1:
+        return
+    d, data, tiles = _run(q, mode, closed=True)
+    for name in ("A", "B"):
+        op = data["operands"][name]
+        if not op["closed_form"]:
+            continue
+        for row, issue, mask in _eval_json(op, op["table"], q):
+            assert (issue, mask) == (row["issue"], row["mask"]), (name, row, op["issue_predicate"])
+
+
+@pytest.mark.parametrize("CM,CN", [(1, 2), (2, 1), (2, 2), (1, 4), (4, 1)])
+def test_fully_divisible_closed_form_shares_every_pair(CM, CN):
+    q = dict(M=128 * CM * 3, N=64 * CN * 5, K=64, BM=128, BN=64, CM=CM, CN=CN,
+             CLUSTER=CM * CN, SMS=CM * CN * 4)
+    d, data, tiles = _run(q, "leader", closed=True)
+    for name in ("A", "B"):
+        op = data["operands"][name]
+        assert op["closed_form"], (name, d.operands[name].notes)
+        for row, issue, mask in _eval_json(op, op["table"], q):
+            group = sharing_groups(tiles, name, row["i_rt"], row["cidx"], q["CLUSTER"])[row["rank"]]
+            assert mask == sum(1 << g for g in group)
+
+
+def test_seed_closed_form_for_A_matches_the_corrected_text():
+    """A: issue iff rank % CN == 0, mask ((1 << CN) - 1) << (CN * (rank // CN))."""
+    q = dict(M=1024, N=2048, K=64, BM=128, BN=256, CM=1, CN=4, CLUSTER=4, SMS=132)
+    d = derive_from_file(SEED, q)
+    op = d.operands["A"]
+    assert op.closed_form
+    assert any("CN" in f and "SMS" in f for f in op.facts)
+    theorems = [s["theorem"] for s in op.proof]
+    assert "2.15.1" in theorems
+    for row in op.table:
+        if row.alive:
+            r = row.point["rank"]
+            assert row.issue == (r % 4 == 0)
+            assert row.mask == ((1 << 4) - 1) << (4 * (r // 4))
+
+
+def test_dead_ctas_never_issue_and_are_in_no_mask():
+    q = dict(M=300, N=500, K=64, BM=64, BN=64, CM=2, CN=2, CLUSTER=4, SMS=12)
+    d, data, tiles = _run(q, "leader", closed=True)
+    dead = {k for k, v in tiles.items() if v is None}
+    assert dead, "the case must have a partial last round"
+    for name in ("A", "B"):
+        for row in data["operands"][name]["table"]:
+            if (row["i_rt"], row["cidx"], row["rank"]) in dead:
+                assert not row["issue"]
+            for other in data["operands"][name]["table"]:
+                if (other["i_rt"], other["cidx"]) == (row["i_rt"], row["cidx"]) and other["issue"]:
+                    if (row["i_rt"], row["cidx"], row["rank"]) in dead:
+                        assert not other["mask"] >> row["rank"] & 1
+
+
+def test_a_cluster_of_one_is_refused_with_a_clear_error():
+    from tilec.errors import LaunchError
+
+    with pytest.raises(LaunchError, match="no cluster"):
+        derive_from_file(SEED, dict(CLUSTER=1))
+
+
+def test_more_than_16_ctas_is_refused():
+    from tilec.errors import LaunchError
+
+    with pytest.raises(LaunchError, match="17 CTAs"):
+        derive_from_file(SEED, dict(CLUSTER=17, SMS=34))
