@@ -1,0 +1,151 @@
+"""Sympy -> CUDA C expression printer for schedule index arithmetic.
+
+tilec indices are nonnegative integers and divisors positive; C's ``/`` and ``%`` truncate toward
+zero, which equals Python's floor semantics only on nonnegative operands.  This printer emits
+``a / b`` for ``floor(a/b)`` and ``a % b`` for ``Mod(a, b)`` only where sympy proves both operands
+nonnegative (and the divisor positive); otherwise it calls the floor-semantics helpers
+``tilec_floordiv`` / ``tilec_mod`` that the generated file defines.  Everything is printed in
+``int`` arithmetic; powers of two become shifts; ``Sum`` with numeric bounds is folded to a
+constant, otherwise printed as an immediately-invoked lambda loop.
+
+Example::
+
+    >>> import sympy
+    >>> r = sympy.Symbol("rank", integer=True, nonnegative=True)
+    >>> CudaExprPrinter().doprint((2**2 - 1) * 2**(2 * sympy.floor(r / 2)))
+    '3*(1 << (2*(rank / 2)))'
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sympy
+from sympy.printing.c import C99CodePrinter
+
+from tilec.errors import InternalError
+
+
+def _nonneg(e: sympy.Expr) -> bool:
+    return bool(e.is_nonnegative) and bool(e.is_integer)
+
+
+class CudaExprPrinter(C99CodePrinter):
+    """C printer for integer/boolean schedule expressions (int arithmetic, no Python % leaks)."""
+
+    printmethod = "_cudacode"
+    language = "CUDA"
+
+    def __init__(self, settings: dict[str, Any] | None = None) -> None:
+        super().__init__(settings or {})
+
+    # --- atoms -------------------------------------------------------------------------------
+    def _print_Integer(self, expr: sympy.Integer) -> str:
+        v = int(expr)
+        if not -(2**31) <= v < 2**31:
+            raise InternalError(f"integer literal {v} does not fit a 32-bit int")
+        return str(v)
+
+    def _print_Rational(self, expr: sympy.Rational) -> str:
+        raise InternalError(f"non-integer rational {expr} outside floor(): not an index expression")
+
+    def _print_Float(self, expr: sympy.Float) -> str:
+        raise InternalError(f"float {expr} in an index expression")
+
+    def _print_BooleanTrue(self, expr: Any) -> str:
+        return "true"
+
+    def _print_BooleanFalse(self, expr: Any) -> str:
+        return "false"
+
+    # --- division ----------------------------------------------------------------------------
+    # floor(n/d) -> n / d   (n >= 0, d > 0 proven)
+    def _print_floor(self, expr: sympy.floor) -> str:
+        num, den = sympy.fraction(sympy.together(expr.args[0]))
+        if den == 1:
+            return self._print(num)
+        if _nonneg(num) and bool(den.is_positive) and bool(den.is_integer):
+            return f"({self.parenthesize(num, 50)} / {self.parenthesize(den, 50)})"
+        return f"tilec_floordiv({self._print(num)}, {self._print(den)})"
+
+    # ceiling(n/d) -> (n + d - 1) / d   (n >= 0, d > 0 proven)
+    def _print_ceiling(self, expr: sympy.ceiling) -> str:
+        num, den = sympy.fraction(sympy.together(expr.args[0]))
+        if den == 1:
+            return self._print(num)
+        if _nonneg(num) and bool(den.is_positive) and bool(den.is_integer):
+            return f"(({self._print(num)} + {self.parenthesize(den - 1, 50)}) / {self.parenthesize(den, 50)})"
+        return f"(-tilec_floordiv(-({self._print(num)}), {self._print(den)}))"
+
+    # Mod(a, b) -> a % b   (a >= 0, b > 0 proven)
+    def _print_Mod(self, expr: sympy.Mod) -> str:
+        a, b = expr.args
+        if _nonneg(a) and bool(b.is_positive) and bool(b.is_integer):
+            return f"({self.parenthesize(a, 50)} % {self.parenthesize(b, 50)})"
+        return f"tilec_mod({self._print(a)}, {self._print(b)})"
+
+    # 2**e -> 1 << e ; c**k (numeric k >= 0) -> repeated product
+    def _print_Pow(self, expr: sympy.Pow) -> str:
+        base, exp = expr.args
+        if base == 2:
+            if exp.is_Integer:
+                return self._print(sympy.Integer(2) ** exp)
+            return f"(1 << ({self._print(exp)}))"
+        if exp.is_Integer and int(exp) >= 0:
+            if int(exp) == 0:
+                return "1"
+            return "(" + "*".join([self.parenthesize(base, 50)] * int(exp)) + ")"
+        raise InternalError(f"power {expr} is not an integer index expression")
+
+    def _print_Min(self, expr: sympy.Min) -> str:
+        out = self._print(expr.args[0])
+        for a in expr.args[1:]:
+            out = f"tilec_min({out}, {self._print(a)})"
+        return out
+
+    def _print_Max(self, expr: sympy.Max) -> str:
+        out = self._print(expr.args[0])
+        for a in expr.args[1:]:
+            out = f"tilec_max({out}, {self._print(a)})"
+        return out
+
+    # Sum(f, (j, lo, hi)) -> constant when it folds, else a loop in a lambda
+    def _print_Sum(self, expr: sympy.Sum) -> str:
+        done = expr.doit()
+        if not done.has(sympy.Sum) and done.is_Integer:
+            return self._print(done)
+        body = expr.function
+        out = self._print(body)
+        for var, lo, hi in expr.limits:
+            v = self._print(var)
+            out = (
+                f"([&]() {{ int s_ = 0; for (int {v} = {self._print(lo)}; {v} <= {self._print(hi)}; ++{v}) "
+                f"s_ += {out}; return s_; }}())"
+            )
+        return out
+
+    def _print_Piecewise(self, expr: sympy.Piecewise) -> str:
+        if expr.args[-1].cond != sympy.true:
+            raise InternalError(f"Piecewise without an otherwise branch: {expr}")
+        out = self._print(expr.args[-1].expr)
+        for e, c in reversed(expr.args[:-1]):
+            out = f"(({self._print(c)}) ? ({self._print(e)}) : ({out}))"
+        return out
+
+    # relations and logic: always fully parenthesised
+    def _print_Relational(self, expr: sympy.core.relational.Relational) -> str:
+        return f"({self._print(expr.lhs)} {expr.rel_op} {self._print(expr.rhs)})"
+
+    def _print_Not(self, expr: sympy.Not) -> str:
+        return f"(!{self._print(expr.args[0])})"
+
+    def _print_And(self, expr: sympy.And) -> str:
+        return "(" + " && ".join(self._print(a) for a in expr.args) + ")"
+
+    def _print_Or(self, expr: sympy.Or) -> str:
+        return "(" + " || ".join(self._print(a) for a in expr.args) + ")"
+
+
+def cexpr(expr: sympy.Basic | int | bool) -> str:
+    """Print one schedule expression as C (``int``/``bool``)."""
+    return CudaExprPrinter().doprint(sympy.sympify(expr))

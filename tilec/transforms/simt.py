@@ -1,0 +1,531 @@
+"""SimtPlan: a thread-level (CUDA-core, fp32) GEMM kernel derived from the schedule of ``C``.
+
+Every loop axis of C has one role, read from its parallel type and iteration type:
+
+==========================  ==============================================================
+C loop axis                 role in the SIMT kernel
+==========================  ==============================================================
+``BIDx/y/z`` (M or N)       grid: the CTA's tile of C (``m_base``, ``n_base``)
+``TIDx/y/z`` (M, N, merged) block: the thread's place in the tile (``m_local``, ``n_local``)
+Serial/Unroll M or N axis   register tile: one accumulator per index (an unrolled loop)
+``Vectorize`` N axis        128/64-bit accesses of B (global or shared) and of C
+``Vectorize`` M axis        128/64-bit reads of the (transposed) A tile in shared memory
+one K axis                  serial K loop reading A and B straight from global memory
+two K axes ``Ko, Ki``       K tiles of ``BK = extent(Ki)`` staged through shared memory
+==========================  ==============================================================
+
+Indices are the IR's index maps (sympy over the loop symbols ``tidx``, ``bidy``, ``i_Mr`` ...):
+``m = m_base(bid) + m_local(tid, reg)``.  With staging, the A tile (BM x BK) and the B tile
+(BK x BN) are copied by all threads cooperatively (``copy_a``/``copy_b``: linear thread id ->
+(row, col), vector width proven from alignment facts), A stored transposed ``As[k][m]`` with a
+row pitch chosen against bank conflicts.  Vector widths are used only where alignment is proven;
+where it is not, the plan falls back to scalar accesses and says so in ``notes``.
+
+Example::
+
+    >>> from tilec.ir import GemmFusion, ParallelType as P
+    >>> f = GemmFusion(64, 64, 64, dtype="fp32")
+    >>> _ = f.c.split(0, 32).split(2, 32).parallelize(0, P.BIDx).parallelize(1, P.TIDx)
+    >>> _ = f.c.parallelize(2, P.BIDy).parallelize(3, P.TIDy)
+    >>> plan = lower_simt(f)
+    >>> plan.block, plan.grid, plan.m_expr
+    ((32, 32, 1), (2, 2, 1), 32*bidx + tidx)
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import sympy
+
+from tilec.errors import ScheduleError, UnsupportedError
+from tilec.ir import GemmFusion, IterDomain, ParallelType, index_map, index_symbol, infer_launch
+from tilec.ir.types import DType
+
+P = ParallelType
+TID = index_symbol("tid")  # linear thread id: tidx + Dx*(tidy + Dy*tidz)
+IT = index_symbol("it")  # iteration of a cooperative copy
+VECTOR_WIDTHS = (4, 2, 1)  # fp32 elements per 128-, 64-, 32-bit access
+SMEM_LIMIT = 48 * 1024  # static shared memory per CTA
+
+
+def simplify(expr: sympy.Expr, bounds: dict[sympy.Symbol, sympy.Expr]) -> sympy.Expr:
+    """Simplify an index expression under ``0 <= s < bounds[s]`` with the proofs engine.
+
+    Hook: uses :func:`tilec.proofs.simplify.simplify` when importable, else sympy alone.
+    """
+    expr = sympy.expand(expr)
+    try:
+        from tilec.proofs.context import Context
+        from tilec.proofs.simplify import simplify as prove_simplify
+    except ImportError:  # the proofs engine is optional here
+        return expr
+    ctx = Context()
+    for s, b in bounds.items():
+        ctx.bound(s, b)
+    return sympy.expand(prove_simplify(expr, ctx).expr)
+
+
+def proven_multiple(expr: sympy.Expr, d: int, bounds: dict[sympy.Symbol, sympy.Expr]) -> bool:
+    """True when ``expr % d == 0`` for every point of the bounds (proved, never guessed)."""
+    if d == 1:
+        return True
+    return simplify(sympy.Mod(expr, d), bounds) == 0
+
+
+@dataclass(frozen=True)
+class RegAxis:
+    """One axis of the thread's register tile."""
+
+    symbol: sympy.Symbol
+    extent: int
+    dim: str  # "M" or "N"
+    vector: bool  # bound to Vectorize
+
+
+@dataclass(frozen=True)
+class TileCopy:
+    """A cooperative global -> shared copy of one operand tile (rows x cols, row-major source).
+
+    Thread ``tid`` at iteration ``it`` moves ``vec`` consecutive elements: row
+    ``row(idx)``, column ``col(idx)`` with ``idx = tid + it * threads`` (guarded by
+    ``idx < rows * cols / vec`` when ``guard_idx``).
+    """
+
+    operand: str
+    rows: int
+    cols: int
+    vec: int
+    iters: int
+    guard_idx: bool
+    row: sympy.Expr  # of TID, IT
+    col: sympy.Expr
+    global_index: sympy.Expr  # element offset in the operand, of TID, IT, bid and K-tile symbols
+    guard: sympy.Boolean  # in-bounds condition of the vector (true when proven)
+    pitch: int  # shared-memory row pitch in elements
+    transposed: bool  # stored [col][row]
+
+
+@dataclass(frozen=True)
+class SmemStaging:
+    BK: int
+    stages: int
+    ko: sympy.Symbol  # K-tile loop symbol
+    ki: sympy.Symbol  # inner K symbol
+    k_tiles: int
+    a: TileCopy
+    b: TileCopy
+
+    @property
+    def smem_bytes(self) -> int:
+        a = self.BK * self.a.pitch
+        b = self.BK * self.b.pitch
+        return 4 * self.stages * (a + b)
+
+
+@dataclass(frozen=True)
+class GlobalAccess:
+    """One global memory instruction of the kernel: element ``index`` of ``tensor``, ``width``
+    consecutive fp32 elements per thread, under ``bounds`` for every symbol but the threads'."""
+
+    tensor: str
+    kind: str  # "load" or "store"
+    index: sympy.Expr
+    width: int
+    what: str
+
+
+@dataclass(frozen=True)
+class SimtPlan:
+    """A SIMT fp32 GEMM kernel: C[M, N] = A[M, K] @ B[K, N], all row-major."""
+
+    name: str
+    M: int
+    N: int
+    K: int
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    thread_symbols: tuple[sympy.Symbol, ...]  # bound tidx/tidy/tidz
+    block_symbols: tuple[sympy.Symbol, ...]  # bound bidx/bidy/bidz
+    m_expr: sympy.Expr
+    n_expr: sympy.Expr
+    k_expr: sympy.Expr
+    m_base: sympy.Expr
+    n_base: sympy.Expr
+    m_local: sympy.Expr
+    n_local: sympy.Expr
+    BM: int
+    BN: int
+    reg: tuple[RegAxis, ...]
+    k_symbol: sympy.Symbol | None  # unstaged: the serial K loop
+    staging: SmemStaging | None
+    vec_m: int  # width of As reads (staged)
+    vec_n: int  # width of B reads and C stores
+    bounds: dict[sympy.Symbol, sympy.Expr]  # every loop symbol -> extent
+    predicates: tuple[sympy.Boolean, ...]  # guard of a thread's C element (IR predicates)
+    guard_a: sympy.Boolean  # unstaged A load guard
+    guard_b: sympy.Boolean
+    schedule: str = ""
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def threads(self) -> int:
+        x, y, z = self.block
+        return x * y * z
+
+    @property
+    def tid_linear(self) -> sympy.Expr:
+        """``tid = x + Dx*(y + Dy*z)`` over the bound thread symbols."""
+        dx, dy, _ = self.block
+        sx, sy, sz = (index_symbol(n) if index_symbol(n) in self.thread_symbols else sympy.Integer(0)
+                      for n in ("tidx", "tidy", "tidz"))
+        return sx + dx * (sy + dy * sz)
+
+    def regs(self, dim: str) -> list[RegAxis]:
+        return [r for r in self.reg if r.dim == dim]
+
+    def reg_count(self, dim: str) -> int:
+        return int(np.prod([r.extent for r in self.regs(dim)], dtype=np.int64))
+
+    def flat(self, dim: str) -> sympy.Expr:
+        """The accumulator index of a register point along ``dim`` (mixed radix, loop order)."""
+        out: sympy.Expr = sympy.Integer(0)
+        for r in self.regs(dim):
+            out = out * r.extent + r.symbol
+        return out
+
+    def vector_axis(self, dim: str) -> RegAxis | None:
+        return next((r for r in self.regs(dim) if r.vector), None)
+
+    def global_accesses(self) -> list[GlobalAccess]:
+        """The kernel's global loads and stores, as the printer emits them."""
+        zero_n = {r.symbol: 0 for r in self.regs("N") if r.vector and self.vec_n > 1}
+        c_index = (self.m_expr * self.N + self.n_expr).xreplace(zero_n)
+        out = []
+        if self.staging is None:
+            k = self.k_expr
+            out.append(GlobalAccess("A", "load", self.m_expr * self.K + k, 1, "A[m, k] per thread"))
+            out.append(GlobalAccess("B", "load", (k * self.N + self.n_expr).xreplace(zero_n),
+                                    self.vec_n, "B[k, n] per thread"))
+        else:
+            for cp in (self.staging.a, self.staging.b):
+                idx = cp.global_index.xreplace({TID: self.tid_linear})
+                out.append(GlobalAccess(cp.operand, "load", idx, cp.vec,
+                                        f"{cp.operand} tile copy to shared memory"))
+        out.append(GlobalAccess("C", "store", c_index, self.vec_n, "C[m, n] from registers"))
+        return out
+
+    def access_bounds(self) -> dict[sympy.Symbol, sympy.Expr]:
+        b = dict(self.bounds)
+        if self.staging is not None:
+            b[IT] = sympy.Integer(max(self.staging.a.iters, self.staging.b.iters))
+        return b
+
+
+# -- lowering ------------------------------------------------------------------------------------
+
+
+def lower_simt(fusion: GemmFusion, *, name: str = "tilec_simt", stages: int = 2) -> SimtPlan:
+    """Derive the SIMT kernel of a thread-level schedule of ``fusion.c`` (see module docstring).
+
+    ``stages``: shared-memory buffers per operand when K is staged (2: the next K tile is read
+    into registers while the current one is multiplied; 1: load, sync, compute, sync).
+    """
+    if fusion.dtype is not DType.FP32:
+        raise UnsupportedError(f"SIMT printer: dtype must be fp32 but got {fusion.dtype.value}")
+    if fusion.b_layout != "kn":
+        raise UnsupportedError("SIMT printer: B must be K x N row-major (b_layout='kn')")
+    if stages not in (1, 2):
+        raise UnsupportedError(f"SIMT printer: stages must be 1 or 2 but got {stages}")
+    sizes = []
+    for d, e in (("M", fusion.M), ("N", fusion.N), ("K", fusion.K)):
+        if not e.is_Integer:
+            raise UnsupportedError(f"SIMT printer: GEMM size {d} must be a constant but got {e}")
+        sizes.append(int(e))
+    M, N, K = sizes
+    if max(M * K, K * N, M * N) >= 2**31:
+        raise UnsupportedError(f"SIMT printer: {M}x{N}x{K} needs 64-bit indices (int32 only)")
+    c = fusion.c
+    im = index_map(c)
+    launch = infer_launch(fusion)
+    if launch.cluster != (1, 1, 1):
+        raise UnsupportedError(f"SIMT printer: clusters are not supported (cluster {launch.cluster})")
+    bounds = {s: e for s, e in im.bounds.items()}
+    m_expr, n_expr, k_expr = (sympy.expand(im.logical[d]) for d in ("M", "N", "K"))
+    tsyms: list[sympy.Symbol] = []
+    bsyms: list[sympy.Symbol] = []
+    reg: list[RegAxis] = []
+    kaxes: list[tuple[IterDomain, sympy.Symbol]] = []
+    for pos, (ax, s) in enumerate(im.loop):
+        pt = ax.ptype
+        if ax.is_reduction:
+            if pt.is_hardware_index or pt is P.Vectorize:
+                raise UnsupportedError(
+                    f"SIMT printer: C axis {pos} ({ax}) is a K axis bound to {pt.name}; the K "
+                    f"reduction is serial per thread (no split-K across threads or CTAs)"
+                )
+            kaxes.append((ax, s))
+            continue
+        if pt.is_block or pt.is_thread:
+            (tsyms if pt.is_thread else bsyms).append(s)
+        elif pt in (P.SERIAL, P.Unroll, P.Vectorize):
+            reg.append(_reg_axis(pos, ax, s, m_expr, n_expr))
+        else:
+            raise UnsupportedError(f"SIMT printer: C axis {pos} ({ax}) bound to {pt.name}")
+    for dims in (launch.grid, launch.block):
+        for e in dims:
+            if not sympy.sympify(e).is_Integer:
+                raise UnsupportedError(f"SIMT printer: launch dims must be constants but got {dims}")
+    grid = tuple(int(e) for e in launch.grid)
+    block = tuple(int(e) for e in launch.block)
+    threads = block[0] * block[1] * block[2]
+    if threads > 1024:
+        raise ScheduleError(f"C: the thread axes give {threads} threads per CTA; the limit is 1024")
+
+    zero_local = {s: 0 for s in tsyms} | {r.symbol: 0 for r in reg}
+    m_base, n_base = m_expr.xreplace(zero_local), n_expr.xreplace(zero_local)
+    m_local = simplify(m_expr - m_base, bounds)
+    n_local = simplify(n_expr - n_base, bounds)
+    for what, e in (("M", m_local), ("N", n_local)):
+        if e.free_symbols & set(bsyms):
+            raise UnsupportedError(
+                f"SIMT printer: the {what} index within a CTA ({e}) depends on the block index; "
+                f"the CTA's tile of C must be a rectangle offset by blockIdx"
+            )
+    local_syms = [*tsyms, *(r.symbol for r in reg)]
+    BM = _extent_of(m_local, local_syms, bounds)
+    BN = _extent_of(n_local, local_syms, bounds)
+    notes: list[str] = []
+    ksyms = {s for _, s in kaxes}
+    # K predicates belong to the reduction (zero-filled tiles, or a loop of exactly K); the rest
+    # guard a thread's C element
+    c_preds = [q for q in im.predicates if not q.free_symbols & ksyms]
+    vec_n = _vector_width("N", reg, n_expr, N, bounds, c_preds, notes)
+    vec_m = _vector_width("M", reg, m_expr, None, bounds, [], notes)
+
+    staging = None
+    k_symbol = None
+    if len(kaxes) == 1:
+        k_symbol = kaxes[0][1]
+        if vec_m > 1:
+            notes.append("Vectorize on an M axis applies to staged A tiles only; ignored (no K staging)")
+            vec_m = 1
+    elif len(kaxes) == 2:
+        (ao, so), (ai, si) = kaxes
+        bk = ai.extent
+        if not bk.is_Integer or sympy.expand(k_expr - (so * bk + si)) != 0:
+            raise UnsupportedError(
+                f"SIMT printer: K must be split once as [Ko, Ki] (K = Ko*BK + Ki) to stage tiles "
+                f"through shared memory but its index is {k_expr}"
+            )
+        staging = _staging(int(bk), so, si, int(ao.extent), stages, M, N, K, BM, BN, m_base,
+                           n_base, n_local, threads, vec_m, bounds, notes)
+        if vec_n > 1 and not (proven_multiple(n_local.xreplace(_vec0(reg, "N")), vec_n, bounds)
+                              and staging.b.pitch % vec_n == 0):
+            notes.append(f"B tile reads in shared memory: alignment to {vec_n} not proven")
+    else:
+        raise UnsupportedError(f"SIMT printer: C has {len(kaxes)} K axes; expected 1 or 2 ([Ko, Ki])")
+
+    hi_m = _max_of(m_expr, bounds)
+    hi_n = _max_of(n_expr, bounds)
+    guard_a = sympy.true if hi_m < M else sympy.Lt(m_expr, M)
+    guard_b = sympy.true if hi_n < N else sympy.Lt(n_expr.xreplace(_vec0(reg, "N") if vec_n > 1 else {}), N)
+    return SimtPlan(
+        name=name, M=M, N=N, K=K, grid=grid, block=block,  # type: ignore[arg-type]
+        thread_symbols=tuple(tsyms), block_symbols=tuple(bsyms),
+        m_expr=m_expr, n_expr=n_expr, k_expr=k_expr, m_base=m_base, n_base=n_base,
+        m_local=m_local, n_local=n_local, BM=BM, BN=BN, reg=tuple(reg), k_symbol=k_symbol,
+        staging=staging, vec_m=vec_m, vec_n=vec_n, bounds=bounds,
+        predicates=tuple(c_preds), guard_a=guard_a, guard_b=guard_b,
+        schedule=str(fusion.schedule), notes=tuple(notes),
+    )
+
+
+def _reg_axis(pos: int, ax: IterDomain, s: sympy.Symbol, m: sympy.Expr, n: sympy.Expr) -> RegAxis:
+    in_m, in_n = s in m.free_symbols, s in n.free_symbols
+    if in_m and in_n:
+        raise UnsupportedError(
+            f"SIMT printer: register axis {pos} ({ax}) mixes M and N; split it so that each "
+            f"register axis walks one of them"
+        )
+    if not ax.extent.is_Integer:
+        raise UnsupportedError(f"SIMT printer: register axis {pos} ({ax}) needs a constant extent")
+    vec = ax.ptype is P.Vectorize
+    if vec and int(ax.extent) not in (2, 4):
+        raise ScheduleError(
+            f"C: Vectorize axis {pos} ({ax}) must have extent 2 or 4 (64/128-bit fp32) but has "
+            f"{ax.extent}"
+        )
+    return RegAxis(s, int(ax.extent), "M" if in_m else "N", vec)
+
+
+def _vec0(reg: list[RegAxis] | tuple[RegAxis, ...], dim: str) -> dict[sympy.Symbol, int]:
+    return {r.symbol: 0 for r in reg if r.dim == dim and r.vector}
+
+
+def _vector_width(dim: str, reg: list[RegAxis], expr: sympy.Expr, row: int | None,
+                  bounds: dict, preds: list, notes: list[str]) -> int:
+    """The Vectorize width along ``dim`` when it is proven: unit stride, aligned start."""
+    axes = [r for r in reg if r.dim == dim and r.vector]
+    if not axes:
+        return 1
+    if len(axes) > 1:
+        raise ScheduleError(f"C: {len(axes)} Vectorize axes walk {dim}; at most one may")
+    v = axes[0]
+    start = expr.xreplace({v.symbol: 0})
+    why = None
+    if simplify(expr - start, bounds) != v.symbol:
+        why = f"{dim} index is not start + {v.symbol}"
+    elif row is not None and row % v.extent:
+        why = f"row length {row} is not a multiple of {v.extent}"
+    elif not proven_multiple(start, v.extent, bounds):
+        why = f"start {start} not proven a multiple of {v.extent}"
+    elif any(v.symbol in p.free_symbols and not _is_edge(p, expr, row) for p in preds):
+        # ``index < row`` with row % width == 0 and an aligned start: all lanes in or all out
+        why = f"a predicate inside the tile depends on {v.symbol}"
+    if why:
+        notes.append(f"Vectorize {v.symbol} (width {v.extent}) falls back to scalar: {why}")
+        return 1
+    return v.extent
+
+
+def _is_edge(pred: sympy.Basic, index: sympy.Expr, row: int | None) -> bool:
+    return (row is not None and isinstance(pred, sympy.StrictLessThan)
+            and sympy.expand(pred.lhs - index) == 0 and pred.rhs == row)
+
+
+def _grid_points(syms: list[sympy.Symbol], bounds: dict) -> list[np.ndarray]:
+    ranges = [np.arange(int(bounds[s])) for s in syms]
+    return [g.ravel() for g in np.meshgrid(*ranges, indexing="ij")] if syms else []
+
+
+def _extent_of(local: sympy.Expr, syms: list[sympy.Symbol], bounds: dict) -> int:
+    """1 + the largest value of a tile-local index over the CTA's threads and registers."""
+    used = [s for s in syms if s in local.free_symbols]
+    if not used:
+        return 1
+    pts = _grid_points(used, bounds)
+    vals = np.asarray(_eval_floor(local, used, pts))
+    return int(vals.max()) + 1
+
+
+def _eval_floor(expr: sympy.Expr, syms: list[sympy.Symbol], pts: list[np.ndarray]) -> np.ndarray:
+    """Evaluate an integer index expression with floor/Mod on integer arrays."""
+    e = expr.replace(lambda x: isinstance(x, sympy.floor),
+                     lambda x: _FloorDiv(*sympy.fraction(sympy.together(x.args[0]))))
+    f = sympy.lambdify(syms, e, modules="numpy")
+    return np.broadcast_to(np.asarray(f(*pts)), pts[0].shape if pts else ())
+
+
+class _FloorDiv(sympy.Function):
+    nargs = 2
+
+    def _numpycode(self, printer: Any) -> str:
+        a, b = (printer._print(x) for x in self.args)
+        return f"numpy.floor_divide({a}, {b})"
+
+
+def _max_of(expr: sympy.Expr, bounds: dict) -> int:
+    """The largest value of ``expr`` over its loop domain (interval bound, else enumeration)."""
+    try:
+        from tilec.proofs.bounds import bounds as interval
+        from tilec.proofs.context import Context
+
+        ctx = Context()
+        for s, b in bounds.items():
+            ctx.bound(s, b)
+        hi = interval(expr, ctx)[1]
+        if hi.is_Integer:
+            return int(hi)
+    except ImportError:  # proofs engine optional
+        pass
+    syms = sorted(expr.free_symbols, key=str)
+    total = int(np.prod([int(bounds[s]) for s in syms], dtype=np.int64)) if syms else 1
+    if total > 1 << 24:
+        return 1 << 62  # unknown: guard
+    return int(np.max(_eval_floor(expr, syms, _grid_points(syms, bounds)))) if syms else int(expr)
+
+
+def _staging(bk: int, ko: sympy.Symbol, ki: sympy.Symbol, k_tiles: int, stages: int, M: int,
+             N: int, K: int, BM: int, BN: int, m_base: sympy.Expr, n_base: sympy.Expr,
+             n_local: sympy.Expr, threads: int, vec_m: int, bounds: dict,
+             notes: list[str]) -> SmemStaging:
+    k0 = ko * bk
+    # A tile: BM rows (m) x BK cols (k), contiguous along k in global memory
+    va = next(v for v in VECTOR_WIDTHS if bk % v == 0 and K % v == 0)
+    a = _copy("A", BM, bk, va, threads,
+              lambda r, c: (m_base + r) * K + k0 + c,
+              lambda r, c: sympy.And(sympy.Lt(m_base + r, M) if M % BM else sympy.true,
+                                     sympy.Lt(k0 + c, K) if K % bk else sympy.true),
+              pitch=None, transposed=True, vec_read=vec_m)
+    vb = next(v for v in VECTOR_WIDTHS
+              if BN % v == 0 and N % v == 0 and proven_multiple(n_base, v, bounds))
+    b = _copy("B", bk, BN, vb, threads,
+              lambda r, c: (k0 + r) * N + n_base + c,
+              lambda r, c: sympy.And(sympy.Lt(k0 + r, K) if K % bk else sympy.true,
+                                     sympy.Lt(n_base + c, N) if N % BN else sympy.true),
+              pitch=BN, transposed=False, vec_read=1)
+    if va < 4:
+        notes.append(f"A tile copy uses {32 * va}-bit loads (BK={bk}, K={K})")
+    if vb < 4:
+        notes.append(f"B tile copy uses {32 * vb}-bit loads (BN={BN}, N={N})")
+    st = SmemStaging(bk, stages, ko, ki, k_tiles, a, b)
+    if st.smem_bytes > SMEM_LIMIT:
+        raise UnsupportedError(
+            f"SIMT printer: shared memory tiles need {st.smem_bytes} bytes (> {SMEM_LIMIT} static); "
+            f"use smaller BM/BN/BK or stages=1"
+        )
+    return st
+
+
+def _copy(op: str, rows: int, cols: int, vec: int, threads: int,
+          index: Callable[[sympy.Expr, sympy.Expr], sympy.Expr],
+          guard: Callable[[sympy.Expr, sympy.Expr], sympy.Boolean],
+          pitch: int | None, transposed: bool, vec_read: int) -> TileCopy:
+    per_row = cols // vec
+    total = rows * per_row
+    if threads % per_row == 0:  # (tid + it*T)/p = tid/p + it*(T/p), (tid + it*T) % p = tid % p
+        row = sympy.floor(TID / per_row) + IT * (threads // per_row)
+        col = vec * sympy.Mod(TID, per_row)
+    else:
+        idx = TID + IT * threads
+        row, col = sympy.floor(idx / per_row), vec * sympy.Mod(idx, per_row)
+    if pitch is None:
+        pitch = _pick_pitch(rows, cols, vec, per_row, threads, vec_read)
+    return TileCopy(op, rows, cols, vec, -(-total // threads), total % threads != 0, row, col,
+                    index(row, col), guard(row, col), pitch, transposed)
+
+
+def _pick_pitch(rows: int, cols: int, vec: int, per_row: int, threads: int, align: int) -> int:
+    """Row pitch of a transposed tile ``T[col][row]``: the fewest bank conflicts of a warp's
+    scalar stores (one store per vector element), among paddings that keep ``align``."""
+    best: tuple[int, int] | None = None
+    for pad in (0, 1, 2, 4, 8):
+        pitch = rows + pad
+        if pitch % max(align, 1):
+            continue
+        worst = 0
+        for j in range(vec):
+            banks: dict[int, set[int]] = {}
+            for lane in range(min(32, threads)):
+                r, c = lane // per_row, vec * (lane % per_row)
+                if r >= rows:
+                    continue
+                word = (c + j) * pitch + r
+                banks.setdefault(word % 32, set()).add(word)
+            worst = max(worst, max(len(v) for v in banks.values()))
+        if best is None or (worst, pitch) < best:
+            best = (worst, pitch)
+    assert best is not None
+    return best[1]
+
+
+def register_points(plan: SimtPlan, dim: str) -> list[dict[sympy.Symbol, int]]:
+    """Every register index point along ``dim`` (loop order)."""
+    axes = plan.regs(dim)
+    return [dict(zip([a.symbol for a in axes], v, strict=True))
+            for v in itertools.product(*(range(a.extent) for a in axes))]
