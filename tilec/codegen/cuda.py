@@ -1,0 +1,838 @@
+"""CUDA C++ backend (sm_90a): print a :class:`~tilec.transforms.plan.KernelPlan` as a ``.cu`` file.
+
+The kernel is a persistent, warp-specialized TMA + WGMMA GEMM:
+
+* warpgroup 0 is the producer (``setmaxnreg`` down to 40): one thread walks the tile order and
+  issues TMA box loads (128-byte swizzle) into a ``num_stages``-deep ring of shared-memory stages,
+  each guarded by a *full* and an *empty* mbarrier with phase tracking;
+* warpgroups 1..C are consumers (``setmaxnreg`` up to 232): each owns BM/C rows of the tile, waits
+  on *full*, runs ``wgmma.mma_async m64nBNk16`` from shared memory into fp32 registers, then
+  releases the stage by arriving on the *empty* barrier of every CTA of the cluster (``mapa`` + a
+  remote arrive), and finally stores its rows straight from registers to global memory (ragged
+  M/N edges masked);
+* with a cluster, operand loads are TMA multicasts whose issue predicate, mask and slice come from
+  the plan's :class:`~tilec.transforms.plan.MulticastPlan` (closed form, general run-time form, or
+  the closed form behind a run-time guard), printed from sympy by
+  :class:`~tilec.codegen.cuda_printer.CudaExprPrinter` into ``__host__ __device__`` functions;
+* every CTA runs the same number of persistent rounds; a CTA whose tile is dead in a round issues
+  nothing, expects no bytes, and still releases its stages, so the cluster's barrier counts stay
+  balanced; a cluster barrier before exit keeps peers alive while remote arrivals may land.
+
+Example::
+
+    >>> from tilec.codegen.cuda_seed import seed_plan
+    >>> src = emit(seed_plan(M=512, N=512, K=256, BM=128, BN=128, CM=1, CN=2, sms=4))
+    >>> "cp.async.bulk.tensor" in src and "__cluster_dims__(2, 1, 1)" in src
+    True
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import sympy
+
+from tilec.codegen.cuda_printer import CudaExprPrinter
+from tilec.codegen.cuda_runtime import DEVICE_HELPERS, INDEX_HELPERS, wgmma_function
+from tilec.errors import UnsupportedError
+from tilec.transforms.plan import (
+    Decomposition,
+    DType,
+    KernelPlan,
+    LoadKind,
+    MulticastMode,
+    MulticastPlan,
+    OperandLoad,
+)
+
+SCHEDULE_BEGIN = "// ---- tilec schedule functions: begin"
+SCHEDULE_END = "// ---- tilec schedule functions: end"
+
+_LOOP_VARS = ("rank", "i_rt", "cidx")  # the kernel values multicast expressions may use
+_PAIR_VARS = ("r1", "r2", "i_rt", "cidx")  # the variables of `same`
+_CTYPE = {DType.BF16: "__nv_bfloat16", DType.FP16: "__half", DType.FP32: "float"}
+_SMEM_LIMIT = 227 * 1024
+_EPI_BYTES = 2 * 64 * 64 * 2  # per consumer warpgroup: two 64x64 16-bit staging boxes
+_PRODUCER_REGS, _CONSUMER_REGS = 40, 232
+
+
+@dataclass(frozen=True)
+class _Shape:
+    """Launch and tiling numbers the kernel is built from (all checked against the plan)."""
+
+    consumers: int  # consumer warpgroups
+    wg_m: int  # tile rows per consumer warpgroup
+    m_sub: int  # m64 wgmma rows per consumer warpgroup
+    cluster: int
+    stages: int
+    chunks_a: int  # TMA boxes one stage of A is cut into (sliced multicast), else 1
+    chunks_b: int
+    smem_bytes: int
+    tma_store: bool  # epilogue through shared memory and TMA stores (else registers -> global)
+    # Exact stage-release protocol (docs/cuda_backend.md, "Stage release"): per rank X, the CTAs
+    # X's loads land in, itself included (R'(X)), and the CTAs that load into X (S'(X)).
+    # None: the masks vary per round; the conservative all-cluster protocol is printed.
+    receivers: tuple[int, ...] | None
+    senders: tuple[int, ...] | None
+
+    @property
+    def threads(self) -> int:
+        return 128 * (1 + self.consumers)
+
+
+def _nonneg_symbols(expr: sympy.Basic) -> sympy.Basic:
+    """Kernel variables are nonnegative integers by construction: say so for the printer."""
+    sub = {s: sympy.Symbol(s.name, integer=True, nonnegative=True) for s in expr.free_symbols}
+    return expr.xreplace(sub)
+
+
+def _const_int(expr: sympy.Expr | None) -> int | None:
+    if expr is None:
+        return None
+    e = sympy.sympify(expr)
+    return int(e) if e.is_Integer else None
+
+
+def _rank_only_value(e: sympy.Basic, r: int) -> int | None:
+    """The value of a multicast expression at rank ``r`` when it depends on nothing else."""
+    e = sympy.sympify(e)
+    if not {s.name for s in e.free_symbols} <= {"rank"}:
+        return None
+    v = e.xreplace({s: sympy.Integer(r) for s in e.free_symbols}).doit()
+    return int(bool(v)) if v in (sympy.true, sympy.false) else int(v)
+
+
+def _cluster_all_or_none(p: KernelPlan, cluster: int) -> bool:
+    """Every cluster is wholly alive or wholly dead in each round (the CTAs of a cluster then skip
+    the same rounds and use the same stages).  Checked at every linear index the launch walks.
+    """
+    o = p.order
+    fm = sympy.lambdify(o.index, o.tile_m, "math")
+    fn = sympy.lambdify(o.index, o.tile_n, "math")
+    grid, n = p.work.grid, int(o.num_tiles)
+    rounds = -(-n // grid)
+
+    def alive(t: int) -> bool:
+        return t < n and int(fm(t)) < o.tiles_m and int(fn(t)) < o.tiles_n
+
+    for c in range(grid // cluster):
+        for r in range(rounds):
+            a = [alive(r * grid + c * cluster + k) for k in range(cluster)]
+            if any(a) != all(a):
+                return False
+    return True
+
+
+def _static_receivers(p: KernelPlan, cluster: int) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    """R'(X) and S'(X) bit masks per rank when every load's destination set is a function of the
+    rank alone (closed forms in ``rank``, no guard) and clusters are wholly alive or wholly
+    dead in each round; else None.
+
+    R'(X) = {X} | OR over operands of (issue_x(X) ? mask_x(X) : 0) (1 << X without multicast);
+    S'(Y) = {X : Y in R'(X)}.
+    """
+    recv = [1 << r for r in range(cluster)]
+    for op in (p.a, p.b):
+        mc = op.multicast
+        if mc is None:
+            continue
+        if not mc.closed_form or mc.guard != sympy.true:
+            return None
+        for r in range(cluster):
+            issue, mask = _rank_only_value(mc.issue, r), _rank_only_value(mc.mask, r)
+            if issue is None or mask is None:
+                return None
+            if mc.mode is MulticastMode.SLICED:
+                si, sc = _rank_only_value(mc.slice_index, r), _rank_only_value(mc.slice_count, r)
+                if si is None or sc is None:
+                    return None
+            recv[r] |= mask if issue else 0
+    if cluster > 1 and not _cluster_all_or_none(p, cluster):
+        return None
+    send = [sum(1 << x for x in range(cluster) if recv[x] >> y & 1) for y in range(cluster)]
+    return tuple(recv), tuple(send)
+
+
+class CudaPrinter:
+    """Prints one plan; each ``_emit_*`` method returns one section of the file."""
+
+    def __init__(self, plan: KernelPlan, mma_in_flight: int = 1, epilogue: str = "auto") -> None:
+        if mma_in_flight not in (0, 1):
+            raise UnsupportedError(f"mma_in_flight must be 0 or 1 but got {mma_in_flight}")
+        if epilogue not in ("auto", "tma", "direct"):
+            raise UnsupportedError(f"epilogue must be 'auto', 'tma' or 'direct' but got {epilogue!r}")
+        self.mma_in_flight = mma_in_flight
+        self.epilogue = epilogue
+        self.plan = plan
+        self.expr = CudaExprPrinter()
+        self.shape = self._check(plan)
+        self.cname = re.sub(r"\W", "_", plan.name) or "tilec_gemm"
+
+    # ------------------------------------------------------------------ validation
+    def _check(self, p: KernelPlan) -> _Shape:
+        if p.work.kind is not Decomposition.DATA_PARALLEL:
+            raise UnsupportedError(
+                f"CUDA backend: plan {p.name!r} uses decomposition {p.work.kind.value!r} "
+                f"(fix-up {p.work.fixup.value!r}); only 'dp' (data-parallel, persistent) is "
+                "printed so far: use --target triton for split-K / Stream-K"
+            )
+        if p.dtype not in (DType.BF16, DType.FP16):
+            raise UnsupportedError(
+                f"CUDA backend: dtype of A and B must be bf16 or fp16 but plan {p.name!r} has "
+                f"{p.dtype.value}"
+            )
+        for op in (p.a, p.b):
+            if op.kind is not LoadKind.TMA:
+                raise UnsupportedError(
+                    f"CUDA backend: operand {op.name} must be loaded by TMA but its load is "
+                    f"{op.kind.value!r}"
+                )
+            if op.evict not in ("normal", "first", "last"):
+                raise UnsupportedError(
+                    f"operand {op.name}: evict must be 'normal', 'first' or 'last' but got {op.evict!r}"
+                )
+        if p.a.transposed:
+            raise UnsupportedError("CUDA backend: A must be stored M x K (K contiguous)")
+        if not p.b_transposed:
+            raise UnsupportedError(
+                f"CUDA backend: B must be stored N x K (b_transposed=True, K contiguous, "
+                f"K-major for wgmma) but plan {p.name!r} stores B as K x N"
+            )
+        if p.BK * p.dtype.nbytes != 128:
+            raise UnsupportedError(
+                f"CUDA backend: BK must be {128 // p.dtype.nbytes} for {p.dtype.value} (one "
+                f"128-byte swizzle row) but got BK = {p.BK}"
+            )
+        if p.a.box != (p.BM, p.BK) or p.b.box != (p.BN, p.BK):
+            raise UnsupportedError(
+                f"CUDA backend: boxes must be A ({p.BM}, {p.BK}) and B ({p.BN}, {p.BK}) but got "
+                f"A {p.a.box} and B {p.b.box}"
+            )
+        if (p.K * p.dtype.nbytes) % 16 != 0:
+            raise UnsupportedError(
+                f"CUDA backend: TMA needs 16-byte row strides: K * {p.dtype.nbytes} must be a "
+                f"multiple of 16 but K = {p.K}"
+            )
+        if p.BM % 64 != 0 or not 64 <= p.BM <= 256:
+            raise UnsupportedError(f"CUDA backend: BM must be 64, 128, 192 or 256 but got {p.BM}")
+        if p.BN % 16 != 0 or not 16 <= p.BN <= 256:
+            raise UnsupportedError(
+                f"CUDA backend: BN must be a multiple of 16 in [16, 256] but got {p.BN}"
+            )
+        consumers = 2 if p.BM % 128 == 0 else 1
+        wg_m = p.BM // consumers
+        m_sub = wg_m // 64
+        if m_sub * p.BN // 2 > 128:
+            raise UnsupportedError(
+                f"CUDA backend: a consumer warpgroup would hold {m_sub * p.BN // 2} fp32 "
+                f"accumulators per thread for BM={p.BM}, BN={p.BN} (at most 128)"
+            )
+        cx, cy, cz = p.cluster
+        if (cy, cz) != (1, 1) or not 1 <= cx <= 8:
+            raise UnsupportedError(
+                f"CUDA backend: the cluster must be 1-D along x with at most 8 CTAs but plan "
+                f"{p.name!r} has cluster {p.cluster}"
+            )
+        if p.work.grid % cx != 0:
+            raise UnsupportedError(
+                f"CUDA backend: grid {p.work.grid} is not a multiple of the cluster size {cx}"
+            )
+        chunks = [self._check_multicast(op, cx, rows) for op, rows in ((p.a, p.BM), (p.b, p.BN))]
+        stage_bytes = (p.BM + p.BN) * p.BK * p.dtype.nbytes
+        smem = p.num_stages * stage_bytes + 1024 + 2 * 8 * p.num_stages
+        if p.num_stages < 2 or smem > _SMEM_LIMIT:
+            raise UnsupportedError(
+                f"CUDA backend: {p.num_stages} stages of {stage_bytes} bytes need {smem} bytes of "
+                f"shared memory (2 stages at least, {_SMEM_LIMIT} at most)"
+            )
+        # TMA-store epilogue: two 64x64 swizzled staging boxes per consumer warpgroup.
+        epi = consumers * _EPI_BYTES
+        can_tma = (p.c_dtype.nbytes == 2 and p.BN % 64 == 0 and (p.N * p.c_dtype.nbytes) % 16 == 0
+                   and smem + epi <= _SMEM_LIMIT)
+        if self.epilogue == "tma" and not can_tma:
+            raise UnsupportedError(
+                f"CUDA backend: the TMA-store epilogue needs a 16-bit C with 16-byte rows (N * 2 "
+                f"a multiple of 16), BN a multiple of 64 and {epi} more bytes of shared memory "
+                f"(plan {p.name!r}: {p.c_dtype.value}, N={p.N}, BN={p.BN}, {smem} bytes already)"
+            )
+        tma_store = can_tma and self.epilogue != "direct"
+        rs = _static_receivers(p, cx)
+        recv, send = (None, None) if rs is None else rs
+        return _Shape(consumers, wg_m, m_sub, cx, p.num_stages, chunks[0], chunks[1],
+                      smem + (epi if tma_store else 0), tma_store, recv, send)
+
+    def _check_multicast(self, op: OperandLoad, cluster: int, rows: int) -> int:
+        mc = op.multicast
+        if mc is None:
+            return 1
+        if mc.cluster_size != cluster:
+            raise UnsupportedError(
+                f"operand {op.name}: multicast plan is for clusters of {mc.cluster_size} but the "
+                f"kernel's cluster has {cluster} CTAs"
+            )
+        for e, allowed in ((mc.issue, _LOOP_VARS), (mc.mask, _LOOP_VARS), (mc.guard, _LOOP_VARS),
+                           (mc.same, _PAIR_VARS)):
+            names = {s.name for s in sympy.sympify(e).free_symbols}
+            if not names <= set(allowed):
+                raise UnsupportedError(
+                    f"operand {op.name}: multicast expression {e} uses {sorted(names - set(allowed))}"
+                    f"; the CUDA kernel provides only {', '.join(allowed)}"
+                )
+        if mc.mode is not MulticastMode.SLICED:
+            return 1
+        n = _const_int(mc.slice_count) if mc.closed_form and mc.guard == sympy.true else None
+        chunks = n if n is not None else cluster
+        if rows % chunks != 0 or (rows // chunks) % 8 != 0:
+            raise UnsupportedError(
+                f"operand {op.name}: sliced multicast cuts the box's {rows} rows into {chunks} "
+                "slices; each must be a whole number of 8-row swizzle atoms"
+            )
+        return chunks
+
+    # ------------------------------------------------------------------ file
+    def emit(self) -> str:
+        sections = [
+            self._emit_header(),
+            INDEX_HELPERS,
+            self._emit_constants(),
+            self.emit_schedule(),
+            "#if defined(__CUDACC__)",
+            DEVICE_HELPERS,
+            wgmma_function(self.plan.BN, self.plan.dtype.value),
+            self._emit_kernel(),
+            self._emit_host(),
+            "#endif  // __CUDACC__",
+        ]
+        return "\n".join(s.strip("\n") + "\n" for s in sections)
+
+    def _emit_header(self) -> str:
+        p, s = self.plan, self.shape
+        lines = [
+            f"// Generated by tilec from plan {p.name!r}: C[{p.M}, {p.N}] = A[{p.M}, {p.K}] @ "
+            f"B[{p.N}, {p.K}]^T, {p.dtype.value} in, fp32 accumulate, {p.c_dtype.value} out.",
+            f"// Tiles {p.BM}x{p.BN}x{p.BK}, {s.stages} stages, {s.consumers} consumer warpgroup(s), "
+            f"cluster {s.cluster}, grid {p.work.grid}, tile order: {p.order.description}.",
+            "// Build: nvcc -gencode=arch=compute_90a,code=sm_90a -O3 -std=c++17 (-shared -Xcompiler -fPIC)",
+        ]
+        for op in (p.a, p.b):
+            mc = op.multicast
+            if mc is not None:
+                form = "closed" if mc.closed_form else "general"
+                if mc.closed_form and mc.guard != sympy.true:
+                    form = "closed under a run-time guard, else general"
+                lines.append(f"// Operand {op.name}: multicast {mc.mode.value}, {form} form; "
+                             f"facts: {', '.join(mc.facts) or 'none'}.")
+        lines += ["#include <cstdint>", "#include <cstring>"]
+        lines += [
+            "#if defined(__CUDACC__)",
+            "#include <cuda.h>",
+            "#include <cuda_runtime.h>",
+            "#include <cuda_bf16.h>",
+            "#include <cuda_fp16.h>",
+            "#endif",
+        ]
+        return "\n".join(lines)
+
+    def _emit_constants(self) -> str:
+        p, s = self.plan, self.shape
+        consts = {
+            "M": p.M, "N": p.N, "K": p.K, "BM": p.BM, "BN": p.BN, "BK": p.BK,
+            "K_ITERS": p.k_iters, "STAGES": s.stages, "CONSUMERS": s.consumers,
+            "WG_M": s.wg_m, "M_SUB": s.m_sub, "CLUSTER": s.cluster, "GRID": p.work.grid,
+            "THREADS": s.threads, "TILES_M": p.order.tiles_m, "TILES_N": p.order.tiles_n,
+            "NUM_TILES": int(p.order.num_tiles), "CHUNKS_A": s.chunks_a, "CHUNKS_B": s.chunks_b,
+            "SMEM_BYTES": s.smem_bytes,
+            "TMA_STORE": int(s.tma_store), "EPI_BYTES": s.consumers * _EPI_BYTES if s.tma_store else 0,
+        }
+        body = [f"constexpr int {k} = {v};" for k, v in consts.items()]
+        body += [
+            f"constexpr uint32_t A_STAGE_BYTES = BM * BK * {p.dtype.nbytes};",
+            f"constexpr uint32_t B_STAGE_BYTES = BN * BK * {p.dtype.nbytes};",
+            "constexpr uint32_t STAGE_BYTES = A_STAGE_BYTES + B_STAGE_BYTES;",
+        ]
+        if s.receivers is not None and s.cluster > 1:
+            pack = lambda ms: sum(m << (8 * r) for r, m in enumerate(ms))  # noqa: E731
+            body += [
+                "// Stage release (docs/cuda_backend.md): byte r of RECV is R'(r), the CTAs rank r's "
+                "loads land in (r too);",
+                "// byte r of SEND is S'(r) = {x : r in R'(x)}, the CTAs whose empty barriers rank r's "
+                "consumers arrive on.",
+                f"constexpr uint64_t RECV = 0x{pack(s.receivers):x}ull;",
+                f"constexpr uint64_t SEND = 0x{pack(s.senders):x}ull;",
+            ]
+        return f"namespace {self.cname} {{\n" + "\n".join(body) + "\n}"
+
+    # ------------------------------------------------------------------ schedule functions
+    def _fn(self, ret: str, name: str, params: tuple[str, ...], expr: sympy.Basic) -> str:
+        args = ", ".join(f"int {v}" for v in params)
+        body = self.expr.doprint(_nonneg_symbols(sympy.sympify(expr)))
+        return f"TILEC_HD {ret} {name}({args}) {{ return {body}; }}"
+
+    def emit_schedule(self) -> str:
+        """The schedule's index logic as plain ``__host__ __device__`` C++ (host-compilable).
+
+        Tile order (``tile_m``, ``tile_n``, ``tile_alive``) and, per multicast operand X,
+        ``mc_X_issue``/``mc_X_mask``/``mc_X_slice_index``/``mc_X_slice_count`` over
+        (rank, i_rt, cidx), each printed from the plan's sympy expressions.
+        """
+        o = self.plan.order
+        t = o.index.name
+        out = [SCHEDULE_BEGIN, f"namespace {self.cname} {{"]
+        out.append(self._fn("int", "tile_m", (t,), o.tile_m))
+        out.append(self._fn("int", "tile_n", (t,), o.tile_n))
+        out.append(
+            f"TILEC_HD bool tile_alive(int {t}) {{ return {t} < NUM_TILES && "
+            f"tile_m({t}) < TILES_M && tile_n({t}) < TILES_N; }}"
+        )
+        for op in (self.plan.a, self.plan.b):
+            if op.multicast is not None:
+                out += self._multicast_functions(op.name.lower(), op.multicast)
+        out += ["}", SCHEDULE_END]
+        return "\n".join(out)
+
+    def _multicast_functions(self, x: str, mc: MulticastPlan) -> list[str]:
+        v = _LOOP_VARS
+        sliced = mc.mode is MulticastMode.SLICED
+        out = [f"// operand {x.upper()}: {mc.mode.value} multicast"]
+        use_closed = mc.closed_form
+        use_general = (not mc.closed_form) or mc.guard != sympy.true
+        if use_general:
+            out.append(self._fn("bool", f"mc_{x}_same", _PAIR_VARS, mc.same))
+            # issue(rank) = AND_{r < rank} !same(r, rank); sliced: every member issues its slice
+            issue = (f"mc_{x}_same(rank, rank, i_rt, cidx)" if sliced else
+                     f"[&]() {{ for (int r = 0; r < rank; ++r) if (mc_{x}_same(r, rank, i_rt, cidx)) "
+                     "return false; return true; }()")
+            out += [
+                f"TILEC_HD bool mc_{x}_issue_general(int rank, int i_rt, int cidx) {{ return {issue}; }}",
+                f"TILEC_HD int mc_{x}_mask_general(int rank, int i_rt, int cidx) {{ int m = 0; "
+                f"for (int r = 0; r < CLUSTER; ++r) if (mc_{x}_same(r, rank, i_rt, cidx)) m |= 1 << r; "
+                "return m; }",
+                f"TILEC_HD int mc_{x}_slice_index_general(int rank, int i_rt, int cidx) {{ int n = 0; "
+                f"for (int r = 0; r < rank; ++r) n += mc_{x}_same(r, rank, i_rt, cidx) ? 1 : 0; "
+                "return n; }",
+                f"TILEC_HD int mc_{x}_slice_count_general(int rank, int i_rt, int cidx) {{ int n = 0; "
+                f"for (int r = 0; r < CLUSTER; ++r) n += mc_{x}_same(r, rank, i_rt, cidx) ? 1 : 0; "
+                "return n; }",
+            ]
+        if use_closed:
+            out.append(self._fn("bool", f"mc_{x}_issue_closed", v, mc.issue))
+            out.append(self._fn("int", f"mc_{x}_mask_closed", v, mc.mask))
+            if sliced:
+                if mc.slice_index is None or mc.slice_count is None:
+                    raise UnsupportedError(
+                        f"operand {x.upper()}: a sliced closed form needs slice_index and slice_count"
+                    )
+                out.append(self._fn("int", f"mc_{x}_slice_index_closed", v, mc.slice_index))
+                out.append(self._fn("int", f"mc_{x}_slice_count_closed", v, mc.slice_count))
+        if use_closed and use_general:
+            out.append(self._fn("bool", f"mc_{x}_guard", v, mc.guard))
+        kinds = ["issue", "mask"] + (["slice_index", "slice_count"] if sliced else [])
+        for k in kinds:
+            ret = "bool" if k == "issue" else "int"
+            if use_closed and use_general:
+                call = (f"mc_{x}_guard(rank, i_rt, cidx) ? mc_{x}_{k}_closed(rank, i_rt, cidx) : "
+                        f"mc_{x}_{k}_general(rank, i_rt, cidx)")
+            else:
+                call = f"mc_{x}_{k}_{'closed' if use_closed else 'general'}(rank, i_rt, cidx)"
+            out.append(f"TILEC_HD {ret} mc_{x}_{k}(int rank, int i_rt, int cidx) {{ return {call}; }}")
+        return out
+
+    # ------------------------------------------------------------------ kernel
+    def _emit_kernel(self) -> str:
+        p, s = self.plan, self.shape
+        cdims = f" __cluster_dims__({s.cluster}, 1, 1)" if s.cluster > 1 else ""
+        ab = _CTYPE[p.dtype]
+        lines = [
+            f"namespace {self.cname} {{",
+            f"using TIn = {ab};",
+            f"using TOut = {_CTYPE[p.c_dtype]};",
+            "",
+            f"__global__ void __launch_bounds__(THREADS, 1){cdims}",
+            "gemm_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,",
+            "            const __grid_constant__ CUtensorMap tmC, TOut* __restrict__ C) {",
+            "  extern __shared__ uint8_t smem_raw[];",
+            "  // 1024-byte alignment for the 128B swizzle; the same offset in every CTA of the cluster.",
+            "  uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));",
+            "  TIn* sA = reinterpret_cast<TIn*>(smem);",
+            "  TIn* sB = reinterpret_cast<TIn*>(smem + STAGES * A_STAGE_BYTES);",
+            *(["  uint8_t* epi = smem + STAGES * STAGE_BYTES;  // TMA-store staging: EPI_BYTES (1024-aligned)"]
+              if s.tma_store else []),
+            "  uint64_t* full = reinterpret_cast<uint64_t*>(smem + STAGES * STAGE_BYTES + EPI_BYTES);",
+            "  uint64_t* empty = full + STAGES;",
+            "  (void)C; (void)tmC;",
+            "  const int wg = threadIdx.x / 128;",
+            "  const int ctid = threadIdx.x % 128;",
+            f"  const int rank = {'(int)tilec::cluster_ctarank()' if s.cluster > 1 else '0'};",
+            f"  const int cidx = {'(int)tilec::cluster_id_x()' if s.cluster > 1 else '(int)blockIdx.x'};",
+            "  (void)rank; (void)cidx;",
+            "  if (threadIdx.x == 0) {",
+            "    for (int s = 0; s < STAGES; ++s) {",
+            "      tilec::mbar_init(&full[s], 1);  // the local producer's arrive.expect_tx",
+            ("      // one arrival per consumer warpgroup of each CTA in R'(rank)\n"
+             "      tilec::mbar_init(&empty[s], CONSUMERS * __popcll((RECV >> (8 * rank)) & 0xFF));"
+             if s.receivers is not None and s.cluster > 1 else
+             "      tilec::mbar_init(&empty[s], CONSUMERS * CLUSTER);  // every consumer warpgroup of the cluster"),
+            "    }",
+            "    tilec::mbar_fence_init();",
+            "  }",
+            "  tilec::cluster_sync();" if s.cluster > 1 else "  __syncthreads();",
+            "  const int rounds = (NUM_TILES + (int)gridDim.x - 1) / (int)gridDim.x;",
+            "  if (wg == 0) {",
+            f"    tilec::setmaxnreg_dec<{_PRODUCER_REGS}>();",
+            "    if (ctid == 0) {",
+            *self._producer(),
+            "    }",
+            "  } else {",
+            f"    tilec::setmaxnreg_inc<{_CONSUMER_REGS}>();",
+            *self._consumer(),
+            "  }",
+            "  // No CTA leaves while a peer may still multicast into it or arrive on its barriers.",
+            "  tilec::cluster_sync();" if s.cluster > 1 else "",
+            "}",
+            "}  // namespace",
+        ]
+        return "\n".join(lines)
+
+    def _round_header(self, ind: str) -> list[str]:
+        t = self.plan.order.index.name
+        return [
+            f"{ind}const int {t} = i_rt * (int)gridDim.x + (int)blockIdx.x;",
+            f"{ind}const bool alive = tile_alive({t});",
+            f"{ind}const int m0 = tile_m({t}) * BM, n0 = tile_n({t}) * BN;",
+        ]
+
+    def _producer(self) -> list[str]:
+        p, s = self.plan, self.shape
+        exact = s.receivers is not None
+        ind = "      "
+        out = [f"{ind}tilec::tma_prefetch_map(&tmA);", f"{ind}tilec::tma_prefetch_map(&tmB);"]
+        for op in (p.a, p.b):
+            if op.evict != "normal":
+                out.append(f"{ind}const uint64_t pol_{op.name.lower()} = tilec::policy_evict_{op.evict}();")
+        out += [f"{ind}int stage = 0; uint32_t phase = 0;",
+                f"{ind}for (int i_rt = 0; i_rt < rounds; ++i_rt) {{"]
+        i2 = ind + "  "
+        out += self._round_header(i2)
+        if exact:
+            out.append(f"{i2}if (!alive) continue;  // the whole cluster skips this round (checked when printed)")
+        elif s.cluster > 1 and (p.a.multicast or p.b.multicast):
+            t0 = "i_rt * (int)gridDim.x + cidx * CLUSTER"
+            out += [
+                f"{i2}// Dead CTAs never receive: keep them out of every mask.",
+                f"{i2}int alive_mask = 0;",
+                f"{i2}for (int r = 0; r < CLUSTER; ++r) alive_mask |= tile_alive({t0} + r) ? 1 << r : 0;",
+            ]
+        for op in (p.a, p.b):
+            x, mc = op.name.lower(), op.multicast
+            if mc is None:
+                out.append(f"{i2}const bool issue_{x} = alive;")
+                continue
+            live_mask = "" if exact else " & alive_mask"
+            out += [
+                f"{i2}const bool issue_{x} = alive && mc_{x}_issue(rank, i_rt, cidx);",
+                f"{i2}const uint16_t mask_{x} = (uint16_t)(mc_{x}_mask(rank, i_rt, cidx){live_mask});",
+            ]
+            if mc.mode is MulticastMode.SLICED:
+                out += [
+                    f"{i2}const int sidx_{x} = mc_{x}_slice_index(rank, i_rt, cidx);",
+                    f"{i2}const int scnt_{x} = mc_{x}_slice_count(rank, i_rt, cidx);",
+                ]
+        expect = "STAGE_BYTES" if exact else "alive ? STAGE_BYTES : 0u"
+        out += [
+            f"{i2}for (int kb = 0; kb < K_ITERS; ++kb) {{",
+            f"{i2}  // Every CTA of R'(rank) has released this stage's previous use (exact release),",
+            f"{i2}  // or every consumer of the cluster has (all-cluster release).",
+            f"{i2}  tilec::mbar_wait(&empty[stage], phase ^ 1);",
+            f"{i2}  // This CTA receives the whole A and B boxes (from itself or peers) when alive.",
+            f"{i2}  tilec::mbar_arrive_expect_tx(&full[stage], {expect});",
+        ]
+        out += self._load(p.a, "sA", "m0", p.BM, s.chunks_a, i2 + "  ")
+        out += self._load(p.b, "sB", "n0", p.BN, s.chunks_b, i2 + "  ")
+        out += [
+            f"{i2}  if (++stage == STAGES) {{ stage = 0; phase ^= 1; }}",
+            f"{i2}}}",
+            f"{ind}}}",
+        ]
+        return out
+
+    def _load(self, op: OperandLoad, buf: str, row0: str, rows: int, chunks: int, ind: str) -> list[str]:
+        x, mc = op.name.lower(), op.multicast
+        tm = f"&tm{op.name}"
+        hint = f", pol_{x}" if op.evict != "normal" else ""
+        sfx = "_hint" if hint else ""
+        base = f"{buf} + stage * {rows} * BK"
+        if mc is None:
+            return [f"{ind}if (issue_{x}) tilec::tma_load{sfx}({base}, {tm}, &full[stage], kb * BK, {row0}{hint});"]
+        if mc.mode is MulticastMode.LEADER:
+            return [
+                f"{ind}if (issue_{x}) tilec::tma_load_multicast{sfx}({base}, {tm}, &full[stage], "
+                f"kb * BK, {row0}, mask_{x}{hint});"
+            ]
+        sub = rows // chunks
+        return [
+            f"{ind}// sliced: this CTA issues chunks sidx, sidx + scnt, ... of the {chunks} "
+            f"{sub}-row chunks, to the whole group",
+            f"{ind}if (issue_{x})",
+            f"{ind}  for (int c = sidx_{x}; c < {chunks}; c += scnt_{x})",
+            f"{ind}    tilec::tma_load_multicast{sfx}({base} + c * {sub} * BK, {tm}, &full[stage], "
+            f"kb * BK, {row0} + c * {sub}, mask_{x}{hint});",
+        ]
+
+    def _release(self, st: str) -> str:
+        """One consumer warpgroup gives stage ``st`` back: one arrival on each CTA of S'(rank)
+        (exact), of the whole cluster (all-cluster), or on its own barrier (no cluster)."""
+        s = self.shape
+        if s.cluster == 1:
+            return f"if (ctid == 0) tilec::mbar_arrive_local(&empty[{st}]);"
+        if s.receivers is not None:
+            return (f"if (ctid < CLUSTER && ((SEND >> (8 * rank + ctid)) & 1)) "
+                    f"tilec::mbar_arrive_remote(&empty[{st}], ctid);")
+        return f"if (ctid < CLUSTER) tilec::mbar_arrive_remote(&empty[{st}], ctid);"
+
+    def _consumer(self) -> list[str]:
+        p, s = self.plan, self.shape
+        exact = s.receivers is not None
+        ind = "    "
+        i2 = ind + "  "
+        out = [
+            f"{ind}const int cw = wg - 1;  // consumer warpgroup: rows [cw * WG_M, (cw + 1) * WG_M)",
+            f"{ind}float acc[M_SUB][BN / 2];",
+            f"{ind}int stage = 0, prev = 0; uint32_t phase = 0;",
+            *([f"{ind}uint32_t epi_count = 0;  // TMA-store staging boxes used so far (parity picks one)"]
+              if s.tma_store else []),
+            f"{ind}(void)prev;",
+            f"{ind}for (int i_rt = 0; i_rt < rounds; ++i_rt) {{",
+            *self._round_header(i2),
+        ]
+        if exact:
+            out.append(f"{i2}if (!alive) continue;")
+        out += [
+            f"{i2}for (int kb = 0; kb < K_ITERS; ++kb) {{",
+            f"{i2}  tilec::mbar_wait(&full[stage], phase);",
+            f"{i2}  if (alive) {{",
+            f"{i2}    const TIn* a = sA + stage * BM * BK + cw * WG_M * BK;",
+            f"{i2}    const TIn* b = sB + stage * BN * BK;",
+            f"{i2}    tilec::wgmma_fence();",
+            f"{i2}    #pragma unroll",
+            f"{i2}    for (int kk = 0; kk < BK / 16; ++kk) {{",
+            f"{i2}      const uint64_t db = tilec::smem_desc_sw128(b + kk * 16);",
+            f"{i2}      #pragma unroll",
+            f"{i2}      for (int ms = 0; ms < M_SUB; ++ms)",
+            f"{i2}        tilec::wgmma_m64n{p.BN}k16(acc[ms], tilec::smem_desc_sw128(a + ms * 64 * BK + kk * 16), db,",
+            f"{i2}                                  (kb > 0 || kk > 0) ? 1 : 0);",
+            f"{i2}    }}",
+            f"{i2}    tilec::wgmma_commit();",
+            f"{i2}    tilec::wgmma_wait<{self.mma_in_flight}>();",
+            f"{i2}  }}",
+        ]
+        if s.cluster > 1:
+            who = "S'(rank)" if exact else "the whole cluster"
+            out.append(f"{i2}  // Release the stage to every CTA that loads into this one ({who}).")
+        if self.mma_in_flight:
+            out += [
+                f"{i2}  // One wgmma group stays in flight: the previous stage is now read, release it.",
+                f"{i2}  if (kb > 0) {{ {self._release('prev')} }}",
+                f"{i2}  prev = stage;",
+                f"{i2}  if (++stage == STAGES) {{ stage = 0; phase ^= 1; }}",
+                f"{i2}}}",
+                f"{i2}if (alive) tilec::wgmma_wait<0>();",
+                f"{i2}{self._release('prev')}",
+            ]
+        else:
+            out += [
+                f"{i2}  {self._release('stage')}",
+                f"{i2}  if (++stage == STAGES) {{ stage = 0; phase ^= 1; }}",
+                f"{i2}}}",
+            ]
+        epi = self._epilogue_tma(i2 + "  ") if s.tma_store else self._epilogue(i2 + "  ")
+        out += [
+            f"{i2}if (alive) {{",
+            *epi,
+            f"{i2}}}",
+            f"{ind}}}",
+        ]
+        if s.tma_store:
+            out.append(f"{ind}if (ctid == 0) tilec::tma_store_wait<0>();  // stores done before exit")
+        return out
+
+    def _epilogue_tma(self, ind: str) -> list[str]:
+        """Registers -> a 64x64 staging box in shared memory (128-byte swizzle: 16-byte chunk
+        ``c/8 ^ row%8`` of each 128-byte row, so a warp's 8 rows x 4 threads hit 32 distinct
+        banks) -> ``cp.async.bulk.tensor`` store; two boxes per warpgroup alternate, so writing
+        one overlaps the store of the other.  The store clips ragged M/N edges."""
+        p = self.plan
+        pair = {DType.BF16: "__nv_bfloat162", DType.FP16: "__half2"}[p.c_dtype]
+        conv = {DType.BF16: "__floats2bfloat162_rn", DType.FP16: "__floats2half2_rn"}[p.c_dtype]
+        return [
+            f"{ind}const int warp = ctid / 32, lane = ctid % 32;",
+            f"{ind}uint8_t* ebuf = epi + cw * {_EPI_BYTES};",
+            f"{ind}auto pack = [](float x, float y) {{ {pair} v = {conv}(x, y); uint32_t u; "
+            "memcpy(&u, &v, 4); return u; };",
+            f"{ind}#pragma unroll",
+            f"{ind}for (int ms = 0; ms < M_SUB; ++ms) {{",
+            f"{ind}  #pragma unroll",
+            f"{ind}  for (int q = 0; q < BN / 64; ++q) {{",
+            f"{ind}    uint8_t* box = ebuf + (epi_count & 1) * {_EPI_BYTES // 2};",
+            f"{ind}    // the store that last read this box (two boxes ago) has finished reading it",
+            f"{ind}    if (ctid == 0) tilec::tma_store_wait_read<1>();",
+            f"{ind}    tilec::named_bar_sync(1 + cw, 128);",
+            f"{ind}    const uint32_t base = tilec::smem_u32(box);",
+            f"{ind}    #pragma unroll",
+            f"{ind}    for (int jj = 0; jj < 8; ++jj) {{",
+            f"{ind}      const int j = 8 * q + jj;",
+            f"{ind}      #pragma unroll",
+            f"{ind}      for (int h = 0; h < 2; ++h) {{",
+            f"{ind}        const int r = warp * 16 + lane / 4 + 8 * h;",
+            f"{ind}        tilec::st_shared_b32(base + r * 128 + ((jj ^ (r & 7)) << 4) + (lane % 4) * 4,",
+            f"{ind}                             pack(acc[ms][4 * j + 2 * h], acc[ms][4 * j + 2 * h + 1]));",
+            f"{ind}      }}",
+            f"{ind}    }}",
+            f"{ind}    tilec::fence_proxy_async_smem();  // st.shared -> the copy engine's reads",
+            f"{ind}    tilec::named_bar_sync(1 + cw, 128);",
+            f"{ind}    if (ctid == 0) {{",
+            f"{ind}      tilec::tma_store(&tmC, box, n0 + q * 64, m0 + cw * WG_M + ms * 64);",
+            f"{ind}      tilec::tma_store_commit();",
+            f"{ind}    }}",
+            f"{ind}    ++epi_count;",
+            f"{ind}  }}",
+            f"{ind}}}",
+        ]
+
+    def _epilogue(self, ind: str) -> list[str]:
+        """Registers -> global memory; wgmma's accumulator layout (PTX ISA, m64nNk16 D fragment):
+        value 4j+q of a thread sits at row warp*16 + lane/4 + 8*(q/2), col 8j + 2*(lane%4) + q%2."""
+        p = self.plan
+        pair = {DType.BF16: "__nv_bfloat162", DType.FP16: "__half2", DType.FP32: "float2"}[p.c_dtype]
+        conv = {DType.BF16: "__floats2bfloat162_rn(x, y)", DType.FP16: "__floats2half2_rn(x, y)",
+                DType.FP32: "make_float2(x, y)"}[p.c_dtype]
+        one = {DType.BF16: "__float2bfloat16_rn", DType.FP16: "__float2half_rn", DType.FP32: "float"}[p.c_dtype]
+        vec_ok = p.N % 2 == 0
+        store = [
+            f"{ind}auto put = [&](int row, int col, float x, float y) {{",
+            f"{ind}  if (row >= M) return;",
+            f"{ind}  TOut* dst = C + (size_t)row * N + col;",
+        ]
+        if vec_ok:
+            store.append(f"{ind}  if (col + 1 < N) {{ *reinterpret_cast<{pair}*>(dst) = {conv}; return; }}")
+        store += [
+            f"{ind}  if (col < N) dst[0] = {one}(x);",
+            f"{ind}  if (col + 1 < N) dst[1] = {one}(y);",
+            f"{ind}}};",
+        ]
+        return store + [
+            f"{ind}const int warp = ctid / 32, lane = ctid % 32;",
+            f"{ind}#pragma unroll",
+            f"{ind}for (int ms = 0; ms < M_SUB; ++ms) {{",
+            f"{ind}  const int row = m0 + cw * WG_M + ms * 64 + warp * 16 + lane / 4;",
+            f"{ind}  #pragma unroll",
+            f"{ind}  for (int j = 0; j < BN / 8; ++j) {{",
+            f"{ind}    const int col = n0 + 8 * j + 2 * (lane % 4);",
+            f"{ind}    put(row, col, acc[ms][4 * j], acc[ms][4 * j + 1]);",
+            f"{ind}    put(row + 8, col, acc[ms][4 * j + 2], acc[ms][4 * j + 3]);",
+            f"{ind}  }}",
+            f"{ind}}}",
+        ]
+
+    # ------------------------------------------------------------------ host
+    def _emit_host(self) -> str:
+        p = self.plan
+        n = self.cname
+        dts = {DType.BF16: "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16", DType.FP16: "CU_TENSOR_MAP_DATA_TYPE_FLOAT16",
+               DType.FP32: "CU_TENSOR_MAP_DATA_TYPE_FLOAT32"}
+        dt, dtc = dts[p.dtype], dts[p.c_dtype]
+        return f"""
+namespace {n} {{
+typedef CUresult (*EncodeTiled)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
+                                const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
+                                CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+// A 2-D row-major [rows, cols] tensor as a TMA map: boxes of box_cols x box_rows, 128-byte
+// swizzle; out-of-bounds elements read as zero and are not written (ragged M, N and K edges).
+static int encode_map(CUtensorMap* map, CUtensorMapDataType dt, size_t elem, const void* ptr, int rows,
+                      int cols, int box_rows, int box_cols) {{
+  static EncodeTiled encode = nullptr;
+  if (!encode) {{
+    cudaDriverEntryPointQueryResult q;
+    void* fn = nullptr;
+    cudaError_t e = cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &q);
+    if (e != cudaSuccess || q != cudaDriverEntryPointSuccess || !fn) return 1000;
+    encode = reinterpret_cast<EncodeTiled>(fn);
+  }}
+  const cuuint64_t dims[2] = {{(cuuint64_t)cols, (cuuint64_t)rows}};
+  const cuuint64_t strides[1] = {{(cuuint64_t)cols * elem}};
+  const cuuint32_t box[2] = {{(cuuint32_t)box_cols, (cuuint32_t)box_rows}};
+  const cuuint32_t estr[2] = {{1, 1}};
+  CUresult r = encode(map, dt, 2, const_cast<void*>(ptr), dims, strides, box, estr,
+                      CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                      CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  return r == CUDA_SUCCESS ? 0 : 2000 + (int)r;
+}}
+}}  // namespace {n}
+
+// C (M x N, row-major) = A (M x K, row-major) @ B^T with B (N x K, row-major), all on `stream`.
+// Returns 0, a cudaError_t, 1000 + / 2000 + a driver error from the tensor-map encoder, or 3000
+// (C not 16-byte aligned for the TMA-store epilogue).
+extern "C" int {n}_launch(const void* A, const void* B, void* C, void* stream) {{
+  using namespace {n};
+  static bool attr_done = false;
+  if (!attr_done) {{
+    cudaError_t e = cudaFuncSetAttribute(gemm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES);
+    if (e != cudaSuccess) return (int)e;
+    attr_done = true;
+  }}
+  static CUtensorMap tmA, tmB, tmC;
+  static const void *lastA = nullptr, *lastB = nullptr, *lastC = nullptr;
+  if (A != lastA) {{ int r = encode_map(&tmA, {dt}, sizeof(TIn), A, M, K, BM / CHUNKS_A, BK); if (r) return r; lastA = A; }}
+  if (B != lastB) {{ int r = encode_map(&tmB, {dt}, sizeof(TIn), B, N, K, BN / CHUNKS_B, BK); if (r) return r; lastB = B; }}
+  if (TMA_STORE && C != lastC) {{
+    if (reinterpret_cast<uintptr_t>(C) % 16 != 0) return 3000;  // TMA needs a 16-byte aligned C
+    int r = encode_map(&tmC, {dtc}, sizeof(TOut), C, M, N, 64, 64); if (r) return r; lastC = C;
+  }}
+  gemm_kernel<<<GRID, THREADS, SMEM_BYTES, (cudaStream_t)stream>>>(tmA, tmB, tmC, static_cast<TOut*>(C));
+  return (int)cudaGetLastError();
+}}
+
+// How many clusters of this kernel fit on the device at once (for choosing GRID); < 0 on error.
+extern "C" int {n}_max_active_clusters() {{
+  using namespace {n};
+  if (cudaFuncSetAttribute(gemm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES) != cudaSuccess)
+    return -1;
+  cudaLaunchConfig_t cfg = {{}};
+  cfg.gridDim = dim3(GRID, 1, 1);
+  cfg.blockDim = dim3(THREADS, 1, 1);
+  cfg.dynamicSmemBytes = SMEM_BYTES;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = CLUSTER; attr[0].val.clusterDim.y = 1; attr[0].val.clusterDim.z = 1;
+  cfg.attrs = attr; cfg.numAttrs = 1;
+  int n = 0;
+  if (cudaOccupancyMaxActiveClusters(&n, gemm_kernel, &cfg) != cudaSuccess) return -2;
+  return n;
+}}
+"""
+
+
+def emit(plan: KernelPlan, mma_in_flight: int = 1, epilogue: str = "auto") -> str:
+    """The standalone ``.cu`` source for ``plan`` (sm_90a); see the module docstring.
+
+    ``mma_in_flight``: wgmma groups a consumer leaves running while it waits for the next stage
+    (1: overlap the tensor cores with the next stage's wait; 0: wait for each stage's MMAs).
+    ``epilogue``: "tma" (registers -> shared memory -> TMA store; needs a 16-bit C and the room),
+    "direct" (registers -> global), "auto" (tma where it fits).
+    Raises :class:`~tilec.errors.UnsupportedError` for plan features this backend does not print.
+    """
+    return CudaPrinter(plan, mma_in_flight, epilogue).emit()
+
+
+def emit_schedule(plan: KernelPlan) -> str:
+    """Only the host-compilable schedule section (the same text ``emit`` puts in the file)."""
+    return CudaPrinter(plan).emit_schedule()
+
+
+def host_prefix(source: str) -> str:
+    """The host-compilable head of a generated file: constants and schedule functions.
+
+    A host harness includes this text verbatim to check the masks the kernel will use.
+    """
+    return source[: source.index(SCHEDULE_END) + len(SCHEDULE_END)] + "\n"
