@@ -18,15 +18,16 @@ from __future__ import annotations
 from tilec.ir import GemmFusion
 from tilec.ir import ParallelType as P
 
+# B_LAYOUT "nk": B given as N x K (K-major), what the Hopper WGMMA path reads; "kn" for K x N.
 PARAMS = dict(M=8192, N=8192, K=8192, BM=128, BN=256, BK=64, CM=2, CN=1, SMS=132, CLUSTER=2,
-              DTYPE="bf16")
+              DTYPE="bf16", B_LAYOUT="nk")
 
 
 def schedule(M: int, N: int, K: int, BM: int, BN: int, BK: int, CM: int, CN: int, SMS: int,
-             CLUSTER: int, DTYPE: str = "bf16") -> GemmFusion:
+             CLUSTER: int, DTYPE: str = "bf16", B_LAYOUT: str = "nk") -> GemmFusion:
     # clusters of more than 8 CTAs are non-portable (up to 16: the multicast mask's width);
     # CLUSTER is a symbol when tilec derives closed forms over the parameters
-    fusion = GemmFusion(M, N, K, dtype=DTYPE,
+    fusion = GemmFusion(M, N, K, dtype=DTYPE, b_layout=B_LAYOUT,
                         non_portable_cluster=isinstance(CLUSTER, int) and CLUSTER > 8)
     c = fusion.c
     # [M, N, rK] -> [Mo, Mi, No, Ni, rKo, rKi] -> [Mo, No, rKo, Mi, Ni, rKi]

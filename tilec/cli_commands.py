@@ -1,9 +1,10 @@
-"""Subcommands beyond ``show``: masks, explain (registered into tilec.cli on import)."""
+"""Subcommands beyond ``show``: gen, masks, explain (registered into tilec.cli on import)."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import Any
 
 from tilec.cli import _load, _write, command
@@ -20,6 +21,67 @@ def _derive(args: argparse.Namespace) -> Any:
     from tilec.transforms.multicast import derive_from_file
 
     return derive_from_file(args.schedule, parse_params(args.param), mode=args.mode)
+
+
+def _gen_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--target", choices=["triton", "cuda"], default="triton",
+                   help="triton (default) or cuda (sm_90a; a thread-level fp32 schedule gives "
+                        "the SIMT kernel)")
+    _mode_option(p)
+    p.add_argument("--no-multicast", action="store_true",
+                   help="cuda: keep the cluster but load every tile per CTA")
+
+
+def is_thread_level(fusion: Any) -> bool:
+    return any(a.ptype.is_thread for a in fusion.c.loop)
+
+
+def plan_for(args: argparse.Namespace, loaded: Any) -> Any:
+    """The KernelPlan (or SimtPlan) ``tilec gen`` prints for these arguments."""
+    from tilec.transforms.lower import lower
+    from tilec.transforms.multicast import symbolic_instance
+
+    fusion = loaded.fusion
+    name = "tilec_" + "".join(ch if ch.isalnum() else "_" for ch in loaded.path.stem)
+    if is_thread_level(fusion):
+        if args.target != "cuda":
+            raise TilecError(
+                f"{loaded.path.name}: a thread-level (TIDx/TIDy) schedule is a SIMT kernel; "
+                f"generate it with --target cuda")
+        from tilec.transforms.simt import lower_simt
+
+        return lower_simt(fusion, name=name)
+    sym = None
+    if args.target == "cuda":
+        sym = symbolic_instance(loaded.module.schedule, loaded.params)
+    return lower(fusion, target=args.target, params=loaded.params, symbolic=sym,
+                 mode=args.mode, multicast=not args.no_multicast, name=name)
+
+
+@command("gen", "emit a standalone kernel file (Triton with run(a, b), or CUDA .cu)", _gen_options)
+def cmd_gen(args: argparse.Namespace) -> int:
+    loaded = _load(args)
+    plan = plan_for(args, loaded)
+    if is_thread_level(loaded.fusion):
+        from tilec.codegen.cuda_simt import emit_simt
+
+        source = emit_simt(plan)
+    elif args.target == "triton":
+        from tilec.codegen.triton import emit
+
+        source = emit(plan)
+    else:
+        from tilec.codegen.cuda import emit as emit_cuda
+
+        source = emit_cuda(plan)
+    if args.json:
+        _write(args, json.dumps({"target": args.target, "notes": list(getattr(plan, "notes", ())),
+                                 "source": source}, indent=1))
+        return 0
+    for note in getattr(plan, "notes", ()):
+        print(f"tilec: note: {note}", file=sys.stderr)
+    _write(args, source)
+    return 0
 
 
 @command("masks", "TMA multicast issue predicates and masks per operand", _mode_option)

@@ -70,15 +70,20 @@ class TritonExprPrinter(StrPrinter):
             raise InternalError(f"triton: cannot print power {expr} as integer arithmetic")
         return "(" + " * ".join([self.parenthesize(base, 100)] * int(exp)) + ")"
 
-    def _divisor(self, den: sympy.Expr, expr: sympy.Expr) -> int:
+    def _divisor(self, den: sympy.Expr, expr: sympy.Expr) -> int | str:
         if not den.is_Integer:
+            # a run-time divisor, e.g. the last group's size Min(G, tiles_m - g*G) of a grouped
+            # raster: positive on every tile the kernel walks; clamped to 1 so that a lane that is
+            # masked off anyway can never divide by zero or a negative (truncation != floor)
+            if isinstance(den, sympy.Min) and any(a.is_Integer and a > 0 for a in den.args):
+                return f"tl.maximum({self._print(den)}, 1)"
             raise InternalError(f"triton: divisor {den} of {expr} is not a constant")
         if int(den) <= 0:
             # Triton's // and % truncate toward zero; floor semantics only hold for b > 0.
             raise InternalError(f"triton: divisor {den} of {expr} is not positive")
         return int(den)
 
-    def _quotient(self, expr: sympy.Expr) -> tuple[sympy.Expr, int]:
+    def _quotient(self, expr: sympy.Expr) -> tuple[sympy.Expr, int | str]:
         num, den = sympy.fraction(sympy.together(expr.args[0]))
         d = self._divisor(den, expr)
         if num.is_negative or num.could_extract_minus_sign():
@@ -94,6 +99,8 @@ class TritonExprPrinter(StrPrinter):
     def _print_ceiling(self, expr: sympy.ceiling) -> str:
         # ceiling(a/b) -> (a + b - 1) // b   (a >= 0, b > 0)
         num, d = self._quotient(expr)
+        if isinstance(d, str):
+            return f"(({self._print(num)} + {d} - 1) // {d})"
         return self._print(num) if d == 1 else f"(({self._print(num)} + {d - 1}) // {d})"
 
     def _operand(self, e: sympy.Expr) -> str:

@@ -84,6 +84,34 @@ class GemmFusion:
         self.axis_graph = nx.Graph()
         self._link_logical(self.a, self.b, self.c)
         self.cluster_dims: tuple[int, int, int] = (1, 1, 1)
+        self.decomposition: dict[str, object] = {"kind": "dp", "splits": 1, "sk_waves": 1,
+                                                 "fixup": "atomic", "sms": None}
+
+    def decompose(self, kind: str = "dp", *, splits: int = 1, sk_waves: int = 1,
+                  fixup: str = "atomic", sms: int | None = None) -> GemmFusion:
+        """Choose the work decomposition that lowering gives the tiles of this schedule.
+
+        ``kind``: ``auto`` (the cost model picks), ``dp``, ``splitk``, ``streamk``, ``dp_1sk``,
+        ``sk2_dp``, ``skpp``; ``fixup``: ``atomic``, ``deterministic``, ``reduce_kernel``
+        (see :class:`tilec.transforms.plan.Decomposition` and ``Fixup``). ``sms``: CTAs the
+        Stream-K family spreads work over (default: the schedule's grid).
+        """
+        kinds = ("auto", "dp", "splitk", "streamk", "dp_1sk", "sk2_dp", "skpp")
+        if kind not in kinds:
+            raise FusionError(f"decomposition must be one of {', '.join(kinds)} but got {kind!r}")
+        fixups = ("atomic", "deterministic", "reduce_kernel")
+        if fixup not in fixups:
+            raise FusionError(f"fix-up must be one of {', '.join(fixups)} but got {fixup!r}")
+        for name, v in (("splits", splits), ("sk_waves", sk_waves)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < (0 if name == "sk_waves" else 1):
+                raise FusionError(f"decompose: {name} must be a positive integer but got {v!r}")
+        self.schedule.record("fusion", "decompose", (kind,),
+                             {"splits": splits if splits != 1 else None,
+                              "sk_waves": sk_waves if sk_waves != 1 else None,
+                              "fixup": fixup if fixup != "atomic" else None, "sms": sms})
+        self.decomposition = {"kind": kind, "splits": splits, "sk_waves": sk_waves,
+                              "fixup": fixup, "sms": sms}
+        return self
 
     def set_cluster(self, x: int, y: int = 1, z: int = 1) -> GemmFusion:
         """Launch clusters of (x, y, z) CTAs over a grid bound with BIDx/y/z (no CIDx/RankX).

@@ -1,0 +1,38 @@
+"""A GEMM with a chosen work decomposition (seed 001: split-K, Stream-K and its hybrids).
+
+C tiles (BM, BN) in grouped-raster order (groups of GROUP_M tile rows, Triton's GROUP_SIZE_M),
+walked by a persistent grid of SMS CTAs; the decomposition cuts the tiles x k-iterations space:
+
+  DECOMP   auto | dp | splitk | streamk | dp_1sk | sk2_dp | skpp
+  SPLITS   split-K parts (splitk)
+  SK_WAVES trailing waves in Stream-K (skpp, 0..7)
+  FIXUP    atomic | deterministic | reduce_kernel (how partial tiles are summed)
+
+    tilec gen examples/gemm_decomposition.py --param DECOMP=streamk -o kernel.py
+    tilec explain examples/gemm_decomposition.py --param M=512 --param N=512 --param K=65536
+"""
+
+from __future__ import annotations
+
+from tilec.ir import GemmFusion
+from tilec.ir import ParallelType as P
+
+PARAMS = dict(M=4096, N=4096, K=4096, BM=128, BN=256, BK=64, GROUP_M=8, SMS=132, DTYPE="bf16",
+              DECOMP="auto", SPLITS=1, SK_WAVES=1, FIXUP="deterministic")
+
+
+def schedule(M: int, N: int, K: int, BM: int, BN: int, BK: int, GROUP_M: int, SMS: int,
+             DTYPE: str, DECOMP: str, SPLITS: int, SK_WAVES: int, FIXUP: str) -> GemmFusion:
+    fusion = GemmFusion(M, N, K, dtype=DTYPE)
+    c = fusion.c
+    # [M, N, rK] -> [Mo, No, rKo, Mi, Ni, rKi]
+    c.split(0, BM, names=("Mo", "Mi")).split(2, BN, names=("No", "Ni")).split(4, BK, names=("Ko", "Ki"))
+    c.reorder([0, 2, 4, 1, 3, 5])
+    c.swizzle(0, 1, GROUP_M)  # grouped raster: GROUP_M tile rows walked column by column
+    c.merge(0)  # one linear tile index
+    c.split(0, SMS, names=("rt", "pid"))  # persistent: round, CTA
+    c.parallelize(1, P.BIDx)
+    c.parallelize(3, P.Mma).parallelize(4, P.Mma).parallelize(5, P.Mma)
+    fusion.decompose(DECOMP, splits=SPLITS, sk_waves=SK_WAVES, fixup=FIXUP, sms=SMS)
+    fusion.propagate()
+    return fusion
