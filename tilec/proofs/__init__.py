@@ -13,6 +13,7 @@ Example:
 """
 
 from .bounds import Reasoner, bounds
+from .build import canon
 from .context import Context, Fact, FactKind
 from .evaluate import compile_int, ediv, emod
 from .prover import implies, narrow, prove_eq
@@ -20,6 +21,22 @@ from .rules import RULES, Rule
 from .simplify import PIPELINE, simplify
 from .theorems import THEOREMS, Gcd, Theorem
 from .trace import Result, Step, Trace, fmt
+
+
+def clear_caches() -> None:
+    """Forget every result cached across calls (simplify/narrow results, shared reasoners, canonical
+    forms).  Results never depend on the caches; this is for benchmarks and memory."""
+    import sys
+
+    _b, _u, _p, _s = (sys.modules[f"{__name__}.{m}"] for m in ("bounds", "build", "prover", "simplify"))
+
+    _s._RESULTS.clear()
+    _p._NARROWED.clear()
+    _b._SHARED.clear()
+    _b.frac.cache_clear()
+    _u._INT_CACHE.clear()
+    _u._CANON_CACHE.clear()
+
 
 __all__ = [
     "PIPELINE",
@@ -36,6 +53,8 @@ __all__ = [
     "Theorem",
     "Trace",
     "bounds",
+    "canon",
+    "clear_caches",
     "compile_int",
     "ediv",
     "emod",

@@ -13,21 +13,29 @@ Example:
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from functools import lru_cache
 
 import sympy
 from sympy import oo
 
+from .build import canon, exact_quotient, is_int, mk_ceiling, mk_floor, mono_gcd
+from .build import frac as _build_frac
 from .context import Context, Fact
 from .theorems import Gcd
-from .trace import fmt
+from .trace import Why, fmt
 
 Bounds = tuple[sympy.Expr, sympy.Expr]
 
 
 def bounds(expr: sympy.Expr, ctx: Context) -> Bounds:
     """Symbolic lower and upper bound of an integer expression (``-oo``/``oo`` when unknown)."""
-    return Reasoner(ctx).bounds(expr, [])
+    return Reasoner.for_context(ctx).bounds(canon(sympy.sympify(expr)), [])
+
+
+_SHARED: OrderedDict[tuple, Reasoner] = OrderedDict()
+_SHARED_LIMIT = 64
+_CACHE_LIMIT = 50_000
 
 
 class Reasoner:
@@ -38,6 +46,24 @@ class Reasoner:
         self._nonneg_cache: dict[sympy.Expr, tuple[bool, list[Fact]]] = {}
         self._bounds_cache: dict[sympy.Expr, tuple[sympy.Expr, sympy.Expr, list[Fact]]] = {}
         self._divides_cache: dict[tuple[sympy.Expr, sympy.Expr], tuple[str | None, list[Fact]]] = {}
+        self._discharge_cache: dict[sympy.Basic, tuple[Why | None, list[Fact]]] = {}
+        self.failed_rules: set[tuple[object, sympy.Basic]] = set()  # filled by the simplifier
+
+    @classmethod
+    def for_context(cls, ctx: Context) -> Reasoner:
+        """A reasoner for ``ctx``'s current facts, shared across calls (its caches persist)."""
+        key = ctx.key()
+        hit = _SHARED.get(key)
+        if hit is None:
+            hit = cls(ctx.copy())
+            _SHARED[key] = hit
+            if len(_SHARED) > _SHARED_LIMIT:
+                _SHARED.popitem(last=False)
+        else:
+            _SHARED.move_to_end(key)
+            if len(hit._nonneg_cache) + len(hit._bounds_cache) + len(hit._divides_cache) > _CACHE_LIMIT:
+                hit.__init__(hit.ctx)  # type: ignore[misc]
+        return hit
 
     # -- bounds -------------------------------------------------------------------------------
     def bounds(self, e: sympy.Expr, used: list[Fact]) -> Bounds:
@@ -241,8 +267,8 @@ class Reasoner:
     def _divides(self, d: sympy.Expr, n: sympy.Expr, used: list[Fact]) -> str | None:
         if n == 0:
             return "0 is a multiple of everything"
-        q = sympy.cancel(n / d)
-        if _is_int_poly(q):
+        q = exact_quotient(n, d)
+        if q is not None:
             return f"factorisation: {fmt(n)} = {fmt(d)}*({fmt(q)})" if q != 1 else "identity"
         if n.is_Add:
             hows = []
@@ -253,7 +279,7 @@ class Reasoner:
                 hows.append(how)
             return "each term: " + "; ".join(hows)
         for fct in self.ctx.divisibility():
-            if fct.subject == n and _is_int_poly(sympy.cancel(fct.other / d)):
+            if fct.subject == n and exact_quotient(fct.other, d) is not None:
                 used.append(fct)
                 via = "" if fct.other == d else f" and {fmt(d)} divides {fmt(fct.other)}"
                 return f"stated fact {fct}{via}"
@@ -278,38 +304,54 @@ class Reasoner:
     # -- side conditions ----------------------------------------------------------------------
     def discharge(self, cond: sympy.Basic, used: list[Fact]) -> str | None:
         """How an instantiated side condition holds, or None when it cannot be proven."""
+        why = self.why(cond, used)
+        return None if why is None else str(why)
+
+    def why(self, cond: sympy.Basic, used: list[Fact]) -> Why | None:
+        """:meth:`discharge` with the text left unprinted until asked for."""
+        hit = self._discharge_cache.get(cond)
+        if hit is None:
+            local: list[Fact] = []
+            hit = (self._discharge(cond, local), local)
+            self._discharge_cache[cond] = hit
+        if hit[0] is not None:
+            used.extend(hit[1])
+        return hit[0]
+
+    def _discharge(self, cond: sympy.Basic, used: list[Fact]) -> Why | None:
         if cond is sympy.true:
-            return "holds identically"
+            return Why("holds identically")
         if isinstance(cond, sympy.And):
-            hows = [self.discharge(c, used) for c in cond.args]
-            return None if None in hows else "; ".join(h for h in hows if h)
+            hows = [self.why(c, used) for c in cond.args]
+            return None if any(h is None for h in hows) else Why.join("; ", hows)  # type: ignore[arg-type]
         if isinstance(cond, sympy.Eq):
             lhs, rhs = cond.lhs, cond.rhs
             if isinstance(rhs, sympy.Mod) and lhs == 0:
                 lhs, rhs = rhs, lhs
             if isinstance(lhs, sympy.Mod) and rhs == 0:
-                return self.divides(lhs.args[1], lhs.args[0], used)
+                how = self.divides(lhs.args[1], lhs.args[0], used)
+                return None if how is None else Why(how)
             if sympy.expand(lhs - rhs) == 0:
-                return "identity"
+                return Why("identity")
             return None
         if isinstance(cond, sympy.Ne):
             local: list[Fact] = []
             if self.positive(cond.lhs - cond.rhs, local) or self.positive(cond.rhs - cond.lhs, local):
                 used.extend(local)
-                return "interval reasoning"
+                return Why("interval reasoning")
             return None
         if isinstance(cond, sympy.Gt | sympy.Lt) and 0 in (cond.lhs, cond.rhs):
             x = cond.lhs if isinstance(cond, sympy.Gt) else cond.rhs
             if x.is_Symbol and x != 0 and (fct := self.ctx.positive_fact(x)) is not None:
                 used.append(fct)
-                return "stated fact" if fct in self.ctx.facts else "assumption (positive symbol)"
+                return Why("stated fact" if fct in self.ctx.facts else "assumption (positive symbol)")
         if isinstance(cond, sympy.Rel):
             small, big = (cond.lhs, cond.rhs) if isinstance(cond, sympy.Lt | sympy.Le) else (cond.rhs, cond.lhs)
             strict = isinstance(cond, sympy.Lt | sympy.Gt)
-            return self._prove_le(small + (1 if strict else 0), big, used)
+            return self._prove_le(small, big, used, strict)
         return None
 
-    def _prove_le(self, small: sympy.Expr, big: sympy.Expr, used: list[Fact]) -> str | None:
+    def _prove_le(self, small: sympy.Expr, big: sympy.Expr, used: list[Fact], strict: bool = False) -> Why | None:
         big, how_big = self._resolve(big, used)
         if big is None:
             return None
@@ -318,12 +360,33 @@ class Reasoner:
             if not self.nonneg(big.args[0], local):
                 return None
             big = big.args[0]
-        if self.le(small, big, local):
+        if self.le(small + 1 if strict else small, big, local):
             used.extend(local)
-            return f"interval reasoning{how_big}"
+            return Why(lambda: f"interval reasoning: {self.interval_text(small, big, strict)}{how_big}")
         return None
 
-    def _resolve(self, big: sympy.Expr, used: list[Fact]) -> tuple[sympy.Expr | None, str]:
+    def interval_text(self, small: sympy.Expr, big: sympy.Expr, strict: bool) -> str:
+        """The chain of bounds behind ``small < big`` (or ``<=``), e.g. ``0 <= r % CN <= CN - 1 < CN``.
+
+        Only links that hold are shown: an upper bound of ``small`` appears only when it is itself
+        proven below ``big``.
+        """
+        rel = " < " if strict else " <= "
+        if small.is_number:  # 0 <= x: show x's interval, lower end first
+            lo, hi = self.bounds(big, [])
+            parts = [fmt(small), rel, fmt(lo), " <= ", fmt(big)] if lo is not -oo else [fmt(small), rel, fmt(big)]
+            if hi is not oo:
+                parts += [" <= ", fmt(hi)]
+            return _chain(parts)
+        lo, hi = self.bounds(small, [])
+        parts = [] if lo is -oo else [fmt(lo), " <= "]
+        parts.append(fmt(small))
+        if hi is not oo and hi != small and self.le(hi + 1 if strict else hi, big, []):
+            parts += [" <= ", fmt(hi)]
+        parts += [rel, fmt(big)]
+        return _chain(parts)
+
+    def _resolve(self, big: sympy.Expr, used: list[Fact]) -> tuple[sympy.Expr | None, str | Why]:
         """Replace ``gcd(a, c)`` by a provable lower bound: ``c`` when ``c | a``, else the poly gcd."""
         if not isinstance(big, Gcd):
             return big, ""
@@ -332,17 +395,27 @@ class Reasoner:
         how = self.divides(m, x, local)
         if how is not None and self.positive(m, local):
             used.extend(local)
-            return m, f"; gcd = {fmt(m)} since {fmt(m)} divides {fmt(x)} ({how})"
-        g = sympy.gcd(x, m)
+            return m, Why(lambda: f"; gcd = {fmt(m)} since {fmt(m)} divides {fmt(x)} ({how})")
+        g = mono_gcd(x, m)
         if g != 1 and self.positive(g, local):
             used.extend(local)
-            return g, f"; {fmt(g)} divides the gcd"
+            return g, Why(lambda: f"; {fmt(g)} divides the gcd")
         return None, ""
 
 
+def _chain(parts: list[str]) -> str:
+    """Join ``a <= b <= c`` parts, dropping a link between two equal ends (``0 <= 0``)."""
+    out = [parts[0]]
+    for rel, term in zip(parts[1::2], parts[2::2], strict=True):
+        if term == out[-1] and rel.strip() == "<=":
+            continue
+        out += [rel, term]
+    return "".join(out)
+
+
 def _lazy(op: type, x: sympy.Expr) -> sympy.Expr:
-    """``op(x)``, left unevaluated unless ``x`` is a number (sympy's floor eval is costly)."""
-    return op(x) if x.is_number else op(x, evaluate=False)
+    """``op(x)`` through the structural builders (sympy's floor eval is costly)."""
+    return mk_floor(x) if op is sympy.floor else mk_ceiling(x)
 
 
 def _is_nonneg_number(e: sympy.Expr) -> bool:
@@ -352,10 +425,10 @@ def _is_nonneg_number(e: sympy.Expr) -> bool:
         return False
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=16384)
 def frac(e: sympy.Basic) -> tuple[sympy.Expr, sympy.Expr]:
     """Numerator and denominator of the argument of a floor/ceiling: ``floor(a/b)`` -> ``(a, b)``."""
-    return sympy.fraction(sympy.together(e.args[0]))
+    return _build_frac(e)
 
 
 def _plain(mono: sympy.Expr) -> bool:
@@ -368,18 +441,7 @@ def _plain(mono: sympy.Expr) -> bool:
 
 def _is_int_poly(q: sympy.Expr) -> bool:
     """True when ``q`` is a polynomial with integer coefficients in integer-valued atoms."""
-    if q.is_Integer:
-        return True
-    atoms = {a: sympy.Dummy(integer=True) for a in q.atoms(sympy.floor, sympy.Mod, sympy.ceiling)}
-    q = q.xreplace(atoms)
-    if not all(s.is_integer for s in q.free_symbols):
-        return False
-    if not q.is_polynomial() or not q.free_symbols:
-        return False
-    try:
-        return all(cf.is_Integer for cf in sympy.Poly(q, *sorted(q.free_symbols, key=str)).coeffs())
-    except sympy.PolynomialError:
-        return False
+    return is_int(q)
 
 
 def _sum(xs: tuple[sympy.Expr, ...]) -> sympy.Expr:

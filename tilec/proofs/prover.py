@@ -21,13 +21,16 @@ Example:
 
 from __future__ import annotations
 
+from collections import OrderedDict
+
 import sympy
 from sympy import Eq, Mod, floor
 
 from .bounds import Reasoner, frac
+from .build import canon, mk_eq
 from .context import Context, Fact
 from .simplify import simplify
-from .trace import Result, Step, Trace
+from .trace import LazyConditions, Result, Step, Trace, Why, fmt
 
 
 def prove_eq(a: sympy.Expr, b: sympy.Expr, ctx: Context | None = None) -> Result | None:
@@ -53,10 +56,23 @@ def narrow(cond: sympy.Basic, ctx: Context | None = None) -> Result:
     """A condition that implies ``cond`` under ``ctx`` (never weaker), with its proof trace."""
     ctx = ctx or Context()
     cond = sympy.sympify(cond)
-    first = simplify(cond, ctx)
-    steps = list(first.trace)
-    out = _Narrower(ctx, steps).boolean(first.expr)
-    return Result(out, Trace(steps), original=cond)
+    key = (cond, ctx.key())
+    hit = _NARROWED.get(key)
+    if hit is None:
+        first = simplify(canon(cond), ctx)
+        steps = list(first.trace)
+        out = _Narrower(ctx, steps).boolean(first.expr)
+        hit = (out, tuple(steps))
+        _NARROWED[key] = hit
+        if len(_NARROWED) > _NARROWED_LIMIT:
+            _NARROWED.popitem(last=False)
+    else:
+        _NARROWED.move_to_end(key)
+    return Result(hit[0], Trace(hit[1]), original=cond)
+
+
+_NARROWED: OrderedDict[tuple, tuple[sympy.Basic, tuple[Step, ...]]] = OrderedDict()
+_NARROWED_LIMIT = 1024
 
 
 def implies(p: sympy.Basic, q: sympy.Basic, ctx: Context | None = None) -> bool:
@@ -77,7 +93,7 @@ def implies(p: sympy.Basic, q: sympy.Basic, ctx: Context | None = None) -> bool:
     for goal in sympy.And.make_args(q):
         if goal in have:
             continue
-        if reasoner.discharge(goal, []) is not None:
+        if reasoner.why(goal, []) is not None:
             continue
         if isinstance(goal, Eq) and prove_eq(goal.lhs, goal.rhs, local) is not None:
             continue
@@ -94,7 +110,7 @@ class _Narrower:
     """Rewrites a conjunction of equalities with the exact rules, then congruence where it pays."""
 
     def __init__(self, ctx: Context, steps: list[Step]) -> None:
-        self.reasoner = Reasoner(ctx)
+        self.reasoner = Reasoner.for_context(ctx)
         self.steps = steps
 
     def boolean(self, c: sympy.Basic) -> sympy.Basic:
@@ -152,12 +168,14 @@ class _Narrower:
                 ok = self.reasoner.nonneg(rem, used) and self.reasoner.nonneg(radix - 1 - rem, used)
                 if not ok:
                     break
-                conds.append((f"0 <= {rem} < {radix}", "interval reasoning"))
+                conds.append((Why(lambda rem=rem, radix=radix: f"0 <= {fmt(rem)} < {fmt(radix)}"),  # type: ignore[misc]
+                              Why(lambda rem=rem, radix=radix: "interval reasoning: "  # type: ignore[misc]
+                                  + self.reasoner.interval_text(rem, radix, strict=True))))
             else:
-                parts = [Eq(a1, a2), Eq(b1, b2)]
+                parts = [mk_eq(a1, a2), mk_eq(b1, b2)]
                 after = sympy.And(*parts)
                 facts = list(dict.fromkeys(str(f) for f in used))
-                self.steps.append(Step("tilec.mixed-radix", c, after, conds, facts))
+                self.steps.append(Step("tilec.mixed-radix", c, after, LazyConditions(conds), facts))
                 return [p for p in parts if p is not sympy.true]
         return None
 
@@ -171,8 +189,8 @@ class _Narrower:
             for r in cs:
                 if r is q or not isinstance(r, Eq):
                     continue
-                if {r.lhs, r.rhs} == {Mod(x, m), Mod(y, m)}:
-                    merged = Eq(x, y)
+                if _mod_pair(r, x, y, m):
+                    merged = mk_eq(x, y)
                     self.steps.append(Step("tilec.divmod-eq", sympy.And(q, r), merged))
                     rest = [c for c in cs if c is not q and c is not r]
                     return [*rest, merged]
@@ -195,7 +213,7 @@ class _Narrower:
         if qs is None:
             return False
         x, y, m = qs
-        return any(isinstance(r, Eq) and {r.lhs, r.rhs} == {Mod(x, m), Mod(y, m)} for r in cs)
+        return any(_mod_pair(r, x, y, m) for r in cs)
 
 
 def _cancel(c: Eq) -> Eq | None:
@@ -207,7 +225,14 @@ def _cancel(c: Eq) -> Eq | None:
     for t in common:
         left.remove(t)
         right.remove(t)
-    return Eq(sympy.Add(*left), sympy.Add(*right))
+    return mk_eq(sympy.Add(*left), sympy.Add(*right))
+
+
+def _mod_pair(r: sympy.Basic, x: sympy.Expr, y: sympy.Expr, m: sympy.Expr) -> bool:
+    """``r`` is ``x % m == y % m`` (either way round)."""
+    if not isinstance(r, Eq) or not (isinstance(r.lhs, Mod) and isinstance(r.rhs, Mod)):
+        return False
+    return {r.lhs.args, r.rhs.args} == {(x, m), (y, m)}
 
 
 def _radix_candidates(e: sympy.Expr) -> set[sympy.Expr]:
@@ -243,9 +268,9 @@ def _strip(c: sympy.Basic) -> Eq | None:
         return None
     lhs, rhs = c.lhs, c.rhs
     if isinstance(lhs, Mod) and isinstance(rhs, Mod) and lhs.args[1] == rhs.args[1]:
-        return Eq(lhs.args[0], rhs.args[0])
+        return mk_eq(lhs.args[0], rhs.args[0])
     qs = _quotient_pair(c)
-    return None if qs is None else Eq(qs[0], qs[1])
+    return None if qs is None else mk_eq(qs[0], qs[1])
 
 
 def _pays_by_cancel(inner: Eq) -> bool:

@@ -24,10 +24,23 @@ import sympy
 from sympy import Mod, ceiling, floor
 
 from . import theorems as T
-from .bounds import Reasoner, _is_int_poly, frac
+from .bounds import Reasoner, frac
+from .build import (
+    exact_quotient,
+    mk_ceiling,
+    mk_div,
+    mk_mod,
+    mk_rel,
+    mono_gcd,
+    subst,
+    u_add,
+    u_div,
+    u_mod,
+    u_mul,
+)
 from .context import Context, Fact
 from .theorems import THEOREMS
-from .trace import Step, fmt
+from .trace import LazyConditions, Step
 
 Rewrite = tuple[sympy.Basic, list[Step]]
 
@@ -36,7 +49,7 @@ class Env:
     """What a rule may consult: the reasoner (context) and the whole expression being simplified."""
 
     def __init__(self, ctx: Context, root: sympy.Basic) -> None:
-        self.reasoner = Reasoner(ctx)
+        self.reasoner = Reasoner.for_context(ctx)
         self.set_root(root)
 
     def set_root(self, root: sympy.Basic) -> None:
@@ -55,16 +68,15 @@ class Env:
         """A step of theorem ``number`` with ``binding``, or None if a side condition fails."""
         thm = THEOREMS[number]
         used: list[Fact] = []
-        conds: list[tuple[str, str]] = []
+        shown_how: list[tuple[object, object]] = []
         for cond in thm.conditions:
-            with sympy.evaluate(False):
-                shown = cond.xreplace(binding)
-            how = self.reasoner.discharge(shown, used)
+            shown = subst(cond, binding)
+            how = self.reasoner.why(shown, used)
             if how is None:
                 return None
-            conds.append((fmt(shown), how))
-        facts = list(dict.fromkeys(str(f) for f in used))
-        return Step(number, before, after, conds, facts, thm.exact)
+            shown_how.append((shown, how))
+        facts = list(dict.fromkeys(map(str, dict.fromkeys(used))))
+        return Step(number, before, after, LazyConditions(shown_how), facts, thm.exact)
 
 
 @dataclass(frozen=True)
@@ -113,8 +125,8 @@ def _cofactor(big: sympy.Expr, small: sympy.Expr) -> sympy.Expr | None:
     """``big / small`` when it is a polynomial with integer coefficients other than 1."""
     if small == 1 or (small.is_number and big.is_number):
         return None
-    q = sympy.cancel(big / small)
-    return q if q != 1 and _is_int_poly(q) else None
+    q = exact_quotient(big, small)
+    return q if q is not None and q != 1 else None
 
 
 # a % (b*c) -> a%b + ((a/b)%c)*b   (2.12), then (...)/b -> (a/b)%c   (2.15.1, 2.5)
@@ -128,16 +140,15 @@ def rule_2_12_floor(e: sympy.Basic, env: Env) -> Rewrite | None:
     c = _cofactor(big, b)
     if c is None:
         return None
-    digit = Mod(floor(x / b), c)
-    low = Mod(x, b)
+    digit = mk_mod(mk_div(x, b), c)
+    low = mk_mod(x, b)
     s1 = env.step("2.12", num, low + b * digit, {T.a: x, T.b: b, T.c: c})
     if s1 is None:
         return None
-    with sympy.evaluate(False):
-        mid = floor(sympy.Add(low, sympy.Mul(b, digit)) / b)
-        split = floor(low / b) + digit
+    mid = u_div(u_add(low, u_mul(b, digit)), b)
+    split = u_add(u_div(low, b), digit)
     s2 = env.step("2.15.1", mid, split, {T.a: b * digit, T.b: low, T.c: b})
-    s3 = env.step("2.5", floor(low / b), sympy.Integer(0), {T.r: low, T.a: b})
+    s3 = env.step("2.5", mk_div(low, b), sympy.Integer(0), {T.r: low, T.a: b})
     if s2 is None or s3 is None:
         return None
     return digit, [s1, s2, s3]
@@ -151,11 +162,10 @@ def rule_2_12_mod(e: sympy.Basic, env: Env) -> Rewrite | None:
     c = _cofactor(big, b)
     if c is None:
         return None
-    digit = Mod(floor(x / b), c)
-    low = Mod(x, b)
+    digit = mk_mod(mk_div(x, b), c)
+    low = mk_mod(x, b)
     s1 = env.step("2.12", e.args[0], low + b * digit, {T.a: x, T.b: b, T.c: c})
-    with sympy.evaluate(False):
-        mid = Mod(sympy.Add(low, sympy.Mul(b, digit)), b)
+    mid = u_mod(u_add(low, u_mul(b, digit)), b)
     s2 = env.step("2.7.1", mid, low, {T.a: b * digit, T.b: low, T.c: b})
     if s1 is None or s2 is None:
         return None
@@ -170,7 +180,7 @@ def rule_2_11(e: sympy.Basic, env: Env) -> Rewrite | None:
     for b in sorted(env.quotients.get(num, ()), key=sympy.default_sort_key):
         c = _cofactor(den, b) if b != den else None
         if c is not None:
-            out = _one(env, "2.11", e, floor(floor(num / b) / c), {T.a: num, T.b: b, T.c: c})
+            out = _one(env, "2.11", e, mk_div(mk_div(num, b), c), {T.a: num, T.b: b, T.c: c})
             if out is not None:
                 return out
     return None
@@ -181,10 +191,13 @@ def rule_2_13(e: sympy.Basic, env: Env) -> Rewrite | None:
     if not isinstance(e, Mod):
         return None
     x, m = e.args
-    d = sympy.gcd(x, m)
+    d = mono_gcd(x, m)
     if d == 1 or d.is_number or d == m:
         return None
-    after = Mod(sympy.cancel(x / d), sympy.cancel(m / d)) * d
+    xd, md = exact_quotient(x, d), exact_quotient(m, d)
+    if xd is None or md is None:
+        return None
+    after = mk_mod(xd, md) * d
     return _one(env, "2.13", e, after, {T.a: x, T.b: m, T.d: d})
 
 
@@ -196,7 +209,7 @@ def rule_2_14(e: sympy.Basic, env: Env) -> Rewrite | None:
     if not isinstance(den, floor):
         return None
     b, c = _frac(den)
-    return _one(env, "2.14", e, floor(num * c / b), {T.a: num, T.b: b, T.c: c})
+    return _one(env, "2.14", e, mk_div(num * c, b), {T.a: num, T.b: b, T.c: c})
 
 
 def _divisible_split(terms: tuple, c: sympy.Expr, env: Env) -> tuple[list, list]:
@@ -205,6 +218,61 @@ def _divisible_split(terms: tuple, c: sympy.Expr, env: Env) -> tuple[list, list]
     for t in terms:
         (div if env.reasoner.divides(c, t, []) is not None else rest).append(t)
     return div, rest
+
+
+def _low_digit_splits(num: sympy.Expr, den: sympy.Expr) -> list[tuple[sympy.Expr, sympy.Expr, sympy.Expr, sympy.Expr]]:
+    """Ways to read ``num`` as ``c*a + b`` and ``den`` as ``c*d`` (``c`` a common factor, ``d != 1``)."""
+    if not num.is_Add or den == 1:
+        return []
+    out = []
+    seen: set[sympy.Expr] = set()
+    for t in num.args:
+        c = mono_gcd(den, t)
+        if c == 1 or c in seen or c == den or c == -den:
+            continue
+        seen.add(c)
+        d = exact_quotient(den, c)
+        high = [q for q in (exact_quotient(u, c) for u in num.args) if q is not None]
+        low = [u for u in num.args if exact_quotient(u, c) is None]
+        if d is None or not low or not high:
+            continue
+        out.append((c, sympy.Add(*high), sympy.Add(*low), d))
+    return out
+
+
+# (c*a + b)/(c*d) -> (c*a + b)/c/d -> a/d   (2.11, then 2.15.2), 0 <= b < c
+def rule_radix_div(e: sympy.Basic, env: Env) -> Rewrite | None:
+    if not isinstance(e, floor):
+        return None
+    num, den = _frac(e)
+    for c, a, b, d in _low_digit_splits(num, den):
+        s1 = env.step("2.11", e, u_div(u_div(num, c), d), {T.a: num, T.b: c, T.c: d})
+        if s1 is None:
+            continue
+        s2 = env.step("2.15.2", u_div(num, c), a, {T.a: c * a, T.b: b, T.c: c})
+        if s2 is None:
+            continue
+        return mk_div(a, d), [s1, s2]
+    return None
+
+
+# (c*a + b)%(c*d) -> (c*a + b)%c + c*(((c*a + b)/c)%d) -> b + c*(a%d)   (2.12; 2.7.1, 2.5; 2.15.2)
+def rule_radix_mod(e: sympy.Basic, env: Env) -> Rewrite | None:
+    if not isinstance(e, Mod):
+        return None
+    num, den = e.args
+    for c, a, b, d in _low_digit_splits(num, den):
+        low, high = u_mod(num, c), u_div(num, c)
+        s1 = env.step("2.12", e, u_add(low, u_mul(c, u_mod(high, d))), {T.a: num, T.b: c, T.c: d})
+        if s1 is None:
+            continue
+        s2 = env.step("2.7.1", low, u_mod(b, c), {T.a: c * a, T.b: b, T.c: c})
+        s3 = env.step("2.5", u_mod(b, c), b, {T.r: b, T.a: c})
+        s4 = env.step("2.15.2", high, a, {T.a: c * a, T.b: b, T.c: c})
+        if s2 is None or s3 is None or s4 is None:
+            continue
+        return b + c * mk_mod(a, d), [s1, s2, s3, s4]
+    return None
 
 
 # (a+b)/c -> a/c + b/c   (2.15.1), a the terms that are multiples of c
@@ -220,7 +288,7 @@ def rule_2_15_1(e: sympy.Basic, env: Env) -> Rewrite | None:
     if not rest:
         div, rest = div[:1], div[1:]
     a, b = sympy.Add(*div), sympy.Add(*rest)
-    return _one(env, "2.15.1", e, floor(a / c) + floor(b / c), {T.a: a, T.b: b, T.c: c})
+    return _one(env, "2.15.1", e, mk_div(a, c) + mk_div(b, c), {T.a: a, T.b: b, T.c: c})
 
 
 # (a+b)/c -> a/c   (2.15.2), 0 <= b < gcd(a, c)
@@ -234,7 +302,7 @@ def rule_2_15_2(e: sympy.Basic, env: Env) -> Rewrite | None:
     if not div or not rest:
         return None
     a, b = sympy.Add(*div), sympy.Add(*rest)
-    return _one(env, "2.15.2", e, floor(a / c), {T.a: a, T.b: b, T.c: c})
+    return _one(env, "2.15.2", e, mk_div(a, c), {T.a: a, T.b: b, T.c: c})
 
 
 # (a+b)/c -> a/c + b/c -> a/c   (2.15, 2.5) when b is small and a%c + b < c
@@ -245,13 +313,13 @@ def rule_2_15(e: sympy.Basic, env: Env) -> Rewrite | None:
     if c == 1 or not num.is_Add or len(num.args) > 4:
         return None
     for t in num.args:
-        s2 = env.step("2.5", floor(t / c), sympy.Integer(0), {T.r: t, T.a: c})
+        s2 = env.step("2.5", mk_div(t, c), sympy.Integer(0), {T.r: t, T.a: c})
         if s2 is None:
             continue
         a = num - t
-        s1 = env.step("2.15", e, floor(a / c) + floor(t / c), {T.a: a, T.b: t, T.c: c})
+        s1 = env.step("2.15", e, mk_div(a, c) + mk_div(t, c), {T.a: a, T.b: t, T.c: c})
         if s1 is not None:
-            return floor(a / c), [s1, s2]
+            return mk_div(a, c), [s1, s2]
     return None
 
 
@@ -264,7 +332,7 @@ def rule_2_7_1(e: sympy.Basic, env: Env) -> Rewrite | None:
     if not div or not rest:
         return None
     a, b = sympy.Add(*div), sympy.Add(*rest)
-    return _one(env, "2.7.1", e, Mod(b, c), {T.a: a, T.b: b, T.c: c})
+    return _one(env, "2.7.1", e, mk_mod(b, c), {T.a: a, T.b: b, T.c: c})
 
 
 # (a+b) % c -> a % c + b   (2.7.2), 0 <= b < gcd(a, c)
@@ -274,9 +342,9 @@ def rule_2_7_2(e: sympy.Basic, env: Env) -> Rewrite | None:
     num, c = e.args
     for t in num.args:
         a = num - t
-        if sympy.gcd(a, c) == 1 and env.reasoner.divides(c, a, []) is None:
+        if mono_gcd(a, c) == 1 and env.reasoner.divides(c, a, []) is None:
             continue
-        out = _one(env, "2.7.2", e, Mod(a, c) + t, {T.a: a, T.b: t, T.c: c})
+        out = _one(env, "2.7.2", e, mk_mod(a, c) + t, {T.a: a, T.b: t, T.c: c})
         if out is not None:
             return out
     return None
@@ -292,21 +360,21 @@ def rule_2_10(e: sympy.Basic, env: Env) -> Rewrite | None:
     for b in num.args:
         if b.is_number or env.reasoner.divides(c, b, []) is None:
             continue
-        a = sympy.cancel(num / b)
-        return _one(env, "2.10", e, a * floor(b / c), {T.a: a, T.b: b, T.c: c})
+        a = num / b
+        return _one(env, "2.10", e, a * mk_div(b, c), {T.a: a, T.b: b, T.c: c})
     return None
 
 
 # i/d < D -> i < D*d   (2.16), and its negation D <= i/d -> D*d <= i
 def rule_2_16(e: sympy.Basic, env: Env) -> Rewrite | None:
     if isinstance(e, sympy.StrictLessThan) and isinstance(e.lhs, floor):
-        q, bound, make = e.lhs, e.rhs, (lambda i, Dd: sympy.Lt(i, Dd))
+        q, bound, make = e.lhs, e.rhs, (lambda i, Dd: mk_rel(sympy.Lt, i, Dd))
     elif isinstance(e, sympy.StrictGreaterThan) and isinstance(e.rhs, floor):
-        q, bound, make = e.rhs, e.lhs, (lambda i, Dd: sympy.Lt(i, Dd))
+        q, bound, make = e.rhs, e.lhs, (lambda i, Dd: mk_rel(sympy.Lt, i, Dd))
     elif isinstance(e, sympy.GreaterThan) and isinstance(e.lhs, floor):
-        q, bound, make = e.lhs, e.rhs, (lambda i, Dd: sympy.Ge(i, Dd))
+        q, bound, make = e.lhs, e.rhs, (lambda i, Dd: mk_rel(sympy.Ge, i, Dd))
     elif isinstance(e, sympy.LessThan) and isinstance(e.rhs, floor):
-        q, bound, make = e.rhs, e.lhs, (lambda i, Dd: sympy.Ge(i, Dd))
+        q, bound, make = e.rhs, e.lhs, (lambda i, Dd: mk_rel(sympy.Ge, i, Dd))
     else:
         return None
     i, d = _frac(q)
@@ -323,7 +391,7 @@ def rule_ceil_3(e: sympy.Basic, env: Env) -> Rewrite | None:
     if not isinstance(num, ceiling) or c == 1:
         return None
     a, b = _frac(num)
-    return _one(env, "ceil.3", e, ceiling(a / (b * c)), {T.a: a, T.b: b, T.c: c})
+    return _one(env, "ceil.3", e, mk_ceiling(a / (b * c)), {T.a: a, T.b: b, T.c: c})
 
 
 # ceil(a/b) -> a/b   (ceil.4), b divides a
@@ -333,7 +401,7 @@ def rule_ceil_4(e: sympy.Basic, env: Env) -> Rewrite | None:
     a, b = _frac(e)
     if b == 1:
         return None
-    return _one(env, "ceil.4", e, floor(a / b), {T.a: a, T.b: b})
+    return _one(env, "ceil.4", e, mk_div(a, b), {T.a: a, T.b: b})
 
 
 STRUCTURE = "structure"
@@ -352,10 +420,15 @@ RULES: dict[str, Rule] = {
     "ceil.4": Rule("ceil.4", STRUCTURE, rule_ceil_4),
     "2.16": Rule("2.16", DISTRIBUTE, rule_2_16),
     "2.15.2": Rule("2.15.2", DISTRIBUTE, rule_2_15_2),
+    "2.11+2.15.2 (c*a+b)/(c*d)": Rule("2.15.2", DISTRIBUTE, rule_radix_div),
     "2.7.2": Rule("2.7.2", DISTRIBUTE, rule_2_7_2),
+    "2.12+2.7.1+2.5 (c*a+b)%(c*d)": Rule("2.12", DISTRIBUTE, rule_radix_mod),
     "2.15.1": Rule("2.15.1", DISTRIBUTE, rule_2_15_1),
     "2.7.1": Rule("2.7.1", DISTRIBUTE, rule_2_7_1),
     "2.10": Rule("2.10", DISTRIBUTE, rule_2_10),
     "2.15": Rule("2.15", DISTRIBUTE, rule_2_15),
 }
 """All rules, in the order the driver tries them at a node."""
+
+ROOT_DEPENDENT = frozenset({rule_2_11})
+"""Rules whose outcome depends on the whole expression, not only on the node and the context."""

@@ -15,10 +15,13 @@ Example:
 
 from __future__ import annotations
 
+from collections import OrderedDict
+
 import sympy
 
+from .build import canon, rebuild
 from .context import Context
-from .rules import DISTRIBUTE, RULES, STRUCTURE, Env, Rule
+from .rules import DISTRIBUTE, ROOT_DEPENDENT, RULES, STRUCTURE, Env, Rule
 from .trace import Result, Step, Trace
 
 MAX_PASSES = 24
@@ -36,7 +39,24 @@ def simplify(expr: sympy.Basic, ctx: Context | None = None) -> Result:
     with the proof ``trace`` and the ``facts_used``.
     """
     ctx = ctx or Context()
-    expr = sympy.sympify(expr)
+    given = sympy.sympify(expr)
+    key = (given, ctx.key())
+    hit = _RESULTS.get(key)
+    if hit is None:
+        hit = _simplify(canon(given), ctx)
+        _RESULTS[key] = hit
+        if len(_RESULTS) > _RESULTS_LIMIT:
+            _RESULTS.popitem(last=False)
+    else:
+        _RESULTS.move_to_end(key)
+    return Result(hit[0], Trace(hit[1]), original=None)
+
+
+_RESULTS: OrderedDict[tuple, tuple[sympy.Basic, tuple[Step, ...]]] = OrderedDict()
+_RESULTS_LIMIT = 4096
+
+
+def _simplify(expr: sympy.Basic, ctx: Context) -> tuple[sympy.Basic, tuple[Step, ...]]:
     steps: list[Step] = []
     env = Env(ctx, expr)
     for phase, rules in PIPELINE:
@@ -46,7 +66,7 @@ def simplify(expr: sympy.Basic, ctx: Context | None = None) -> Result:
             if new == expr:
                 break
             expr = new
-    return Result(expr, Trace(steps), original=None)
+    return expr, tuple(steps)
 
 
 def _pass(
@@ -59,14 +79,20 @@ def _pass(
     if e.args and not e.is_Atom:
         args = [_pass(a, phase, rules, env, steps, memo) for a in e.args]
         if any(x is not y for x, y in zip(args, e.args, strict=True)):
-            out = e.func(*args)
+            out = rebuild(e, args)
     if isinstance(out, sympy.Expr | sympy.Rel) and not out.is_Atom and (phase, out) not in env.stuck:
+        failed = env.reasoner.failed_rules  # (rule, node) that did not apply under this context
         for rule in rules:
+            key = (rule.fn, out)
+            if key in failed:
+                continue
             hit = rule.fn(out, env)
             if hit is not None:
                 out, new_steps = hit
                 steps.extend(new_steps)
                 break
+            if rule.fn not in ROOT_DEPENDENT:
+                failed.add(key)
         else:
             env.stuck.add((phase, out))
     memo[e] = out

@@ -15,10 +15,12 @@ Example:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import sympy
 from sympy import Abs, And, Eq, Equivalent, Implies, Le, Lt, Mod, ceiling, floor
+
+from .build import canon
 
 
 class Gcd(sympy.Function):
@@ -75,97 +77,120 @@ def _thm(number: str, name: str, statement: sympy.Basic, conditions: tuple = (),
     return Theorem(number, name, statement, tuple(conditions), pattern=pattern, **kw)  # type: ignore[arg-type]
 
 
-_THEOREM_LIST = [
-    # r%a -> r ; r/a -> 0
-    _thm("2.5", "small dividend", And(Eq(Mod(r, a), r), Eq(floor(r / a), 0)),
-         (Le(0, r), Lt(r, Abs(a))),
-         rewrite="r % a -> r, r/a -> 0", uses="drop a remainder/quotient whose dividend is provably in [0, a)"),
-    # (a+b)%c == (a%c + b%c)%c
-    _thm("2.7", "remainder of a sum", Eq(Mod(a + b, c), Mod(Mod(a, c) + Mod(b, c), c, evaluate=False)),
-         rewrite="(a%c + b)%c -> (a+b)%c", uses="applied by sympy's Mod canonicaliser (nested remainders in a sum)"),
-    # (a+b)%c -> b%c
-    _thm("2.7.1", "remainder drops a multiple", Eq(Mod(a + b, c), Mod(b, c)), (Eq(Mod(a, c), 0),),
-         rewrite="(a+b)%c -> b%c", uses="drop i_rt*SMs from (i_rt*SMs + rank) % CN given SMs % CN == 0"),
-    # (a+b)%c -> a%c + b
-    _thm("2.7.2", "remainder of a sum with a small part", Eq(Mod(a + b, c), Mod(a, c) + b),
-         (Le(0, b), Lt(b, Gcd(a, c))),
-         rewrite="(a+b)%c -> a%c + b", uses="(CN*x + r) % (CN*CM) -> CN*(x % CM) + r for r < CN"),
-    # (a*b)%c == ((a%c)*(b%c))%c
-    _thm("2.8", "remainder of a product", Eq(Mod(a * b, c), Mod(Mod(a, c) * Mod(b, c), c, evaluate=False)),
-         rewrite="((a%c)*b)%c -> (a*b)%c", uses="applied by sympy's Mod canonicaliser (nested remainders in a product)"),
-    # a%b -> 0
-    _thm("2.9", "remainder of a multiple", Eq(Mod(a, b), 0), (Eq(Mod(a, b), 0),),
-         rewrite="a%b -> 0", uses="a stated divisibility fact or a factorisation makes a remainder vanish"),
-    # (a*b)/c -> a*(b/c)
-    _thm("2.10", "quotient of a multiple", Eq(a * floor(b / c), floor(a * b / c)), (Eq(Mod(b, c), 0),),
-         rewrite="(a*b)/c -> a*(b/c)", uses="(i_rt*SMs)/CN -> i_rt*(SMs/CN) given SMs % CN == 0"),
-    # a/(b*c) -> a/b/c
-    _thm("2.11", "nested quotient", Eq(floor(a / (b * c)), floor(floor(a / b) / c)), (sympy.Gt(b, 0),),
-         rewrite="a/(b*c) -> a/b/c", uses="I/(CM*CN) -> I/CN/CM where I/CN also occurs"),
-    # a%(b*c) -> a%b + ((a/b)%c)*b
-    _thm("2.12", "mixed-radix remainder", Eq(Mod(a, b * c), Mod(a, b) + Mod(floor(a / b), c) * b),
-         (sympy.Gt(b, 0),),
-         rewrite="a%(b*c) -> a%b + ((a/b)%c)*b", uses="I%(CM*CN)/CN -> (I/CN)%CM (with 2.15.1 and 2.5)"),
-    # a%b -> ((a/d)%(b/d))*d
-    _thm("2.13", "common factor of a remainder", Eq(Mod(a, b), Mod(floor(a / d), floor(b / d)) * d),
-         (sympy.Gt(d, 0), Eq(Mod(a, d), 0), Eq(Mod(b, d), 0)),
-         rewrite="a%b -> ((a/d)%(b/d))*d", uses="pull a common symbolic factor out of a remainder"),
-    # a/(b/c) -> (a*c)/b
-    _thm("2.14", "quotient by an exact quotient", Eq(floor(a / floor(b / c)), floor(a * c / b)),
-         (Eq(Mod(b, c), 0), sympy.Gt(c, 0)),
-         rewrite="a/(b/c) -> (a*c)/b", uses="divide by SMs/CN where SMs % CN == 0"),
-    # (a+b)/c -> a/c + b/c
-    _thm("2.15", "quotient of a sum", Eq(floor((a + b) / c), floor(a / c) + floor(b / c)),
-         (Lt(Mod(a, c) + Mod(b, c), Abs(c)),),
-         rewrite="(a+b)/c -> a/c + b/c", uses="split a quotient when the remainders cannot carry"),
-    # (a+b)/c -> a/c + b/c
-    _thm("2.15.1", "quotient of a sum with a multiple", Eq(floor((a + b) / c), floor(a / c) + floor(b / c)),
-         (Eq(Mod(a, c), 0),),
-         rewrite="(a+b)/c -> a/c + b/c", uses="(i_rt*SMs + cidx*cluster + rank)/CN drops i_rt and cidx"),
-    # (a+b)/c -> a/c
-    _thm("2.15.2", "quotient of a sum with a small part", Eq(floor((a + b) / c), floor(a / c)),
-         (Le(0, b), Lt(b, Gcd(a, c))),
-         rewrite="(a+b)/c -> a/c", uses="(CN*x + r)/CN -> x for 0 <= r < CN"),
-    # i/d < D -> i < D*d
-    _thm("2.16", "bound of a quotient", Equivalent(Lt(floor(i / d), D), Lt(i, D * d)), (sympy.Gt(d, 0),),
-         rewrite="i/d < D -> i < D*d", uses="turn a bound on a quotient into a bound on the dividend"),
-    # split-split: (i/n)/m, (i/n)%m, i%n  ==  i/(m*n), (i%(m*n))/n, (i%(m*n))%n ; same for extents
-    _thm("iterdomain-2.1", "split-split",
-         And(Eq(floor(floor(i / n) / m), floor(i / (m * n))),
-             Eq(Mod(floor(i / n), m), floor(Mod(i, m * n) / n)),
-             Eq(Mod(i, n), Mod(Mod(i, m * n), n, evaluate=False), evaluate=False),
-             Eq(ceiling(ceiling(E / n) / m), ceiling(E / (m * n)))),
-         (sympy.Gt(n, 0), sympy.Gt(m, 0)),
-         rewrite="split(n) then split(m) of the outer == split(m*n) then split(n) of the inner",
-         uses="nvFuser doc/reading/iterdomain.md theorem 2.1; proved by 2.11, 2.12, 2.15.1, 2.5, ceil.3"),
-    # ceil(a/b) == (a + b - 1)/b
-    _thm("ceil.1", "ceil division as floor division", Eq(ceiling(a / b), floor((a + b - 1) / b)),
-         (sympy.Gt(b, 0),), rewrite="ceil(a/b) -> (a+b-1)/b", uses="split extents: ceilDiv(E, f)"),
-    # a <= ceil(a/b)*b
-    _thm("ceil.2", "ceil division covers", Le(a, ceiling(a / b) * b), (sympy.Gt(b, 0),),
-         uses="a split covers its input: outer*f >= E"),
-    # ceil(ceil(a/b)/c) -> ceil(a/(b*c))
-    _thm("ceil.3", "nested ceil division", Eq(ceiling(ceiling(a / b) / c), ceiling(a / (b * c))),
-         (sympy.Gt(c, 0),), rewrite="ceil(ceil(a/b)/c) -> ceil(a/(b*c))", uses="extents of split-split"),
-    # ceil(a/b) -> a/b
-    _thm("ceil.4", "divisible ceil division", Eq(ceiling(a / b), floor(a / b)), (Eq(Mod(a, b), 0),),
-         rewrite="ceil(a/b) -> a/b", uses="a divisible split needs no predicate"),
-    # a*c + b == d*c + e  <=>  a == d & b == e
-    _thm("tilec.mixed-radix", "mixed-radix equality",
-         Equivalent(Eq(a * c + b, d * c + e), And(Eq(a, d), Eq(b, e))),
-         (Le(0, b), Lt(b, c), Le(0, e), Lt(e, c)),
-         rewrite="a*c + b == d*c + e -> a == d & b == e", uses="split 'same bulk' into digit equalities"),
-    # x/c == y/c & x%c == y%c  <=>  x == y
-    _thm("tilec.divmod-eq", "quotient and remainder determine the dividend",
-         Equivalent(And(Eq(floor(x / c), floor(y / c)), Eq(Mod(x, c), Mod(y, c))), Eq(x, y)),
-         rewrite="x/c == y/c & x%c == y%c -> x == y", uses="recombine digits after narrowing"),
-    # a + c == b + c  <=>  a == b
-    _thm("tilec.cancel", "cancel a common summand", Equivalent(Eq(a + c, b + c), Eq(a, b)),
-         rewrite="a + c == b + c -> a == b", uses="drop terms that do not depend on the CTA rank"),
-    # x == y  implies  f(x) == f(y)   (narrowing: the rewrite keeps only a sufficient condition)
-    _thm("congruence", "equal arguments give equal values", Implies(Eq(x, y), Eq(f(x), f(y))),
-         rewrite="f(x) == f(y) -> x == y (narrowing)", uses="the only narrowing step", exact=False),
-]
+def _theorem_list() -> list[Theorem]:
+    """The theorems as written (called under ``sympy.evaluate(False)``; see :func:`_canonical`)."""
+    return [
+        # r%a -> r ; r/a -> 0
+        _thm("2.5", "small dividend", And(Eq(Mod(r, a), r), Eq(floor(r / a), 0)),
+             (Le(0, r), Lt(r, Abs(a))),
+             rewrite="r % a -> r, r/a -> 0", uses="drop a remainder/quotient whose dividend is provably in [0, a)"),
+        # (a+b)%c == (a%c + b%c)%c
+        _thm("2.7", "remainder of a sum", Eq(Mod(a + b, c), Mod(Mod(a, c) + Mod(b, c), c, evaluate=False)),
+             rewrite="(a%c + b)%c -> (a+b)%c", uses="applied by sympy's Mod canonicaliser (nested remainders in a sum)"),
+        # (a+b)%c -> b%c
+        _thm("2.7.1", "remainder drops a multiple", Eq(Mod(a + b, c), Mod(b, c)), (Eq(Mod(a, c), 0),),
+             rewrite="(a+b)%c -> b%c", uses="drop i_rt*SMs from (i_rt*SMs + rank) % CN given SMs % CN == 0"),
+        # (a+b)%c -> a%c + b
+        _thm("2.7.2", "remainder of a sum with a small part", Eq(Mod(a + b, c), Mod(a, c) + b),
+             (Le(0, b), Lt(b, Gcd(a, c))),
+             rewrite="(a+b)%c -> a%c + b", uses="(CN*x + r) % (CN*CM) -> CN*(x % CM) + r for r < CN"),
+        # (a*b)%c == ((a%c)*(b%c))%c
+        _thm("2.8", "remainder of a product", Eq(Mod(a * b, c), Mod(Mod(a, c) * Mod(b, c), c, evaluate=False)),
+             rewrite="((a%c)*b)%c -> (a*b)%c", uses="applied by sympy's Mod canonicaliser (nested remainders in a product)"),
+        # a%b -> 0
+        _thm("2.9", "remainder of a multiple", Eq(Mod(a, b), 0), (Eq(Mod(a, b), 0),),
+             rewrite="a%b -> 0", uses="a stated divisibility fact or a factorisation makes a remainder vanish"),
+        # (a*b)/c -> a*(b/c)
+        _thm("2.10", "quotient of a multiple", Eq(a * floor(b / c), floor(a * b / c)), (Eq(Mod(b, c), 0),),
+             rewrite="(a*b)/c -> a*(b/c)", uses="(i_rt*SMs)/CN -> i_rt*(SMs/CN) given SMs % CN == 0"),
+        # a/(b*c) -> a/b/c
+        _thm("2.11", "nested quotient", Eq(floor(a / (b * c)), floor(floor(a / b) / c)), (sympy.Gt(b, 0),),
+             rewrite="a/(b*c) -> a/b/c", uses="I/(CM*CN) -> I/CN/CM where I/CN also occurs"),
+        # a%(b*c) -> a%b + ((a/b)%c)*b
+        _thm("2.12", "mixed-radix remainder", Eq(Mod(a, b * c), Mod(a, b) + Mod(floor(a / b), c) * b),
+             (sympy.Gt(b, 0),),
+             rewrite="a%(b*c) -> a%b + ((a/b)%c)*b", uses="I%(CM*CN)/CN -> (I/CN)%CM (with 2.15.1 and 2.5)"),
+        # a%b -> ((a/d)%(b/d))*d
+        _thm("2.13", "common factor of a remainder", Eq(Mod(a, b), Mod(floor(a / d), floor(b / d)) * d),
+             (sympy.Gt(d, 0), Eq(Mod(a, d), 0), Eq(Mod(b, d), 0)),
+             rewrite="a%b -> ((a/d)%(b/d))*d", uses="pull a common symbolic factor out of a remainder"),
+        # a/(b/c) -> (a*c)/b
+        _thm("2.14", "quotient by an exact quotient", Eq(floor(a / floor(b / c)), floor(a * c / b)),
+             (Eq(Mod(b, c), 0), sympy.Gt(c, 0)),
+             rewrite="a/(b/c) -> (a*c)/b", uses="divide by SMs/CN where SMs % CN == 0"),
+        # (a+b)/c -> a/c + b/c
+        _thm("2.15", "quotient of a sum", Eq(floor((a + b) / c), floor(a / c) + floor(b / c)),
+             (Lt(Mod(a, c) + Mod(b, c), Abs(c)),),
+             rewrite="(a+b)/c -> a/c + b/c", uses="split a quotient when the remainders cannot carry"),
+        # (a+b)/c -> a/c + b/c
+        _thm("2.15.1", "quotient of a sum with a multiple", Eq(floor((a + b) / c), floor(a / c) + floor(b / c)),
+             (Eq(Mod(a, c), 0),),
+             rewrite="(a+b)/c -> a/c + b/c", uses="(i_rt*SMs + cidx*cluster + rank)/CN drops i_rt and cidx"),
+        # (a+b)/c -> a/c
+        _thm("2.15.2", "quotient of a sum with a small part", Eq(floor((a + b) / c), floor(a / c)),
+             (Le(0, b), Lt(b, Gcd(a, c))),
+             rewrite="(a+b)/c -> a/c", uses="(CN*x + r)/CN -> x for 0 <= r < CN"),
+        # i/d < D -> i < D*d
+        _thm("2.16", "bound of a quotient", Equivalent(Lt(floor(i / d), D), Lt(i, D * d)), (sympy.Gt(d, 0),),
+             rewrite="i/d < D -> i < D*d", uses="turn a bound on a quotient into a bound on the dividend"),
+        # split-split: (i/n)/m, (i/n)%m, i%n  ==  i/(m*n), (i%(m*n))/n, (i%(m*n))%n ; same for extents
+        _thm("iterdomain-2.1", "split-split",
+             And(Eq(floor(floor(i / n) / m), floor(i / (m * n))),
+                 Eq(Mod(floor(i / n), m), floor(Mod(i, m * n) / n)),
+                 Eq(Mod(i, n), Mod(Mod(i, m * n), n, evaluate=False), evaluate=False),
+                 Eq(ceiling(ceiling(E / n) / m), ceiling(E / (m * n)))),
+             (sympy.Gt(n, 0), sympy.Gt(m, 0)),
+             rewrite="split(n) then split(m) of the outer == split(m*n) then split(n) of the inner",
+             uses="nvFuser doc/reading/iterdomain.md theorem 2.1; proved by 2.11, 2.12, 2.15.1, 2.5, ceil.3"),
+        # ceil(a/b) == (a + b - 1)/b
+        _thm("ceil.1", "ceil division as floor division", Eq(ceiling(a / b), floor((a + b - 1) / b)),
+             (sympy.Gt(b, 0),), rewrite="ceil(a/b) -> (a+b-1)/b", uses="split extents: ceilDiv(E, f)"),
+        # a <= ceil(a/b)*b
+        _thm("ceil.2", "ceil division covers", Le(a, ceiling(a / b) * b), (sympy.Gt(b, 0),),
+             uses="a split covers its input: outer*f >= E"),
+        # ceil(ceil(a/b)/c) -> ceil(a/(b*c))
+        _thm("ceil.3", "nested ceil division", Eq(ceiling(ceiling(a / b) / c), ceiling(a / (b * c))),
+             (sympy.Gt(c, 0),), rewrite="ceil(ceil(a/b)/c) -> ceil(a/(b*c))", uses="extents of split-split"),
+        # ceil(a/b) -> a/b
+        _thm("ceil.4", "divisible ceil division", Eq(ceiling(a / b), floor(a / b)), (Eq(Mod(a, b), 0),),
+             rewrite="ceil(a/b) -> a/b", uses="a divisible split needs no predicate"),
+        # a*c + b == d*c + e  <=>  a == d & b == e
+        _thm("tilec.mixed-radix", "mixed-radix equality",
+             Equivalent(Eq(a * c + b, d * c + e), And(Eq(a, d), Eq(b, e))),
+             (Le(0, b), Lt(b, c), Le(0, e), Lt(e, c)),
+             rewrite="a*c + b == d*c + e -> a == d & b == e", uses="split 'same bulk' into digit equalities"),
+        # (c*a + b)/(c*d) -> a/d   (derived: 2.11, then 2.15.2 and 2.10)
+        _thm("tilec.radix-div", "quotient drops a low digit", Eq(floor((c * a + b) / (c * d)), floor(a / d)),
+             (Le(0, b), Lt(b, c)),
+             rewrite="(c*a + b)/(c*d) -> a/d",
+             uses="coalescing: (c*a + b)/(c*d) -> a/d for 0 <= b < c; derived from 2.11 and 2.15.2, cited so in the trace"),
+        # (c*a + b)%(c*d) -> c*(a%d) + b   (derived: 2.12, then 2.7.1, 2.5 and 2.15.2)
+        _thm("tilec.radix-mod", "remainder keeps a low digit", Eq(Mod(c * a + b, c * d), c * Mod(a, d) + b),
+             (Le(0, b), Lt(b, c)),
+             rewrite="(c*a + b)%(c*d) -> c*(a%d) + b",
+             uses="coalescing: (c*a + b)%(c*d) -> c*(a%d) + b for 0 <= b < c; derived from 2.12, 2.7.1, 2.5 and 2.15.2"),
+        # x/c == y/c & x%c == y%c  <=>  x == y
+        _thm("tilec.divmod-eq", "quotient and remainder determine the dividend",
+             Equivalent(And(Eq(floor(x / c), floor(y / c)), Eq(Mod(x, c), Mod(y, c))), Eq(x, y)),
+             rewrite="x/c == y/c & x%c == y%c -> x == y", uses="recombine digits after narrowing"),
+        # a + c == b + c  <=>  a == b
+        _thm("tilec.cancel", "cancel a common summand", Equivalent(Eq(a + c, b + c), Eq(a, b)),
+             rewrite="a + c == b + c -> a == b", uses="drop terms that do not depend on the CTA rank"),
+        # x == y  implies  f(x) == f(y)   (narrowing: the rewrite keeps only a sufficient condition)
+        _thm("congruence", "equal arguments give equal values", Implies(Eq(x, y), Eq(f(x), f(y))),
+             rewrite="f(x) == f(y) -> x == y (narrowing)", uses="the only narrowing step", exact=False),
+    ]
+
+
+def _canonical(t: Theorem) -> Theorem:
+    """``t`` with its statement and conditions in canonical form, built without sympy's costly
+    ``floor``/``Mod``/``Eq`` evaluation (that took seconds at import)."""
+    return replace(t, statement=canon(t.statement), conditions=tuple(canon(c) for c in t.conditions))
+
+
+with sympy.evaluate(False):
+    _RAW = _theorem_list()
+_THEOREM_LIST = [_canonical(t) for t in _RAW]
 
 THEOREMS: dict[str, Theorem] = {t.number: t for t in _THEOREM_LIST}
 """Registry: theorem number -> :class:`Theorem`."""

@@ -12,6 +12,7 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import sympy
@@ -63,6 +64,73 @@ _PRINTER = _DivPrinter()
 def fmt(e: sympy.Basic) -> str:
     """Print an expression or condition in nvFuser's notation."""
     return str(_PRINTER.doprint(e))
+
+
+class Why:
+    """Text computed when first printed (printing is most of the cost of a cheap proof step).
+
+    >>> w = Why(lambda: "interval reasoning")
+    >>> str(w), bool(w)
+    ('interval reasoning', True)
+    """
+
+    __slots__ = ("_fn", "_text")
+
+    def __init__(self, text: str | Callable[[], str]) -> None:
+        self._text: str | None = text if isinstance(text, str) else None
+        self._fn = None if isinstance(text, str) else text
+
+    def __str__(self) -> str:
+        if self._text is None:
+            self._text = str(self._fn())  # type: ignore[misc]
+            self._fn = None
+        return self._text
+
+    def __repr__(self) -> str:
+        return repr(str(self))
+
+    @staticmethod
+    def join(sep: str, parts: list[Why]) -> Why:
+        """``sep.join`` of the non-empty parts, lazily."""
+        return Why(lambda: sep.join(t for t in map(str, parts) if t))
+
+
+def _text(x: object) -> str:
+    return x if isinstance(x, str) else str(x) if isinstance(x, Why) else fmt(x)
+
+
+class LazyConditions(list):
+    """A step's ``conditions``: ``(condition, how)`` string pairs, printed on first access."""
+
+    def __init__(self, pending: Sequence[tuple[object, object]]) -> None:
+        super().__init__()
+        self._pending: Sequence[tuple[object, object]] | None = pending
+
+    def _force(self) -> None:
+        pending = getattr(self, "_pending", None)
+        if pending is not None:
+            self._pending = None
+            list.extend(self, [(_text(c), _text(h)) for c, h in pending])
+
+
+def _forcing(name: str) -> Callable[..., object]:
+    method = getattr(list, name)
+
+    def wrapper(self: LazyConditions, *args: object, **kw: object) -> object:
+        self._force()
+        return method(self, *args, **kw)
+
+    wrapper.__name__ = name
+    return wrapper
+
+
+for _name in ("__iter__", "__len__", "__getitem__", "__setitem__", "__delitem__", "__contains__",
+              "__reversed__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__add__",
+              "__iadd__", "__mul__", "__rmul__", "__imul__", "__repr__", "__str__", "__reduce_ex__",
+              "append", "extend", "insert", "pop", "remove", "clear", "index", "count", "copy", "sort",
+              "reverse"):
+    setattr(LazyConditions, _name, _forcing(_name))
+LazyConditions.__hash__ = None
 
 
 @dataclass

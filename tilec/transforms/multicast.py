@@ -135,7 +135,8 @@ class MulticastDerivation:
 # -- reading the operand's index map -------------------------------------------------------
 
 
-def _rank_substitution(im: IndexMap, cluster: tuple[int, int, int]
+def _rank_substitution(im: IndexMap, cluster: tuple[int, int, int],
+                       extra_bounds: dict[sympy.Symbol, sympy.Expr] | None = None,
                        ) -> tuple[dict[sympy.Symbol, sympy.Expr], list[sympy.Symbol]]:
     """Express the per-dimension rank (or blockIdx under set_cluster) in the linear ``rank``."""
     cx, cy, _ = cluster
@@ -145,6 +146,7 @@ def _rank_substitution(im: IndexMap, cluster: tuple[int, int, int]
         linear[0] = sympy.Integer(0)
     subs: dict[sympy.Symbol, sympy.Expr] = {}
     extra: list[sympy.Symbol] = []
+    extra_bounds = {} if extra_bounds is None else extra_bounds
     for ax, sym in im.loop:
         pt, d = ax.ptype, ax.ptype.dim
         if pt.is_rank and d is not None:
@@ -153,6 +155,7 @@ def _rank_substitution(im: IndexMap, cluster: tuple[int, int, int]
             cid = index_symbol(f"cid{'xyz'[d]}")
             subs[sym] = cid * cluster[d] + linear[d]
             extra.append(cid)
+            extra_bounds[cid] = sympy.ceiling(ax.extent / cluster[d])
     return subs, extra
 
 
@@ -168,7 +171,8 @@ def _operand_forms(view: TensorView, cluster: tuple[int, int, int],
 def _operand_forms_unevaluated(im: IndexMap, cluster: tuple[int, int, int],
                                alive_parts: list[tuple[sympy.Boolean, Any]]) -> tuple[dict[str, sympy.Expr], sympy.Boolean, list[sympy.Symbol],
                                           dict[sympy.Symbol, sympy.Expr]]:
-    subs, extra = _rank_substitution(im, cluster)
+    extra_bounds: dict[sympy.Symbol, sympy.Expr] = {}
+    subs, extra = _rank_substitution(im, cluster, extra_bounds)
     bulk = {s: sympy.Integer(0) for a, s in im.loop
             if a.ptype in (ParallelType.Bulk, ParallelType.Multicast)}
     every = {**bulk, **subs}
@@ -188,7 +192,7 @@ def _operand_forms_unevaluated(im: IndexMap, cluster: tuple[int, int, int],
     # a k-loop symbol matters only if the ranks' origins depend on it (K offsets per CTA)
     same_syms = set().union(*[e.free_symbols for e in origin.values()])
     variables = cta_level + extra + [s for s in im.symbols if s in k_only and s in same_syms]
-    bounds = {s: b for s, b in im.bounds.items() if s in variables}
+    bounds = {s: b for s, b in im.bounds.items() if s in variables} | extra_bounds
     return origin, alive, variables, bounds
 
 

@@ -1,0 +1,363 @@
+"""Cheap construction of quotients, remainders and conditions (no sympy assumption queries).
+
+sympy's ``floor``/``Mod``/``Eq`` constructors ask its assumptions system (``is_integer``,
+``is_positive``, ...) about their arguments; on index expressions over positive symbols that costs
+milliseconds per node and dominated the prover.  The builders here canonicalise structurally and
+create the node with ``evaluate=False``:
+
+* :func:`mk_floor` / :func:`mk_ceiling`: numbers fold; integer-valued summands move out
+  (``floor(x/4 + y) -> y + floor(x/4)``); ``floor(floor(x)) -> floor(x)`` -- what sympy's ``floor``
+  does, less its costly numeric-range probe (which the 2.5 rule covers, with a trace).
+* :func:`mk_mod`: numbers fold; ``p % q -> 0`` when ``q`` divides ``p`` by factorisation; nested
+  ``(x % (k*q)) % q -> x % q``; ``(a % q + b) % q -> (a + b) % q``; a common monomial factor moves
+  out (``(CN*x) % (CN*CM) -> CN*(x % CM)``); summands that are multiples of ``q`` drop -- sympy's own
+  ``Mod`` canonicalisation, decided by factorisation instead of assumption queries.
+* :func:`mk_rel`: a relation, decided only when both sides are equal or differ by a number.
+* :func:`canon`: any expression, possibly built under ``sympy.evaluate(False)`` (nested ``Add``,
+  ``Mul(Pow(4, -1), Add(...))`` inside a ``floor``), rebuilt into the canonical form above.
+
+Every rewrite is an identity for integer arguments and a nonzero divisor; none needs a side
+condition, so none appears in a proof trace (the same contract as sympy's evaluation).
+
+Example:
+    >>> import sympy
+    >>> x, y, CN, CM = sympy.symbols("x y CN CM", integer=True, positive=True)
+    >>> mk_mod(CN * x, CN * CM)
+    CN*(Mod(x, CM))
+    >>> with sympy.evaluate(False):
+    ...     raw = sympy.floor(sympy.Mul(sympy.Pow(4, -1), sympy.Add(x, sympy.Add(4 * y, 3))))
+    >>> canon(raw)
+    y + floor(x/4 + 3/4)
+"""
+
+from __future__ import annotations
+
+from math import gcd as igcd
+
+import sympy
+from sympy import Add, Mod, Mul, Pow, S, ceiling, floor
+from sympy.core.relational import Relational
+
+_INT_CACHE: dict[sympy.Basic, bool] = {}
+_CANON_CACHE: dict[sympy.Basic, sympy.Basic] = {}
+_CACHE_LIMIT = 200_000
+
+
+def _remember(cache: dict, key: sympy.Basic, value: object) -> None:
+    if len(cache) > _CACHE_LIMIT:
+        cache.clear()
+    cache[key] = value
+
+
+def _sym(e: object) -> sympy.Basic:
+    return e if isinstance(e, sympy.Basic) else sympy.sympify(e)
+
+
+def is_int(e: sympy.Basic) -> bool:
+    """Structurally integer-valued: integers, integer symbols, floor/ceiling/Mod, and +, *, ** of them."""
+    hit = _INT_CACHE.get(e)
+    if hit is not None:
+        return hit
+    if e.is_Integer:
+        ok = True
+    elif e.is_Number:
+        ok = False
+    elif e.is_Symbol:
+        ok = bool(e.is_integer)
+    elif isinstance(e, floor | ceiling):
+        ok = True
+    elif isinstance(e, Mod):
+        ok = is_int(e.args[0]) and is_int(e.args[1])
+    elif e.is_Add or e.is_Mul:
+        ok = all(is_int(a) for a in e.args)
+    elif e.is_Pow:
+        ok = bool(e.exp.is_Integer and e.exp >= 0 and is_int(e.base))
+    elif type(e).__name__ == "Gcd":
+        ok = True
+    else:
+        ok = False
+    _remember(_INT_CACHE, e, ok)
+    return ok
+
+
+def monomial(t: sympy.Expr) -> tuple[sympy.Rational, dict[sympy.Expr, int]] | None:
+    """``t`` as ``coeff * prod(atom**k)`` (an Add factor counts as an atom); None for odd powers."""
+    coeff, rest = t.as_coeff_Mul()
+    powers: dict[sympy.Expr, int] = {}
+    if rest is S.One:
+        return coeff, powers
+    for f in Mul.make_args(rest):
+        if f.is_Pow and f.exp.is_Integer:
+            base, k = f.base, int(f.exp)
+        elif f.is_Pow:
+            return None
+        else:
+            base, k = f, 1
+        powers[base] = powers.get(base, 0) + k
+    return coeff, powers
+
+
+def exact_quotient(n: sympy.Expr, d: sympy.Expr) -> sympy.Expr | None:
+    """``n / d`` when it is an integer-valued polynomial (``d`` divides ``n`` by factorisation)."""
+    n, d = _sym(n), _sym(d)
+    if d == 0:
+        return None
+    if d == 1:
+        return n if is_int(n) else None
+    if n == 0:
+        return S.Zero
+    if n == d:
+        return S.One
+    if d.is_Add:
+        q = n / d
+        return q if not q.is_Add and _int_poly_term(q) else None
+    out = []
+    for t in Add.make_args(n):
+        q = t / d
+        if not _int_poly_term(q):
+            return None
+        out.append(q)
+    return Add(*out)
+
+
+def _int_poly_term(q: sympy.Expr) -> bool:
+    mono = monomial(q)
+    if mono is None or not mono[0].is_Integer:
+        return False
+    return all(k >= 0 and is_int(b) for b, k in mono[1].items())
+
+
+def mono_gcd(*exprs: sympy.Expr) -> sympy.Expr:
+    """The greatest common monomial factor (integer content times common atom powers) of all terms."""
+    exprs = tuple(map(_sym, exprs))
+    g = 0
+    common: dict[sympy.Expr, int] | None = None
+    for e in exprs:
+        for t in Add.make_args(e):
+            mono = monomial(t)
+            if mono is None or not mono[0].is_Integer:
+                return S.One
+            coeff, powers = mono
+            g = igcd(g, abs(int(coeff)))
+            pos = {b: k for b, k in powers.items() if k > 0}
+            if common is None:
+                common = pos
+            else:
+                common = {b: min(k, pos[b]) for b, k in common.items() if b in pos}
+    out: sympy.Expr = sympy.Integer(g or 1)
+    for b, k in (common or {}).items():
+        out = out * b**k
+    return out
+
+
+# -- builders ---------------------------------------------------------------------------------
+def mk_floor(arg: sympy.Expr) -> sympy.Expr:
+    """``floor(arg)``, canonicalised structurally."""
+    return _round(floor, arg)
+
+
+def mk_ceiling(arg: sympy.Expr) -> sympy.Expr:
+    """``ceiling(arg)``, canonicalised structurally."""
+    return _round(ceiling, arg)
+
+
+def mk_div(num: sympy.Expr, den: sympy.Expr) -> sympy.Expr:
+    """``floor(num / den)``."""
+    return mk_floor(num / den)
+
+
+def _round(op: type, arg: sympy.Expr) -> sympy.Expr:
+    arg = _sym(arg)
+    if arg.is_Number:
+        return op(arg)
+    ipart: list[sympy.Expr] = []
+    rest: list[sympy.Expr] = []
+    for t in Add.make_args(arg):
+        (ipart if is_int(t) else rest).append(t)
+    if not rest:
+        return arg
+    spart = Add(*rest)
+    inner = spart if isinstance(spart, floor | ceiling) else op(spart, evaluate=False)
+    return Add(*ipart, inner) if ipart else inner
+
+
+def mk_mod(p: sympy.Expr, q: sympy.Expr) -> sympy.Expr:
+    """``Mod(p, q)``, canonicalised structurally."""
+    p, q = _sym(p), _sym(q)
+    if q == 0:
+        raise ZeroDivisionError("Modulo by zero")
+    if p.is_Number and q.is_Number:
+        return p % q
+    if p == 0 or p == q or p == -q:
+        return S.Zero
+    if exact_quotient(p, q) is not None:
+        return S.Zero
+    if isinstance(p, Mod):
+        x, qi = p.args
+        if exact_quotient(qi, q) is not None:
+            return mk_mod(x, q)
+        if qi.is_Number and q.is_Number and 0 < qi <= q:
+            return p
+    elif p.is_Add:
+        mods = [t for t in p.args if isinstance(t, Mod)]
+        if mods and all(t.args[1] == q for t in mods):
+            net = Add(*[t.args[0] if isinstance(t, Mod) else t for t in p.args])
+            return mk_mod(net, q)
+    g = mono_gcd(p, q)
+    if g != 1:
+        pg, qg = exact_quotient(p, g), exact_quotient(q, g)
+        if pg is not None and qg is not None:
+            return g * mk_mod(pg, qg)
+    if p.is_Add:
+        keep = []
+        changed = False
+        for t in p.args:
+            if t.is_Integer and q.is_Integer and not (0 <= t < q):
+                t, changed = t % q, True
+                if t == 0:
+                    continue
+            elif is_int(t) and exact_quotient(t, q) is not None:
+                changed = True
+                continue
+            keep.append(t)
+        if changed:
+            return mk_mod(Add(*keep), q)
+    elif p.is_Mul and q.is_Integer and is_int(p):
+        coeff, rest = p.as_coeff_Mul()
+        if coeff.is_Integer and not (0 <= coeff < q):
+            return mk_mod((coeff % q) * rest, q)
+    return Mod(p, q, evaluate=False)
+
+
+_REL_TRUTH = {
+    sympy.Eq: lambda d: d == 0,
+    sympy.Ne: lambda d: d != 0,
+    sympy.Lt: lambda d: d < 0,
+    sympy.Le: lambda d: d <= 0,
+    sympy.Gt: lambda d: d > 0,
+    sympy.Ge: lambda d: d >= 0,
+}
+
+
+def mk_rel(cls: type, lhs: sympy.Expr, rhs: sympy.Expr) -> sympy.Basic:
+    """``cls(lhs, rhs)``, decided only when ``lhs - rhs`` is a number."""
+    test = _REL_TRUTH.get(cls)
+    if test is not None:
+        d = S.Zero if lhs == rhs else lhs - rhs
+        if d.is_Number and d.is_finite:
+            return sympy.true if test(d) else sympy.false
+    return cls(lhs, rhs, evaluate=False)
+
+
+def mk_eq(lhs: sympy.Expr, rhs: sympy.Expr) -> sympy.Basic:
+    """``Eq(lhs, rhs)`` (see :func:`mk_rel`)."""
+    return mk_rel(sympy.Eq, lhs, rhs)
+
+
+def rebuild(e: sympy.Basic, args: list | tuple) -> sympy.Basic:
+    """``e.func(*args)`` through the builders above."""
+    f = e.func
+    if f is floor:
+        return mk_floor(args[0])
+    if f is ceiling:
+        return mk_ceiling(args[0])
+    if f is Mod:
+        return mk_mod(*args)
+    if isinstance(e, Relational) and f in _REL_TRUTH:
+        return mk_rel(f, *args)
+    return f(*args)
+
+
+def canon(e: sympy.Basic) -> sympy.Basic:
+    """``e`` in canonical form: evaluated ``+ * **``, floor/ceiling/Mod/relations through the builders.
+
+    A ``Mod`` whose arguments are already canonical is kept as given (an explicitly unevaluated
+    ``Mod(Mod(I, 4*CN), CN)`` is left for the rules, which leave a trace).
+    """
+    hit = _CANON_CACHE.get(e)
+    if hit is not None:
+        return hit
+    if e.is_Atom or not e.args:
+        out = e
+    else:
+        args = [canon(a) for a in e.args]
+        if isinstance(e, Mod) and all(x == y for x, y in zip(args, e.args, strict=True)):
+            out = e
+        elif isinstance(e, floor | ceiling | Mod) or (isinstance(e, Relational) and e.func in _REL_TRUTH):
+            out = rebuild(e, args)
+        elif e.is_Add or e.is_Mul or e.is_Pow or isinstance(e, sympy.And | sympy.Or | sympy.Not):
+            out = e.func(*args)
+        elif all(x is y for x, y in zip(args, e.args, strict=True)):
+            out = e
+        else:
+            out = e.func(*args)
+    _remember(_CANON_CACHE, e, out)
+    return out
+
+
+def frac(e: sympy.Basic) -> tuple[sympy.Expr, sympy.Expr]:
+    """Numerator and denominator of the argument of a floor/ceiling: ``floor(a/b)`` -> ``(a, b)``.
+
+    Structural: the denominator is the product of the atoms' largest negative powers times the
+    least common multiple of the coefficients' denominators.
+    """
+    arg = e.args[0]
+    terms = Add.make_args(arg)
+    qden = 1
+    neg: dict[sympy.Expr, int] = {}
+    for t in terms:
+        mono = monomial(t)
+        if mono is None:
+            return sympy.fraction(sympy.together(arg))
+        coeff, powers = mono
+        if coeff.is_Rational:
+            qden = qden * coeff.q // igcd(qden, coeff.q)
+        else:
+            return sympy.fraction(sympy.together(arg))
+        for b, k in powers.items():
+            if k < 0:
+                neg[b] = max(neg.get(b, 0), -k)
+    den: sympy.Expr = sympy.Integer(qden)
+    for b, k in neg.items():
+        den = den * b**k
+    if den == 1:
+        return arg, S.One
+    num = Add(*[t * den for t in terms])
+    return num, den
+
+
+# -- unevaluated construction (for the trace's display; never under sympy.evaluate(False), whose
+# -- every toggle clears sympy's cache) ---------------------------------------------------------
+def u_add(*args: sympy.Expr) -> sympy.Expr:
+    """``Add(*args)`` left as written."""
+    return Add(*args, evaluate=False)
+
+
+def u_mul(*args: sympy.Expr) -> sympy.Expr:
+    """``Mul(*args)`` left as written."""
+    return Mul(*args, evaluate=False)
+
+
+def u_div(num: sympy.Expr, den: sympy.Expr) -> sympy.Expr:
+    """``floor(num/den)`` left as written."""
+    return floor(Mul(num, Pow(den, -1, evaluate=False), evaluate=False), evaluate=False)
+
+
+def u_mod(p: sympy.Expr, q: sympy.Expr) -> sympy.Expr:
+    """``Mod(p, q)`` left as written."""
+    return Mod(p, q, evaluate=False)
+
+
+def subst(e: sympy.Basic, binding: dict) -> sympy.Basic:
+    """``e.xreplace(binding)`` with every rebuilt node left unevaluated (a theorem instance)."""
+    hit = binding.get(e)
+    if hit is not None:
+        return hit
+    if e.is_Atom or not e.args:
+        return e
+    args = [subst(a, binding) for a in e.args]
+    if all(x is y for x, y in zip(args, e.args, strict=True)):
+        return e
+    if isinstance(e, sympy.And | sympy.Or):
+        return e.func(*args)
+    return e.func(*args, evaluate=False)
