@@ -1,4 +1,5 @@
-"""Subcommands beyond ``show``: gen, masks, explain (registered into tilec.cli on import)."""
+"""Subcommands beyond ``show``: gen, masks, explain, viz, bench, tune (registered into tilec.cli
+on import). The reference is docs/cli.md."""
 
 from __future__ import annotations
 
@@ -88,7 +89,7 @@ def cmd_gen(args: argparse.Namespace) -> int:
 def cmd_masks(args: argparse.Namespace) -> int:
     d = _derive(args)
     if args.json:
-        _write(args, json.dumps(d.to_json(), indent=1))
+        _write(args, json.dumps(d.to_json(), separators=(",", ":")))
         return 0
     cs = d.cluster_size
     out = [f"cluster of {cs} CTAs, {d.mode.value} mode; "
@@ -108,8 +109,7 @@ def cmd_masks(args: argparse.Namespace) -> int:
         if d.mode.value == "sliced":
             head += "  slice"
         out.append(head)
-        shown = 0
-        for row in op.table:
+        for shown, row in enumerate(op.table):
             if shown >= 64:
                 out.append(f"  ... {len(op.table) - shown} more rows (--json for all)")
                 break
@@ -119,39 +119,126 @@ def cmd_masks(args: argparse.Namespace) -> int:
             if d.mode.value == "sliced" and row.alive:
                 line += f"  {row.slice_index}/{row.slice_count}"
             out.append(line)
-            shown += 1
     _write(args, "\n".join(out))
     return 0
 
 
-@command("explain", "the derivation as a person reads it: index maps, same, theorems, facts",
-         _mode_option)
-def cmd_explain(args: argparse.Namespace) -> int:
-    from tilec.ir import index_map, infer_launch
+# -- explain --------------------------------------------------------------------------------
 
+
+@command("explain", "the derivation as a person reads it: index maps, tile order, decomposition, "
+         "multicast theorems, coalescing", _mode_option)
+def cmd_explain(args: argparse.Namespace) -> int:
     loaded = _load(args)
-    fusion = loaded.fusion
-    out = [f"# {loaded.path.name}: " + " ".join(f"{k}={v}" for k, v in loaded.params.items()), "",
-           f"launch: {infer_launch(fusion)}", ""]
-    for v in fusion.views():
-        out += [str(v), *("  " + line for line in str(index_map(v)).splitlines()), ""]
-    explainers = _explainers()
-    for title, fn in explainers:
-        try:
-            text = fn(args, loaded)
-        except TilecError as e:
-            text = f"(not applicable: {e})"
-        if text:
-            out += [f"== {title} ==", text, ""]
+    sections = explain_sections(args, loaded)
+    if args.json:
+        _write(args, json.dumps(sections, indent=1))
+        return 0
+    out = [f"# {loaded.path.name}: " + " ".join(f"{k}={v}" for k, v in loaded.params.items()), ""]
+    for title, sec in sections["sections"].items():
+        out += [f"== {title} ==", sec["text"], ""]
     _write(args, "\n".join(out).rstrip())
     return 0
 
 
-def _explain_multicast(args: argparse.Namespace, loaded: Any) -> str:
+def explain_sections(args: argparse.Namespace, loaded: Any) -> dict[str, Any]:
+    """``{"params": ..., "sections": {title: {"applicable": bool, "text": str, ...}}}``."""
+    sections: dict[str, Any] = {}
+    for title, fn in _explainers():
+        try:
+            sec = fn(args, loaded)
+        except TilecError as e:
+            sec = {"applicable": False, "text": f"(not applicable: {e})"}
+        sections[title] = {"applicable": True, **sec}
+    return {"params": loaded.params, "sections": sections}
+
+
+def _explain_views(args: argparse.Namespace, loaded: Any) -> dict[str, Any]:
+    from tilec.cli import show_data
+    from tilec.ir import index_map, infer_launch
+
+    fusion = loaded.fusion
+    out = [f"launch: {infer_launch(fusion)}", ""]
+    for v in fusion.views():
+        out += [str(v), *("  " + line for line in str(index_map(v)).splitlines()), ""]
+    data = show_data(loaded)
+    return {"text": "\n".join(out).rstrip(), "launch": data["launch"], "views": data["views"]}
+
+
+def _lowered(loaded: Any) -> Any:
+    """The plan without multicast (order and work split are the same for every target)."""
+    from tilec.transforms.lower import lower
+
+    if is_thread_level(loaded.fusion):
+        raise TilecError("a thread-level (SIMT) schedule has one CTA per C tile in launch order; "
+                         "see the coalescing section")
+    key = id(loaded)
+    if key not in _PLANS:
+        _PLANS.clear()
+        _PLANS[key] = lower(loaded.fusion, target="cuda", params=loaded.params, multicast=False)
+    return _PLANS[key]
+
+
+_PLANS: dict[int, Any] = {}
+
+
+def _explain_tile_order(args: argparse.Namespace, loaded: Any) -> dict[str, Any]:
+    from tilec.ir import infer_launch
+    from tilec.viz import _alive_tiles
+
+    plan = _lowered(loaded)
+    o = plan.order
+    launch = infer_launch(loaded.fusion)
+    grid = 1
+    for g in launch.grid:
+        grid *= int(g)
+    alive = _alive_tiles(plan)
+    first = [(t, *mn) for t, mn in list(alive.items())[:8]]
+    rounds = -(-int(o.num_tiles) // grid)
+    text = [f"t = r * {grid} + pid   (r: persistent round, pid: linear CTA id"
+            + (f" = cidx * {launch.cluster_size} + rank)" if launch.cluster_size > 1 else ")"),
+            f"tile_m(t) = {o.tile_m}", f"tile_n(t) = {o.tile_n}",
+            f"num_tiles = {o.num_tiles} linear indices ({rounds} round(s) of {grid} CTAs) over "
+            f"{o.tiles_m} x {o.tiles_n} = {plan.tiles} C tiles of {plan.BM}x{plan.BN}"
+            + (f"; {int(o.num_tiles) - len(alive)} padded indices are skipped"
+               if len(alive) < int(o.num_tiles) else ""),
+            f"order: {o.description}",
+            "first tiles: " + ", ".join(f"t={t} -> ({m}, {n})" for t, m, n in first)]
+    return {"text": "\n".join(text), "tile_m": str(o.tile_m), "tile_n": str(o.tile_n),
+            "num_tiles": int(o.num_tiles), "tiles_m": o.tiles_m, "tiles_n": o.tiles_n,
+            "grid": grid, "rounds": rounds, "cluster_size": launch.cluster_size,
+            "first_tiles": [list(x) for x in first]}
+
+
+def _explain_decomposition(args: argparse.Namespace, loaded: Any) -> dict[str, Any]:
+    from tilec.transforms.decompose import estimate_cost
+
+    plan = _lowered(loaded)
+    w = plan.work
+    kind = str(loaded.fusion.decomposition["kind"])
+    reasons = list(plan.notes)
+    cost = estimate_cost(w, plan.tiles, plan.k_iters, w.grid, plan.BM, plan.BN, plan.BK)
+    text = [f"{w.kind.value} (schedule asked for {kind!r}), fix-up {w.fixup.value}; grid {w.grid} "
+            f"CTAs; {plan.tiles} tiles x {plan.k_iters} k-iterations of BK={plan.BK}"]
+    if w.kind.value == "splitk":
+        text.append(f"splits: {w.splits}")
+    elif w.kind.value != "dp":
+        text.append(f"Stream-K region: {w.sk_tiles} tiles over {w.sk_ctas} CTAs "
+                    f"({'first' if w.sk_first else 'last'} tiles of the order)")
+    text.append(f"modeled critical path: {cost.total:.1f} k-iterations, {cost.units} units, "
+                f"{cost.partial_units} partial")
+    text += ["why:", *("  " + r for r in reasons)]
+    return {"text": "\n".join(text), "kind": w.kind.value, "requested": kind,
+            "fixup": w.fixup.value, "grid": w.grid, "splits": w.splits, "sk_tiles": w.sk_tiles,
+            "sk_ctas": w.sk_ctas, "sk_waves": w.sk_waves, "k_iters": plan.k_iters,
+            "tiles": plan.tiles, "modeled_critical_path": cost.total, "reasons": reasons}
+
+
+def _explain_multicast(args: argparse.Namespace, loaded: Any) -> dict[str, Any]:
     from tilec.ir import infer_launch
 
     if infer_launch(loaded.fusion).cluster_size == 1:
-        return "no cluster: nothing to multicast"
+        raise TilecError("no cluster: nothing to multicast")
     d = _derive(args)
     out = []
     for name, op in d.operands.items():
@@ -175,9 +262,267 @@ def _explain_multicast(args: argparse.Namespace, loaded: Any) -> str:
         if d.mode.value == "sliced":
             out.append(f"    slice       = {sidx} of {scount}")
         out += [f"  note: {n}" for n in op.notes]
-    return "\n".join(out)
+    js = d.to_json()
+    for op in js["operands"].values():
+        del op["table"]  # `tilec masks --json` has the table
+    return {"text": "\n".join(out), **js}
+
+
+def _explain_coalescing(args: argparse.Namespace, loaded: Any) -> dict[str, Any]:
+    from tilec.transforms.coalescing import analyze, explain_coalescing
+    from tilec.transforms.simt import lower_simt
+
+    if not is_thread_level(loaded.fusion):
+        raise TilecError("a tile-level schedule loads whole tiles with TMA or tl.load; the "
+                         "analysis is for thread-level fp32 schedules")
+    plan = lower_simt(loaded.fusion)
+    reports = [{"tensor": r.tensor, "kind": r.kind, "pattern": r.pattern.value,
+                "stride": None if r.stride is None else str(r.stride), "sectors": r.sectors,
+                "ideal_sectors": r.ideal_sectors, "verdict": r.verdict} for r in analyze(plan)]
+    return {"text": explain_coalescing(plan), "accesses": reports}
 
 
 def _explainers() -> list[tuple[str, Any]]:
-    items: list[tuple[str, Any]] = [("TMA multicast", _explain_multicast)]
-    return items
+    return [("views", _explain_views), ("tile order", _explain_tile_order),
+            ("decomposition", _explain_decomposition), ("TMA multicast", _explain_multicast),
+            ("coalescing", _explain_coalescing)]
+
+
+# -- viz ------------------------------------------------------------------------------------
+
+
+def _viz_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--kind", choices=["tiles", "multicast", "timeline", "all"], default="all",
+                   help="which picture (default all: the three as panels of one PNG)")
+    _mode_option(p)
+    p.add_argument("--sms", type=int, default=None,
+                   help="SMs of the timeline (default: the decomposition's grid, at most 132)")
+    p.add_argument("--size", default=None, metavar="WxH",
+                   help="image size in pixels (default per kind: tiles 1600x1000, multicast "
+                        "1400x900, timeline 1600x1000, all 1800x2600)")
+    p.add_argument("--rounds", type=int, default=4,
+                   help="tile picture: at most this many round panels (the first ones and the "
+                        "last; default 4)")
+
+
+def _size(text: str | None) -> tuple[int, int] | None:
+    if text is None:
+        return None
+    w, sep, h = text.lower().partition("x")
+    if not (sep and w.isdigit() and h.isdigit()):
+        raise TilecError(f"--size must look like WIDTHxHEIGHT in pixels (1600x1000) but got "
+                         f"{text!r}")
+    return int(w), int(h)
+
+
+@command("viz", "draw the schedule (PNG): C tiles per round, multicast groups, SM timeline",
+         _viz_options)
+def cmd_viz(args: argparse.Namespace) -> int:
+    from tilec import viz
+    from tilec.ir import infer_launch
+
+    size = _size(args.size)
+    if args.rounds < 1:
+        raise TilecError(f"--rounds must be a positive integer but got {args.rounds}")
+    loaded = _load(args)
+    if is_thread_level(loaded.fusion):
+        raise TilecError(f"{loaded.path.name}: viz draws tile-level schedules (Mma tiles); a "
+                         f"thread-level schedule has one CTA per tile: see `tilec explain`")
+    plan = _lowered(loaded)
+    launch = infer_launch(loaded.fusion)
+    grid = 1
+    for g in launch.grid:
+        grid *= int(g)
+    cs = launch.cluster_size
+    derivation = None
+    if cs > 1 and args.kind in ("multicast", "all"):
+        derivation = _derive(args)
+    sms = args.sms if args.sms is not None else min(plan.work.grid, 132)
+    out = args.output or f"{loaded.path.stem}_{args.kind}.png"
+    path = viz.render(args.kind, out, plan=plan, grid=grid, cluster_size=cs,
+                      derivation=derivation, mode=args.mode, sms=sms, size=size,
+                      max_rounds=args.rounds)
+    print(f"wrote {path}", file=sys.stderr)
+    if args.json:
+        data: dict[str, Any] = {"kind": args.kind, "file": str(path),
+                                "size": list(size or viz.DEFAULT_SIZE[args.kind]),
+                                "grid": grid, "cluster_size": cs}
+        if args.kind in ("tiles", "all"):
+            data["tiles"] = [vars(c) for c in viz.tile_assignment(plan, grid, cs)]
+        if derivation is not None:
+            data["multicast"] = {k: [vars(p) for p in v]
+                                 for k, v in viz.multicast_patterns(derivation).items()}
+        if args.kind in ("timeline", "all"):
+            tl = viz.timeline(plan, sms)
+            data["timeline"] = {"sms": tl.sms, "k_iters": tl.k_iters, "fixup": tl.fixup,
+                                "makespan": tl.makespan, "blocks": [vars(b) for b in tl.blocks]}
+        print(json.dumps(data, indent=1))
+    return 0
+
+
+# -- bench and tune (GPU) -------------------------------------------------------------------
+
+
+def require_gpu(what: str) -> Any:
+    """``torch`` when a CUDA GPU is usable, else the one-line user error."""
+    try:
+        import torch
+    except ImportError:
+        raise TilecError(f"{what} needs a CUDA GPU (torch is not installed)") from None
+    if not torch.cuda.is_available():
+        raise TilecError(f"{what} needs a CUDA GPU (torch.cuda.is_available() is False)")
+    return torch
+
+
+def _bench_options(p: argparse.ArgumentParser) -> None:
+    _gen_options(p)
+    p.add_argument("--sweep", action="append", default=[], metavar="NAME=V1,V2,...",
+                   help="benchmark every combination of these parameter values (repeatable)")
+    p.add_argument("--warmup", type=int, default=25, help="warm-up time per kernel, ms")
+    p.add_argument("--rep", type=int, default=100, help="timed replays per kernel, ms")
+
+
+def _sweep_points(args: argparse.Namespace) -> list[dict[str, Any]]:
+    import itertools
+
+    from tilec.loader import parse_params, parse_value
+
+    axes = []
+    for item in args.sweep:
+        name, sep, values = item.partition("=")
+        vals = [v for v in values.split(",") if v]
+        if not sep or not name.isidentifier() or not vals:
+            raise TilecError(f"--sweep must look like NAME=V1,V2,... but got {item!r}")
+        parse_params([f"{name}={v}" for v in vals])
+        axes.append([(name, parse_value(v)) for v in vals])
+    return [dict(c) for c in itertools.product(*axes)] if axes else [{}]
+
+
+@command("bench", "time the generated kernel against torch.matmul and a plain Triton kernel "
+         "(GPU)", _bench_options)
+def cmd_bench(args: argparse.Namespace) -> int:
+    from tilec.progress import Progress
+
+    points = _sweep_points(args)
+    loaded = _load(args)  # the file and the fixed --param values are checked before the GPU
+    torch = require_gpu("bench")
+    if is_thread_level(loaded.fusion):
+        raise TilecError(f"{loaded.path.name}: bench times tile-level schedules; the SIMT "
+                         f"kernels are not benchmarked by tilec yet")
+    base = list(args.param)
+    results = []
+    bar = Progress(points, "bench")
+    for point in bar:
+        bar.set_postfix(" ".join(f"{k}={v}" for k, v in point.items()))
+        args.param = base + [f"{k}={v}" for k, v in point.items()]
+        pl = _load(args)
+        plan = plan_for(args, pl)
+        res = _bench_plan(torch, plan, args)
+        results.append({"params": pl.params, "M": plan.M, "N": plan.N, "K": plan.K,
+                        "target": args.target, **res})
+    args.param = base
+    data = {"device": torch.cuda.get_device_name(0), "target": args.target,
+            "method": "triton.testing.do_bench median, L2 flushed before each replay",
+            "results": results}
+    if args.json:
+        _write(args, json.dumps(data, indent=1))
+        return 0
+    head = (f"{'M':>6} {'N':>6} {'K':>6}  {'tilec ms':>9} {'TFLOP/s':>8}  {'cuBLAS ms':>9} "
+            f"{'TFLOP/s':>8}  {'plain ms':>9} {'TFLOP/s':>8}  {'vs cuBLAS':>9}  rel_err")
+    out = [f"# {loaded.path.name} on {data['device']}, --target {args.target} ({data['method']})",
+           head]
+    for r in results:
+        out.append(f"{r['M']:>6} {r['N']:>6} {r['K']:>6}  {r['tilec_ms']:>9.4f} "
+                   f"{r['tilec_tflops']:>8.1f}  {r['cublas_ms']:>9.4f} {r['cublas_tflops']:>8.1f}  "
+                   f"{r['plain_ms']:>9.4f} {r['plain_tflops']:>8.1f}  "
+                   f"{r['cublas_ms'] / r['tilec_ms']:>8.2f}x  {r['rel_err']:.2e}")
+    _write(args, "\n".join(out))
+    return 0
+
+
+def _bench_plan(torch: Any, plan: Any, args: argparse.Namespace) -> dict[str, Any]:
+    from tilec.codegen.triton_bench import plain_matmul, rel_err, tflops, time_ms
+    from tilec.ir.types import DType
+
+    plain_cfg = (plan.BM, plan.BN, plan.BK, 8, 3, 8 if plan.BM * plan.BN >= 128 * 256 else 4)
+    if args.target == "triton":
+        from tilec.codegen.triton_bench import bench_plan
+
+        return bench_plan(plan, plain_cfg=plain_cfg, warmup=args.warmup, rep=args.rep)
+    from tilec.codegen.cuda_launch import build
+
+    dt = {DType.FP16: torch.float16, DType.BF16: torch.bfloat16, DType.FP32: torch.float32}
+    dtype = dt[plan.dtype]
+    g = torch.Generator(device="cuda").manual_seed(0)
+    M, N, K = plan.M, plan.N, plan.K
+    a = torch.randn((M, K), device="cuda", dtype=dtype, generator=g)
+    b = torch.randn((N, K) if plan.b_transposed else (K, N), device="cuda", dtype=dtype,
+                    generator=g)
+    b_kn = (b.T if plan.b_transposed else b).contiguous()
+    kernel = build(plan)
+    out = torch.full((M, N), float("nan"), device="cuda", dtype=dtype)
+    c = kernel(a, b, out)
+    torch.cuda.synchronize()
+    res: dict[str, Any] = {"rel_err": rel_err(c, a.float() @ b_kn.float()),
+                           "nan": int(c.isnan().sum().item())}
+    res["tilec_ms"] = time_ms(lambda: kernel(a, b, out), args.warmup, args.rep)
+    res["cublas_ms"] = time_ms(lambda: torch.matmul(a, b_kn), args.warmup, args.rep)
+    res["plain_ms"] = time_ms(lambda: plain_matmul(a, b_kn, plain_cfg), args.warmup, args.rep)
+    for k in [k for k in res if k.endswith("_ms")]:
+        res[k[:-3] + "_tflops"] = tflops(M, N, K, res[k])
+    return res
+
+
+def _tune_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--sms", type=int, default=None, help="SMs (default: the GPU's)")
+    p.add_argument("--no-cache", action="store_true",
+                   help="time every config again (default: reuse $TILEC_CACHE/autotune.json)")
+
+
+# tune's Config fields -> the schedule parameters they usually are
+_TUNE_PARAMS = {"BM": "BM", "BN": "BN", "BK": "BK", "group_m": "GROUP_M",
+                "decomposition": "DECOMP", "splits": "SPLITS", "sk_waves": "SK_WAVES",
+                "fixup": "FIXUP"}
+
+
+@command("tune", "autotune tile sizes and decomposition for the schedule's problem (GPU)",
+         _tune_options)
+def cmd_tune(args: argparse.Namespace) -> int:
+    from dataclasses import asdict
+
+    from tilec.codegen.autotune import autotune, cache_path
+
+    loaded = _load(args)
+    require_gpu("tune")
+    f = loaded.fusion
+    if is_thread_level(f):
+        raise TilecError(f"{loaded.path.name}: tune searches tensor-core configs; a "
+                         f"thread-level schedule is tuned by its own parameters")
+    for dim in ("M", "N", "K"):
+        if not getattr(f, dim).is_Integer:
+            raise TilecError(f"tune needs concrete sizes but {dim} = {getattr(f, dim)}")
+    M, N, K = int(f.M), int(f.N), int(f.K)
+    best, results = autotune(M, N, K, dtype=f.dtype, sms=args.sms, use_cache=not args.no_cache)
+    suggest = {_TUNE_PARAMS[k]: v for k, v in asdict(best).items()
+               if _TUNE_PARAMS.get(k) in loaded.params}
+    ranked = sorted(results, key=lambda r: (r["ms"] is None, r["ms"] or 0.0))
+    data = {"M": M, "N": N, "K": K, "dtype": f.dtype.value, "best": asdict(best),
+            "suggested_params": suggest, "results": ranked, "cache": cache_path()}
+    if args.json:
+        _write(args, json.dumps(data, indent=1))
+        return 0
+    from tilec.codegen.autotune import Config
+    from tilec.codegen.triton_bench import tflops
+
+    out = [f"# tune {M}x{N}x{K} {f.dtype.value}: {len(results)} configs (cache {cache_path()})"]
+    for r in ranked:
+        name = Config(**r["config"]).short()
+        if r["ms"] is None:
+            out.append(f"  {'failed':>9}  {name}: {r.get('error', '')}")
+        else:
+            out.append(f"  {r['ms']:>7.4f}ms {tflops(M, N, K, r['ms']):>7.1f} TFLOP/s  {name}")
+    out.append(f"best: {best.short()}")
+    if suggest:
+        out.append("use: " + " ".join(f"--param {k}={v}" for k, v in suggest.items()))
+    _write(args, "\n".join(out))
+    return 0

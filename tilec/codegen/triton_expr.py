@@ -72,12 +72,11 @@ class TritonExprPrinter(StrPrinter):
 
     def _divisor(self, den: sympy.Expr, expr: sympy.Expr) -> int | str:
         if not den.is_Integer:
-            # a run-time divisor, e.g. the last group's size Min(G, tiles_m - g*G) of a grouped
-            # raster: positive on every tile the kernel walks; clamped to 1 so that a lane that is
-            # masked off anyway can never divide by zero or a negative (truncation != floor)
-            if isinstance(den, sympy.Min) and any(a.is_Integer and a > 0 for a in den.args):
-                return f"tl.maximum({self._print(den)}, 1)"
-            raise InternalError(f"triton: divisor {den} of {expr} is not a constant")
+            # A run-time divisor: only the IR's grouped raster makes one (the last group's size
+            # Min(G, tiles_m - g*G), which sympy may fold to tiles_m - g*G), positive on every
+            # tile the kernel walks. Clamped to 1 so that a tile past the end, masked off anyway,
+            # can never divide by zero or a negative (Triton truncates; floor != truncation).
+            return f"tl.maximum({self._print(den)}, 1)"
         if int(den) <= 0:
             # Triton's // and % truncate toward zero; floor semantics only hold for b > 0.
             raise InternalError(f"triton: divisor {den} of {expr} is not positive")

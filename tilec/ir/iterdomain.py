@@ -204,6 +204,10 @@ class Swizzle:
         """(x, y) of the tile visited at loop indices (xo, yo)."""
         ey, g = self.y.extent, self.group
         t = xo * ey + yo
+        if sympy.Ge(g, self.x.extent) is sympy.true:
+            # one group holds every row: plain column-major order
+            ex = self.x.extent
+            return sympy.Mod(t, ex), sympy.floor(t / ex)
         width = g * ey
         grp = sympy.floor(t / width)
         size = sympy.Min(self.x.extent - grp * g, g)

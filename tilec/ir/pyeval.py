@@ -59,6 +59,8 @@ class IntPrinter(PythonCodePrinter):
         """An integer-valued sum or product with rational parts (an exact division, e.g.
         ``cidx*(CLUSTER/CN)`` under ``CLUSTER % CN == 0``) as one ``num // den`` over a common
         denominator; never term by term, which would distribute a floor over a sum."""
+        if not _has_fraction(expr):
+            return None
         with sympy.evaluate(True):
             num, den = sympy.fraction(sympy.together(expr.doit(deep=True)))
         if den == 1:
@@ -102,6 +104,21 @@ class IntPrinter(PythonCodePrinter):
         body = self._print(expr.function)
         return (f"sum(({body}) for {self._print(var)} in "
                 f"range({self._print(lo)}, ({self._print(hi)}) + 1))")
+
+
+def _has_fraction(expr: sympy.Basic) -> bool:
+    """A non-integer rational or a negative power outside any floor/ceiling/Mod."""
+    stack = [expr]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, sympy.Rational) and not isinstance(e, sympy.Integer):
+            return True
+        if isinstance(e, sympy.Pow) and (e.exp.is_negative or not e.exp.is_integer):
+            return True
+        if isinstance(e, sympy.floor | sympy.ceiling | sympy.Mod):
+            continue
+        stack.extend(e.args)
+    return False
 
 
 def compile_int(

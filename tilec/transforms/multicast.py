@@ -68,11 +68,7 @@ class OperandMulticast:
     variables: list[sympy.Symbol]
     origin: dict[str, sympy.Expr]  # box origin per non-broadcast logical axis, in rank
     alive: sympy.Boolean
-    same: sympy.Boolean  # over r1, r2 and the variables (general form, alive included)
-    general_issue: sympy.Boolean
-    general_mask: sympy.Expr
-    general_slice_index: sympy.Expr
-    general_slice_count: sympy.Expr
+    general: _LazyGeneral
     closed_form: bool = False
     issue: sympy.Boolean = sympy.false
     mask: sympy.Expr = sympy.Integer(0)
@@ -88,6 +84,28 @@ class OperandMulticast:
     rank_extent: sympy.Expr = sympy.Integer(1)
     bounds: dict[sympy.Symbol, sympy.Expr] = field(default_factory=dict)
     table: list[Row] = field(default_factory=list)
+
+    @property
+    def same(self) -> sympy.Boolean:
+        """same(r1, r2) over the variables: origins equal and both alive (the general form)."""
+        return self.general.forms[0]
+
+    @property
+    def general_issue(self) -> sympy.Boolean:
+        # sliced: every alive member of a group issues its own slice
+        return self.alive if self.mode is MulticastMode.SLICED else self.general.forms[1]
+
+    @property
+    def general_mask(self) -> sympy.Expr:
+        return self.general.forms[2]
+
+    @property
+    def general_slice_index(self) -> sympy.Expr:
+        return self.general.forms[3]
+
+    @property
+    def general_slice_count(self) -> sympy.Expr:
+        return self.general.forms[4]
 
     def forms(self) -> tuple[sympy.Boolean, sympy.Expr, sympy.Expr | None, sympy.Expr | None]:
         """The forms a kernel should use: closed where proven, else general."""
@@ -234,6 +252,20 @@ def derive(
     return MulticastDerivation(params, cs, mode, out)
 
 
+class _LazyGeneral:
+    """The general forms, built on first use (a closed form usually makes them unneeded)."""
+
+    def __init__(self, origin: dict[str, sympy.Expr], alive: sympy.Boolean, cs: int) -> None:
+        self.origin, self.alive, self.cs = origin, alive, cs
+        self._forms: tuple[Any, ...] | None = None
+
+    @property
+    def forms(self) -> tuple[Any, ...]:
+        if self._forms is None:
+            self._forms = _general(self.origin, self.alive, self.cs)
+        return self._forms
+
+
 def _general(origin: dict[str, sympy.Expr], alive: sympy.Boolean, cs: int
              ) -> tuple[sympy.Boolean, sympy.Boolean, sympy.Expr, sympy.Expr, sympy.Expr]:
     # built unevaluated: these are printed and compiled, never simplified (and sympy's
@@ -268,17 +300,13 @@ def _derive_operand(
                      and cluster[a.ptype.dim] > 1]
         rank_extent = rank_axes[0].extent if len(rank_axes) == 1 else sympy.Integer(cs)
         _FORMS[fkey] = (sview, origin, alive, variables, bounds, alive_parts, rank_extent,
-                        _general(origin, alive, cs))
-    (_, origin, alive, variables, bounds, alive_parts, rank_extent,
-     (same, gissue, gmask, gindex, gcount)) = _FORMS[fkey]
-    if mode is MulticastMode.SLICED:
-        gissue = alive  # every alive member of a group issues its own slice
+                        _LazyGeneral(origin, alive, cs))
+    (_, origin, alive, variables, bounds, alive_parts, rank_extent, general) = _FORMS[fkey]
     rows = [a for a in view.loop if a.ptype is ParallelType.Bulk]
     box_elems = sympy.Mul(*[a.extent for a in rows if not a.is_broadcast])
     op = OperandMulticast(
         operand=name, mode=mode, cluster_size=cs, variables=[RANK, *variables], origin=origin,
-        alive=alive, same=same, general_issue=gissue, general_mask=gmask,
-        general_slice_index=gindex, general_slice_count=gcount,
+        alive=alive, general=general,
         box_bytes=int(box_elems) * fusion.dtype.nbytes if box_elems.is_Integer else 0,
         alive_parts=alive_parts, bounds=bounds, rank_extent=rank_extent,
     )

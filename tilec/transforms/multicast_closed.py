@@ -32,12 +32,24 @@ if TYPE_CHECKING:
 _J = sympy.Symbol("j", integer=True, nonnegative=True)
 
 
+_COMPILED: dict[sympy.Expr, tuple[list[sympy.Symbol], Any]] = {}
+
+
 def _value(expr: sympy.Expr, values: dict[sympy.Symbol, int]) -> int | None:
-    syms = sorted(expr.free_symbols, key=str)
-    if any(s not in values for s in syms):
+    """The exact integer value of a parameter expression (compiled once per expression)."""
+    hit = _COMPILED.get(expr)
+    if hit is None:
+        syms = sorted(expr.free_symbols, key=str)
+        try:
+            hit = (syms, compile_int([expr], syms))
+        except ValueError:
+            hit = (syms, None)
+        _COMPILED[expr] = hit
+    syms, fn = hit
+    if fn is None or any(s not in values for s in syms):
         return None
     try:
-        return int(compile_int([expr], syms)(*[values[s] for s in syms])[0])
+        return int(fn(*[values[s] for s in syms])[0])
     except (ValueError, TypeError, ZeroDivisionError):
         return None
 
@@ -220,9 +232,11 @@ def _keys(cond: sympy.Boolean) -> list[sympy.Expr] | None:
         if R2 in lhs.free_symbols:
             lhs, rhs = rhs, lhs
         kl, kr = lhs.xreplace({R1: RANK}), rhs.xreplace({R2: RANK})
-        if R2 in kl.free_symbols or R1 in kr.free_symbols or sympy.simplify(kl - kr) != 0:
+        if R2 in kl.free_symbols or R1 in kr.free_symbols:
             return None
-        keys.append(_strip(sympy.simplify(kl)))
+        if kl != kr and sympy.expand(kl - kr) != 0:
+            return None
+        keys.append(_strip(kl))
     return keys
 
 

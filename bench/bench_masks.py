@@ -1,0 +1,77 @@
+"""Time `tilec masks examples/seed004_persistent_cluster.py --json` (issue target: < 1 s on the
+CI machine), end to end in a fresh process, and the derivation's parts in process.
+
+    python bench/bench_masks.py [--runs 5]
+
+Prints a table and writes bench/results/masks_seed.json. Run it on an otherwise idle machine:
+on a 2-core machine any concurrent job doubles wall times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SEED = ROOT / "examples" / "seed004_persistent_cluster.py"
+
+
+def fresh_process(runs: int) -> dict[str, float]:
+    times, imports = [], []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "from tilec.cli import entry; entry()", "masks",
+                        str(SEED), "--json", "-o", os.devnull], check=True, cwd=ROOT,
+                       capture_output=True)
+        times.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "import tilec.cli, tilec.transforms.multicast"],
+                       check=True, cwd=ROOT)
+        imports.append(time.perf_counter() - t0)
+    return {"end_to_end_median_s": statistics.median(times), "end_to_end_min_s": min(times),
+            "python_and_imports_median_s": statistics.median(imports)}
+
+
+def in_process() -> dict[str, float]:
+    from tilec.loader import load_schedule
+    from tilec.transforms.multicast import derive_from_file
+
+    t0 = time.perf_counter()
+    load_schedule(SEED)
+    t1 = time.perf_counter()
+    d = derive_from_file(SEED)
+    t2 = time.perf_counter()
+    text = json.dumps(d.to_json(), separators=(",", ":"))
+    t3 = time.perf_counter()
+    derive_from_file(SEED, {"M": 8192 + 128})  # same structure and facts: caches hit
+    t4 = time.perf_counter()
+    return {"build_schedule_s": t1 - t0, "derive_first_s": t2 - t1, "json_s": t3 - t2,
+            "derive_cached_structure_s": t4 - t3, "json_bytes": len(text),
+            "closed_A": d.operands["A"].closed_form, "closed_B": d.operands["B"].closed_form}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=5)
+    args = ap.parse_args()
+    res = {"machine": platform.machine(), "cpus": os.cpu_count(),
+           "loadavg": os.getloadavg(), "date": time.strftime("%Y-%m-%d"),
+           **fresh_process(args.runs), **in_process()}
+    print(f"{'measure':<34} value")
+    for k, v in res.items():
+        print(f"{k:<34} {v:.3f}" if isinstance(v, float) else f"{k:<34} {v}")
+    print(f"target: end to end < 1 s -> {'met' if res['end_to_end_median_s'] < 1 else 'MISSED'}")
+    out = ROOT / "bench" / "results" / "masks_seed.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(res, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
