@@ -158,7 +158,7 @@ def test_closed_form_equals_general_form(p, mode):
     q = _params(p)
     if q["CLUSTER"] == 1:
         return
-    d, data, tiles = _run(q, mode, closed=True)
+    _, data, _ = _run(q, mode, closed=True)
     for name in ("A", "B"):
         op = data["operands"][name]
         if not op["closed_form"]:
@@ -175,7 +175,7 @@ def test_fully_divisible_closed_form_shares_every_pair(CM, CN):
     for name in ("A", "B"):
         op = data["operands"][name]
         assert op["closed_form"], (name, d.operands[name].notes)
-        for row, issue, mask in _eval_json(op, op["table"], q):
+        for row, _issue, mask in _eval_json(op, op["table"], q):
             group = sharing_groups(tiles, name, row["i_rt"], row["cidx"], q["CLUSTER"])[row["rank"]]
             assert mask == sum(1 << g for g in group)
 
@@ -198,7 +198,7 @@ def test_seed_closed_form_for_A_matches_the_corrected_text():
 
 def test_dead_ctas_never_issue_and_are_in_no_mask():
     q = dict(M=300, N=500, K=64, BM=64, BN=64, CM=2, CN=2, CLUSTER=4, SMS=12)
-    d, data, tiles = _run(q, "leader", closed=True)
+    _, data, tiles = _run(q, "leader", closed=True)
     dead = {k for k, v in tiles.items() if v is None}
     assert dead, "the case must have a partial last round"
     for name in ("A", "B"):
@@ -206,9 +206,9 @@ def test_dead_ctas_never_issue_and_are_in_no_mask():
             if (row["i_rt"], row["cidx"], row["rank"]) in dead:
                 assert not row["issue"]
             for other in data["operands"][name]["table"]:
-                if (other["i_rt"], other["cidx"]) == (row["i_rt"], row["cidx"]) and other["issue"]:
-                    if (row["i_rt"], row["cidx"], row["rank"]) in dead:
-                        assert not other["mask"] >> row["rank"] & 1
+                same_point = (other["i_rt"], other["cidx"]) == (row["i_rt"], row["cidx"])
+                if same_point and other["issue"] and (row["i_rt"], row["cidx"], row["rank"]) in dead:
+                    assert not other["mask"] >> row["rank"] & 1
 
 
 def test_a_cluster_of_one_is_refused_with_a_clear_error():

@@ -17,12 +17,11 @@ from __future__ import annotations
 
 import json
 import os
-import sys
-import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
-from typing import Any, TypeVar
+from typing import Any
 
+from tilec.progress import Progress
 from tilec.transforms.decompose import (
     choose_decomposition,
     estimate_cost,
@@ -40,8 +39,6 @@ __all__ = [
     "heuristic_config",
     "plan_for",
 ]
-
-X = TypeVar("X")
 
 
 @dataclass(frozen=True)
@@ -85,7 +82,7 @@ def _tile_config(M: int, N: int, K: int, sms_hint: int = 132) -> Config:
     # shape rules: wgmma wants BM in 64s; tiny M streams B (memory bound)
     if M <= 32:  # decode: stream B with long K steps (measured best: 16x64x256, split-K 2)
         return Config(BM=16, BN=64, BK=256, num_warps=4, num_stages=3)
-    if M <= 128 and -(-M // 64) * -(-N // 256) >= sms_hint // 2:  # enough 64x256 tiles
+    if M <= 128 and sms_hint // 2 <= -(-M // 64) * -(-N // 256):  # enough 64x256 tiles
         return Config(BM=64, BN=256, BK=64, num_warps=8, num_stages=4)
     if M <= 128:  # few tiles: 64x128 with BK=128 and split-K (seed 001 shape: 1.5x plain)
         return Config(BM=64, BN=128, BK=128, num_warps=4, num_stages=4)
@@ -129,7 +126,7 @@ def heuristic_config(
                           f"{cfg.BM}x{cfg.BN}x{cfg.BK}, {cfg.num_warps} warps, "
                           f"{cfg.num_stages} stages")
     else:
-        scored = []
+        scored: list[Any] = []
         for t, rate in LARGE_TILES:
             split, why = choose_decomposition(M, N, K, t.BM, t.BN, t.BK, sms, fixup=fixup)
             tiles = -(-M // t.BM) * -(-N // t.BN)
@@ -218,31 +215,6 @@ def candidates(M: int, N: int, K: int, sms: int = 132) -> list[Config]:
 # --------------------------------------------------------------------------------------------
 
 
-class Progress:
-    """A tiny tqdm: ``for x in Progress(items, "tuning"):`` draws ``label [####....] 3/8``."""
-
-    def __init__(self, items: Iterable[X], label: str = "", stream: Any = None) -> None:
-        self.items = list(items)
-        self.label = label
-        self.stream = stream or sys.stderr
-        self.t0 = time.time()
-
-    def __iter__(self) -> Iterator[Any]:
-        n = len(self.items)
-        for i, x in enumerate(self.items):
-            self._draw(i, n)
-            yield x
-        self._draw(n, n)
-        self.stream.write("\n")
-
-    def _draw(self, i: int, n: int) -> None:
-        w = 24
-        fill = w * i // max(n, 1)
-        self.stream.write(f"\r{self.label} [{'#' * fill}{'.' * (w - fill)}] {i}/{n} "
-                          f"{time.time() - self.t0:.0f}s")
-        self.stream.flush()
-
-
 def cache_path() -> str:
     root = os.environ.get("TILEC_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "tilec")
     return os.path.join(root, "autotune.json")
@@ -306,7 +278,7 @@ def autotune(
     ok = [r for r in results if r["ms"] is not None]
     if not ok:
         raise RuntimeError(f"autotune {M}x{N}x{K}: every config failed: {results[0].get('error')}")
-    best = min(ok, key=lambda r: r["ms"])
+    best: dict[str, Any] = min(ok, key=lambda r: float(r["ms"]))
     if use_cache:
         cache = _read_cache()
         cache[key] = {"config": best["config"], "results": results}

@@ -20,7 +20,8 @@ Example::
 
 from __future__ import annotations
 
-import networkx as nx
+from typing import TYPE_CHECKING
+
 import sympy
 
 from tilec.errors import FusionError, LaunchError
@@ -28,6 +29,9 @@ from tilec.ir.iterdomain import IterDomain, as_extent
 from tilec.ir.tensorview import TensorView
 from tilec.ir.trace import Schedule, paused
 from tilec.ir.types import DType, IterType, MemoryType, ParallelType
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 
 def _size(name: str, value: int | str | sympy.Expr) -> sympy.Expr:
@@ -81,7 +85,8 @@ class GemmFusion:
         self.a_smem: TensorView | None = None
         self.b_smem: TensorView | None = None
         self._propagated: object = None
-        self.axis_graph = nx.Graph()
+        self._links: list[tuple[tuple[str, str], str, int]] = []
+        self._graph: nx.Graph | None = None
         self._link_logical(self.a, self.b, self.c)
         self.cluster_dims: tuple[int, int, int] = (1, 1, 1)
         self.decomposition: dict[str, object] = {"kind": "dp", "splits": 1, "sk_waves": 1,
@@ -132,12 +137,29 @@ class GemmFusion:
         for v in views:
             for ax in v.logical:
                 dim = ax.name[-1] if ax.is_broadcast else ax.name
-                self.axis_graph.add_node((v.name, ax.name), dim=dim, uid=ax.uid)
-                self.axis_graph.add_edge((v.name, ax.name), ("gemm", dim))
+                self._links.append(((v.name, ax.name), dim, ax.uid))
+        self._graph = None
+
+    @property
+    def axis_graph(self) -> nx.Graph:
+        """Which axes of A, B, C and the operand tiles are the same M, N, K (networkx, built
+        on first use: most commands never need it, and importing networkx costs a quarter
+        second)."""
+        import networkx as nx
+
+        if self._graph is None:
+            g = nx.Graph()
+            for node, dim, uid in self._links:
+                g.add_node(node, dim=dim, uid=uid)
+                g.add_edge(node, ("gemm", dim))
+            self._graph = g
+        return self._graph
 
     def dims(self) -> dict[str, set[tuple[str, str]]]:
         """The GEMM dimensions as sets of (view, axis) nodes: {"M": {...}, "N": ..., "K": ...}."""
         out: dict[str, set[tuple[str, str]]] = {}
+        import networkx as nx
+
         for comp in nx.connected_components(self.axis_graph):
             dim = next(d for v, d in comp if v == "gemm")
             out[dim] = {node for node in comp if node[0] != "gemm"}

@@ -73,7 +73,7 @@ class IntPrinter(PythonCodePrinter):
         with sympy.evaluate(True):
             num, den = sympy.fraction(sympy.together((expr.lhs - expr.rhs).doit(deep=True)))
         if den == 1:
-            return super()._print_Relational(expr)  # type: ignore[no-any-return]
+            return super()._print_Relational(expr)
         if den.is_positive is not True:
             raise ValueError(f"cannot clear denominator {den} of {expr}: sign unknown")
         op = {"==": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}[expr.rel_op]
@@ -81,11 +81,11 @@ class IntPrinter(PythonCodePrinter):
 
     def _print_Mul(self, expr: sympy.Mul) -> str:
         exact = self._exact(expr)
-        return exact if exact is not None else super()._print_Mul(expr)  # type: ignore[no-any-return]
+        return exact if exact is not None else super()._print_Mul(expr)
 
     def _print_Add(self, expr: sympy.Add, order: Any = None) -> str:
         exact = self._exact(expr)
-        return exact if exact is not None else super()._print_Add(expr, order)  # type: ignore[no-any-return]
+        return exact if exact is not None else super()._print_Add(expr, order)
 
     def _print_Min(self, expr: sympy.Min) -> str:
         return "min(" + ", ".join(self._print(a) for a in expr.args) + ")"
@@ -133,5 +133,5 @@ def compile_int(
     namespace: dict[str, Any] = {}
     exec(compile(src, "<tilec int eval>", "exec"), namespace)
     fn = namespace["_f"]
-    fn.source = src  # type: ignore[attr-defined]
-    return fn  # type: ignore[no-any-return]
+    fn.source = src
+    return fn

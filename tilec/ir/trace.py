@@ -75,7 +75,7 @@ class Schedule:
         """Run the trace and return the fusion it builds."""
         namespace: dict[str, Any] = {}
         exec(compile(str(self), "<tilec schedule>", "exec"), namespace)
-        return namespace["fusion"]  # type: ignore[no-any-return]
+        return namespace["fusion"]
 
 
 class paused:

@@ -34,6 +34,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import sympy
 
@@ -375,8 +376,8 @@ def estimate_cost(
         start = heapq.heappop(free)
         end = max(end, start + c)
         heapq.heappush(free, start + c)
-    units = sum(len(u) for u in per_cta)
-    return Cost(total=end, busy=sum(cta_cost), partial_units=partial, units=units)
+    n_units = sum(len(u) for u in per_cta)
+    return Cost(total=end, busy=sum(cta_cost), partial_units=partial, units=n_units)
 
 
 def _candidates(
@@ -427,7 +428,7 @@ def rank_decompositions(
     """
     _check_positive(M=M, N=N, K=K, BM=BM, BN=BN, BK=BK, sms=sms)
     tiles, k_iters = _cdiv(M, BM) * _cdiv(N, BN), _cdiv(K, BK)
-    scored = []
+    scored: list[Any] = []
     for name, split in _candidates(M, N, K, BM, BN, BK, sms, fixup):
         cost = estimate_cost(split, tiles, k_iters, sms, BM, BN, BK)
         scored.append((cost.total, len(scored), name, split, cost))

@@ -153,7 +153,7 @@ def _work_split(fusion: GemmFusion, M: int, N: int, K: int, BM: int, BN: int, BK
     d = fusion.decomposition
     kind = str(d["kind"])
     fixup = Fixup(str(d["fixup"]))
-    sms = int(d["sms"]) if d.get("sms") else num_ctas
+    sms = int(str(d["sms"])) if d.get("sms") else num_ctas
     if kind == "auto":
         split, why = choose_decomposition(M, N, K, BM, BN, BK, sms, fixup=fixup)
         if split.kind is Decomposition.DATA_PARALLEL:
@@ -164,7 +164,8 @@ def _work_split(fusion: GemmFusion, M: int, N: int, K: int, BM: int, BN: int, BK
         return WorkSplit(Decomposition.DATA_PARALLEL, grid=min(num_ctas, num_tiles)), [
             f"data-parallel: the schedule's grid of {num_ctas} CTAs walks {num_tiles} linear tiles"]
     split = make_work_split(kind, M=M, N=N, K=K, BM=BM, BN=BN, BK=BK, sms=sms,
-                            splits=int(d["splits"]), sk_waves=int(d["sk_waves"]), fixup=fixup)
+                            splits=int(str(d["splits"])), sk_waves=int(str(d["sk_waves"])),
+                            fixup=fixup)
     return split, [f"{split.kind.value} chosen by the schedule (fusion.decompose)"]
 
 

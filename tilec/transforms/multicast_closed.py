@@ -168,7 +168,7 @@ def _candidates(op: OperandMulticast, variables: list[sympy.Symbol], exprs: list
 
 def _holds(c: sympy.Expr, d: sympy.Expr, values: dict[sympy.Symbol, int]) -> bool:
     cv, dv = _value(c, values), _value(d, values)
-    return cv is not None and bool(dv) and cv % dv == 0
+    return cv is not None and dv is not None and dv != 0 and cv % dv == 0
 
 
 def _close_narrowed(op: OperandMulticast, res: Any, ctx: Context, variables: list[sympy.Symbol],
@@ -365,7 +365,7 @@ def _rank_only_in_keys(pred: sympy.Boolean, keys: list[sympy.Expr], kind: tuple[
                        ctx: Any, op: OperandMulticast, facts: list[str]) -> bool:
     from tilec.proofs import simplify
 
-    name, g, d = kind
+    name, g, _ = kind
     block = g  # ranks of one group share floor(rank / g) (contiguous) or lie in one g-block
     candidates = [pred]
     if isinstance(pred, sympy.StrictLessThan) and name != "single":

@@ -29,8 +29,17 @@ import sympy
 from tilec.ir.types import DType
 
 __all__ = [
-    "Decomposition", "DType", "Fixup", "InputPrecision", "KernelPlan", "LoadKind",
-    "MulticastMode", "MulticastPlan", "OperandLoad", "TileOrder", "WorkSplit",
+    "DType",
+    "Decomposition",
+    "Fixup",
+    "InputPrecision",
+    "KernelPlan",
+    "LoadKind",
+    "MulticastMode",
+    "MulticastPlan",
+    "OperandLoad",
+    "TileOrder",
+    "WorkSplit",
 ]
 
 
