@@ -80,9 +80,10 @@ def _compile_one(job: tuple[int, int, int, dict[str, Any], str, int, bool]) -> s
     try:
         from tilec.codegen.triton import load
 
-        plan = plan_for(M, N, K, Config(**cfg), dtype=DType(dtype), sms=sms, b_transposed=b_t)
+        c = Config(**cfg)
+        plan = plan_for(M, N, K, c, dtype=DType(dtype), sms=sms, b_transposed=b_t)
         a, b = _tensors(M, N, K, DType(dtype), b_t)
-        load(plan).run(a, b)
+        load(plan, warp_specialize=c.ws).run(a, b)
         import torch
 
         torch.cuda.synchronize()
@@ -198,7 +199,7 @@ def bench_suite(args: argparse.Namespace, sms: int, result: dict[str, Any]) -> N
 
         def run_cfg(cfg: Config, reps: int = 100, M: int = M, N: int = N, K: int = K,
                     a: Any = a, b: Any = b, ref: Any = ref) -> tuple[float, float, int]:
-            mod = load(plan_for(M, N, K, cfg, dtype=dtype, sms=sms))
+            mod = load(plan_for(M, N, K, cfg, dtype=dtype, sms=sms), warp_specialize=cfg.ws)
             out = torch.full((M, N), float("nan"), device="cuda", dtype=a.dtype)
             mod.run(a, b, out=out)
             out.fill_(float("nan"))  # check the second call: it reuses the first one's workspace
@@ -217,7 +218,7 @@ def bench_suite(args: argparse.Namespace, sms: int, result: dict[str, Any]) -> N
             row["heuristic_tflops"] = None
         if args.autotune:
             tried = []
-            for c in candidates(M, N, K, sms):
+            for c in tuning_set(args, name, M, N, K, sms):
                 try:
                     tf, err, nan = run_cfg(c, reps=args.rep)
                     ok = err < TOL[dtype] and nan == 0
@@ -239,6 +240,20 @@ def bench_suite(args: argparse.Namespace, sms: int, result: dict[str, Any]) -> N
         rows.append(row)
         _print_row(row)
         _save(args, result)
+
+
+def tuning_set(args: argparse.Namespace, name: str, M: int, N: int, K: int, sms: int) -> list[Config]:
+    """The configs timed for one shape: ``--configs FILE`` (shape name -> list of Config dicts,
+    or the string "candidates") when it names the shape, else the autotuner's :func:`candidates`."""
+    if args.configs:
+        with open(args.configs) as f:
+            table = json.load(f)
+        if name in table:  # the entry "candidates" stands for candidates()
+            out: list[Config] = []
+            for c in table[name]:
+                out += candidates(M, N, K, sms) if c == "candidates" else [Config(**c)]
+            return list(dict.fromkeys(out))
+    return candidates(M, N, K, sms)
 
 
 def _fmt(x: float | None) -> str:
@@ -287,6 +302,8 @@ def main() -> None:
     ap.add_argument("--only", default="", help="comma-separated shape names")
     ap.add_argument("--workers", type=int, default=min(12, os.cpu_count() or 1))
     ap.add_argument("--out", default="")
+    ap.add_argument("--configs", default="",
+                    help="JSON {shape name: [Config dicts]}: time these instead of candidates()")
     ap.add_argument("--rep", type=int, default=50, help="autotune: ms of replays per config")
     args = ap.parse_args()
 
@@ -312,7 +329,7 @@ def main() -> None:
                 continue
             cfgs = [heuristic_config(M, N, K, sms)[0]]
             if args.autotune:
-                cfgs += candidates(M, N, K, sms)
+                cfgs += tuning_set(args, name, M, N, K, sms)
             for c in dict.fromkeys(cfgs):
                 jobs.append((M, N, K, asdict(c), dt, sms, False))
     if jobs and args.workers > 1:

@@ -209,3 +209,22 @@ def test_workspace_is_left_clean(fixup):
                      sk_waves=1, sms=6, fixup=fixup)  # DP waves + the last partial wave in SK
     for seed in range(2):
         run_and_check(sk, seed=seed)
+
+
+def test_warp_specialize_option_prints_in_the_k_loop():
+    from tilec.codegen.triton import emit
+    from tilec.transforms.decompose import simple_plan
+
+    plan = simple_plan(64, 64, 64, 32, 32, 16)
+    assert "warp_specialize" not in emit(plan)
+    assert "tl.range(k_begin, k_end, warp_specialize=True)" in emit(plan, warp_specialize=True)
+
+
+def test_heuristic_small_m_and_fixup_follow_the_h200_measurements():
+    from tilec.codegen.autotune import heuristic_config
+
+    cfg, _ = heuristic_config(128, 4096, 7168)
+    assert (cfg.BM, cfg.BN, cfg.BK, cfg.num_stages, cfg.decomposition) == (64, 64, 128, 6, "dp")
+    cfg, why = heuristic_config(512, 512, 65536)
+    assert (cfg.decomposition, cfg.splits, cfg.fixup) == ("splitk", 8, "deterministic")
+    assert any("deterministic" in w for w in why)

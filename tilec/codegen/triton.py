@@ -55,6 +55,18 @@ _TL = {DType.FP16: "tl.float16", DType.BF16: "tl.bfloat16", DType.FP32: "tl.floa
 _TORCH = {DType.FP16: "torch.float16", DType.BF16: "torch.bfloat16", DType.FP32: "torch.float32"}
 
 
+def _range_takes(arg: str) -> bool:
+    """Whether the installed Triton's ``tl.range`` has the keyword ``arg``."""
+    import inspect
+
+    import triton.language as tl
+
+    try:
+        return arg in inspect.signature(tl.range.__init__).parameters
+    except (TypeError, ValueError):  # pragma: no cover
+        return False
+
+
 def _sym(name: str) -> sympy.Symbol:
     return sympy.Symbol(name, integer=True, nonnegative=True)
 
@@ -92,10 +104,15 @@ class TritonPrinter:
     """Prints one KernelPlan; ``emit()`` returns the module source.
 
     Refuses (UnsupportedError) plan features Triton cannot express: clusters > 1 and multicast.
+
+    ``warp_specialize=True`` asks Triton to warp-specialize the K loop (producer warps issue the
+    loads, consumer warps the MMAs: ``tl.range(..., warp_specialize=True)``); it is printed only
+    when the installed Triton's ``tl.range`` takes that argument, else the loop stays plain.
     """
 
-    def __init__(self, plan: KernelPlan) -> None:
+    def __init__(self, plan: KernelPlan, *, warp_specialize: bool = False) -> None:
         self.plan = plan
+        self.warp_specialize = warp_specialize and _range_takes("warp_specialize")
         self.p = plan
         self._check()
         w = plan.work
@@ -285,7 +302,8 @@ class TritonPrinter:
         c.indent()
         c('"""fp32 accumulator of the tile (pid_m, pid_n) over k-iterations [k_begin, k_end)."""')
         c("acc = tl.zeros((BM, BN), dtype=tl.float32)")
-        c("for ki in tl.range(k_begin, k_end):")
+        ws = ", warp_specialize=True" if self.warp_specialize else ""
+        c(f"for ki in tl.range(k_begin, k_end{ws}):")
         c.indent()
         c(f"acc = tl.dot(load_a(a, pid_m, ki), load_b(b, pid_n, ki), acc{prec})")
         c.dedent()
@@ -600,21 +618,21 @@ class TritonPrinter:
         return out
 
 
-def emit(plan: KernelPlan) -> str:
+def emit(plan: KernelPlan, *, warp_specialize: bool = False) -> str:
     """The standalone Triton source of ``plan``: @triton.jit kernels and ``run(a, b, out=None)``."""
-    return TritonPrinter(plan).emit()
+    return TritonPrinter(plan, warp_specialize=warp_specialize).emit()
 
 
 _LOADED: dict[str, ModuleType] = {}
 
 
-def load(plan: KernelPlan) -> ModuleType:
+def load(plan: KernelPlan, *, warp_specialize: bool = False) -> ModuleType:
     """Write ``emit(plan)`` to a file and import it (tests and benches run the exact user text).
 
     The file lives under ``$TILEC_CACHE/triton`` (default ``~/.cache/tilec/triton``, or a temp
     dir when that is not writable); the module's ``__file__`` is that path.
     """
-    src = emit(plan)
+    src = emit(plan, warp_specialize=warp_specialize)
     key = hashlib.sha1(src.encode()).hexdigest()[:16]
     if key in _LOADED:
         return _LOADED[key]
@@ -640,9 +658,9 @@ def load(plan: KernelPlan) -> ModuleType:
     return mod
 
 
-def run_plan(plan: KernelPlan, a: Any, b: Any, out: Any = None) -> Any:
-    """``load(plan).run(a, b, out)``."""
-    return load(plan).run(a, b, out)
+def run_plan(plan: KernelPlan, a: Any, b: Any, out: Any = None, **opts: Any) -> Any:
+    """``load(plan, **opts).run(a, b, out)``."""
+    return load(plan, **opts).run(a, b, out)
 
 
 def bench(plan: KernelPlan, **kw: Any) -> dict[str, Any]:
