@@ -7,6 +7,9 @@ walked by a persistent grid of SMS CTAs; the decomposition cuts the tiles x k-it
   SPLITS   split-K parts (splitk)
   SK_WAVES trailing waves in Stream-K (skpp, 0..7)
   FIXUP    atomic | deterministic | reduce_kernel (how partial tiles are summed)
+  B_LAYOUT kn | nk (B given N x K: what --target cuda needs; CUDA prints DECOMP=dp only)
+
+Thin variants: examples/split_k.py, examples/stream_k.py (Stream-K and its hybrids).
 
     tilec gen examples/gemm_decomposition.py --param DECOMP=streamk -o kernel.py
     tilec explain examples/gemm_decomposition.py --param M=512 --param N=512 --param K=65536
@@ -18,12 +21,13 @@ from tilec.ir import GemmFusion
 from tilec.ir import ParallelType as P
 
 PARAMS = dict(M=4096, N=4096, K=4096, BM=128, BN=256, BK=64, GROUP_M=8, SMS=132, DTYPE="bf16",
-              DECOMP="auto", SPLITS=1, SK_WAVES=1, FIXUP="deterministic")
+              DECOMP="auto", SPLITS=1, SK_WAVES=1, FIXUP="deterministic", B_LAYOUT="kn")
 
 
 def schedule(M: int, N: int, K: int, BM: int, BN: int, BK: int, GROUP_M: int, SMS: int,
-             DTYPE: str, DECOMP: str, SPLITS: int, SK_WAVES: int, FIXUP: str) -> GemmFusion:
-    fusion = GemmFusion(M, N, K, dtype=DTYPE)
+             DTYPE: str, DECOMP: str, SPLITS: int, SK_WAVES: int, FIXUP: str,
+             B_LAYOUT: str = "kn") -> GemmFusion:
+    fusion = GemmFusion(M, N, K, dtype=DTYPE, b_layout=B_LAYOUT)
     c = fusion.c
     # [M, N, rK] -> [Mo, No, rKo, Mi, Ni, rKi]
     c.split(0, BM, names=("Mo", "Mi")).split(2, BN, names=("No", "Ni")).split(4, BK, names=("Ko", "Ki"))

@@ -2,8 +2,10 @@
 
 ``tilec show|gen|masks|explain|viz|bench|tune SCHEDULE.py [--param NAME=VALUE ...] [--json] [-o OUT]``
 
-A user error (a :class:`~tilec.errors.TilecError`) prints one line ``tilec: error: ...`` and exits
-with status 2; ``--debug`` shows the traceback instead.
+A user error (a :class:`~tilec.errors.TilecError`, a usage error, or an exception raised by the
+schedule file's own code) prints one line ``tilec: error: ...`` and exits with status 2;
+``--debug`` (before or after the subcommand) shows the traceback instead.  The reference is
+docs/cli.md.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from tilec.errors import TilecError
 from tilec.loader import LoadedSchedule, load_schedule, parse_params
@@ -32,12 +34,40 @@ def command(name: str, help: str, extra: Callable[[argparse.ArgumentParser], Non
 
 
 def _load(args: argparse.Namespace) -> LoadedSchedule:
-    return load_schedule(args.schedule, parse_params(args.param))
+    """Load the schedule file; an exception raised by the file's own code is a user error."""
+    params = parse_params(args.param)
+    try:
+        return load_schedule(args.schedule, params)
+    except TilecError:
+        raise
+    except Exception as e:
+        where = _schedule_line(e, Path(args.schedule))
+        if where is None:
+            raise  # raised inside tilec: an internal error, keep the traceback
+        raise TilecError(f"{args.schedule}:{where}: {type(e).__name__}: {e}") from e
+
+
+def _schedule_line(e: BaseException, path: Path) -> int | None:
+    """The line of ``path`` where ``e`` was raised (innermost frame), or None if elsewhere."""
+    target = path.resolve()
+    if isinstance(e, SyntaxError) and e.filename and Path(e.filename).resolve() == target:
+        return e.lineno or 0
+    tb = e.__traceback__
+    last = None
+    while tb is not None:
+        last = tb
+        tb = tb.tb_next
+    if last is not None and Path(last.tb_frame.f_code.co_filename).resolve() == target:
+        return last.tb_lineno
+    return None
 
 
 def _write(args: argparse.Namespace, text: str) -> None:
     if getattr(args, "output", None):
-        Path(args.output).write_text(text if text.endswith("\n") else text + "\n")
+        try:
+            Path(args.output).write_text(text if text.endswith("\n") else text + "\n")
+        except OSError as e:
+            raise TilecError(f"cannot write {args.output!r}: {e.strerror or e}") from None
         print(f"wrote {args.output}", file=sys.stderr)
     else:
         print(text)
@@ -110,14 +140,29 @@ def _load_plugins() -> None:
                 raise
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (``tilec: error: ...``), exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"tilec: error: {message} (see '{self.prog} --help')\n")
+
+
+EPILOG = """\
+every subcommand takes: SCHEDULE.py [--param NAME=VALUE ...] [--json] [-o OUT] [--debug]
+a user error prints one line 'tilec: error: ...' and exits 2; --debug shows the traceback
+docs: docs/cli.md (reference), docs/tutorial.md, docs/errors.md"""
+
+
 def build_parser() -> argparse.ArgumentParser:
     _load_plugins()
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="tilec",
         description="tilec: a scheduling DSL for GEMM kernels on NVIDIA Hopper.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--debug", action="store_true", help="show tracebacks for errors")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for name, (_, help_text, extra) in _COMMANDS.items():
         p = sub.add_parser(name, help=help_text, description=help_text)
@@ -126,7 +171,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="override a schedule parameter (repeatable)")
         p.add_argument("--json", action="store_true", help="machine-readable output")
         p.add_argument("-o", "--output", metavar="OUT", help="write the result to OUT")
-        p.add_argument("--debug", action="store_true", help=argparse.SUPPRESS)
+        # SUPPRESS: a subcommand's default must not reset `tilec --debug COMMAND`
+        p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                       help="show the traceback of an error")
         extra(p)
     return parser
 
@@ -142,6 +189,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"tilec: error: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        if args.debug:
+            raise
+        print("tilec: interrupted", file=sys.stderr)
+        return 130
 
 
 def entry() -> None:

@@ -87,10 +87,14 @@ def cmd_gen(args: argparse.Namespace) -> int:
 
 @command("masks", "TMA multicast issue predicates and masks per operand", _mode_option)
 def cmd_masks(args: argparse.Namespace) -> int:
-    d = _derive(args)
     if args.json:
-        _write(args, json.dumps(d.to_json(), separators=(",", ":")))
+        from tilec.loader import parse_params
+        from tilec.transforms.multicast import masks_json
+
+        data = masks_json(args.schedule, parse_params(args.param), mode=args.mode)
+        _write(args, json.dumps(data, separators=(",", ":")))
         return 0
+    d = _derive(args)
     cs = d.cluster_size
     out = [f"cluster of {cs} CTAs, {d.mode.value} mode; "
            + " ".join(f"{k}={v}" for k, v in d.params.items())]
@@ -418,8 +422,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         pl = _load(args)
         plan = plan_for(args, pl)
         res = _bench_plan(torch, plan, args)
-        results.append({"params": pl.params, "M": plan.M, "N": plan.N, "K": plan.K,
-                        "target": args.target, **res})
+        results.append({"params": pl.params, "point": point, "M": plan.M, "N": plan.N,
+                        "K": plan.K, "target": args.target, **res})
     args.param = base
     data = {"device": torch.cuda.get_device_name(0), "target": args.target,
             "method": "triton.testing.do_bench median, L2 flushed before each replay",
@@ -435,7 +439,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         out.append(f"{r['M']:>6} {r['N']:>6} {r['K']:>6}  {r['tilec_ms']:>9.4f} "
                    f"{r['tilec_tflops']:>8.1f}  {r['cublas_ms']:>9.4f} {r['cublas_tflops']:>8.1f}  "
                    f"{r['plain_ms']:>9.4f} {r['plain_tflops']:>8.1f}  "
-                   f"{r['cublas_ms'] / r['tilec_ms']:>8.2f}x  {r['rel_err']:.2e}")
+                   f"{r['cublas_ms'] / r['tilec_ms']:>8.2f}x  {r['rel_err']:.2e}"
+                   + "".join(f"  {k}={v}" for k, v in r["point"].items()))
     _write(args, "\n".join(out))
     return 0
 

@@ -1,0 +1,47 @@
+"""tilec.progress: draws on a terminal only, TILEC_PROGRESS=0/1 overrides, items pass through."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from tilec.progress import Progress
+
+
+class _Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_draws_on_a_tty(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TILEC_PROGRESS", raising=False)
+    out = _Tty()
+    bar = Progress(["a", "b", "c", "d"], "tune", stream=out)
+    seen = []
+    for x in bar:
+        bar.set_postfix(f"config {x}")
+        seen.append(x)
+    assert seen == ["a", "b", "c", "d"]
+    text = out.getvalue()
+    assert "tune [" + "#" * 12 + "." * 12 + "] 2/4" in text  # half way
+    assert "tune [" + "#" * 24 + "] 4/4" in text and text.endswith("\n")
+    assert "config c" in text
+
+
+@pytest.mark.parametrize(("env", "tty", "drawn"), [
+    (None, False, False), ("0", True, False), ("1", False, True), (None, True, True)])
+def test_enabled(env, tty, drawn, monkeypatch: pytest.MonkeyPatch) -> None:
+    if env is None:
+        monkeypatch.delenv("TILEC_PROGRESS", raising=False)
+    else:
+        monkeypatch.setenv("TILEC_PROGRESS", env)
+    out = _Tty() if tty else io.StringIO()
+    assert list(Progress(range(3), "x", stream=out)) == [0, 1, 2]
+    assert (out.getvalue() != "") == drawn
+
+
+def test_autotune_uses_it() -> None:
+    from tilec.codegen import autotune
+
+    assert autotune.Progress is Progress
