@@ -130,6 +130,17 @@ def tile_order(fusion: GemmFusion, values: dict[str, int] | None = None) -> tupl
     tile_m = _simplified(sympy.sympify(str(m0), locals={"t": T}) / BM, num_tiles)
     tile_n = _simplified(sympy.sympify(str(n0), locals={"t": T}) / BN, num_tiles)
     M, N = int(fusion.M), int(fusion.N)
+    # the persistent split pads the walk to whole rounds; a predicate t < E of the schedule
+    # (the merged tile count) ends it where the real tiles end, so a Stream-K region or a
+    # grouped raster's last group is placed on real tiles, not on padding
+    preds = [sympy.sympify(str(p.xreplace(subs)), locals={"t": T}) for p in im.predicates]
+    preds = [p for p in preds if isinstance(p, sympy.Basic) and p.free_symbols <= {T}]
+    if preds:
+        from tilec.ir.pyeval import compile_int
+
+        alive = compile_int([sympy.And(*preds)], [T])
+        last = max((t for t in range(num_tiles) if alive(t)[0]), default=-1)
+        num_tiles = last + 1
     desc = "from the schedule: " + ", ".join(str(a) for a in fusion.c.loop
                                               if a.ptype is not ParallelType.Mma)
     order = TileOrder(T, tile_m, tile_n, sympy.Integer(num_tiles),
