@@ -15,10 +15,13 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from tilec.errors import TilecError
-from tilec.loader import LoadedSchedule, load_schedule, parse_params
+from tilec.loader import parse_params
+
+if TYPE_CHECKING:
+    from tilec.loader import LoadedSchedule
 
 Command = Callable[[argparse.Namespace], int]
 _COMMANDS: dict[str, tuple[Command, str, Callable[[argparse.ArgumentParser], None]]] = {}
@@ -37,6 +40,8 @@ def _load(args: argparse.Namespace) -> LoadedSchedule:
     """Load the schedule file; an exception raised by the file's own code is a user error."""
     params = parse_params(args.param)
     try:
+        from tilec.loader import load_schedule
+
         return load_schedule(args.schedule, params)
     except TilecError:
         raise

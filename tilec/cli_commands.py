@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 from tilec.cli import _load, _write, command
@@ -88,11 +89,18 @@ def cmd_gen(args: argparse.Namespace) -> int:
 @command("masks", "TMA multicast issue predicates and masks per operand", _mode_option)
 def cmd_masks(args: argparse.Namespace) -> int:
     if args.json:
+        from tilec import cache
         from tilec.loader import parse_params
-        from tilec.transforms.multicast import masks_json
 
-        data = masks_json(args.schedule, parse_params(args.param), mode=args.mode)
-        _write(args, json.dumps(data, separators=(",", ":")))
+        overrides = parse_params(args.param)
+        # a cache hit needs no sympy at all: look it up before importing the derivation
+        text = cache.read(cache.masks_key(args.schedule, overrides, args.mode)) if Path(
+            args.schedule).is_file() else None
+        if text is None:
+            from tilec.transforms.multicast import masks_json
+
+            text = masks_json(args.schedule, overrides, mode=args.mode)
+        _write(args, text)
         return 0
     d = _derive(args)
     cs = d.cluster_size

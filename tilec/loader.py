@@ -15,10 +15,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tilec.errors import ParamError, TilecError
-from tilec.ir import GemmFusion
+
+if TYPE_CHECKING:
+    from tilec.ir import GemmFusion
 
 
 @dataclass
@@ -82,6 +84,8 @@ def load_schedule(path: str | Path, overrides: dict[str, Any] | None = None) -> 
     if missing:
         raise ParamError(f"{Path(path).name}: parameter(s) {', '.join(missing)} have no value")
     fusion = module.schedule(**{k: v for k, v in params.items() if k in sig.parameters})
+    from tilec.ir import GemmFusion
+
     if not isinstance(fusion, GemmFusion):
         raise TilecError(f"{path}: schedule() must return a GemmFusion but returned {type(fusion).__name__}")
     return LoadedSchedule(Path(path), module, params, fusion)

@@ -258,6 +258,12 @@ def lower(
                         multicast=mc["B"], evict="last")
         warps = num_warps or (12 if BM >= 128 else 8)
         stages = num_stages or 4
+        if launch.cluster_size > 2:
+            notes.append(
+                f"cuda: a persistent grid of {num_ctas} CTAs in clusters of "
+                f"{launch.cluster_size} runs in waves if the GPU cannot hold them all at once "
+                f"(an H200 holds 30 clusters of 4: use SMS=120); CudaKernel.max_active_clusters() "
+                f"tells on the device")
     if fusion.dtype is DType.FP32 and target is Target.TRITON:
         notes.append(f"fp32 dot in {input_precision.value} precision")
     return KernelPlan(

@@ -28,11 +28,9 @@ Example::
 
 from __future__ import annotations
 
-import hashlib
 import inspect
 import itertools
 import json
-import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -413,37 +411,6 @@ def symbolic_instance(schedule: Callable[..., GemmFusion], params: dict[str, Any
         return None
 
 
-def _code_fingerprint() -> str:
-    """A hash of tilec's own source: a cached derivation is valid only for the code that made it."""
-    if not _FINGERPRINT:
-        h = hashlib.sha256()
-        root = Path(__file__).resolve().parents[1]
-        for f in sorted(root.rglob("*.py")):
-            h.update(f.relative_to(root).as_posix().encode())
-            h.update(f.read_bytes())
-        _FINGERPRINT.append(h.hexdigest())
-    return _FINGERPRINT[0]
-
-
-_FINGERPRINT: list[str] = []
-
-
-def _disk_cache(path: Path, params: dict[str, Any], mode: MulticastMode, table: bool,
-                closed: bool) -> Path | None:
-    """Where a derivation is kept between runs: ``$TILEC_CACHE/multicast/`` (default
-    ``~/.cache/tilec``), keyed by the schedule file's text, the parameters, the mode and tilec's
-    own source; ``TILEC_CACHE=off`` disables it."""
-    root = os.environ.get("TILEC_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "tilec")
-    if root == "off":
-        return None
-    h = hashlib.sha256()
-    for part in (path.read_bytes(), json.dumps(params, sort_keys=True, default=str).encode(),
-                 mode.value.encode(), bytes([table, closed]), _code_fingerprint().encode()):
-        h.update(part)
-        h.update(b"\0")
-    return Path(root) / "multicast" / f"{h.hexdigest()}.json"
-
-
 def derive_from_file(path: str | Path, overrides: dict[str, Any] | None = None,
                      mode: MulticastMode | str = MulticastMode.LEADER,
                      table: bool = True, closed: bool = True) -> MulticastDerivation:
@@ -455,34 +422,17 @@ def derive_from_file(path: str | Path, overrides: dict[str, Any] | None = None,
 
 
 def masks_json(path: str | Path, overrides: dict[str, Any] | None = None,
-               mode: MulticastMode | str = MulticastMode.LEADER) -> dict[str, Any]:
-    """``tilec masks --json``: the derivation as JSON, kept on disk between runs.
-
-    The cache (see :func:`_disk_cache`) is keyed by the schedule file's text, the parameters,
-    the mode and tilec's own source, so a change to any of them derives anew.
-    """
-    from tilec.loader import load_schedule
+               mode: MulticastMode | str = MulticastMode.LEADER) -> str:
+    """``tilec masks --json`` as text, kept on disk between runs (see :mod:`tilec.cache`)."""
+    from tilec import cache
 
     mode = MulticastMode(mode) if isinstance(mode, str) else mode
-    loaded = load_schedule(path, overrides)
-    cache = _disk_cache(Path(path), loaded.params, mode, True, True)
-    if cache is not None and cache.is_file():
-        try:
-            data = json.loads(cache.read_text())
-            if isinstance(data, dict) and "operands" in data:
-                return data
-        except (OSError, ValueError):
-            pass  # a torn file: derive again
-    data = _derive_loaded(path, loaded, mode, True, True).to_json()
-    if cache is not None:
-        try:
-            cache.parent.mkdir(parents=True, exist_ok=True)
-            tmp = cache.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(data, separators=(",", ":")))
-            tmp.replace(cache)
-        except OSError:
-            pass  # a read-only cache directory: no cache, same result
-    return data
+    key = cache.masks_key(path, dict(overrides or {}), mode.value)
+    text = cache.read(key)
+    if text is None:
+        text = json.dumps(derive_from_file(path, overrides, mode).to_json(), separators=(",", ":"))
+        cache.write(key, text)
+    return text
 
 
 def _derive_loaded(path: str | Path, loaded: Any, mode: MulticastMode, table: bool,
