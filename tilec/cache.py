@@ -8,9 +8,9 @@ own text only: after editing such a helper, remove ``$TILEC_CACHE/multicast``.)
 
 Example::
 
-    >>> import os; os.environ["TILEC_CACHE"] = "off"
-    >>> masks_key("examples/seed004_persistent_cluster.py", {}, "leader") is None
-    True
+    >>> key = masks_key("examples/seed004_persistent_cluster.py", {"CN": 2}, "leader")
+    >>> key is None or (key.parent.name, key.suffix)
+    ('multicast', '.json')
 """
 
 from __future__ import annotations

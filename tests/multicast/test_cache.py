@@ -42,8 +42,8 @@ def test_a_hit_imports_no_sympy(tmp_path):
     env = dict(os.environ, TILEC_CACHE=str(tmp_path))
     args = ["masks", str(SEED), "--json", "--param", "CN=2", "--param", "M=512", "-o",
             str(tmp_path / "out.json")]
-    code = ("import sys; from tilec.cli import main; rc = main(%r); "
-            "print('sympy' in sys.modules); sys.exit(rc)" % args)
+    code = (f"import sys; from tilec.cli import main; rc = main({args!r}); "
+            "print('sympy' in sys.modules); sys.exit(rc)")
     first = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                            cwd=ROOT, check=True)
     second = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,

@@ -107,8 +107,8 @@ class Context:
         """Add the facts a condition states, where it has one of the forms above.
 
         >>> x, y = sympy.symbols("x y", integer=True)
-        >>> [str(f) for f in Context().assume(sympy.Lt(x, y) & sympy.Eq(sympy.Mod(x, 4), 0)).facts]
-        ['x < y', 'x % 4 == 0']
+        >>> sorted(str(f) for f in Context().assume(sympy.Lt(x, y) & sympy.Eq(sympy.Mod(x, 4), 0)).facts)
+        ['x % 4 == 0', 'x < y']
         """
         for c in sympy.And.make_args(cond):
             if isinstance(c, sympy.StrictLessThan) and c.lhs.is_Symbol:

@@ -19,7 +19,7 @@ Example::
     >>> s = load_schedule("examples/seed004_persistent_cluster.py", {"M": 512, "N": 512})
     >>> plan = lower(s.fusion, target="triton", params=s.params)
     >>> (plan.BM, plan.BN, plan.BK, plan.order.tiles_m, plan.order.tiles_n, plan.work.grid)
-    (128, 256, 64, 4, 2, 132)
+    (128, 256, 64, 4, 2, 8)
 """
 
 from __future__ import annotations

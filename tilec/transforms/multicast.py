@@ -22,8 +22,10 @@ Example::
 
     >>> from tilec.transforms.multicast import derive_from_file
     >>> d = derive_from_file("examples/seed004_persistent_cluster.py", {"CM": 1, "CN": 2})
-    >>> d.operands["A"].issue, d.operands["A"].closed_form
-    (Eq(Mod(rank, CN), 0), True)
+    >>> d.operands["A"].issue  # the CTA's tile must exist in this round (the last is partial)
+    Eq(Mod(rank, CN), 0) & (CLUSTER*cidx + SMS*i_rt + rank < CM*CN*ceiling(M/(BM*CM))*ceiling(N/(BN*CN)))
+    >>> d.operands["A"].closed_form, "CLUSTER % CN == 0" in d.operands["A"].facts
+    (True, True)
 """
 
 from __future__ import annotations
