@@ -126,7 +126,7 @@ def _run(q, mode, closed):
 
 
 @pytest.mark.parametrize("mode", ["leader", "sliced"])
-@settings(max_examples=max(MANY, 60), deadline=None, suppress_health_check=list(HealthCheck),
+@settings(max_examples=max(MANY, 1000), deadline=None, suppress_health_check=list(HealthCheck),
           phases=NO_SHRINK)
 @given(p=params_st)
 def test_general_form_delivers_every_box_once(p, mode):
@@ -151,7 +151,7 @@ def _eval_json(op_json, table, params):
         yield row, bool(issue), int(mask)
 
 
-@settings(max_examples=max(MANY // 10, 12), deadline=None, suppress_health_check=list(HealthCheck),
+@settings(max_examples=max(MANY // 10, 40), deadline=None, suppress_health_check=list(HealthCheck),
           phases=NO_SHRINK)
 @given(p=params_st, mode=st.sampled_from(["leader", "sliced"]))
 def test_closed_form_equals_general_form(p, mode):

@@ -30,6 +30,7 @@ Example::
 
 from __future__ import annotations
 
+import functools
 import inspect
 import itertools
 import json
@@ -136,10 +137,10 @@ class MulticastDerivation:
             ops[name] = {
                 "closed_form": op.closed_form,
                 "variables": [str(v) for v in op.variables],
-                "issue_predicate": str(issue),
-                "mask": str(mask),
-                "slice_index": str(sidx) if sliced and sidx is not None else None,
-                "slice_count": str(scount) if sliced and scount is not None else None,
+                "issue_predicate": _text(issue),
+                "mask": _text(mask),
+                "slice_index": _text(sidx) if sliced and sidx is not None else None,
+                "slice_count": _text(scount) if sliced and scount is not None else None,
                 "facts": list(op.facts),
                 "proof": list(op.proof),
                 "table": [
@@ -151,6 +152,12 @@ class MulticastDerivation:
             }
         return {"params": self.params, "cluster_size": self.cluster_size,
                 "mode": self.mode.value, "operands": ops}
+
+
+@functools.lru_cache(maxsize=4096)
+def _text(expr: sympy.Basic) -> str:
+    """str() of a form, memoised: a schedule's general forms are printed for every launch."""
+    return str(expr)
 
 
 # -- reading the operand's index map -------------------------------------------------------
@@ -338,6 +345,18 @@ def _points(variables: list[sympy.Symbol], bounds: dict[sympy.Symbol, sympy.Expr
     return itertools.product(*[range(int(bounds[v])) for v in variables])
 
 
+_COMPILED: dict[tuple[Any, ...], Callable[..., tuple[Any, ...]]] = {}
+
+
+def _compiled(exprs: list[Any], args: list[sympy.Symbol]) -> Callable[..., tuple[Any, ...]]:
+    """compile_int, memoised: the symbolic forms are shared by every launch of a schedule."""
+    key = (tuple(exprs), tuple(args))
+    fn = _COMPILED.get(key)
+    if fn is None:
+        fn = _COMPILED[key] = compile_int(exprs, args)
+    return fn
+
+
 def _table(op: OperandMulticast, origin: dict[str, sympy.Expr], alive: sympy.Boolean,
            variables: list[sympy.Symbol], bounds: dict[sympy.Symbol, sympy.Expr],
            values: dict[sympy.Symbol, int], cs: int) -> list[Row]:
@@ -346,15 +365,15 @@ def _table(op: OperandMulticast, origin: dict[str, sympy.Expr], alive: sympy.Boo
     # parameters are passed as arguments: no sympy evaluation at concrete values (slow)
     psyms = sorted(values, key=str)
     pvals = [values[p] for p in psyms]
-    key_fn: Callable[..., tuple[Any, ...]] = compile_int([*origin.values(), alive],
-                                                         [RANK, *used, *psyms])
+    key_fn: Callable[..., tuple[Any, ...]] = _compiled([*origin.values(), alive],
+                                                       [RANK, *used, *psyms])
     closed_fn = None
     if op.closed_form:
         issue, mask, sidx, scount = op.issue, op.mask, op.slice_index, op.slice_count
         exprs = [sympy.sympify(e) for e in
                  (issue, mask, sidx if sidx is not None else 0, scount if scount is not None else 1)]
-        closed_fn = compile_int(exprs, [RANK, *used, *psyms])
-    bound_fn = compile_int([bounds[v] for v in used], psyms)
+        closed_fn = _compiled(exprs, [RANK, *used, *psyms])
+    bound_fn = _compiled([bounds[v] for v in used], psyms)
     conc_bounds = dict(zip(used, bound_fn(*pvals), strict=True))
     names = [str(v) for v in used]
     rows: list[Row] = []
