@@ -13,7 +13,6 @@ Example:
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from functools import lru_cache
 
 import sympy
@@ -22,6 +21,7 @@ from sympy import oo
 from .build import canon, exact_quotient, is_int, mk_ceiling, mk_floor, mono_gcd
 from .build import frac as _build_frac
 from .context import Context, Fact
+from .lru import LRU
 from .theorems import Gcd
 from .trace import Why, fmt
 
@@ -33,8 +33,7 @@ def bounds(expr: sympy.Expr, ctx: Context) -> Bounds:
     return Reasoner.for_context(ctx).bounds(canon(sympy.sympify(expr)), [])
 
 
-_SHARED: OrderedDict[tuple, Reasoner] = OrderedDict()
-_SHARED_LIMIT = 64
+_SHARED: LRU[Reasoner] = LRU(64)
 _CACHE_LIMIT = 50_000
 
 
@@ -53,16 +52,9 @@ class Reasoner:
     def for_context(cls, ctx: Context) -> Reasoner:
         """A reasoner for ``ctx``'s current facts, shared across calls (its caches persist)."""
         key = ctx.key()
-        hit = _SHARED.get(key)
-        if hit is None:
-            hit = cls(ctx.copy())
-            _SHARED[key] = hit
-            if len(_SHARED) > _SHARED_LIMIT:
-                _SHARED.popitem(last=False)
-        else:
-            _SHARED.move_to_end(key)
-            if len(hit._nonneg_cache) + len(hit._bounds_cache) + len(hit._divides_cache) > _CACHE_LIMIT:
-                hit.__init__(hit.ctx)  # type: ignore[misc]
+        hit = _SHARED.get_or(key, lambda: cls(ctx.copy()))
+        if len(hit._nonneg_cache) + len(hit._bounds_cache) + len(hit._divides_cache) > _CACHE_LIMIT:
+            hit.__init__(hit.ctx)  # type: ignore[misc]
         return hit
 
     # -- bounds -------------------------------------------------------------------------------

@@ -21,14 +21,13 @@ Example:
 
 from __future__ import annotations
 
-from collections import OrderedDict
-
 import sympy
 from sympy import Eq, Mod, floor
 
 from .bounds import Reasoner, frac
 from .build import canon, mk_eq
 from .context import Context, Fact
+from .lru import LRU
 from .simplify import simplify
 from .trace import LazyConditions, Result, Step, Trace, Why, fmt
 
@@ -57,22 +56,16 @@ def narrow(cond: sympy.Basic, ctx: Context | None = None) -> Result:
     ctx = ctx or Context()
     cond = sympy.sympify(cond)
     key = (cond, ctx.key())
-    hit = _NARROWED.get(key)
-    if hit is None:
+    def compute() -> tuple[sympy.Basic, tuple[Step, ...]]:
         first = simplify(canon(cond), ctx)
         steps = list(first.trace)
-        out = _Narrower(ctx, steps).boolean(first.expr)
-        hit = (out, tuple(steps))
-        _NARROWED[key] = hit
-        if len(_NARROWED) > _NARROWED_LIMIT:
-            _NARROWED.popitem(last=False)
-    else:
-        _NARROWED.move_to_end(key)
+        return _Narrower(ctx, steps).boolean(first.expr), tuple(steps)
+
+    hit = _NARROWED.get_or(key, compute)
     return Result(hit[0], Trace(hit[1]), original=cond)
 
 
-_NARROWED: OrderedDict[tuple, tuple[sympy.Basic, tuple[Step, ...]]] = OrderedDict()
-_NARROWED_LIMIT = 1024
+_NARROWED: LRU[tuple[sympy.Basic, tuple[Step, ...]]] = LRU(1024)
 
 
 def implies(p: sympy.Basic, q: sympy.Basic, ctx: Context | None = None) -> bool:

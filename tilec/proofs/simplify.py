@@ -15,12 +15,11 @@ Example:
 
 from __future__ import annotations
 
-from collections import OrderedDict
-
 import sympy
 
 from .build import canon, rebuild
 from .context import Context
+from .lru import LRU
 from .rules import DISTRIBUTE, ROOT_DEPENDENT, RULES, STRUCTURE, Env, Rule
 from .trace import Result, Step, Trace
 
@@ -41,19 +40,11 @@ def simplify(expr: sympy.Basic, ctx: Context | None = None) -> Result:
     ctx = ctx or Context()
     given = sympy.sympify(expr)
     key = (given, ctx.key())
-    hit = _RESULTS.get(key)
-    if hit is None:
-        hit = _simplify(canon(given), ctx)
-        _RESULTS[key] = hit
-        if len(_RESULTS) > _RESULTS_LIMIT:
-            _RESULTS.popitem(last=False)
-    else:
-        _RESULTS.move_to_end(key)
+    hit = _RESULTS.get_or(key, lambda: _simplify(canon(given), ctx))
     return Result(hit[0], Trace(hit[1]), original=None)
 
 
-_RESULTS: OrderedDict[tuple, tuple[sympy.Basic, tuple[Step, ...]]] = OrderedDict()
-_RESULTS_LIMIT = 4096
+_RESULTS: LRU[tuple[sympy.Basic, tuple[Step, ...]]] = LRU(4096)
 
 
 def _simplify(expr: sympy.Basic, ctx: Context) -> tuple[sympy.Basic, tuple[Step, ...]]:
