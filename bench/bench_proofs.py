@@ -164,6 +164,14 @@ def main(repeats: int = 5) -> None:
     print(f"{'step':40s} {'cold ms':>9s} {'recomp ms':>10s} {'cached ms':>10s}")
     for r in [*rows, total]:
         print(f"{r['step']:40s} {r['cold_ms']:9.1f} {r['recompute_ms']:10.1f} {r['cached_ms']:10.2f}")
+    # the issue's figure: the seed's worked derivation (its five steps, not the two rows that
+    # replay the multicast caller's inputs)
+    issue = {"step": "seed derivation (issue 3: < 300 ms)",
+             **{k: sum(r[k] for r in rows if not r["step"].startswith("seed ")) for k in
+                ("cold_ms", "recompute_ms", "cached_ms")}}
+    r = issue
+    print(f"{r['step']:40s} {r['cold_ms']:9.1f} {r['recompute_ms']:10.1f} {r['cached_ms']:10.2f}"
+          f"  -> {'met' if r['cold_ms'] < 300 else 'MISSED'}")
     print(f"(building the bench inputs with sympy's evaluation: {build_ms:.1f} ms, not counted)")
     clear_caches()
     end_to_end = _derive_seed()
@@ -174,7 +182,7 @@ def main(repeats: int = 5) -> None:
     meta = {"python": platform.python_version(), "sympy": sympy.__version__, "machine": platform.machine(),
             "build_inputs_ms": build_ms}
     (out / "proofs_seed.json").write_text(json.dumps(
-        {"meta": meta, "rows": rows, "total": total, "end_to_end": end_to_end, "baseline_cold_ms": BASELINE},
+        {"meta": meta, "rows": rows, "total": total, "issue_seed_derivation": issue, "end_to_end": end_to_end, "baseline_cold_ms": BASELINE},
         indent=2))
 
 
