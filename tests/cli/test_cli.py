@@ -156,8 +156,11 @@ def _check_op(op: dict, mode: str, cs: int, params: dict) -> None:
         assert op["slice_index"] is None and op["slice_count"] is None
     assert all(isinstance(f, str) for f in op["facts"])
     for f in op["facts"]:
-        lhs, eq, rhs = f.partition("==")
-        sympy.sympify(f"({lhs}) - ({rhs})" if eq else f, locals=names)
+        # each fact reads back as a condition, and holds at the parameters it was chosen at
+        fact = sympy.sympify(f, locals=names)
+        assert isinstance(fact, sympy.logic.boolalg.Boolean), f
+        at = {names[k]: v for k, v in params.items() if k in names and isinstance(v, int)}
+        assert fact.xreplace(at) is sympy.true, (f, params)
     for step in op["proof"]:
         assert set(step) == {"theorem", "before", "after"}
         assert all(isinstance(v, str) for v in step.values())

@@ -56,3 +56,23 @@ def test_set_cluster_along_x_shares_A_not_B(CX):
         assert row.mask == full and row.issue == (row.point["rank"] == 0), row
     for row in d.operands["B"].table:  # different tile columns: nobody shares B
         assert row.mask == 1 << row.point["rank"] and row.issue, row
+
+
+def test_guard_is_the_conjunction_of_the_facts():
+    """The run-time guard of a closed form holds at the parameters it was derived at and fails
+    where one of its divisibility facts fails (SMS not a multiple of the cluster)."""
+    from pathlib import Path
+
+    import sympy
+
+    from tilec.transforms.multicast import derive_from_file
+
+    seed = Path(__file__).resolve().parents[2] / "examples" / "seed004_persistent_cluster.py"
+    params = dict(M=8192, N=8192, BM=128, BN=256, CM=2, CN=2, SMS=128, CLUSTER=4)
+    d = derive_from_file(seed, {"CN": 2, "CLUSTER": 4, "SMS": 128})
+    for name, op in d.operands.items():
+        assert op.closed_form, (name, op.notes)
+        assert "SMS % CLUSTER == 0" in op.facts, (name, op.facts)
+        at = {s: params[str(s)] for s in op.guard.free_symbols}
+        assert op.guard.xreplace(at) is sympy.true, name
+        assert op.guard.xreplace({**at, **{s: 130 for s in at if str(s) == "SMS"}}) is sympy.false

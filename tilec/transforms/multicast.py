@@ -80,7 +80,6 @@ class OperandMulticast:
     slice_count: sympy.Expr | None = None
     narrowed_same: sympy.Boolean | None = None
     facts: list[str] = field(default_factory=list)
-    guard: sympy.Boolean = sympy.true
     proof: list[dict[str, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     box_bytes: int = 0
@@ -88,6 +87,14 @@ class OperandMulticast:
     rank_extent: sympy.Expr = sympy.S.One
     bounds: dict[sympy.Symbol, sympy.Expr] = field(default_factory=dict)
     table: list[Row] = field(default_factory=list)
+
+    @property
+    def guard(self) -> sympy.Boolean:
+        """The closed form's facts as one condition (true when it rests on none): what a run-time
+        guard tests when sizes are only known at launch."""
+        from tilec.transforms.multicast_closed import fact_expr
+
+        return sympy.And(*[fact_expr(f) for f in self.facts]) if self.closed_form else sympy.true
 
     @property
     def same(self) -> sympy.Boolean:
@@ -130,6 +137,8 @@ class MulticastDerivation:
 
     def to_json(self) -> dict[str, Any]:
         """The ``tilec masks --json`` object (see docs/cli.md)."""
+        from tilec.transforms.multicast_closed import fact_sympy_text
+
         ops = {}
         for name, op in self.operands.items():
             issue, mask, sidx, scount = op.forms()
@@ -141,7 +150,7 @@ class MulticastDerivation:
                 "mask": _text(mask),
                 "slice_index": _text(sidx) if sliced and sidx is not None else None,
                 "slice_count": _text(scount) if sliced and scount is not None else None,
-                "facts": list(op.facts),
+                "facts": [fact_sympy_text(f) for f in op.facts],
                 "proof": list(op.proof),
                 "table": [
                     {**row.point, "alive": row.alive, "issue": row.issue, "mask": row.mask,

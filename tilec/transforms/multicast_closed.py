@@ -18,6 +18,7 @@ Anything that does not fit leaves ``closed_form`` False: the general form is use
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 import sympy
@@ -143,7 +144,7 @@ def close(op: OperandMulticast, values: dict[sympy.Symbol, int]) -> None:
     same_exact = _same(origin, R1, R2)
     _close_narrowed(op, narrow(same_exact, ctx), ctx, variables, facts, values, rank_extent)
     fields = ("closed_form", "issue", "mask", "slice_index", "slice_count", "narrowed_same",
-              "facts", "guard")
+              "facts")
     saved: dict[str, Any] = {f: getattr(op, f) for f in fields}
     saved |= {"proof": list(op.proof), "notes": list(op.notes)}
     _CLOSED[key] = (op.origin, {k: (lambda v=v: list(v)) if isinstance(v, list) else v
@@ -289,7 +290,7 @@ def _set(op: OperandMulticast, keys: list[sympy.Expr], facts: list[str], cs: sym
             op.notes.append(f"cluster size {csv} is not a multiple of the group size {g} = {gv}: general form")
             return
         if g != cs:
-            facts.append(f"{rank_extent} % {g} == 0")
+            facts.append(divisible_text(rank_extent, g))
         issue = sympy.Eq(sympy.Mod(RANK, g), 0)
         mask = (2**g - 1) * 2 ** (g * sympy.floor(RANK / g))
         sidx, scount = sympy.Mod(RANK, g), g
@@ -298,8 +299,8 @@ def _set(op: OperandMulticast, keys: list[sympy.Expr], facts: list[str], cs: sym
             op.notes.append(f"strided groups {g} / {d} do not tile the cluster: general form")
             return
         if g != cs:
-            facts.append(f"{rank_extent} % {g} == 0")
-        facts.append(f"{g} % {d} == 0")
+            facts.append(divisible_text(rank_extent, g))
+        facts.append(divisible_text(g, d))
         m = g / d if (g / d).is_integer or not (g / d).free_symbols else sympy.floor(g / d)
         issue = sympy.Lt(sympy.Mod(RANK, g), d)
         mask = sympy.Sum(2 ** (_J * d), (_J, 0, m - 1)) * 2 ** (sympy.Mod(RANK, d) + g * sympy.floor(RANK / g))
@@ -316,17 +317,41 @@ def _set(op: OperandMulticast, keys: list[sympy.Expr], facts: list[str], cs: sym
     op.mask = mask if alive is sympy.true else sympy.Piecewise((mask, alive), (0, True))
     op.slice_index, op.slice_count = sidx, scount
     op.facts = list(dict.fromkeys(facts))
-    op.guard = sympy.And(*[fact_expr(f) for f in op.facts])
+
+
+def divisible_text(n: sympy.Expr, d: sympy.Expr) -> str:
+    """``n % d == 0`` as the proofs context prints it (operands parenthesised where needed).
+
+        >>> cm, cn, cl = sympy.symbols("CM CN CLUSTER", integer=True, positive=True)
+        >>> divisible_text(cl, cm * cn)
+        'CLUSTER % (CM*CN) == 0'
+    """
+    from tilec.proofs.context import Fact, FactKind
+
+    return str(Fact(FactKind.DIVISIBLE, n, d))
+
+
+_DIVISIBLE_TEXT = re.compile(r"(.+?)\s*%\s*(.+?)\s*==\s*0")
+
+
+def fact_sympy_text(text: str) -> str:
+    """A fact string in the form ``sympy.sympify`` reads back as a condition (``a % b == 0``
+    would be read as Python's ``==``, a plain False): ``Eq(Mod(a, b), 0)``; ``>``/``<`` forms
+    are already readable.
+
+        >>> fact_sympy_text("CLUSTER % (CM*CN) == 0"), fact_sympy_text("CN > 0")
+        ('Eq(Mod(CLUSTER, (CM*CN)), 0)', 'CN > 0')
+    """
+    m = _DIVISIBLE_TEXT.fullmatch(text.strip())
+    return f"Eq(Mod({m.group(1)}, {m.group(2)}), 0)" if m else text
 
 
 def fact_expr(text: str) -> sympy.Boolean:
     """A fact string ("SMS % CN == 0", "CN > 0") as a sympy condition over positive symbols."""
-    import re
-
     names = set(re.findall(r"[A-Za-z_]\w*", text))
     local = {n: sympy.Symbol(n, integer=True, positive=True) for n in names}
     local |= {"ceiling": sympy.ceiling, "floor": sympy.floor, "Mod": sympy.Mod}
-    m = re.fullmatch(r"(.+?)\s*%\s*(.+?)\s*==\s*0", text.strip())
+    m = _DIVISIBLE_TEXT.fullmatch(text.strip())
     if m:
         a, b = (sympy.sympify(x, locals=local) for x in m.groups())
         return sympy.Eq(sympy.Mod(a, b), 0)
@@ -347,7 +372,7 @@ def _uniform_alive(op: OperandMulticast, keys: list[sympy.Expr], kind: tuple[str
     for pred, (extent, factor) in op.alive_parts:
         ev, fv = _value(extent, values), _value(factor, values)
         if ev is not None and fv and ev % fv == 0:
-            facts.append(f"{extent} % {factor} == 0")
+            facts.append(divisible_text(extent, factor))
             continue  # the split is exact at these parameters: no predicate
         if RANK not in pred.free_symbols:
             kept.append(pred)
