@@ -30,7 +30,7 @@ def fresh_process(runs: int) -> dict[str, float]:
     """Cold: a fresh process and an empty cache each run. Warm: a fresh process, cache filled."""
     cmd = [sys.executable, "-c", "from tilec.cli import entry; entry()", "masks", str(SEED),
            "--json", "-o", os.devnull]
-    cold, warm, imports = [], [], []
+    cold, warm, imports, bare, sym = [], [], [], [], []
     for _ in range(runs):
         with tempfile.TemporaryDirectory() as tmp:
             env = dict(os.environ, TILEC_CACHE=tmp)
@@ -44,9 +44,19 @@ def fresh_process(runs: int) -> dict[str, float]:
         subprocess.run([sys.executable, "-c", "import sympy, tilec.ir, tilec.proofs"],
                        check=True, cwd=ROOT)
         imports.append(time.perf_counter() - t0)
+        # the floor under any sympy-based cold run: Python itself, and sympy with the modules
+        # its first Add imports lazily (sympy.tensor, sympy.combinatorics)
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
+        bare.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "import sympy; sympy.Symbol('x') + 1"], check=True)
+        sym.append(time.perf_counter() - t0)
     return {"cold_median_s": statistics.median(cold), "cold_min_s": min(cold),
             "warm_median_s": statistics.median(warm), "warm_min_s": min(warm),
-            "python_sympy_tilec_imports_median_s": statistics.median(imports)}
+            "python_sympy_tilec_imports_median_s": statistics.median(imports),
+            "python_startup_median_s": statistics.median(bare),
+            "python_sympy_import_median_s": statistics.median(sym)}
 
 
 def in_process() -> dict[str, float]:
