@@ -351,20 +351,12 @@ def fact_sympy_text(text: str) -> str:
 
 
 def fact_expr(text: str) -> sympy.Boolean:
-    """A fact string ("SMS % CN == 0", "CN > 0") as a sympy condition over positive symbols."""
-    names = set(re.findall(r"[A-Za-z_]\w*", text))
-    local = {n: sympy.Symbol(n, integer=True, positive=True) for n in names}
-    local |= {"ceiling": sympy.ceiling, "floor": sympy.floor, "Mod": sympy.Mod}
-    m = _DIVISIBLE_TEXT.fullmatch(text.strip())
-    if m:
-        a, b = (sympy.sympify(x, locals=local) for x in m.groups())
-        return sympy.Eq(sympy.Mod(a, b), 0)
-    for op_text, cls in ((">=", sympy.Ge), ("<=", sympy.Le), (">", sympy.Gt), ("<", sympy.Lt),
-                         ("==", sympy.Eq)):
-        if op_text in text:
-            a, b = text.split(op_text, 1)
-            return cls(sympy.sympify(a, locals=local), sympy.sympify(b, locals=local))
-    return sympy.sympify(text, locals=local)
+    """A fact string ("SMS % CN == 0", "CN > 0", "i < E") as a sympy condition over positive
+    symbols: the proofs context's four fact forms, read through :func:`fact_sympy_text`."""
+    names = set(re.findall(r"[A-Za-z_]\w*", text)) - {"Eq", "Mod", "ceiling", "floor"}
+    local: dict[str, Any] = {n: sympy.Symbol(n, integer=True, positive=True) for n in names}
+    local |= {"ceiling": sympy.ceiling, "floor": sympy.floor, "Mod": sympy.Mod, "Eq": sympy.Eq}
+    return sympy.sympify(fact_sympy_text(text), locals=local)
 
 
 def _uniform_alive(op: OperandMulticast, keys: list[sympy.Expr], kind: tuple[str, sympy.Expr, sympy.Expr],
