@@ -365,3 +365,31 @@ def explain_coalescing(fusion: GemmFusion | SimtPlan) -> str:
     if plan.notes:
         lines += ["", "notes:"] + ["  " + n for n in plan.notes]
     return "\n".join(lines)
+
+
+def predicted_counters(plan: SimtPlan) -> dict[str, int]:
+    """Whole-kernel global-memory totals the analysis predicts (Nsight Compute's
+    ``l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum`` and ``..._st.sum``, with their requests),
+    for shapes whose tiles are full and whose sector counts are exact.
+
+    Requests per warp: staged, each tile copy ``iters`` per K tile; unstaged, one A load per M
+    register point and one B load per N vector per k; the C store once per register point.
+    """
+    warps = plan.grid[0] * plan.grid[1] * plan.grid[2] * -(-plan.threads // WARP)
+    rm, rn = plan.reg_count("M"), plan.reg_count("N") // plan.vec_n
+    out = {"global_ld_sectors": 0, "global_st_sectors": 0, "global_ld_requests": 0,
+           "global_st_requests": 0}
+    for acc, rep in zip(plan.global_accesses(), analyze(plan, prove=False), strict=True):
+        if rep.sectors is None or rep.sectors != rep.sectors_min:
+            return {}
+        st = plan.staging
+        if acc.kind == "store":
+            n = rm * rn
+        elif st is not None:
+            n = (st.a if acc.tensor == "A" else st.b).iters * st.k_tiles
+        else:
+            n = plan.K * (rm if acc.tensor == "A" else rn)
+        key = "ld" if acc.kind == "load" else "st"
+        out[f"global_{key}_sectors"] += warps * n * rep.sectors
+        out[f"global_{key}_requests"] += warps * n
+    return out
