@@ -209,7 +209,8 @@ def predicted_counters(plan: SimtPlan) -> dict[str, int]:
             n = r.per_tile * st.k_tiles + (r.per_tile // st.BK if plan.options.fragments == 2 else 0)
         key = "ld" if r.kind == "load" else "ldgsts" if plan.options.async_copy else "st"
         out[f"shared_{key}_wavefronts"] = out.get(f"shared_{key}_wavefronts", 0) + warps * n * r.wavefronts
-        out[f"shared_{key}_requests"] = out.get(f"shared_{key}_requests", 0) + warps * n
+        if not plan.options.async_copy:  # the hardware counts cp.async's waits as loads too
+            out[f"shared_{key}_requests"] = out.get(f"shared_{key}_requests", 0) + warps * n
     return out
 
 
