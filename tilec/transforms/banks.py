@@ -22,13 +22,15 @@ matter.  Those are evaluated exactly for every lane of every warp of the block, 
 the loop symbols they mix with (the copy iteration, register indices, ``ki``): the verdict is a
 proof by exhaustion over that finite domain, valid for every CTA, buffer and K tile.
 
-Example (the warp-tiled SGEMM: fragments conflict-free, A's transposed stores too with its pad)::
+Example (the warp-tiled SGEMM's large configuration: the k-slice reads are conflict-free, A's
+paired reads take 2 phases; A's 4-byte ``cp.async`` stores, a warp over 2 rows x 16 k of A, hit
+2 words per bank whatever the pad that keeps the 128-bit reads aligned)::
 
     >>> from tilec.loader import load_schedule
     >>> from tilec.transforms.simt import lower_simt
     >>> plan = lower_simt(load_schedule("examples/simt_warp_tiled.py", {}).fusion)
     >>> [(r.array, r.kind, r.width, r.wavefronts, r.ideal) for r in analyze_shared(plan)]
-    [('As', 'store', 1, 1, 1), ('Bs', 'store', 4, 4, 4), ('As', 'load', 4, 4, 4), ('Bs', 'load', 4, 4, 4)]
+    [('As', 'store', 1, 2, 1), ('Bs', 'store', 4, 4, 4), ('As', 'load', 4, 2, 2), ('Bs', 'load', 4, 4, 4)]
 """
 
 from __future__ import annotations
@@ -222,7 +224,8 @@ def explain_banks(plan: SimtPlan) -> str:
     st = plan.staging
     assert st is not None
     lines = [f"shared memory (32 banks x 4 bytes; a request of w words per lane is served in w "
-             f"phases of 32/w lanes, ideal 1 wavefront each): As[{st.stages}][{st.BK}]"
+             f"phases of 32/w lanes, w/2 when a load's lanes read in pairs; ideal 1 wavefront "
+             f"per phase): As[{st.stages}][{st.BK}]"
              f"[{st.a.pitch}] (A transposed, pad {st.a.pitch - plan.BM}),"
              f" Bs[{st.stages}][{st.BK}][{st.b.pitch}] (pad {st.b.pitch - plan.BN})", ""]
     for r in reports:

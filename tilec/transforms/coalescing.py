@@ -333,13 +333,16 @@ def explain_coalescing(fusion: GemmFusion | SimtPlan) -> str:
     >>> f = GemmFusion(256, 256, 256, dtype="fp32")
     >>> _ = f.c.split(0, 32).split(2, 32).reorder([0, 2, 1, 3, 4]).merge(2)
     >>> _ = f.c.parallelize(0, P.BIDx).parallelize(1, P.BIDy).parallelize(2, P.TIDx)
-    >>> print(explain_coalescing(f).splitlines()[2])
+    >>> print(explain_coalescing(f).splitlines()[6])
       A load  broadcast    stride 0       1 sector  (ideal 1)   broadcast
     """
+    from tilec.transforms.banks import explain_banks
+    from tilec.transforms.simt import describe_hierarchy
+
     plan = fusion if isinstance(fusion, SimtPlan) else lower_simt(fusion)
     reports = analyze(plan)
     dx, dy, dz = plan.block
-    lines = [f"coalescing (warp = {WARP} lanes of tid = x + {dx}*(y + {dy}*z), "
+    lines = [*describe_hierarchy(plan), "", f"coalescing (warp = {WARP} lanes of tid = x + {dx}*(y + {dy}*z), "
              f"block ({dx}, {dy}, {dz}), 32-byte sectors, fp32)", ""]
     for r in reports:
         stride = "irregular" if r.stride is None else f"stride {r.stride}"
@@ -362,6 +365,7 @@ def explain_coalescing(fusion: GemmFusion | SimtPlan) -> str:
         if r.stride is not None:
             lines.append(f"  index(l+1) - index(l) = {r.stride} for 0 <= l < {r.lanes - 1}")
         lines += ["    " + p for p in r.proof]
+    lines += ["", explain_banks(plan)]
     if plan.notes:
         lines += ["", "notes:"] + ["  " + n for n in plan.notes]
     return "\n".join(lines)

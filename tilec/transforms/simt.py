@@ -242,13 +242,15 @@ class SimtPlan:
             active = sympy.true
             if cp.guard_idx:
                 active = sympy.Lt(self.tid_linear + IT * self.threads, cp.rows * cp.cols // cp.vec)
+            how = "cp.async copy" if self.options.async_copy else "tile copy"
             if cp.transposed:  # one scalar store per vector element j: T[col + j][row]
                 for j in range(cp.vec):
-                    out.append(SharedAccess(arr, "store", (col + j) * cp.pitch + row, 1,
-                                            f"tile copy, element {j} of each {32 * cp.vec}-bit load",
+                    what = f"{how}, element {j} of each {32 * cp.vec}-bit load" if cp.vec > 1 \
+                        else f"{how}, transposed"
+                    out.append(SharedAccess(arr, "store", (col + j) * cp.pitch + row, 1, what,
                                             active, cp.iters))
             else:
-                out.append(SharedAccess(arr, "store", row * cp.pitch + col, cp.vec, "tile copy",
+                out.append(SharedAccess(arr, "store", row * cp.pitch + col, cp.vec, how,
                                         active, cp.iters))
         for dim, arr, cp, w, local in (("M", "As", st.a, self.vec_m, self.m_local),
                                        ("N", "Bs", st.b, self.vec_n, self.n_local)):
@@ -596,6 +598,88 @@ def _tid_linear(block: tuple[int, int, int]) -> sympy.Expr:
     dx, dy, _ = block
     sx, sy, sz = (index_symbol(n) for n in ("tidx", "tidy", "tidz"))
     return sx + dx * (sy + dy * sz)
+
+
+@dataclass(frozen=True)
+class WarpTile:
+    """The C elements one warp computes (CTA-local rows and columns), derived from the index maps."""
+
+    warp: int
+    rows: tuple[int, ...]
+    cols: tuple[int, ...]
+    dense: bool  # every (row, col) of rows x cols is computed by the warp, each by one lane
+    lanes: tuple[int, int]  # distinct row / column positions of the lanes (LM, LN)
+
+
+def warp_tiles(plan: SimtPlan) -> list[WarpTile]:
+    """Per warp of the block, the rows and columns of C's tile it covers (exact enumeration).
+
+    >>> from tilec.loader import load_schedule
+    >>> t = warp_tiles(lower_simt(load_schedule("examples/simt_warp_tiled.py", {}).fusion))
+    >>> len(t), len(t[1].rows), len(t[1].cols), t[1].dense, t[1].lanes, t[1].rows[:5]
+    (8, 32, 64, True, (4, 8), (0, 1, 2, 3, 4))
+    """
+    thread = list(plan.thread_axes())
+    regs = [r.symbol for r in plan.reg]
+    dx, dy, _ = plan.block
+    out = []
+    for w in range(-(-plan.threads // 32)):
+        tids = np.arange(32 * w, min(32 * w + 32, plan.threads))
+        coords = [tids % dx, (tids // dx) % dy, tids // (dx * dy)]
+        cells: set[tuple[int, int]] = set()
+        lane_rows, lane_cols = set(), set()
+        count = 0
+        for pt in itertools.product(*(range(r.extent) for r in plan.reg)):
+            args = [*coords, *(np.full(len(tids), v) for v in pt)]
+            m = np.asarray(_eval_floor(plan.m_local, thread + regs, args), dtype=np.int64)
+            n = np.asarray(_eval_floor(plan.n_local, thread + regs, args), dtype=np.int64)
+            m, n = np.broadcast_to(m, tids.shape), np.broadcast_to(n, tids.shape)
+            if not any(pt):
+                lane_rows, lane_cols = set(m.tolist()), set(n.tolist())
+            cells.update(zip(m.tolist(), n.tolist(), strict=True))
+            count += len(tids)
+        rows = tuple(sorted({r for r, _ in cells}))
+        cols = tuple(sorted({c for _, c in cells}))
+        dense = len(cells) == len(rows) * len(cols) == count
+        out.append(WarpTile(w, rows, cols, dense, (len(lane_rows), len(lane_cols))))
+    return out
+
+
+def _runs(values: tuple[int, ...]) -> str:
+    """``0-7, 16-23`` for the runs of consecutive integers."""
+    runs: list[list[int]] = []
+    for v in values:
+        if runs and v == runs[-1][1] + 1:
+            runs[-1][1] = v
+        else:
+            runs.append([v, v])
+    return ", ".join(f"{a}-{b}" if b > a else str(a) for a, b in runs)
+
+
+def describe_hierarchy(plan: SimtPlan) -> list[str]:
+    """The block / warp / thread tiles and the K pipeline, as ``tilec explain`` prints them."""
+    gx, gy, gz = plan.grid
+    tiles = warp_tiles(plan)
+    t0 = tiles[0]
+    tm, tn = plan.reg_count("M"), plan.reg_count("N")
+    lines = [f"block tile {plan.BM} x {plan.BN} (grid {gx} x {gy} x {gz}), {plan.threads} threads "
+             f"= {len(tiles)} warp(s)"]
+    if t0.dense:
+        lines.append(f"warp tile {len(t0.rows)} x {len(t0.cols)}: warp 0 rows {_runs(t0.rows)}, "
+                     f"columns {_runs(t0.cols)}; lanes {t0.lanes[0]} x {t0.lanes[1]}")
+    else:
+        lines.append(f"warps cover no rectangle of C (warp 0: {len(t0.rows)} rows x "
+                     f"{len(t0.cols)} columns, not all of them)")
+    vm, vn = plan.vec_m if plan.staging else 1, plan.vec_n
+    lines.append(f"thread tile {tm} x {tn} ({tm // vm} x {tn // vn} vectors of {vm} x {vn})")
+    st = plan.staging
+    if st is not None:
+        o = plan.options
+        how = "cp.async" if o.async_copy else "ld.global -> registers -> st.shared"
+        lines.append(f"K tiles of {st.BK}: {st.stages} shared buffer(s) per operand ({how}), "
+                     f"{o.fragments} register fragment(s) of the k-slice"
+                     + (f", {o.min_blocks} CTA(s) per SM" if o.min_blocks else ""))
+    return lines
 
 
 def register_points(plan: SimtPlan, dim: str) -> list[dict[sympy.Symbol, int]]:
