@@ -319,7 +319,7 @@ def _viz_options(p: argparse.ArgumentParser) -> None:
                    help="SMs of the timeline (default: the decomposition's grid, at most 132)")
     p.add_argument("--size", default=None, metavar="WxH",
                    help="image size in pixels (default per kind: tiles 1600x1000, multicast "
-                        "1400x900, timeline 1600x1000, all 1800x2600)")
+                        "1400x900, timeline 1600x1000, all 1800x2600, threads 1800x1000)")
     p.add_argument("--rounds", type=int, default=4,
                    help="tile picture: at most this many round panels (the first ones and the "
                         "last; default 4)")

@@ -494,8 +494,9 @@ def draw_threads(fig: Any, maps: Sequence[ThreadAccess], max_cells: int = 64) ->
                 first = min(w for w, _ in who)
                 lanes = {lane for w, lane in who if w == first}
                 img[r - r0, c - c0] = _warp_color(first, 1.0 if len(lanes) > 1 else 0.0)
-        ax.imshow(img, interpolation="nearest", aspect="equal",
+        ax.imshow(img, interpolation="nearest", aspect="auto",
                   extent=(c0 - 0.5, c1 + 0.5, r1 + 0.5, r0 - 0.5))
+        ax.set_box_aspect(min(max(nr / nc, 0.35), 3.0))  # a row of 32 lanes stays readable
         if nr * nc <= max_cells * max_cells:
             fs = max(3.0, min(8.0, 300 / max(nr, nc)))
             for (r, c), who in ta.cells.items():

@@ -8,11 +8,15 @@ proven-nonnegative operands).  The kernel:
 * a register tile ``acc[TM][TN]`` over the plan's register axes (unrolled loops named after them);
 * unstaged plans: a serial K loop reading A and B from global memory (predicated at the edges);
 * staged plans: ``stages`` shared-memory buffers per operand, A stored transposed (``As[k][m]``);
-  with 2 stages the next K tile is read into registers while the current one is multiplied, so
-  one ``__syncthreads`` per K tile; tile copies are 32/64/128-bit as the plan proved;
+  register-staged, the next K tile is read into registers while the current one is multiplied
+  (one ``__syncthreads`` per K tile with 2 stages); with ``async_copy``, ``cp.async`` (inline PTX)
+  copies ``stages - 1`` tiles ahead; with 2 fragments the next k-slice is read from shared memory
+  while the FMAs of this one run; tile copies are 32/64/128-bit as the plan proved; tiles past
+  48 KB live in dynamic shared memory;
 * the epilogue stores the register tile under the IR's predicates (vector stores where proven);
 * ``extern "C" int tilec_launch_<name>(A, B, C, stream)`` launches it (returns a cudaError_t,
-  or -1 when a pointer is not 16-byte aligned and the kernel uses 128-bit accesses).
+  or -1 when a pointer is not 16-byte aligned and the kernel uses 128-bit accesses), with
+  ``__launch_bounds__(threads, min_blocks)`` as the schedule asks.
 
 Example::
 

@@ -16,10 +16,15 @@ two K axes ``Ko, Ki``       K tiles of ``BK = extent(Ki)`` staged through shared
 
 Indices are the IR's index maps (sympy over the loop symbols ``tidx``, ``bidy``, ``i_Mr`` ...):
 ``m = m_base(bid) + m_local(tid, reg)``.  With staging, the A tile (BM x BK) and the B tile
-(BK x BN) are copied by all threads cooperatively (``copy_a``/``copy_b``: linear thread id ->
-(row, col), vector width proven from alignment facts), A stored transposed ``As[k][m]`` with a
-row pitch chosen against bank conflicts.  Vector widths are used only where alignment is proven;
+(BK x BN) are copied by all threads cooperatively (``TileCopy``: linear thread id -> (row, col),
+vector width proven from alignment facts), A stored transposed ``As[k][m]``, each tile's row
+padded as the schedule says or against bank conflicts (:mod:`tilec.transforms.banks`).  How the
+tiles move (buffers, ``cp.async``, register fragments, CTAs per SM) is the fusion's
+:class:`~tilec.ir.threads.ThreadOptions`.  Vector widths are used only where alignment is proven;
 where it is not, the plan falls back to scalar accesses and says so in ``notes``.
+
+:func:`warp_tiled` writes the CUTLASS hierarchy (block, warp and thread tiles) with the IR's
+verbs; :func:`warp_tiles` derives back from any plan which rows and columns each warp computes.
 
 Example::
 
