@@ -14,7 +14,7 @@ anything), in the Triton frontend's style::
     >>> GemmFusion(M=256, N=128, K=64).c.split(0, 64, names=("Mo",))
     Traceback (most recent call last):
     ...
-    tilec.errors.AxisNameError: C: split: names must be two strings but got ('Mo',)
+    tilec.errors.AxisNameError: C: split: names of axis 0 must be two strings (outer, inner) but got ('Mo',)
 
 The full catalogue, with one example message each, is docs/errors.md; tests/must_fail/ holds one
 program per class of mistake.

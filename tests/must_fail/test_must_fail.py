@@ -39,6 +39,7 @@ def load(name: str) -> ModuleType:
 
 def argv(module: ModuleType, tmp: Path) -> list[str]:
     for fname, text in getattr(module, "FILES", {}).items():
+        (tmp / fname).parent.mkdir(parents=True, exist_ok=True)
         (tmp / fname).write_text(text)
     return [a.format(tmp=tmp, examples=ROOT / "examples") for a in module.ARGV]
 

@@ -79,10 +79,10 @@ class IterDomain:
         if isinstance(self.extent, int) and not isinstance(self.extent, bool):
             object.__setattr__(self, "extent", sympy.Integer(self.extent))
         if not isinstance(self.extent, sympy.Expr) or self.extent.is_positive is False:
-            raise SplitFactorError(f"{self.name}: extent must be a positive integer (or a "
+            raise SplitFactorError(f"IterDomain {self.name}: extent must be a positive integer (or a "
                                    f"positive integer expression) but got {self.extent!r}")
         if not isinstance(self.iter_type, IterType) or not isinstance(self.ptype, ParallelType):
-            raise ScheduleError(f"{self.name}: iter_type must be an IterType and ptype a "
+            raise ScheduleError(f"IterDomain {self.name}: iter_type must be an IterType and ptype a "
                                 f"ParallelType but got {self.iter_type!r} and {self.ptype!r}")
 
     def __eq__(self, other: object) -> bool:
