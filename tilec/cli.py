@@ -4,17 +4,21 @@
 
 A user error (a :class:`~tilec.errors.TilecError`, a usage error, or an exception raised by the
 schedule file's own code) prints one line ``tilec: error: ...`` and exits with status 2;
-``--debug`` (before or after the subcommand) shows the traceback instead.  The reference is
-docs/cli.md.
+``--debug`` (before or after the subcommand) shows the traceback instead.  ``-o OUT`` is written
+whole or not at all; a closed stdout (``tilec masks ... | head``) ends the command quietly with
+status 141.  The reference is docs/cli.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import json
+import os
 import sys
-from collections.abc import Callable, Sequence
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -38,45 +42,73 @@ def command(name: str, help: str, extra: Callable[[argparse.ArgumentParser], Non
 
 
 def _load(args: argparse.Namespace) -> LoadedSchedule:
-    """Load the schedule file; an exception raised by the file's own code is a user error."""
-    params = parse_params(args.param)
-    try:
-        from tilec.loader import load_schedule
+    """Load the schedule file (every mistake in it is a TilecError: see tilec.loader)."""
+    from tilec.loader import load_schedule
 
-        return load_schedule(args.schedule, params)
-    except TilecError:
-        raise
-    except Exception as e:
-        where = _schedule_line(e, Path(args.schedule))
-        if where is None:
-            raise  # raised inside tilec: an internal error, keep the traceback
-        raise TilecError(f"{args.schedule}:{where}: {type(e).__name__}: {e}") from e
-
-
-def _schedule_line(e: BaseException, path: Path) -> int | None:
-    """The line of ``path`` where ``e`` was raised (innermost frame), or None if elsewhere."""
-    target = path.resolve()
-    if isinstance(e, SyntaxError) and e.filename and Path(e.filename).resolve() == target:
-        return e.lineno or 0
-    tb = e.__traceback__
-    last = None
-    while tb is not None:
-        last = tb
-        tb = tb.tb_next
-    if last is not None and Path(last.tb_frame.f_code.co_filename).resolve() == target:
-        return last.tb_lineno
-    return None
+    return load_schedule(args.schedule, parse_params(args.param))
 
 
 def _write(args: argparse.Namespace, text: str) -> None:
     if getattr(args, "output", None):
-        try:
-            Path(args.output).write_text(text if text.endswith("\n") else text + "\n")
-        except OSError as e:
-            raise TilecError(f"cannot write {args.output!r}: {e.strerror or e}") from None
+        with atomic_path(Path(args.output)) as tmp:
+            tmp.write_text(text if text.endswith("\n") else text + "\n")
         print(f"wrote {args.output}", file=sys.stderr)
     else:
         print(text)
+
+
+@contextlib.contextmanager
+def atomic_path(path: Path) -> Iterator[Path]:
+    """A temporary file beside ``path``, renamed onto it when the block succeeds and removed
+    when it fails: an error never leaves a partial output file.
+
+    >>> import tempfile
+    >>> out = Path(tempfile.mkdtemp()) / "k.txt"
+    >>> with atomic_path(out) as tmp:
+    ...     _ = tmp.write_text("done")
+    >>> out.read_text(), sorted(p.name for p in out.parent.iterdir())
+    ('done', ['k.txt'])
+    """
+    try:
+        fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as e:
+        raise TilecError(f"cannot write {str(path)!r}: {e.strerror or e}") from None
+    os.close(fd)
+    tmp, done = Path(name), False
+    try:
+        yield tmp
+        try:
+            mask = os.umask(0)
+            os.umask(mask)
+            os.chmod(tmp, 0o666 & ~mask)  # what open() would have given the file
+            os.replace(tmp, path)
+        except OSError as e:
+            raise TilecError(f"cannot write {str(path)!r}: {e.strerror or e}") from None
+        done = True
+    finally:
+        if not done:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an int >= 1 (a usage error otherwise)."""
+    return _int_at_least(text, 1, "a positive integer")
+
+
+def nonnegative_int(text: str) -> int:
+    """argparse type: an int >= 0 (a usage error otherwise)."""
+    return _int_at_least(text, 0, "an integer >= 0")
+
+
+def _int_at_least(text: str, low: int, what: str) -> int:
+    try:
+        value = int(text, 0)
+    except ValueError:
+        value = low - 1
+    if value < low:
+        raise argparse.ArgumentTypeError(f"must be {what} but got {text!r}")
+    return value
 
 
 # -- show -----------------------------------------------------------------------------------
@@ -185,21 +217,38 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        # the reader went away (`tilec masks ... | head`): stop quietly, as `yes | head` does
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + 13  # what the shell reports for a process ended by SIGPIPE
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
     fn = _COMMANDS[args.command][0]
     try:
-        return fn(args)
+        status = fn(args)
+        sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
+        return status
     except TilecError as e:
         if args.debug:
             raise
-        print(f"tilec: error: {e}", file=sys.stderr)
+        print(f"tilec: error: {one_line(str(e))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         if args.debug:
             raise
         print("tilec: interrupted", file=sys.stderr)
         return 130
+
+
+def one_line(message: str) -> str:
+    """A message as one line (a schedule's own exception may span several)."""
+    return " ".join(part.strip() for part in message.splitlines() if part.strip())
 
 
 def entry() -> None:

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tilec.cli import _load, _write, command
+from tilec.cli import _load, _write, atomic_path, command, nonnegative_int, positive_int
 from tilec.errors import TilecError
 
 
@@ -80,9 +80,9 @@ def cmd_gen(args: argparse.Namespace) -> int:
         _write(args, json.dumps({"target": args.target, "notes": list(getattr(plan, "notes", ())),
                                  "source": source}, indent=1))
         return 0
-    for note in getattr(plan, "notes", ()):
-        print(f"tilec: note: {note}", file=sys.stderr)
     _write(args, source)
+    for note in getattr(plan, "notes", ()):  # after the write: a failed write is one line
+        print(f"tilec: note: {note}", file=sys.stderr)
     return 0
 
 
@@ -315,12 +315,12 @@ def _viz_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--warps", default="0,1", metavar="W,W,...",
                    help="threads picture: the warps drawn (default 0,1)")
     _mode_option(p)
-    p.add_argument("--sms", type=int, default=None,
+    p.add_argument("--sms", type=positive_int, default=None,
                    help="SMs of the timeline (default: the decomposition's grid, at most 132)")
     p.add_argument("--size", default=None, metavar="WxH",
                    help="image size in pixels (default per kind: tiles 1600x1000, multicast "
                         "1400x900, timeline 1600x1000, all 1800x2600, threads 1800x1000)")
-    p.add_argument("--rounds", type=int, default=4,
+    p.add_argument("--rounds", type=positive_int, default=4,
                    help="tile picture: at most this many round panels (the first ones and the "
                         "last; default 4)")
 
@@ -329,7 +329,7 @@ def _size(text: str | None) -> tuple[int, int] | None:
     if text is None:
         return None
     w, sep, h = text.lower().partition("x")
-    if not (sep and w.isdigit() and h.isdigit()):
+    if not (sep and w.isdigit() and h.isdigit() and int(w) > 0 and int(h) > 0):
         raise TilecError(f"--size must look like WIDTHxHEIGHT in pixels (1600x1000) but got "
                          f"{text!r}")
     return int(w), int(h)
@@ -342,8 +342,6 @@ def cmd_viz(args: argparse.Namespace) -> int:
     from tilec.ir import infer_launch
 
     size = _size(args.size)
-    if args.rounds < 1:
-        raise TilecError(f"--rounds must be a positive integer but got {args.rounds}")
     loaded = _load(args)
     if is_thread_level(loaded.fusion):
         if args.kind != "threads":
@@ -364,10 +362,11 @@ def cmd_viz(args: argparse.Namespace) -> int:
     if cs > 1 and args.kind in ("multicast", "all"):
         derivation = _derive(args)
     sms = args.sms if args.sms is not None else min(plan.work.grid, 132)
-    out = args.output or f"{loaded.path.stem}_{args.kind}.png"
-    path = viz.render(args.kind, out, plan=plan, grid=grid, cluster_size=cs,
-                      derivation=derivation, mode=args.mode, sms=sms, size=size,
-                      max_rounds=args.rounds)
+    path = Path(args.output or f"{loaded.path.stem}_{args.kind}.png")
+    with atomic_path(path) as tmp:
+        viz.render(args.kind, tmp, plan=plan, grid=grid, cluster_size=cs,
+                   derivation=derivation, mode=args.mode, sms=sms, size=size,
+                   max_rounds=args.rounds)
     print(f"wrote {path}", file=sys.stderr)
     if args.json:
         data: dict[str, Any] = {"kind": args.kind, "file": str(path),
@@ -429,8 +428,9 @@ def _bench_options(p: argparse.ArgumentParser) -> None:
     _gen_options(p)
     p.add_argument("--sweep", action="append", default=[], metavar="NAME=V1,V2,...",
                    help="benchmark every combination of these parameter values (repeatable)")
-    p.add_argument("--warmup", type=int, default=25, help="warm-up time per kernel, ms")
-    p.add_argument("--rep", type=int, default=100, help="timed replays per kernel, ms")
+    p.add_argument("--warmup", type=nonnegative_int, default=25,
+                   help="warm-up time per kernel, ms")
+    p.add_argument("--rep", type=positive_int, default=100, help="timed replays per kernel, ms")
 
 
 def _sweep_points(args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -526,7 +526,7 @@ def _bench_plan(torch: Any, plan: Any, args: argparse.Namespace) -> dict[str, An
 
 
 def _tune_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--sms", type=int, default=None, help="SMs (default: the GPU's)")
+    p.add_argument("--sms", type=positive_int, default=None, help="SMs (default: the GPU's)")
     p.add_argument("--no-cache", action="store_true",
                    help="time every config again (default: reuse $TILEC_CACHE/autotune.json)")
 

@@ -1,5 +1,17 @@
 """Loading schedule files: a Python file with ``PARAMS`` (defaults) and ``schedule(**params)``.
 
+Everything a schedule file can get wrong is a :class:`~tilec.errors.TilecError` here, so every
+caller (the ``tilec`` command, ``derive_from_file``, tests) reports it the same way:
+
+* the file is missing, is not Python, or raises while it is imported or while ``schedule()``
+  runs: :class:`~tilec.errors.ScheduleFileError` with ``file:line: Exception: message``;
+* a :class:`~tilec.errors.TilecError` raised by a verb the schedule calls keeps its class and
+  gains the ``file:line:`` of the call;
+* a parameter that is unknown (the closest name is suggested), missing, or of the wrong type for
+  its default: :class:`~tilec.errors.ParamError`.
+
+An exception raised inside tilec's own code is not the file's fault: it goes on unchanged (a bug).
+
 Example::
 
     >>> from tilec.loader import parse_params
@@ -9,18 +21,21 @@ Example::
 
 from __future__ import annotations
 
+import difflib
 import importlib.util
 import inspect
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
+from types import ModuleType, TracebackType
 from typing import TYPE_CHECKING, Any
 
-from tilec.errors import ParamError, TilecError
+from tilec.errors import ParamError, ScheduleFileError, TilecError
 
 if TYPE_CHECKING:
     from tilec.ir import GemmFusion
+
+_TILEC_DIR = Path(__file__).resolve().parent
 
 
 @dataclass
@@ -32,6 +47,7 @@ class LoadedSchedule:
 
 
 def parse_value(text: str) -> Any:
+    """``--param`` values: Python ints (``0x80`` too), ``true``/``false``, else the text."""
     try:
         return int(text, 0)
     except ValueError:
@@ -43,6 +59,7 @@ def parse_value(text: str) -> Any:
 
 
 def parse_params(items: Sequence[str] | None) -> dict[str, Any]:
+    """``["NAME=VALUE", ...]`` as a dict (see :func:`parse_value`)."""
     out: dict[str, Any] = {}
     for item in items or ():
         name, sep, value = item.partition("=")
@@ -53,39 +70,150 @@ def parse_params(items: Sequence[str] | None) -> dict[str, Any]:
 
 
 def load_module(path: str | Path) -> ModuleType:
+    """Import a schedule file (it must define ``schedule``)."""
     p = Path(path)
+    if not p.exists():
+        raise ScheduleFileError(f"schedule file {str(p)!r} does not exist")
     if not p.is_file():
-        raise TilecError(f"schedule file {str(p)!r} does not exist")
+        raise ScheduleFileError(f"schedule file {str(p)!r} is not a file")
     spec = importlib.util.spec_from_file_location(f"tilec_schedule_{p.stem}", p)
     if spec is None or spec.loader is None:
-        raise TilecError(f"cannot import schedule file {str(p)!r}")
+        raise ScheduleFileError(f"schedule file {str(p)!r} must be a Python file (.py)")
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    _run_user_code(p, lambda: spec.loader.exec_module(module))  # type: ignore[union-attr]
     if not callable(getattr(module, "schedule", None)):
-        raise TilecError(f"{p}: a schedule file must define schedule(**params) -> GemmFusion")
+        raise ScheduleFileError(f"{p}: a schedule file must define schedule(**params) -> GemmFusion")
     return module
 
 
 def load_schedule(path: str | Path, overrides: dict[str, Any] | None = None) -> LoadedSchedule:
     """Import ``path``, apply ``overrides`` to its ``PARAMS`` and build the fusion."""
     module = load_module(path)
-    defaults = dict(getattr(module, "PARAMS", {}))
+    name = Path(path).name
+    defaults = _defaults(module, name)
     sig = inspect.signature(module.schedule)
-    known = set(defaults) | set(sig.parameters)
-    for name in overrides or {}:
-        if name not in known:
-            raise ParamError(
-                f"{Path(path).name}: unknown parameter {name!r}; valid parameters are "
-                f"{', '.join(sorted(known))}"
-            )
-    params = defaults | dict(overrides or {})
+    named = {n for n, p in sig.parameters.items()
+             if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+    takes_any = any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values())
+    known = set(defaults) | named
+    overrides = dict(overrides or {})
+    for key, value in overrides.items():
+        if key not in known:
+            raise ParamError(f"{name}: unknown parameter {key!r}; {_suggest(key, known)}"
+                             f"valid parameters are {', '.join(sorted(known))}")
+        overrides[key] = _typed(name, key, value, defaults.get(key))
+    params = defaults | overrides
     missing = [n for n, p in sig.parameters.items()
-               if p.default is inspect.Parameter.empty and n not in params]
+               if p.default is inspect.Parameter.empty and n not in params
+               and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
     if missing:
-        raise ParamError(f"{Path(path).name}: parameter(s) {', '.join(missing)} have no value")
-    fusion = module.schedule(**{k: v for k, v in params.items() if k in sig.parameters})
+        raise ParamError(
+            f"{name}: parameter(s) {', '.join(missing)} have no value; give them defaults in "
+            f"PARAMS (PARAMS = dict({missing[0]}=...)) or pass --param {missing[0]}=VALUE")
+    args = params if takes_any else {k: v for k, v in params.items() if k in named}
+    fusion = _run_user_code(Path(path), lambda: module.schedule(**args))
     from tilec.ir import GemmFusion
 
     if not isinstance(fusion, GemmFusion):
-        raise TilecError(f"{path}: schedule() must return a GemmFusion but returned {type(fusion).__name__}")
+        raise ScheduleFileError(
+            f"{path}: schedule() must return a GemmFusion but returned {type(fusion).__name__}")
     return LoadedSchedule(Path(path), module, params, fusion)
+
+
+def _defaults(module: ModuleType, name: str) -> dict[str, Any]:
+    params = getattr(module, "PARAMS", {})
+    if not isinstance(params, dict) or not all(isinstance(k, str) for k in params):
+        raise ScheduleFileError(f"{name}: PARAMS must be a dict of parameter names to defaults "
+                                f"(PARAMS = dict(M=1024, ...)) but got {params!r}")
+    return dict(params)
+
+
+def _suggest(key: str, known: set[str]) -> str:
+    """``did you mean 'BM'? `` for the closest known name (case first, then spelling)."""
+    by_case = {k.lower(): k for k in known}
+    close = ([by_case[key.lower()]] if key.lower() in by_case
+             else difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.6)
+             or difflib.get_close_matches(key.upper(), sorted(known), n=1, cutoff=0.6))
+    return f"did you mean {close[0]!r}? " if close else ""
+
+
+def _typed(name: str, key: str, value: Any, default: Any) -> Any:
+    """``value`` checked against the type of its default (None: anything goes)."""
+    if isinstance(default, bool):
+        if isinstance(value, bool):
+            return value
+        raise ParamError(f"{name}: parameter {key} must be true or false (its default is "
+                         f"{default}) but got {value!r}")
+    if isinstance(default, int):
+        import sympy
+
+        # a parameter given its own name stays symbolic: load_schedule(SEED, {"M": "M"})
+        if (isinstance(value, int) and not isinstance(value, bool)) or value == key or isinstance(
+                value, sympy.Basic):
+            return value
+        raise ParamError(f"{name}: parameter {key} must be an integer (its default is {default}), "
+                         f"or {key!r} to keep it symbolic, but got {value!r}")
+    if isinstance(default, float):
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            raise ParamError(f"{name}: parameter {key} must be a number (its default is "
+                             f"{default}) but got {value!r}") from None
+    if isinstance(default, str) and not isinstance(value, str):
+        # parse_value read it as an int or a bool; the schedule wants the text
+        return str(value).lower() if isinstance(value, bool) else str(value)
+    return value
+
+
+def _run_user_code(path: Path, fn: Callable[[], Any]) -> Any:
+    """Run the schedule file's code; its exceptions become user errors that name its line."""
+    try:
+        return fn()
+    except TilecError as e:
+        line = _last_line_in(e.__traceback__, path)
+        if line is None:
+            raise
+        try:
+            located = type(e)(f"{path}:{line}: {e}")
+        except TypeError:  # a subclass with its own constructor: keep it as it is
+            located = None
+        if located is None:
+            raise
+        raise located.with_traceback(e.__traceback__) from e
+    except Exception as e:
+        if _raised_in_tilec(e):
+            raise  # tilec's own code broke: an internal error, keep the traceback
+        line = e.lineno if isinstance(e, SyntaxError) and _same(e.filename, path) else (
+            _last_line_in(e.__traceback__, path))
+        where = f"{path}:{line}" if line is not None else str(path)
+        detail = e.msg if isinstance(e, SyntaxError) else str(e)
+        raise ScheduleFileError(f"{where}: {type(e).__name__}: {detail}") from e
+
+
+def _same(filename: str | None, path: Path) -> bool:
+    return bool(filename) and Path(str(filename)).resolve() == path.resolve()
+
+
+def _last_line_in(tb: TracebackType | None, path: Path) -> int | None:
+    """The line of the innermost frame of ``tb`` that runs in ``path``."""
+    line = None
+    while tb is not None:
+        if _same(tb.tb_frame.f_code.co_filename, path):
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
+
+
+def _raised_in_tilec(e: BaseException) -> bool:
+    tb = e.__traceback__
+    last = None
+    while tb is not None:
+        last = tb
+        tb = tb.tb_next
+    if last is None:
+        return False
+    try:
+        Path(last.tb_frame.f_code.co_filename).resolve().relative_to(_TILEC_DIR)
+    except ValueError:
+        return False
+    return True

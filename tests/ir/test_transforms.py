@@ -110,8 +110,8 @@ def test_swizzle() -> None:
 
 
 def test_broadcast() -> None:
-    t = abc(4, 6).broadcast(1)
-    assert str(t) == "T[iS.a{4}, bS.b{1}, iS.b{6}]"
+    t = abc(4, 6).broadcast(1)  # "b" is taken by a logical axis: the default name moves on
+    assert str(t) == "T[iS.a{4}, bS.b2{1}, iS.b{6}]"
     assert [a.iter_type for a in t.logical] == [IterType.ITERATION, IterType.ITERATION, IterType.BROADCAST]
     assert str(abc(4).broadcast(-1, 8, name="n")) == "T[iS.a{4}, bS.n{8}]"  # -1 appends
     assert t.loop[1].expanded is False and abc(4).broadcast(0, 8).loop[0].expanded is True

@@ -30,10 +30,12 @@ from tilec.ir.iterdomain import IterDomain, as_extent
 from tilec.ir.tensorview import TensorView
 from tilec.ir.threads import ThreadOptions, check_min_blocks, check_pad, check_stages
 from tilec.ir.trace import Schedule, paused
-from tilec.ir.types import DType, IterType, MemoryType, ParallelType
+from tilec.ir.types import BLayout, DType, IterType, MemoryType, ParallelType
 
 if TYPE_CHECKING:
     import networkx as nx
+
+    from tilec.transforms.plan import Decomposition, Fixup
 
 
 def _size(name: str, value: int | str | sympy.Expr) -> sympy.Expr:
@@ -58,27 +60,26 @@ class GemmFusion:
         N: int | str | sympy.Expr,
         K: int | str | sympy.Expr,
         dtype: DType | str = "bf16",
-        b_layout: str = "kn",
+        b_layout: BLayout | str = "kn",
         *,
         non_portable_cluster: bool = False,
     ) -> None:
         self.M, self.N, self.K = _size("M", M), _size("N", N), _size("K", K)
-        self.dtype = DType.parse(dtype)
-        if b_layout not in ("kn", "nk"):
-            raise FusionError(
-                f"B layout must be 'kn' (K x N, row-major) or 'nk' (given as N x K) but got {b_layout!r}"
-            )
-        self.b_layout = b_layout
+        self.dtype = DType(dtype)
+        self.b_layout = BLayout(b_layout)  # a str: compares equal to "kn" / "nk"
+        if not isinstance(non_portable_cluster, bool):
+            raise FusionError(f"non_portable_cluster must be True or False but got "
+                              f"{non_portable_cluster!r}")
         self.non_portable_cluster = non_portable_cluster
         header = (f"fusion = GemmFusion(M={_arg(M)}, N={_arg(N)}, K={_arg(K)}, "
-                  f"dtype={self.dtype.value!r}, b_layout={b_layout!r}"
+                  f"dtype={self.dtype.value!r}, b_layout={self.b_layout.value!r}"
                   + (", non_portable_cluster=True" if non_portable_cluster else "") + ")")
         self.schedule = Schedule(header)
         self.schedule.targets.update({"C": "fusion.c", "A_smem": "fusion.a_smem",
                                       "B_smem": "fusion.b_smem", "fusion": "fusion"})
         m, n, k = (IterDomain(d, e) for d, e in (("M", self.M), ("N", self.N), ("K", self.K)))
         self.a = TensorView("A", [m.fresh(), k.fresh()], dtype=self.dtype)
-        b_axes = [k.fresh(), n.fresh()] if b_layout == "kn" else [n.fresh(), k.fresh()]
+        b_axes = [k.fresh(), n.fresh()] if self.b_layout is BLayout.KN else [n.fresh(), k.fresh()]
         self.b = TensorView("B", b_axes, dtype=self.dtype)
         self.c = TensorView(
             "C", [m, n, k.fresh(iter_type=IterType.REDUCTION)], dtype=self.dtype,
@@ -95,41 +96,65 @@ class GemmFusion:
                                                  "fixup": "atomic", "sms": None}
         self.thread_options = ThreadOptions()
 
-    def decompose(self, kind: str = "dp", *, splits: int = 1, sk_waves: int = 1,
-                  fixup: str = "atomic", sms: int | None = None) -> GemmFusion:
+    def decompose(self, kind: Decomposition | str = "dp", *, splits: int = 1, sk_waves: int = 1,
+                  fixup: Fixup | str = "atomic", sms: int | None = None) -> GemmFusion:
         """Choose the work decomposition that lowering gives the tiles of this schedule.
 
         ``kind``: ``auto`` (the cost model picks), ``dp``, ``splitk``, ``streamk``, ``dp_1sk``,
         ``sk2_dp``, ``skpp``; ``fixup``: ``atomic``, ``deterministic``, ``reduce_kernel``
-        (see :class:`tilec.transforms.plan.Decomposition` and ``Fixup``). ``sms``: CTAs the
+        (see :class:`tilec.transforms.plan.Decomposition` and ``Fixup``; members are taken too).
+        ``splits`` (split-K) >= 1; ``sk_waves`` (Stream-K++) in 0..7; ``sms``: CTAs the
         Stream-K family spreads work over (default: the schedule's grid).
+
+        >>> GemmFusion(M=256, N=256, K=64).decompose("broadcast")
+        Traceback (most recent call last):
+        ...
+        tilec.errors.PolicyError: decomposition must be one of auto, dp, splitk, streamk, dp_1sk, sk2_dp, skpp but got 'broadcast'
         """
-        kinds = ("auto", "dp", "splitk", "streamk", "dp_1sk", "sk2_dp", "skpp")
-        if kind not in kinds:
-            raise FusionError(f"decomposition must be one of {', '.join(kinds)} but got {kind!r}")
-        fixups = ("atomic", "deterministic", "reduce_kernel")
-        if fixup not in fixups:
-            raise FusionError(f"fix-up must be one of {', '.join(fixups)} but got {fixup!r}")
-        for name, v in (("splits", splits), ("sk_waves", sk_waves)):
-            if isinstance(v, bool) or not isinstance(v, int) or v < (0 if name == "sk_waves" else 1):
-                raise FusionError(f"decompose: {name} must be a positive integer but got {v!r}")
-        self.schedule.record("fusion", "decompose", (kind,),
+        from tilec.transforms.decompose import SK_WAVES_MAX
+        from tilec.transforms.plan import Decomposition, Fixup
+
+        parsed = Decomposition.parse(kind, extra=("auto",))
+        name = parsed if isinstance(parsed, str) else parsed.value
+        fix = Fixup(fixup).value
+        if isinstance(splits, bool) or not isinstance(splits, int) or splits < 1:
+            raise FusionError(f"decompose: splits must be a positive integer but got {splits!r}")
+        if (isinstance(sk_waves, bool) or not isinstance(sk_waves, int)
+                or not 0 <= sk_waves <= SK_WAVES_MAX):
+            raise FusionError(f"decompose: sk_waves must be an integer in 0..{SK_WAVES_MAX} but "
+                              f"got {sk_waves!r}")
+        if sms is not None and (isinstance(sms, bool) or not isinstance(sms, int) or sms < 1):
+            raise FusionError(f"decompose: sms must be a positive integer or None but got {sms!r}")
+        self.schedule.record("fusion", "decompose", (name,),
                              {"splits": splits if splits != 1 else None,
                               "sk_waves": sk_waves if sk_waves != 1 else None,
-                              "fixup": fixup if fixup != "atomic" else None, "sms": sms})
-        self.decomposition = {"kind": kind, "splits": splits, "sk_waves": sk_waves,
-                              "fixup": fixup, "sms": sms}
+                              "fixup": fix if fix != "atomic" else None, "sms": sms})
+        # policy values are kept as their canonical strings until lowering takes the enums
+        self.decomposition = {"kind": name, "splits": splits, "sk_waves": sk_waves,
+                              "fixup": fix, "sms": sms}
         return self
 
     def set_cluster(self, x: int, y: int = 1, z: int = 1) -> GemmFusion:
         """Launch clusters of (x, y, z) CTAs over a grid bound with BIDx/y/z (no CIDx/RankX).
 
         The rank of a CTA is then ``blockIdx % clusterDim``. Schedules that bind CIDx and RankX get
-        their cluster dims from those axes instead.
+        their cluster dims from those axes instead. At most 8 CTAs (16 with
+        ``non_portable_cluster``).
         """
+        from tilec.ir.launch import MAX_CLUSTER, PORTABLE_CLUSTER
+
         for d, v in zip("xyz", (x, y, z), strict=True):
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise LaunchError(f"cluster dim {d} must be a positive integer but got {v!r}")
+        size = x * y * z
+        if size > MAX_CLUSTER:
+            raise LaunchError(f"set_cluster({x}, {y}, {z}) asks for {size} CTAs per cluster; a "
+                              f"multicast mask addresses at most {MAX_CLUSTER} (16-bit ctaMask)")
+        if size > PORTABLE_CLUSTER and not self.non_portable_cluster:
+            raise LaunchError(f"set_cluster({x}, {y}, {z}) asks for {size} CTAs per cluster; the "
+                              f"portable limit is {PORTABLE_CLUSTER}: pass "
+                              f"non_portable_cluster=True to GemmFusion to allow up to "
+                              f"{MAX_CLUSTER}")
         self.schedule.record("fusion", "set_cluster", (x, y, z), {})
         self.cluster_dims = (x, y, z)
         return self
@@ -169,7 +194,7 @@ class GemmFusion:
     def _link_logical(self, *views: TensorView) -> None:
         for v in views:
             for ax in v.logical:
-                dim = ax.name[-1] if ax.is_broadcast else ax.name
+                dim = ax.name  # an operand's broadcast M / N keeps its name; a user's its own
                 self._links.append(((v.name, ax.name), dim, ax.uid))
         self._graph = None
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field, replace
 
 import sympy
 
+from tilec.errors import AxisNameError, ScheduleError, SplitFactorError
 from tilec.ir.types import IterType, ParallelType
 
 _uids = itertools.count()
@@ -69,6 +70,20 @@ class IterDomain:
     ptype: ParallelType = ParallelType.SERIAL
     expanded: bool = False  # a broadcast that stands for a consumer's iteration axis
     uid: int = field(default_factory=lambda: next(_uids))
+
+    def __post_init__(self) -> None:
+        # a user may build axes by hand (tests, custom views): check them as the verbs would
+        if not isinstance(self.name, str) or not self.name:
+            raise AxisNameError(f"an IterDomain's name must be a non-empty string but got "
+                                f"{self.name!r}")
+        if isinstance(self.extent, int) and not isinstance(self.extent, bool):
+            object.__setattr__(self, "extent", sympy.Integer(self.extent))
+        if not isinstance(self.extent, sympy.Expr) or self.extent.is_positive is False:
+            raise SplitFactorError(f"IterDomain {self.name}: extent must be a positive integer (or a "
+                                   f"positive integer expression) but got {self.extent!r}")
+        if not isinstance(self.iter_type, IterType) or not isinstance(self.ptype, ParallelType):
+            raise ScheduleError(f"IterDomain {self.name}: iter_type must be an IterType and ptype a "
+                                f"ParallelType but got {self.iter_type!r} and {self.ptype!r}")
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, IterDomain) and other.uid == self.uid

@@ -99,12 +99,23 @@ def _bindings(views: list[TensorView]) -> dict[ParallelType, tuple[sympy.Expr, s
 
 def infer_launch(fusion: GemmFusion | list[TensorView], non_portable: bool | None = None) -> LaunchDims:
     """Grid / cluster / block dims of a fusion (or of a list of views), validated."""
+    from tilec.ir.fusion import GemmFusion
+
+    if non_portable is not None and not isinstance(non_portable, bool):
+        raise LaunchError(f"infer_launch: non_portable must be True, False or None but got "
+                          f"{non_portable!r}")
     if isinstance(fusion, list):
+        if not all(isinstance(v, TensorView) for v in fusion):
+            raise LaunchError(f"infer_launch takes a GemmFusion or a list of TensorViews but got "
+                              f"a list holding {next(v for v in fusion if not isinstance(v, TensorView))!r}")
         views, explicit, np_flag = fusion, (1, 1, 1), bool(non_portable)
-    else:
+    elif isinstance(fusion, GemmFusion):
         views = fusion.views()
         explicit = fusion.cluster_dims
         np_flag = fusion.non_portable_cluster if non_portable is None else non_portable
+    else:
+        raise LaunchError(f"infer_launch takes a GemmFusion or a list of TensorViews but got "
+                          f"{fusion!r}")
     found = _bindings(views)
     ext = {pt: e for pt, (e, _) in found.items()}
     grid: list[sympy.Expr] = []

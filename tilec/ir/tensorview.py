@@ -23,10 +23,13 @@ import sympy
 
 from tilec.errors import (
     AxisError,
+    AxisNameError,
     MergeError,
     ParallelizeError,
     ReorderError,
+    ScheduleError,
     SplitFactorError,
+    SwizzleError,
 )
 from tilec.ir.iterdomain import IterDomain, Merge, Split, Swizzle, Transform, as_extent
 from tilec.ir.types import DType, IterType, MemoryType, ParallelType
@@ -47,8 +50,19 @@ class TensorView:
         memory: MemoryType = MemoryType.GLOBAL,
         trace: Schedule | None = None,
     ) -> None:
+        if not isinstance(name, str) or not name:
+            raise AxisNameError(f"a TensorView's name must be a non-empty string but got {name!r}")
+        if isinstance(logical, str | bytes) or not isinstance(logical, Iterable):
+            raise ScheduleError(f"{name}: logical axes must be a list of IterDomains but got {logical!r}")
+        logical = tuple(logical)
+        bad = [a for a in logical if not isinstance(a, IterDomain)]
+        if bad:
+            raise ScheduleError(f"{name}: logical axes must be IterDomains but got {bad[0]!r}")
+        if not isinstance(dtype, DType) or not isinstance(memory, MemoryType):
+            raise ScheduleError(f"{name}: dtype must be a DType and memory a MemoryType but got "
+                                f"{dtype!r} and {memory!r}")
         self.name = name
-        self.logical: tuple[IterDomain, ...] = tuple(logical)
+        self.logical: tuple[IterDomain, ...] = logical
         self.loop: list[IterDomain] = list(logical)
         self.transforms: list[Transform] = []
         self.dtype = dtype
@@ -124,6 +138,19 @@ class TensorView:
         """
         pos = self._pos(axis)
         f = _check_factor(self.name, pos, factor)
+        if not isinstance(inner, bool):
+            raise ScheduleError(
+                f"{self.name}: split: inner of axis {pos} must be True (inner split) or False "
+                f"(outer split) but got {inner!r}")
+        if names is not None:
+            if isinstance(names, str) or not isinstance(names, Sequence) or len(names) != 2 or not all(
+                    isinstance(n, str) for n in names):
+                raise AxisNameError(
+                    f"{self.name}: split: names of axis {pos} must be two strings (outer, inner) "
+                    f"but got {names!r}")
+            for n in names:
+                _check_name(self.name, f"split: each name of axis {pos}", n)
+            names = (names[0], names[1])
         self._record("split", axis, _plain(factor), inner=inner, names=names)
         t = Split.make(self.loop[pos], f, inner, names)
         self.transforms.append(t)
@@ -139,6 +166,8 @@ class TensorView:
         pi = self._pos(po + 1 if axis_i is None else axis_i, "inner axis")
         if po == pi:
             raise MergeError(f"{self.name}: cannot merge axis {po} with itself")
+        if name is not None:
+            _check_name(self.name, f"merge: the name of axes {po} and {pi}", name)
         o, i = self.loop[po], self.loop[pi]
         kinds = {o.iter_type, i.iter_type}
         if kinds == {IterType.REDUCTION, IterType.ITERATION}:
@@ -164,8 +193,14 @@ class TensorView:
         """
         n = len(self.loop)
         if isinstance(mapping, Mapping):
-            old_new = {self._pos(k, "reorder source"): self._pos(v, "reorder target")
-                       for k, v in mapping.items()}
+            old_new: dict[int, int] = {}
+            for k, v in mapping.items():
+                src, dst = self._pos(k, "reorder source"), self._pos(v, "reorder target")
+                if src in old_new:
+                    raise ReorderError(
+                        f"{self.name}: reorder {dict(mapping)} is not a permutation: axis {src} "
+                        f"is moved twice")
+                old_new[src] = dst
             if len(set(old_new.values())) != len(old_new):
                 target = next(t for t in old_new.values() if list(old_new.values()).count(t) > 1)
                 clash = [o for o, t in old_new.items() if t == target]
@@ -178,7 +213,7 @@ class TensorView:
                 order[new] = old
             rest = iter(p for p in range(n) if p not in old_new)
             new_order = [p if p is not None else next(rest) for p in order]
-        else:
+        elif isinstance(mapping, Sequence) and not isinstance(mapping, str | bytes):
             new_order = [self._pos(p, "reorder entry") for p in mapping]
             if sorted(new_order) != list(range(n)):
                 missing = [p for p in range(n) if p not in new_order]
@@ -188,6 +223,10 @@ class TensorView:
                     f"{n} loop axes 0..{n - 1}: axes {missing} are missing"
                     + (f", axes {twice} appear twice" if twice else "")
                 )
+        else:
+            raise ReorderError(
+                f"{self.name}: reorder takes a dict {{old_position: new_position}} or a list of "
+                f"the {n} old positions in their new order but got {mapping!r}")
         self._record("reorder", _plain_mapping(mapping))
         self.loop = [self.loop[p] for p in new_order]
         return self
@@ -222,40 +261,71 @@ class TensorView:
                     f"{self.name}: {ptype.name} is already bound to axis {j} ({other}); "
                     f"cannot bind it to axis {pos} ({self.loop[pos]}) as well"
                 )
+            roads = {_grid_road(ptype), _grid_road(other.ptype)}
+            if j != pos and other.ptype.dim == ptype.dim and roads == {"block", "cluster"}:
+                d = "xyz"[ptype.dim or 0]
+                raise ParallelizeError(
+                    f"{self.name}: cannot bind axis {pos} ({self.loop[pos]}) to {ptype.name}: "
+                    f"axis {j} ({other}) is bound to {other.ptype.name}, and BID{d} = CID{d} * "
+                    f"clusterDim.{d} + Rank{d.upper()}; bind BID{d}, or CID{d} and Rank{d.upper()}"
+                )
 
     def _bind(self, pos: int, ptype: ParallelType) -> None:
         self.loop[pos] = self.loop[pos].with_ptype(ptype)
 
-    def broadcast(self, axis: int, extent: int | sympy.Expr = 1, name: str = "b") -> TensorView:
+    def broadcast(self, axis: int, extent: int | sympy.Expr | str = 1,
+                  name: str | None = None) -> TensorView:
         """Insert a new broadcast axis at loop (and logical) position ``axis``.
 
-        ``axis`` may equal ``ndim`` (append). Example: ``[iM, iK] -> broadcast(1) -> [iM, bb{1}, iK]``.
+        ``axis`` may equal ``ndim`` (append). ``name`` must differ from the view's logical axes
+        (an index map has one entry per logical name); by default it is the first free of ``b``,
+        ``b2``, ``b3``, ... Example: ``[iM, iK] -> broadcast(1) -> [iM, bb{1}, iK]``.
         """
         n = len(self.loop)
-        if isinstance(axis, bool) or not isinstance(axis, int) or not -n - 1 <= axis <= n:
+        if isinstance(axis, bool) or not isinstance(axis, int):
+            raise AxisError(f"{self.name}: broadcast position must be an int but got {axis!r}")
+        if not -n - 1 <= axis <= n:
             raise AxisError(
                 f"{self.name}: broadcast position {axis!r} is out of range (valid: {-n - 1}..{n})"
             )
         pos = axis % (n + 1)
+        ext = _check_factor(self.name, pos, extent, what="broadcast extent")
+        taken = {a.name: a for a in self.logical}
+        if name is None:
+            name = next(c for c in ("b", *(f"b{k}" for k in range(2, n + 3))) if c not in taken)
+        _check_name(self.name, "broadcast: name", name)
+        if name in taken:
+            raise AxisNameError(
+                f"{self.name}: broadcast: name {name!r} is the name of logical axis "
+                f"{taken[name]}; a new logical axis needs a name of its own (taken: "
+                f"{', '.join(taken)})")
         self._record("broadcast", axis, _plain(extent), name=name)
-        ext = as_extent(extent)
         b = IterDomain(name, ext, IterType.BROADCAST, expanded=ext != 1)
         self.loop.insert(pos, b)
         self.logical = (*self.logical, b)
         return self
 
-    def swizzle(self, axis_x: int, axis_y: int, group: int | sympy.Expr) -> TensorView:
+    def swizzle(self, axis_x: int, axis_y: int, group: int | sympy.Expr | str) -> TensorView:
         """Grouped raster of the tile grid (``axis_x`` rows, ``axis_y`` columns).
 
         Consecutive loop iterations walk ``group`` rows column by column (Triton's GROUP_SIZE_M).
+        A reduction axis swizzles only with a reduction axis: mixed with an iteration axis, the
+        output's index would depend on the reduction loop.
         Example: ``[iMo{8}, iNo{8}] -> swizzle(0, 1, 4) -> [iMog{8}, iNog{8}]``.
         """
         px, py = self._pos(axis_x, "swizzle row axis"), self._pos(axis_y, "swizzle column axis")
         if px == py:
             raise AxisError(f"{self.name}: swizzle needs two different axes but got {px} twice")
+        x, y = self.loop[px], self.loop[py]
+        if {x.iter_type, y.iter_type} == {IterType.REDUCTION, IterType.ITERATION}:
+            (r, pr), (i, pi) = sorted([(x, px), (y, py)], key=lambda a: not a[0].is_reduction)
+            raise SwizzleError(
+                f"{self.name}: cannot swizzle reduction axis {r} (position {pr}) with iteration "
+                f"axis {i} (position {pi}): the iteration axis's index would depend on the "
+                f"reduction loop")
         g = _check_factor(self.name, px, group, what="swizzle group")
         self._record("swizzle", axis_x, axis_y, _plain(group))
-        t = Swizzle.make(self.loop[px], self.loop[py], g)
+        t = Swizzle.make(x, y, g)
         self.transforms.append(t)
         self.loop[px], self.loop[py] = t.x_out, t.y_out
         return self
@@ -329,6 +399,21 @@ class AxisRef:
 
     def __str__(self) -> str:
         return str(self.domain)
+
+
+def _grid_road(ptype: ParallelType) -> str | None:
+    """How a type reaches a grid dimension: "block" (BIDd) or "cluster" (CIDd, RankD)."""
+    if ptype.is_block:
+        return "block"
+    return "cluster" if ptype.is_cluster or ptype.is_rank else None
+
+
+def _check_name(view: str, what: str, name: object) -> str:
+    """An axis name: a Python identifier (it becomes a loop symbol and a trace argument)."""
+    if not isinstance(name, str) or not name.isidentifier():
+        raise AxisNameError(f"{view}: {what} must be an identifier (letters, digits and _, not "
+                            f"starting with a digit) but got {name!r}")
+    return name
 
 
 def _check_factor(view: str, pos: int, factor: object, what: str = "split factor") -> sympy.Expr:

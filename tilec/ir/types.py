@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import enum
 
+from tilec.policy import PolicyEnum
+
 
 class IterType(enum.Enum):
     """What an IterDomain iterates over.
@@ -105,8 +107,14 @@ class MemoryType(enum.Enum):
     REGISTER = "register"
 
 
-class DType(enum.Enum):
-    """Element type of A, B and C (accumulation is always fp32)."""
+class DType(PolicyEnum, label="dtype",
+            aliases={"float16": "fp16", "half": "fp16", "bfloat16": "bf16", "float32": "fp32",
+                     "float": "fp32"}):
+    """Element type of A, B and C (accumulation is always fp32).
+
+    >>> DType.parse("float16"), DType("BF16")
+    (<DType.FP16: 'fp16'>, <DType.BF16: 'bf16'>)
+    """
 
     FP16 = "fp16"
     BF16 = "bf16"
@@ -116,17 +124,15 @@ class DType(enum.Enum):
     def nbytes(self) -> int:
         return 4 if self is DType.FP32 else 2
 
-    @classmethod
-    def parse(cls, value: DType | str) -> DType:
-        if isinstance(value, DType):
-            return value
-        names = {d.value: d for d in cls} | {"float16": cls.FP16, "bfloat16": cls.BF16,
-                                             "float32": cls.FP32, "half": cls.FP16}
-        try:
-            return names[str(value).lower()]
-        except KeyError:
-            from tilec.errors import FusionError
 
-            raise FusionError(
-                f"dtype must be one of fp16, bf16, fp32 but got {value!r}"
-            ) from None
+class BLayout(PolicyEnum, enum.StrEnum, label="B layout",
+              hints={"kn": "K x N, row-major", "nk": "given as N x K"}):
+    """How operand B is given in memory (a ``str``: ``BLayout.NK == "nk"``).
+
+    KN: K x N, row-major (N contiguous), the mathematical layout; what the SIMT kernels read.
+    NK: N x K, row-major (K contiguous), i.e. B transposed; what Hopper's WGMMA reads for a
+      K-major B, so the CUDA tensor-core path wants it.
+    """
+
+    KN = "kn"
+    NK = "nk"

@@ -24,7 +24,6 @@ Example::
 
 from __future__ import annotations
 
-import enum
 from typing import Any
 
 import sympy
@@ -32,6 +31,7 @@ import sympy
 from tilec.errors import UnsupportedError
 from tilec.ir import GemmFusion, ParallelType, index_map, index_symbol, infer_launch
 from tilec.ir.types import DType
+from tilec.policy import PolicyEnum
 from tilec.transforms.plan import (
     Decomposition,
     Fixup,
@@ -48,7 +48,7 @@ from tilec.transforms.plan import (
 T = index_symbol("t")
 
 
-class Target(enum.Enum):
+class Target(PolicyEnum, label="target"):
     """Which backend the plan is for: it decides loads, layouts and what can be kept.
 
     TRITON: pointer or tensor-descriptor loads; no clusters (Triton cannot issue multicast):

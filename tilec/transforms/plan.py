@@ -21,12 +21,12 @@ Example::
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass, field
 
 import sympy
 
 from tilec.ir.types import DType
+from tilec.policy import PolicyEnum
 
 __all__ = [
     "DType",
@@ -43,7 +43,7 @@ __all__ = [
 ]
 
 
-class InputPrecision(enum.Enum):
+class InputPrecision(PolicyEnum, label="input precision"):
     """How an fp32 dot is computed.
 
     IEEE: exact fp32 products (slow on tensor cores; the only mode Triton's interpreter gets right).
@@ -54,7 +54,7 @@ class InputPrecision(enum.Enum):
     TF32 = "tf32"
 
 
-class Decomposition(enum.Enum):
+class Decomposition(PolicyEnum, label="decomposition"):
     """How the M x N x K iteration space is cut into work units for CTAs.
 
     DATA_PARALLEL: one CTA per output tile, whole K. Best when tiles fill whole waves.
@@ -79,7 +79,7 @@ class Decomposition(enum.Enum):
     STREAM_K_PP = "skpp"
 
 
-class Fixup(enum.Enum):
+class Fixup(PolicyEnum, label="fix-up"):
     """How partial tiles (split-K, Stream-K) are combined into C.
 
     ATOMIC: each partial is atomically added into an fp32 buffer; fastest, not bitwise
@@ -95,7 +95,7 @@ class Fixup(enum.Enum):
     REDUCE_KERNEL = "reduce_kernel"
 
 
-class LoadKind(enum.Enum):
+class LoadKind(PolicyEnum, label="load kind"):
     """How an operand tile reaches the CTA.
 
     POINTER: masked pointer loads; handles any shape, alignment and ragged edges.
@@ -107,7 +107,7 @@ class LoadKind(enum.Enum):
     TMA = "tma"
 
 
-class MulticastMode(enum.Enum):
+class MulticastMode(PolicyEnum, label="multicast mode"):
     """Who issues a multicast TMA load inside a sharing group of CTAs.
 
     LEADER: the lowest rank of each group issues the whole box with the group's mask.

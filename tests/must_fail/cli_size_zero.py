@@ -1,0 +1,11 @@
+"""tilec: M=0."""
+
+from __future__ import annotations
+
+from tilec.errors import FusionError
+
+EXPECT = FusionError, "sizes.py:7: GEMM size M must be a positive integer but got 0"
+FILES = {
+    "sizes.py": "from tilec.ir import GemmFusion\n\nPARAMS = dict(M=256)\n\n\ndef schedule(M):\n    return GemmFusion(M, 128, 64)\n",
+}
+ARGV = ["show", "{tmp}/sizes.py", "--param", "M=0"]
