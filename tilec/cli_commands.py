@@ -281,6 +281,7 @@ def _explain_multicast(args: argparse.Namespace, loaded: Any) -> dict[str, Any]:
 
 
 def _explain_coalescing(args: argparse.Namespace, loaded: Any) -> dict[str, Any]:
+    from tilec.transforms.banks import analyze_shared
     from tilec.transforms.coalescing import analyze, explain_coalescing
     from tilec.transforms.simt import lower_simt
 
@@ -291,7 +292,10 @@ def _explain_coalescing(args: argparse.Namespace, loaded: Any) -> dict[str, Any]
     reports = [{"tensor": r.tensor, "kind": r.kind, "pattern": r.pattern.value,
                 "stride": None if r.stride is None else str(r.stride), "sectors": r.sectors,
                 "ideal_sectors": r.ideal_sectors, "verdict": r.verdict} for r in analyze(plan)]
-    return {"text": explain_coalescing(plan), "accesses": reports}
+    shared = [{"array": r.array, "kind": r.kind, "what": r.what, "bits": 32 * r.width,
+               "wavefronts": r.wavefronts, "ideal": r.ideal, "verdict": r.verdict}
+              for r in analyze_shared(plan)]
+    return {"text": explain_coalescing(plan), "accesses": reports, "shared": shared}
 
 
 def _explainers() -> list[tuple[str, Any]]:
@@ -304,14 +308,18 @@ def _explainers() -> list[tuple[str, Any]]:
 
 
 def _viz_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--kind", choices=["tiles", "multicast", "timeline", "all"], default="all",
-                   help="which picture (default all: the three as panels of one PNG)")
+    p.add_argument("--kind", choices=["tiles", "multicast", "timeline", "all", "threads"],
+                   default="all", help="which picture (default all: the three as panels of one "
+                   "PNG; threads: which lane of which warp touches which element, for a "
+                   "thread-level schedule)")
+    p.add_argument("--warps", default="0,1", metavar="W,W,...",
+                   help="threads picture: the warps drawn (default 0,1)")
     _mode_option(p)
     p.add_argument("--sms", type=positive_int, default=None,
                    help="SMs of the timeline (default: the decomposition's grid, at most 132)")
     p.add_argument("--size", default=None, metavar="WxH",
                    help="image size in pixels (default per kind: tiles 1600x1000, multicast "
-                        "1400x900, timeline 1600x1000, all 1800x2600)")
+                        "1400x900, timeline 1600x1000, all 1800x2600, threads 1800x1000)")
     p.add_argument("--rounds", type=positive_int, default=4,
                    help="tile picture: at most this many round panels (the first ones and the "
                         "last; default 4)")
@@ -336,8 +344,14 @@ def cmd_viz(args: argparse.Namespace) -> int:
     size = _size(args.size)
     loaded = _load(args)
     if is_thread_level(loaded.fusion):
-        raise TilecError(f"{loaded.path.name}: viz draws tile-level schedules (Mma tiles); a "
-                         f"thread-level schedule has one CTA per tile: see `tilec explain`")
+        if args.kind != "threads":
+            raise TilecError(f"{loaded.path.name}: viz --kind {args.kind} draws tile-level "
+                             f"schedules (Mma tiles); a thread-level schedule has one CTA per "
+                             f"tile: use --kind threads, or see `tilec explain`")
+        return _viz_threads(args, loaded, size)
+    if args.kind == "threads":
+        raise TilecError(f"{loaded.path.name}: viz --kind threads draws thread-level schedules "
+                         f"(TIDx/TIDy axes); this one is tile-level")
     plan = _lowered(loaded)
     launch = infer_launch(loaded.fusion)
     grid = 1
@@ -368,6 +382,31 @@ def cmd_viz(args: argparse.Namespace) -> int:
             data["timeline"] = {"sms": tl.sms, "k_iters": tl.k_iters, "fixup": tl.fixup,
                                 "makespan": tl.makespan, "blocks": [vars(b) for b in tl.blocks]}
         print(json.dumps(data, indent=1))
+    return 0
+
+
+def _viz_threads(args: argparse.Namespace, loaded: Any, size: tuple[int, int] | None) -> int:
+    from tilec import viz
+    from tilec.transforms.simt import lower_simt
+
+    try:
+        warps = [int(w) for w in args.warps.split(",")]
+    except ValueError:
+        raise TilecError(f"--warps must be warp numbers separated by commas (0,1) but got "
+                         f"{args.warps!r}") from None
+    plan = lower_simt(loaded.fusion)
+    out = args.output or f"{loaded.path.stem}_threads.png"
+    path, maps = viz.render_threads(out, plan, warps, size=size)
+    print(f"wrote {path}", file=sys.stderr)
+    if args.json:
+        print(json.dumps({"kind": "threads", "file": str(path),
+                          "size": list(size or viz.DEFAULT_SIZE["threads"]), "warps": warps,
+                          "accesses": [{"tensor": m.tensor, "kind": m.kind, "width": m.width,
+                                        "point": m.point, "sectors": m.sectors,
+                                        "verdict": m.verdict,
+                                        "cells": [[r, c, w, lane] for (r, c), who in
+                                                  sorted(m.cells.items()) for w, lane in who]}
+                                       for m in maps]}, indent=1))
     return 0
 
 

@@ -68,6 +68,7 @@ CUDA: list[tuple[str, str, Params, list[str]]] = [
      dict(M=512, N=512, K=256, SMS=8, DECOMP="dp", B_LAYOUT="nk"), []),
     ("simt-vec", "simt_sgemm.py", dict(M=1000, N=1000, K=1001), []),
     ("simt-smem", "simt_sgemm.py", dict(M=256, N=256, K=64, KIND="smem"), []),
+    ("simt-warp-tiled", "simt_warp_tiled.py", dict(M=300, N=257, K=131), []),
     ("coalescing-naive", "coalescing_naive.py", dict(M=500, N=512, K=64), []),
     ("coalescing-coalesced", "coalescing_coalesced.py", dict(M=512, N=512, K=64), []),
 ]

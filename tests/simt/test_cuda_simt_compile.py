@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -20,6 +22,18 @@ KERNELS = {
     "reg1d": ("simt_sgemm.py", dict(M=511, N=769, K=333, KIND="reg1d")),
     "reg2d": ("simt_sgemm.py", dict(M=1024, N=1024, K=1024, KIND="reg2d")),
     "vec": ("simt_sgemm.py", dict(M=1000, N=1000, K=1001, KIND="vec")),
+    # examples/simt_warp_tiled.py: the three rows of CONFIGS at the sizes that pick them, the
+    # register-staged pipeline, 4 stages of 128 x 256, and ragged shapes (vector fallbacks)
+    "wt_large": ("simt_warp_tiled.py", dict(M=4096, N=4096, K=4096)),
+    "wt_small8": ("simt_warp_tiled.py", dict(M=3072, N=3072, K=3072)),
+    "wt_small16": ("simt_warp_tiled.py", dict(M=1024, N=1024, K=1024)),
+    "wt_sync": ("simt_warp_tiled.py", dict(M=1000, N=1000, K=1001, CONFIG="large", ASYNC=0,
+                                           STAGES=2, BK=8)),
+    "wt_s4": ("simt_warp_tiled.py", dict(M=256, N=512, K=96, CONFIG="large", STAGES=4, BN=256,
+                                         WM=64, WN=64, TN=16, MIN_BLOCKS=1)),
+    "wt_ragged_large": ("simt_warp_tiled.py", dict(M=300, N=257, K=131, CONFIG="large")),
+    "wt_ragged_small8": ("simt_warp_tiled.py", dict(M=1, N=299, K=7, CONFIG="small8")),
+    "wt_ragged_small16": ("simt_warp_tiled.py", dict(M=129, N=131, K=257, CONFIG="small16")),
 }
 
 
@@ -63,3 +77,49 @@ def test_printed_features_follow_the_plan(sources: dict[str, str]) -> None:
     assert "((32*bidx + tidx < 511)) ? A[" in naive  # predicated load
     assert "store_tile(buf ^ 1)" in smem  # double-buffered
     assert "__shared__" in smem
+
+
+def test_warp_tiled_features_follow_the_plan(sources: dict[str, str]) -> None:
+    large, sync, small8 = sources["wt_large"], sources["wt_sync"], sources["wt_small8"]
+    assert "__launch_bounds__(256, 2)" in large and "__launch_bounds__(64)" in small8
+    assert "cp.async.cg.shared.global" in large and "tilec_cp_async_wait<1>()" in large
+    assert "tilec_cp_async<4>(&As[buf]" in large and "tilec_cp_async<16>(&Bs[buf]" in large
+    # 3 x 16 x (132 + 128) floats: past the 48 KB of static shared memory
+    assert "extern __shared__ __align__(16) float smem[];  // 49920 bytes" in large
+    assert "cudaFuncAttributeMaxDynamicSharedMemorySize, 49920" in large
+    assert "load_slice(0, (rd + 1 == 3 ? 0 : rd + 1), 0);  // the next tile's" in large
+    assert "cp.async" not in sync and "store_tile(buf ^ 1);" in sync
+    assert "float As[2][8][132]" in sync  # the pad against the transposed stores' conflicts
+    ragged = sources["wt_ragged_large"]
+    assert "note: Vectorize i_Vn (width 4) falls back to scalar: row length 257" in ragged
+    assert "tilec_cp_async<4>(&Bs[buf]" in ragged  # 32-bit B copies: rows of 257 floats
+
+
+CUOBJDUMP = Path(__import__("triton").__file__).parent / "backends/nvidia/bin/cuobjdump" \
+    if __import__("importlib.util").util.find_spec("triton") else None
+
+
+@pytest.mark.parametrize(("name", "want"), [
+    ("wt_large", {"FFMA": 16 * 8 * 8, "LDS.128": 16 * 4, "LDGSTS.E.BYPASS.128": 1, "STG.E.128": 16}),
+    ("wt_sync", {"FFMA": 8 * 8 * 8, "LDS.128": 8 * 4, "LDG.E.128.CONSTANT": 2, "STS.128": 1}),
+])
+def test_sass_has_the_wide_accesses_and_one_unrolled_k_tile_of_ffma(
+        name: str, want: dict[str, int], sources: dict[str, str],
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The machine code (cuobjdump of -O3 sm_90a): 128-bit global, cp.async and shared accesses,
+    exactly BK x TM x TN FFMAs (the K tile's loop unrolled once, no copy), no local memory."""
+    nvcc = shutil.which("nvcc")
+    if nvcc is None or CUOBJDUMP is None or not CUOBJDUMP.is_file():
+        pytest.skip("needs nvcc and the cuobjdump that Triton's package carries")
+    d = tmp_path_factory.mktemp("sass")
+    cu = d / f"{name}.cu"
+    cu.write_text(sources[name])
+    subprocess.run([nvcc, "-gencode=arch=compute_90a,code=sm_90a", "-O3", "-cubin", str(cu),
+                    "-o", str(d / "k.cubin")], check=True, capture_output=True)
+    sass = subprocess.run([str(CUOBJDUMP), "-sass", str(d / "k.cubin")], check=True,
+                          capture_output=True, text=True).stdout
+    ops = Counter(m.group(1) for m in re.finditer(r"/\*[0-9a-f]{4}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][\w.]*)", sass))
+    assert ops["FFMA"] == want["FFMA"]
+    for op, n in want.items():
+        assert ops[op] >= n, (op, ops[op])
+    assert not any(op.startswith(("LDL", "STL")) for op in ops)

@@ -8,11 +8,15 @@ proven-nonnegative operands).  The kernel:
 * a register tile ``acc[TM][TN]`` over the plan's register axes (unrolled loops named after them);
 * unstaged plans: a serial K loop reading A and B from global memory (predicated at the edges);
 * staged plans: ``stages`` shared-memory buffers per operand, A stored transposed (``As[k][m]``);
-  with 2 stages the next K tile is read into registers while the current one is multiplied, so
-  one ``__syncthreads`` per K tile; tile copies are 32/64/128-bit as the plan proved;
+  register-staged, the next K tile is read into registers while the current one is multiplied
+  (one ``__syncthreads`` per K tile with 2 stages); with ``async_copy``, ``cp.async`` (inline PTX)
+  copies ``stages - 1`` tiles ahead; with 2 fragments the next k-slice is read from shared memory
+  while the FMAs of this one run; tile copies are 32/64/128-bit as the plan proved; tiles past
+  48 KB live in dynamic shared memory;
 * the epilogue stores the register tile under the IR's predicates (vector stores where proven);
 * ``extern "C" int tilec_launch_<name>(A, B, C, stream)`` launches it (returns a cudaError_t,
-  or -1 when a pointer is not 16-byte aligned and the kernel uses 128-bit accesses).
+  or -1 when a pointer is not 16-byte aligned and the kernel uses 128-bit accesses), with
+  ``__launch_bounds__(threads, min_blocks)`` as the schedule asks.
 
 Example::
 
@@ -33,11 +37,29 @@ import sympy
 from tilec.codegen.cuda_printer import CudaExprPrinter
 from tilec.codegen.cuda_runtime import INDEX_HELPERS
 from tilec.errors import UnsupportedError
-from tilec.transforms.simt import RegAxis, SimtPlan, TileCopy
+from tilec.transforms.simt import STATIC_SMEM, RegAxis, SimtPlan, TileCopy
 
 _VT = {1: "float", 2: "float2", 4: "float4"}
 _LANE = ("x", "y", "z", "w")
 _ZERO = {1: "0.f", 2: "make_float2(0.f, 0.f)", 4: "make_float4(0.f, 0.f, 0.f, 0.f)"}
+
+# cp.async (sm_80+) in PTX: no CUDA C++ operator copies global memory straight to shared memory.
+# A copy whose guard is false reads nothing (source size 0) and fills the destination with zeros.
+ASYNC_HELPERS = r"""
+template <int BYTES>
+__device__ __forceinline__ void tilec_cp_async(void* smem, const void* gmem, bool full) {
+  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  const int src_bytes = full ? BYTES : 0;
+  if constexpr (BYTES == 16) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" :: "r"(dst), "l"(gmem), "r"(src_bytes));
+  } else {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" :: "r"(dst), "l"(gmem), "n"(BYTES), "r"(src_bytes));
+  }
+}
+__device__ __forceinline__ void tilec_cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void tilec_cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" :: "n"(N)); }
+"""
 
 
 class SimtCudaPrinter:
@@ -54,7 +76,16 @@ class SimtCudaPrinter:
 
     # -- file ----------------------------------------------------------------------------------
     def emit(self) -> str:
-        return "\n".join([self.header(), INDEX_HELPERS, self.kernel(), self.launcher()]) + "\n"
+        parts = [self.header(), INDEX_HELPERS]
+        if self.p.staging is not None and self.p.options.async_copy:
+            parts.append(ASYNC_HELPERS)
+        return "\n".join([*parts, self.kernel(), self.launcher()]) + "\n"
+
+    @property
+    def dynamic_smem(self) -> int:
+        """Bytes of dynamic shared memory (0: the tiles fit the 48 KB of static memory)."""
+        st = self.p.staging
+        return st.smem_bytes if st is not None and st.smem_bytes > STATIC_SMEM else 0
 
     def header(self) -> str:
         p = self.p
@@ -81,7 +112,8 @@ class SimtCudaPrinter:
         p = self.p
         tm, tn = p.reg_count("M"), p.reg_count("N")
         body = [f"namespace {p.name} {{", f"[[maybe_unused]] constexpr int M = {p.M}, N = {p.N}, K = {p.K};", ""]
-        body.append(f"__global__ void __launch_bounds__({p.threads}) kernel("
+        bounds = f"{p.threads}, {p.options.min_blocks}" if p.options.min_blocks else f"{p.threads}"
+        body.append(f"__global__ void __launch_bounds__({bounds}) kernel("
                     "const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C) {")
         ind = "  "
         for s in p.thread_symbols:
@@ -90,7 +122,6 @@ class SimtCudaPrinter:
             body.append(f"{ind}const int {s} = blockIdx.{s.name[-1]};")
         body.append(f"{ind}float acc[{tm}][{tn}];  // register tile")
         body += self.loops_flat(ind, tm, tn, "acc[i][j] = 0.f;")
-        body.append(f"{ind}float am[{tm}], bn[{tn}];  // one k-slice of the A and B register tiles")
         body += self.staged(ind) if p.staging else self.unstaged(ind)
         body += self.epilogue(ind)
         body += ["}", "}  // namespace " + p.name]
@@ -136,16 +167,18 @@ class SimtCudaPrinter:
             inner += [f"{dst}[{flat} + {j}] = v.{_LANE[j]};" for j in range(width)]
         return self.reg_loops("", axes, inner)
 
-    def fma(self, ind: str) -> list[str]:
+    def fma(self, ind: str, am: str = "am", bn: str = "bn") -> list[str]:
         p = self.p
         return self.loops_flat(ind, p.reg_count("M"), p.reg_count("N"),
-                               "acc[i][j] = fmaf(am[i], bn[j], acc[i][j]);")
+                               f"acc[i][j] = fmaf({am}[i], {bn}[j], acc[i][j]);")
 
     def unstaged(self, ind: str) -> list[str]:
         p = self.p
         k = p.k_symbol
         assert k is not None
-        out = [f"{ind}for (int {k} = 0; {k} < {p.bounds[k]}; ++{k}) {{"]
+        out = [f"{ind}float am[{p.reg_count('M')}], bn[{p.reg_count('N')}];  // one k-slice of the "
+               "A and B register tiles",
+               f"{ind}for (int {k} = 0; {k} < {p.bounds[k]}; ++{k}) {{"]
         a = self.fetch("M", "am", 1, p.m_expr * p.K + p.k_expr, p.guard_a, "A")
         b = self.fetch("N", "bn", p.vec_n, p.k_expr * p.N + p.n_expr, p.guard_b, "B")
         out += [ind + "  " + s for s in a + b]
@@ -155,45 +188,139 @@ class SimtCudaPrinter:
 
     # -- shared-memory staging -----------------------------------------------------------------
     def staged(self, ind: str) -> list[str]:
+        """Shared-memory K tiles: ``stages`` buffers per operand, ``fragments`` register buffers of
+        the k-slice.  The next K tile is read from global memory into registers at the top of
+        each K tile and stored to shared memory before the tile's last k-slice; with two
+        fragments the next k-slice (the next tile's first, past the barrier) is read while the
+        FMAs of this one run."""
         p = self.p
         st = p.staging
         assert st is not None
-        ko, ki = st.ko, st.ki
-        out = [f"{ind}const int tid = {self.c(p.tid_linear)};",
-               f"{ind}__shared__ __align__(16) float As[{st.stages}][{st.BK}][{st.a.pitch}];  // A tile, transposed",
-               f"{ind}__shared__ __align__(16) float Bs[{st.stages}][{st.BK}][{st.b.pitch}];",
-               f"{ind}{_VT[st.a.vec]} ra[{st.a.iters}];",
-               f"{ind}{_VT[st.b.vec]} rb[{st.b.iters}];"]
+        ko, ki, kt = st.ko, st.ki, st.k_tiles
+        tm, tn = p.reg_count("M"), p.reg_count("N")
+        nf = p.options.fragments
+        out = [f"{ind}const int tid = {self.c(p.tid_linear)};", *self.smem_arrays(ind)]
+        if p.options.async_copy:
+            return out + self.staged_async(ind)
+        out += [f"{ind}{_VT[st.a.vec]} ra[{st.a.iters}];  // the next K tile, global -> registers",
+               f"{ind}{_VT[st.b.vec]} rb[{st.b.iters}];",
+               f"{ind}float am[{nf}][{tm}], bn[{nf}][{tn}];  // k-slices of the A and B register tiles"]
         out.append(f"{ind}auto load_tile = [&](const int {ko}) {{  // global -> registers")
         out += self.copy_load(ind + "  ", st.a, "ra", "A") + self.copy_load(ind + "  ", st.b, "rb", "B")
         out.append(f"{ind}}};")
         out.append(f"{ind}auto store_tile = [&](const int buf) {{  // registers -> shared")
         out += self.copy_store(ind + "  ", st.a, "ra", "As") + self.copy_store(ind + "  ", st.b, "rb", "Bs")
         out.append(f"{ind}}};")
+        out.append(f"{ind}auto load_slice = [&](const int f, const int buf, const int {ki}) {{  // shared -> registers")
+        out += [ind + "  " + s for s in self.fetch("M", "am[f]", p.vec_m, p.m_local, sympy.true, f"As[buf][{ki}]")]
+        out += [ind + "  " + s for s in self.fetch("N", "bn[f]", p.vec_n, p.n_local, sympy.true, f"Bs[buf][{ki}]")]
+        out.append(f"{ind}}};")
         out += [f"{ind}load_tile(0);", f"{ind}store_tile(0);", f"{ind}__syncthreads();"]
-        out.append(f"{ind}for (int {ko} = 0; {ko} < {st.k_tiles}; ++{ko}) {{")
-        i2 = ind + "  "
-        if st.stages == 2:
-            out += [f"{i2}const int buf = {ko} & 1;",
-                    f"{i2}if ({ko} + 1 < {st.k_tiles}) load_tile({ko} + 1);  // in flight during the FMAs"]
-        else:
-            out.append(f"{i2}const int buf = 0;")
+        if nf == 2:
+            out.append(f"{ind}load_slice(0, 0, 0);")
+        out.append(f"{ind}for (int {ko} = 0; {ko} < {kt}; ++{ko}) {{")
+        i2, i3 = ind + "  ", ind + "    "
+        more = f"{ko} + 1 < {kt}"
+        out.append(f"{i2}const int buf = {f'{ko} & 1' if st.stages == 2 else '0'};")
+        out.append(f"{i2}if ({more}) load_tile({ko} + 1);  // in flight during the FMAs")
         out += [f"{i2}#pragma unroll", f"{i2}for (int {ki} = 0; {ki} < {st.BK}; ++{ki}) {{"]
-        i3 = i2 + "  "
-        a = self.fetch("M", "am", p.vec_m, p.m_local, sympy.true, f"As[buf][{ki}]")
-        b = self.fetch("N", "bn", p.vec_n, p.n_local, sympy.true, f"Bs[buf][{ki}]")
-        out += [i3 + s for s in a]
-        out += [i3 + s for s in b]
-        out += self.fma(i3)
-        out.append(f"{i2}}}")
-        if st.stages == 2:
-            out += [f"{i2}if ({ko} + 1 < {st.k_tiles}) store_tile(buf ^ 1);", f"{i2}__syncthreads();"]
+        # after the last tile the stores and the slice read are of stale registers and unused
+        # data, harmless: no branch in the loop
+        if st.stages == 2:  # the other buffer was last read before the previous tile's barrier
+            swap = ["store_tile(buf ^ 1);", "__syncthreads();"]
         else:
-            out += [f"{i2}__syncthreads();",
-                    f"{i2}if ({ko} + 1 < {st.k_tiles}) {{ load_tile({ko} + 1); store_tile(0); }}",
-                    f"{i2}__syncthreads();"]
+            swap = ["__syncthreads();", "store_tile(0);", "__syncthreads();"]
+        nxt = "buf ^ 1" if st.stages == 2 else "0"
+        if nf == 2:
+            out += [f"{i3}if ({ki} == {st.BK - 1}) {{  // the next tile to shared memory",
+                    *(f"{i3}  {s}" for s in swap), f"{i3}}}",
+                    f"{i3}if ({ki} < {st.BK - 1}) load_slice(({ki} + 1) & 1, buf, {ki} + 1);",
+                    f"{i3}else load_slice(0, {nxt}, 0);  // the next tile's, past the barrier"]
+            out += self.fma(i3, f"am[{ki} & 1]", f"bn[{ki} & 1]")
+            out.append(f"{i2}}}")
+        else:
+            out.append(f"{i3}load_slice(0, buf, {ki});")
+            out += self.fma(i3, "am[0]", "bn[0]")
+            out.append(f"{i2}}}")
+            out += [f"{i2}{s}" for s in swap]
         out.append(f"{ind}}}")
         return out
+
+    def smem_arrays(self, ind: str) -> list[str]:
+        st = self.p.staging
+        assert st is not None
+        sa, sb = (f"[{st.stages}][{st.BK}][{cp.pitch}]" for cp in (st.a, st.b))
+        if not self.dynamic_smem:
+            return [f"{ind}__shared__ __align__(16) float As{sa};  // A tile, transposed",
+                    f"{ind}__shared__ __align__(16) float Bs{sb};"]
+        a_words = st.stages * st.BK * st.a.pitch
+        return [f"{ind}extern __shared__ __align__(16) float smem[];  // {self.dynamic_smem} bytes",
+                f"{ind}auto As = reinterpret_cast<float (*)[{st.BK}][{st.a.pitch}]>(smem);  "
+                "// A tile, transposed",
+                f"{ind}auto Bs = reinterpret_cast<float (*)[{st.BK}][{st.b.pitch}]>(smem + {a_words});"]
+
+    def staged_async(self, ind: str) -> list[str]:
+        """K tiles copied with ``cp.async`` into ``stages`` buffers, ``stages - 1`` tiles ahead
+        (one commit group per tile, empty past the last; ``wait_group(stages - 2)`` leaves the
+        younger tiles in flight), one barrier per K tile."""
+        p = self.p
+        st = p.staging
+        assert st is not None
+        ko, ki, kt, S = st.ko, st.ki, st.k_tiles, st.stages
+        tm, tn = p.reg_count("M"), p.reg_count("N")
+        nf = p.options.fragments
+        out = [f"{ind}float am[{nf}][{tm}], bn[{nf}][{tn}];  // k-slices of the A and B register tiles"]
+        out.append(f"{ind}auto issue_tile = [&](const int {ko}, const int buf) {{  // global -> shared, async")
+        out += self.copy_async(ind + "  ", st.a, "A", "As") + self.copy_async(ind + "  ", st.b, "B", "Bs")
+        out.append(f"{ind}}};")
+        out.append(f"{ind}auto load_slice = [&](const int f, const int buf, const int {ki}) {{  // shared -> registers")
+        out += [ind + "  " + s for s in self.fetch("M", "am[f]", p.vec_m, p.m_local, sympy.true, f"As[buf][{ki}]")]
+        out += [ind + "  " + s for s in self.fetch("N", "bn[f]", p.vec_n, p.n_local, sympy.true, f"Bs[buf][{ki}]")]
+        out.append(f"{ind}}};")
+        out += [f"{ind}#pragma unroll", f"{ind}for (int s = 0; s < {S - 1}; ++s) {{",
+                f"{ind}  if (s < {kt}) issue_tile(s, s);", f"{ind}  tilec_cp_async_commit();", f"{ind}}}"]
+        out += [f"{ind}int rd = 0, wr = {S - 1};  // buffers of tile {ko} and of tile {ko} + {S - 1}"]
+        i2, i3 = ind + "  ", ind + "    "
+        nxt = f"(rd + 1 == {S} ? 0 : rd + 1)"
+        step = [f"{i2}rd = rd + 1 == {S} ? 0 : rd + 1;", f"{i2}wr = wr + 1 == {S} ? 0 : wr + 1;"]
+        if nf == 2:
+            out += [f"{ind}tilec_cp_async_wait<{S - 2}>();", f"{ind}__syncthreads();",
+                    f"{ind}load_slice(0, 0, 0);",
+                    f"{ind}for (int {ko} = 0; {ko} < {kt}; ++{ko}) {{",
+                    # the buffer of tile ko-1 was last read before the previous tile's barrier
+                    f"{i2}if ({ko} + {S - 1} < {kt}) issue_tile({ko} + {S - 1}, wr);",
+                    f"{i2}tilec_cp_async_commit();",
+                    f"{i2}#pragma unroll", f"{i2}for (int {ki} = 0; {ki} < {st.BK}; ++{ki}) {{",
+                    f"{i3}if ({ki} == {st.BK - 1}) {{  // tile {ko} + 1 has landed, for every thread",
+                    f"{i3}  tilec_cp_async_wait<{S - 2}>();", f"{i3}  __syncthreads();", f"{i3}}}",
+                    f"{i3}if ({ki} < {st.BK - 1}) load_slice(({ki} + 1) & 1, rd, {ki} + 1);",
+                    f"{i3}else load_slice(0, {nxt}, 0);  // the next tile's, past the barrier"]
+            out += self.fma(i3, f"am[{ki} & 1]", f"bn[{ki} & 1]")
+            out += [f"{i2}}}", *step, f"{ind}}}"]
+        else:
+            out += [f"{ind}for (int {ko} = 0; {ko} < {kt}; ++{ko}) {{",
+                    f"{i2}tilec_cp_async_wait<{S - 2}>();  // tile {ko} has landed",
+                    f"{i2}__syncthreads();  // for every thread; and tile {ko} - 1 is consumed",
+                    f"{i2}if ({ko} + {S - 1} < {kt}) issue_tile({ko} + {S - 1}, wr);",
+                    f"{i2}tilec_cp_async_commit();",
+                    f"{i2}#pragma unroll", f"{i2}for (int {ki} = 0; {ki} < {st.BK}; ++{ki}) {{",
+                    f"{i3}load_slice(0, rd, {ki});"]
+            out += self.fma(i3, "am[0]", "bn[0]")
+            out += [f"{i2}}}", *step, f"{ind}}}"]
+        return out
+
+    def copy_async(self, ind: str, cp: TileCopy, src: str, dst: str) -> list[str]:
+        row, col = self.c(cp.row), self.c(cp.col)
+        where = f"&{dst}[buf][{col}][{row}]" if cp.transposed else f"&{dst}[buf][{row}][{col}]"
+        assert not (cp.transposed and cp.vec > 1), "cp.async cannot transpose a vector"
+        g = "true" if cp.guard is sympy.true else self.c(cp.guard)
+        body = [f"const bool ok = {g};",
+                f"tilec_cp_async<{4 * cp.vec}>({where}, ok ? &{src}[{self.c(cp.global_index)}] : {src}, ok);"]
+        if cp.guard_idx:
+            body = [f"if (tid + it * {self.p.threads} < {cp.rows * cp.cols // cp.vec}) {{",
+                    *("  " + b for b in body), "}"]
+        return [f"{ind}#pragma unroll", f"{ind}for (int it = 0; it < {cp.iters}; ++it) {{",
+                *(f"{ind}  {b}" for b in body), f"{ind}}}"]
 
     def copy_load(self, ind: str, cp: TileCopy, regs: str, src: str) -> list[str]:
         g = cp.guard
@@ -251,10 +378,15 @@ class SimtCudaPrinter:
         vec = max(p.vec_n, st.a.vec if st else 1, st.b.vec if st else 1)
         align = ("  if (((uintptr_t)A | (uintptr_t)B | (uintptr_t)C) & 15) return -1;  "
                  "// 128-bit accesses need 16-byte aligned pointers" if vec > 1 else "")
+        dyn = self.dynamic_smem
+        opt_in = [f"  static const cudaError_t opt_in = cudaFuncSetAttribute({p.name}::kernel, "
+                  f"cudaFuncAttributeMaxDynamicSharedMemorySize, {dyn});",
+                  "  if (opt_in != cudaSuccess) return (int)opt_in;"] if dyn else []
         lines = [
             f'extern "C" int tilec_launch_{p.name}(const float* A, const float* B, float* C, void* stream) {{',
             *([align] if align else []),
-            f"  {p.name}::kernel<<<dim3({gx}, {gy}, {gz}), dim3({bx}, {by}, {bz}), 0, "
+            *opt_in,
+            f"  {p.name}::kernel<<<dim3({gx}, {gy}, {gz}), dim3({bx}, {by}, {bz}), {dyn}, "
             "(cudaStream_t)stream>>>(A, B, C);",
             "  return (int)cudaGetLastError();",
             "}",

@@ -20,6 +20,7 @@ Example::
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import sympy
@@ -27,6 +28,7 @@ import sympy
 from tilec.errors import FusionError, LaunchError
 from tilec.ir.iterdomain import IterDomain, as_extent
 from tilec.ir.tensorview import TensorView
+from tilec.ir.threads import ThreadOptions, check_min_blocks, check_pad, check_stages
 from tilec.ir.trace import Schedule, paused
 from tilec.ir.types import BLayout, DType, IterType, MemoryType, ParallelType
 
@@ -92,6 +94,7 @@ class GemmFusion:
         self.cluster_dims: tuple[int, int, int] = (1, 1, 1)
         self.decomposition: dict[str, object] = {"kind": "dp", "splits": 1, "sk_waves": 1,
                                                  "fixup": "atomic", "sms": None}
+        self.thread_options = ThreadOptions()
 
     def decompose(self, kind: Decomposition | str = "dp", *, splits: int = 1, sk_waves: int = 1,
                   fixup: Fixup | str = "atomic", sms: int | None = None) -> GemmFusion:
@@ -154,6 +157,36 @@ class GemmFusion:
                               f"{MAX_CLUSTER}")
         self.schedule.record("fusion", "set_cluster", (x, y, z), {})
         self.cluster_dims = (x, y, z)
+        return self
+
+    # -- thread-level options (SIMT schedules; tilec/ir/threads.py) ------------------------
+
+    def circular_buffer(self, stages: int = 2, fragments: int = 1,
+                        async_copy: bool = False) -> GemmFusion:
+        """Shared-memory buffers per operand K tile (1-2; 2-4 copied with ``cp.async``) and
+        register buffers of the k-slice (1 or 2) of a thread-level schedule
+        (:mod:`tilec.ir.threads`)."""
+        stages, fragments, async_copy = check_stages(stages, fragments, async_copy)
+        self.schedule.record("fusion", "circular_buffer", (stages,),
+                             {"fragments": fragments if fragments != 1 else None,
+                              "async_copy": True if async_copy else None})
+        self.thread_options = replace(self.thread_options, stages=stages, fragments=fragments,
+                                      async_copy=async_copy)
+        return self
+
+    def smem_pad(self, operand: str, pad: int) -> GemmFusion:
+        """Pad each row of ``operand``'s shared tile by ``pad`` elements (:mod:`tilec.ir.threads`)."""
+        operand, pad = check_pad(operand, pad)
+        self.schedule.record("fusion", "smem_pad", (operand, pad), {})
+        key = "pad_a" if operand == "A" else "pad_b"
+        self.thread_options = replace(self.thread_options, **{key: pad})
+        return self
+
+    def min_blocks_per_sm(self, n: int) -> GemmFusion:
+        """Ask the compiler to fit ``n`` CTAs on one SM (``__launch_bounds__``)."""
+        n = check_min_blocks(n)
+        self.schedule.record("fusion", "min_blocks_per_sm", (n,), {})
+        self.thread_options = replace(self.thread_options, min_blocks=n)
         return self
 
     # -- the axis graph ------------------------------------------------------------------

@@ -333,13 +333,16 @@ def explain_coalescing(fusion: GemmFusion | SimtPlan) -> str:
     >>> f = GemmFusion(256, 256, 256, dtype="fp32")
     >>> _ = f.c.split(0, 32).split(2, 32).reorder([0, 2, 1, 3, 4]).merge(2)
     >>> _ = f.c.parallelize(0, P.BIDx).parallelize(1, P.BIDy).parallelize(2, P.TIDx)
-    >>> print(explain_coalescing(f).splitlines()[2])
+    >>> print(explain_coalescing(f).splitlines()[6])
       A load  broadcast    stride 0       1 sector  (ideal 1)   broadcast
     """
+    from tilec.transforms.banks import explain_banks
+    from tilec.transforms.simt import describe_hierarchy
+
     plan = fusion if isinstance(fusion, SimtPlan) else lower_simt(fusion)
     reports = analyze(plan)
     dx, dy, dz = plan.block
-    lines = [f"coalescing (warp = {WARP} lanes of tid = x + {dx}*(y + {dy}*z), "
+    lines = [*describe_hierarchy(plan), "", f"coalescing (warp = {WARP} lanes of tid = x + {dx}*(y + {dy}*z), "
              f"block ({dx}, {dy}, {dz}), 32-byte sectors, fp32)", ""]
     for r in reports:
         stride = "irregular" if r.stride is None else f"stride {r.stride}"
@@ -362,6 +365,35 @@ def explain_coalescing(fusion: GemmFusion | SimtPlan) -> str:
         if r.stride is not None:
             lines.append(f"  index(l+1) - index(l) = {r.stride} for 0 <= l < {r.lanes - 1}")
         lines += ["    " + p for p in r.proof]
+    lines += ["", explain_banks(plan)]
     if plan.notes:
         lines += ["", "notes:"] + ["  " + n for n in plan.notes]
     return "\n".join(lines)
+
+
+def predicted_counters(plan: SimtPlan) -> dict[str, int]:
+    """Whole-kernel global-memory totals the analysis predicts (Nsight Compute's
+    ``l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum`` and ``..._st.sum``, with their requests),
+    for shapes whose tiles are full and whose sector counts are exact.
+
+    Requests per warp: staged, each tile copy ``iters`` per K tile; unstaged, one A load per M
+    register point and one B load per N vector per k; the C store once per register point.
+    """
+    warps = plan.grid[0] * plan.grid[1] * plan.grid[2] * -(-plan.threads // WARP)
+    rm, rn = plan.reg_count("M"), plan.reg_count("N") // plan.vec_n
+    out = {"global_ld_sectors": 0, "global_st_sectors": 0, "global_ld_requests": 0,
+           "global_st_requests": 0}
+    for acc, rep in zip(plan.global_accesses(), analyze(plan, prove=False), strict=True):
+        if rep.sectors is None or rep.sectors != rep.sectors_min:
+            return {}
+        st = plan.staging
+        if acc.kind == "store":
+            n = rm * rn
+        elif st is not None:
+            n = (st.a if acc.tensor == "A" else st.b).iters * st.k_tiles
+        else:
+            n = plan.K * (rm if acc.tensor == "A" else rn)
+        key = "ld" if acc.kind == "load" else "st"
+        out[f"global_{key}_sectors"] += warps * n * rep.sectors
+        out[f"global_{key}_requests"] += warps * n
+    return out

@@ -16,10 +16,15 @@ two K axes ``Ko, Ki``       K tiles of ``BK = extent(Ki)`` staged through shared
 
 Indices are the IR's index maps (sympy over the loop symbols ``tidx``, ``bidy``, ``i_Mr`` ...):
 ``m = m_base(bid) + m_local(tid, reg)``.  With staging, the A tile (BM x BK) and the B tile
-(BK x BN) are copied by all threads cooperatively (``copy_a``/``copy_b``: linear thread id ->
-(row, col), vector width proven from alignment facts), A stored transposed ``As[k][m]`` with a
-row pitch chosen against bank conflicts.  Vector widths are used only where alignment is proven;
+(BK x BN) are copied by all threads cooperatively (``TileCopy``: linear thread id -> (row, col),
+vector width proven from alignment facts), A stored transposed ``As[k][m]``, each tile's row
+padded as the schedule says or against bank conflicts (:mod:`tilec.transforms.banks`).  How the
+tiles move (buffers, ``cp.async``, register fragments, CTAs per SM) is the fusion's
+:class:`~tilec.ir.threads.ThreadOptions`.  Vector widths are used only where alignment is proven;
 where it is not, the plan falls back to scalar accesses and says so in ``notes``.
+
+:func:`warp_tiled` writes the CUTLASS hierarchy (block, warp and thread tiles) with the IR's
+verbs; :func:`warp_tiles` derives back from any plan which rows and columns each warp computes.
 
 Example::
 
@@ -36,21 +41,26 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import sympy
 
 from tilec.errors import ScheduleError, UnsupportedError
 from tilec.ir import GemmFusion, IterDomain, ParallelType, index_map, index_symbol, infer_launch
+from tilec.ir.threads import ThreadOptions
 from tilec.ir.types import DType
+
+if TYPE_CHECKING:
+    from tilec.transforms.banks import SharedAccess
 
 P = ParallelType
 TID = index_symbol("tid")  # linear thread id: tidx + Dx*(tidy + Dy*tidz)
 IT = index_symbol("it")  # iteration of a cooperative copy
 VECTOR_WIDTHS = (4, 2, 1)  # fp32 elements per 128-, 64-, 32-bit access
-SMEM_LIMIT = 48 * 1024  # static shared memory per CTA
+STATIC_SMEM = 48 * 1024  # static shared memory per CTA; more is dynamic (opted in at launch)
+SMEM_LIMIT = 227 * 1024  # shared memory per CTA on sm_90
 
 
 def simplify(expr: sympy.Expr, bounds: dict[sympy.Symbol, sympy.Expr]) -> sympy.Expr:
@@ -169,6 +179,7 @@ class SimtPlan:
     predicates: tuple[sympy.Boolean, ...]  # guard of a thread's C element (IR predicates)
     guard_a: sympy.Boolean  # unstaged A load guard
     guard_b: sympy.Boolean
+    options: ThreadOptions = field(default_factory=ThreadOptions)
     schedule: str = ""
     notes: tuple[str, ...] = field(default_factory=tuple)
 
@@ -184,6 +195,10 @@ class SimtPlan:
         sx, sy, sz = (index_symbol(n) if index_symbol(n) in self.thread_symbols else sympy.Integer(0)
                       for n in ("tidx", "tidy", "tidz"))
         return sx + dx * (sy + dy * sz)
+
+    def thread_axes(self) -> tuple[sympy.Symbol, sympy.Symbol, sympy.Symbol]:
+        """``(tidx, tidy, tidz)``: the symbols a thread's indices are written in."""
+        return tuple(index_symbol(n) for n in ("tidx", "tidy", "tidz"))  # type: ignore[return-value]
 
     def regs(self, dim: str) -> list[RegAxis]:
         return [r for r in self.reg if r.dim == dim]
@@ -219,6 +234,37 @@ class SimtPlan:
         out.append(GlobalAccess("C", "store", c_index, self.vec_n, "C[m, n] from registers"))
         return out
 
+    def shared_accesses(self) -> list[SharedAccess]:
+        """The kernel's shared-memory instructions (word offsets within one buffer), as printed."""
+        from tilec.transforms.banks import SharedAccess
+
+        st = self.staging
+        if st is None:
+            return []
+        out = []
+        for cp, arr in ((st.a, "As"), (st.b, "Bs")):
+            row, col = (e.xreplace({TID: self.tid_linear}) for e in (cp.row, cp.col))
+            active = sympy.true
+            if cp.guard_idx:
+                active = sympy.Lt(self.tid_linear + IT * self.threads, cp.rows * cp.cols // cp.vec)
+            how = "cp.async copy" if self.options.async_copy else "tile copy"
+            if cp.transposed:  # one scalar store per vector element j: T[col + j][row]
+                for j in range(cp.vec):
+                    what = f"{how}, element {j} of each {32 * cp.vec}-bit load" if cp.vec > 1 \
+                        else f"{how}, transposed"
+                    out.append(SharedAccess(arr, "store", (col + j) * cp.pitch + row, 1, what,
+                                            active, cp.iters))
+            else:
+                out.append(SharedAccess(arr, "store", row * cp.pitch + col, cp.vec, how,
+                                        active, cp.iters))
+        for dim, arr, cp, w, local in (("M", "As", st.a, self.vec_m, self.m_local),
+                                       ("N", "Bs", st.b, self.vec_n, self.n_local)):
+            v0 = _vec0(self.reg, dim) if w > 1 else {}
+            out.append(SharedAccess(arr, "load", st.ki * cp.pitch + local.xreplace(v0), w,
+                                    f"k-slice of the {dim} register tile", sympy.true,
+                                    st.BK * self.reg_count(dim) // w))
+        return out
+
     def access_bounds(self) -> dict[sympy.Symbol, sympy.Expr]:
         b = dict(self.bounds)
         if self.staging is not None:
@@ -229,18 +275,19 @@ class SimtPlan:
 # -- lowering ------------------------------------------------------------------------------------
 
 
-def lower_simt(fusion: GemmFusion, *, name: str = "tilec_simt", stages: int = 2) -> SimtPlan:
+def lower_simt(fusion: GemmFusion, *, name: str = "tilec_simt") -> SimtPlan:
     """Derive the SIMT kernel of a thread-level schedule of ``fusion.c`` (see module docstring).
 
-    ``stages``: shared-memory buffers per operand when K is staged (2: the next K tile is read
-    into registers while the current one is multiplied; 1: load, sync, compute, sync).
+    The fusion's :class:`~tilec.ir.threads.ThreadOptions` give the shared buffers per operand
+    (2: the next K tile is read into registers while the current one is multiplied; 1: load,
+    sync, compute, sync), the register buffers of the k-slice, the shared tiles' pads and the
+    CTAs per SM the compiler must fit.
     """
+    opts = fusion.thread_options
     if fusion.dtype is not DType.FP32:
         raise UnsupportedError(f"SIMT printer: dtype must be fp32 but got {fusion.dtype.value}")
     if fusion.b_layout != "kn":
         raise UnsupportedError("SIMT printer: B must be K x N row-major (b_layout='kn')")
-    if stages not in (1, 2):
-        raise UnsupportedError(f"SIMT printer: stages must be 1 or 2 but got {stages}")
     sizes = []
     for d, e in (("M", fusion.M), ("N", fusion.N), ("K", fusion.K)):
         if not e.is_Integer:
@@ -311,6 +358,9 @@ def lower_simt(fusion: GemmFusion, *, name: str = "tilec_simt", stages: int = 2)
     k_symbol = None
     if len(kaxes) == 1:
         k_symbol = kaxes[0][1]
+        if opts != ThreadOptions(min_blocks=opts.min_blocks):
+            notes.append("circular_buffer / smem_pad apply to staged K tiles only; ignored (no K "
+                         "staging)")
         if vec_m > 1:
             notes.append("Vectorize on an M axis applies to staged A tiles only; ignored (no K staging)")
             vec_m = 1
@@ -322,8 +372,10 @@ def lower_simt(fusion: GemmFusion, *, name: str = "tilec_simt", stages: int = 2)
                 f"SIMT printer: K must be split once as [Ko, Ki] (K = Ko*BK + Ki) to stage tiles "
                 f"through shared memory but its index is {k_expr}"
             )
-        staging = _staging(int(bk), so, si, int(ao.extent), stages, M, N, K, BM, BN, m_base,
-                           n_base, n_local, threads, vec_m, bounds, notes)
+        frag = (m_local.xreplace(_vec0(reg, "M") if vec_m > 1 else {}), vec_m,
+                n_local.xreplace(_vec0(reg, "N") if vec_n > 1 else {}), vec_n)
+        staging = _staging(int(bk), so, si, int(ao.extent), opts, M, N, K, BM, BN, m_base,
+                           n_base, block, frag, bounds, notes)
         if vec_n > 1 and not (proven_multiple(n_local.xreplace(_vec0(reg, "N")), vec_n, bounds)
                               and staging.b.pitch % vec_n == 0):
             notes.append(f"B tile reads in shared memory: alignment to {vec_n} not proven")
@@ -341,7 +393,7 @@ def lower_simt(fusion: GemmFusion, *, name: str = "tilec_simt", stages: int = 2)
         m_local=m_local, n_local=n_local, BM=BM, BN=BN, reg=tuple(reg), k_symbol=k_symbol,
         staging=staging, vec_m=vec_m, vec_n=vec_n, bounds=bounds,
         predicates=tuple(c_preds), guard_a=guard_a, guard_b=guard_b,
-        schedule=str(fusion.schedule), notes=tuple(notes),
+        options=opts, schedule=str(fusion.schedule), notes=tuple(notes),
     )
 
 
@@ -450,42 +502,57 @@ def _max_of(expr: sympy.Expr, bounds: dict) -> int:
     return int(np.max(_eval_floor(expr, syms, _grid_points(syms, bounds)))) if syms else int(expr)
 
 
-def _staging(bk: int, ko: sympy.Symbol, ki: sympy.Symbol, k_tiles: int, stages: int, M: int,
-             N: int, K: int, BM: int, BN: int, m_base: sympy.Expr, n_base: sympy.Expr,
-             n_local: sympy.Expr, threads: int, vec_m: int, bounds: dict,
-             notes: list[str]) -> SmemStaging:
+def _staging(bk: int, ko: sympy.Symbol, ki: sympy.Symbol, k_tiles: int, opts: ThreadOptions,
+             M: int, N: int, K: int, BM: int, BN: int, m_base: sympy.Expr, n_base: sympy.Expr,
+             block: tuple[int, int, int], frag: tuple[sympy.Expr, int, sympy.Expr, int],
+             bounds: dict, notes: list[str]) -> SmemStaging:
+    """The K tile copies and shared layouts: A stored transposed ``As[k][m]``, B as ``Bs[k][n]``;
+    each row padded as the schedule says, or by the pad with the fewest bank-conflict wavefronts
+    (:mod:`tilec.transforms.banks`) among those that keep the fragment reads aligned."""
+    threads = block[0] * block[1] * block[2]
+    m_frag, vec_m, n_frag, vec_n = frag
     k0 = ko * bk
     # A tile: BM rows (m) x BK cols (k), contiguous along k in global memory
-    va = next(v for v in VECTOR_WIDTHS if bk % v == 0 and K % v == 0)
+    # cp.async cannot transpose a vector: A's copies are 4-byte with async copies
+    va = 1 if opts.async_copy else next(v for v in VECTOR_WIDTHS if bk % v == 0 and K % v == 0)
     a = _copy("A", BM, bk, va, threads,
               lambda r, c: (m_base + r) * K + k0 + c,
               lambda r, c: sympy.And(sympy.Lt(m_base + r, M) if M % BM else sympy.true,
                                      sympy.Lt(k0 + c, K) if K % bk else sympy.true),
-              pitch=None, transposed=True, vec_read=vec_m)
+              transposed=True)
     vb = next(v for v in VECTOR_WIDTHS
               if BN % v == 0 and N % v == 0 and proven_multiple(n_base, v, bounds))
     b = _copy("B", bk, BN, vb, threads,
               lambda r, c: (k0 + r) * N + n_base + c,
               lambda r, c: sympy.And(sympy.Lt(k0 + r, K) if K % bk else sympy.true,
                                      sympy.Lt(n_base + c, N) if N % BN else sympy.true),
-              pitch=BN, transposed=False, vec_read=1)
-    if va < 4:
+              transposed=False)
+    a = replace(a, pitch=BM + _pad(a, opts.pad_a, ki, m_frag, vec_m, block, bounds))
+    b = replace(b, pitch=BN + _pad(b, opts.pad_b, ki, n_frag, vec_n, block, bounds))
+    for cp, w in ((a, vec_m), (b, max(vec_n, b.vec))):
+        if cp.pitch % w:
+            raise ScheduleError(
+                f"smem_pad: the rows of {cp.operand}'s shared tile ({cp.pitch} elements with the "
+                f"pad) must stay a multiple of {w} for its {32 * w}-bit accesses")
+    if va < 4 and not opts.async_copy:
         notes.append(f"A tile copy uses {32 * va}-bit loads (BK={bk}, K={K})")
     if vb < 4:
         notes.append(f"B tile copy uses {32 * vb}-bit loads (BN={BN}, N={N})")
-    st = SmemStaging(bk, stages, ko, ki, k_tiles, a, b)
+    if opts.fragments == 2 and bk % 2:
+        raise ScheduleError(f"circular_buffer: two register fragments alternate over the k-slices "
+                            f"of a K tile, so BK must be even but it is {bk}")
+    st = SmemStaging(bk, opts.stages, ko, ki, k_tiles, a, b)
     if st.smem_bytes > SMEM_LIMIT:
         raise UnsupportedError(
-            f"SIMT printer: shared memory tiles need {st.smem_bytes} bytes (> {SMEM_LIMIT} static); "
-            f"use smaller BM/BN/BK or stages=1"
+            f"SIMT printer: shared memory tiles need {st.smem_bytes} bytes (> {SMEM_LIMIT} per CTA); "
+            f"use smaller BM/BN/BK or fewer circular_buffer stages"
         )
     return st
 
 
 def _copy(op: str, rows: int, cols: int, vec: int, threads: int,
           index: Callable[[sympy.Expr, sympy.Expr], sympy.Expr],
-          guard: Callable[[sympy.Expr, sympy.Expr], sympy.Boolean],
-          pitch: int | None, transposed: bool, vec_read: int) -> TileCopy:
+          guard: Callable[[sympy.Expr, sympy.Expr], sympy.Boolean], transposed: bool) -> TileCopy:
     per_row = cols // vec
     total = rows * per_row
     if threads % per_row == 0:  # (tid + it*T)/p = tid/p + it*(T/p), (tid + it*T) % p = tid % p
@@ -494,34 +561,130 @@ def _copy(op: str, rows: int, cols: int, vec: int, threads: int,
     else:
         idx = TID + IT * threads
         row, col = sympy.floor(idx / per_row), vec * sympy.Mod(idx, per_row)
-    if pitch is None:
-        pitch = _pick_pitch(rows, cols, vec, per_row, threads, vec_read)
     return TileCopy(op, rows, cols, vec, -(-total // threads), total % threads != 0, row, col,
-                    index(row, col), guard(row, col), pitch, transposed)
+                    index(row, col), guard(row, col), 0, transposed)
 
 
-def _pick_pitch(rows: int, cols: int, vec: int, per_row: int, threads: int, align: int) -> int:
-    """Row pitch of a transposed tile ``T[col][row]``: the fewest bank conflicts of a warp's
-    scalar stores (one store per vector element), among paddings that keep ``align``."""
+PADS = (0, 1, 2, 4, 8)  # candidate row pads (elements) when the schedule sets none
+
+
+def _pad(cp: TileCopy, pad: int | None, ki: sympy.Symbol, frag: sympy.Expr, vec_read: int,
+         block: tuple[int, int, int], bounds: dict) -> int:
+    """The schedule's pad, else the candidate with the fewest wavefronts over the copy's stores
+    and the fragment reads (ties: the smallest)."""
+    if pad is not None:
+        return pad
+    from tilec.transforms.banks import request_wavefronts
+
+    threads = block[0] * block[1] * block[2]
+    tid_linear = _tid_linear(block)
+    thread = tuple(index_symbol(n) for n in ("tidx", "tidy", "tidz"))
+    b = {**bounds, IT: sympy.Integer(cp.iters)}
+    active = sympy.Lt(tid_linear + IT * threads, cp.rows * cp.cols // cp.vec) if cp.guard_idx \
+        else sympy.true
+    row, col = (e.xreplace({TID: tid_linear}) for e in (cp.row, cp.col))
     best: tuple[int, int] | None = None
-    for pad in (0, 1, 2, 4, 8):
-        pitch = rows + pad
-        if pitch % max(align, 1):
+    for p in PADS:
+        pitch = (cp.rows if cp.transposed else cp.cols) + p
+        if pitch % max(vec_read, 1) or (not cp.transposed and pitch % cp.vec):
             continue
-        worst = 0
-        for j in range(vec):
-            banks: dict[int, set[int]] = {}
-            for lane in range(min(32, threads)):
-                r, c = lane // per_row, vec * (lane % per_row)
-                if r >= rows:
-                    continue
-                word = (c + j) * pitch + r
-                banks.setdefault(word % 32, set()).add(word)
-            worst = max(worst, max(len(v) for v in banks.values()))
-        if best is None or (worst, pitch) < best:
-            best = (worst, pitch)
+        stores = [((col + j) * pitch + row, 1) for j in range(cp.vec)] if cp.transposed \
+            else [(row * pitch + col, cp.vec)]
+        cost = sum(request_wavefronts(w, width, block, thread, b, active, load=False)[0]
+                   for w, width in stores)
+        cost += request_wavefronts(ki * pitch + frag, vec_read, block, thread, b)[0]
+        if best is None or cost < best[0]:
+            best = (cost, p)
     assert best is not None
     return best[1]
+
+
+def _tid_linear(block: tuple[int, int, int]) -> sympy.Expr:
+    dx, dy, _ = block
+    sx, sy, sz = (index_symbol(n) for n in ("tidx", "tidy", "tidz"))
+    return sx + dx * (sy + dy * sz)
+
+
+@dataclass(frozen=True)
+class WarpTile:
+    """The C elements one warp computes (CTA-local rows and columns), derived from the index maps."""
+
+    warp: int
+    rows: tuple[int, ...]
+    cols: tuple[int, ...]
+    dense: bool  # every (row, col) of rows x cols is computed by the warp, each by one lane
+    lanes: tuple[int, int]  # distinct row / column positions of the lanes (LM, LN)
+
+
+def warp_tiles(plan: SimtPlan) -> list[WarpTile]:
+    """Per warp of the block, the rows and columns of C's tile it covers (exact enumeration).
+
+    >>> from tilec.loader import load_schedule
+    >>> t = warp_tiles(lower_simt(load_schedule("examples/simt_warp_tiled.py", {}).fusion))
+    >>> len(t), len(t[1].rows), len(t[1].cols), t[1].dense, t[1].lanes, t[1].rows[:5]
+    (8, 32, 64, True, (4, 8), (0, 1, 2, 3, 4))
+    """
+    thread = list(plan.thread_axes())
+    regs = [r.symbol for r in plan.reg]
+    dx, dy, _ = plan.block
+    out = []
+    for w in range(-(-plan.threads // 32)):
+        tids = np.arange(32 * w, min(32 * w + 32, plan.threads))
+        coords = [tids % dx, (tids // dx) % dy, tids // (dx * dy)]
+        cells: set[tuple[int, int]] = set()
+        lane_rows, lane_cols = set(), set()
+        count = 0
+        for pt in itertools.product(*(range(r.extent) for r in plan.reg)):
+            args = [*coords, *(np.full(len(tids), v) for v in pt)]
+            m = np.asarray(_eval_floor(plan.m_local, thread + regs, args), dtype=np.int64)
+            n = np.asarray(_eval_floor(plan.n_local, thread + regs, args), dtype=np.int64)
+            m, n = np.broadcast_to(m, tids.shape), np.broadcast_to(n, tids.shape)
+            if not any(pt):
+                lane_rows, lane_cols = set(m.tolist()), set(n.tolist())
+            cells.update(zip(m.tolist(), n.tolist(), strict=True))
+            count += len(tids)
+        rows = tuple(sorted({r for r, _ in cells}))
+        cols = tuple(sorted({c for _, c in cells}))
+        dense = len(cells) == len(rows) * len(cols) == count
+        out.append(WarpTile(w, rows, cols, dense, (len(lane_rows), len(lane_cols))))
+    return out
+
+
+def _runs(values: tuple[int, ...]) -> str:
+    """``0-7, 16-23`` for the runs of consecutive integers."""
+    runs: list[list[int]] = []
+    for v in values:
+        if runs and v == runs[-1][1] + 1:
+            runs[-1][1] = v
+        else:
+            runs.append([v, v])
+    return ", ".join(f"{a}-{b}" if b > a else str(a) for a, b in runs)
+
+
+def describe_hierarchy(plan: SimtPlan) -> list[str]:
+    """The block / warp / thread tiles and the K pipeline, as ``tilec explain`` prints them."""
+    gx, gy, gz = plan.grid
+    tiles = warp_tiles(plan)
+    t0 = tiles[0]
+    tm, tn = plan.reg_count("M"), plan.reg_count("N")
+    lines = [f"block tile {plan.BM} x {plan.BN} (grid {gx} x {gy} x {gz}), {plan.threads} threads "
+             f"= {len(tiles)} warp(s)"]
+    if t0.dense:
+        lines.append(f"warp tile {len(t0.rows)} x {len(t0.cols)}: warp 0 rows {_runs(t0.rows)}, "
+                     f"columns {_runs(t0.cols)}; lanes {t0.lanes[0]} x {t0.lanes[1]}")
+    else:
+        lines.append(f"warps cover no rectangle of C (warp 0: {len(t0.rows)} rows x "
+                     f"{len(t0.cols)} columns, not all of them)")
+    vm, vn = plan.vec_m if plan.staging else 1, plan.vec_n
+    lines.append(f"thread tile {tm} x {tn} ({tm // vm} x {tn // vn} vectors of {vm} x {vn})")
+    st = plan.staging
+    if st is not None:
+        o = plan.options
+        how = "cp.async" if o.async_copy else "ld.global -> registers -> st.shared"
+        lines.append(f"K tiles of {st.BK}: {st.stages} shared buffer(s) per operand ({how}), "
+                     f"{o.fragments} register fragment(s) of the k-slice"
+                     + (f", {o.min_blocks} CTA(s) per SM" if o.min_blocks else ""))
+    return lines
 
 
 def register_points(plan: SimtPlan, dim: str) -> list[dict[sympy.Symbol, int]]:
@@ -529,3 +692,60 @@ def register_points(plan: SimtPlan, dim: str) -> list[dict[sympy.Symbol, int]]:
     axes = plan.regs(dim)
     return [dict(zip([a.symbol for a in axes], v, strict=True))
             for v in itertools.product(*(range(a.extent) for a in axes))]
+
+
+# -- schedule helper ---------------------------------------------------------------------------
+
+
+def warp_tiled(fusion: GemmFusion, block: tuple[int, int, int], warp: tuple[int, int],
+               thread: tuple[int, int], vector: int = 4) -> GemmFusion:
+    """Schedule ``fusion.c`` as the CUTLASS SIMT hierarchy with the IR's verbs (all recorded).
+
+    ``block = (BM, BN, BK)``: a CTA's tile of C (``BIDy``, ``BIDx``) and the K tile staged in
+    shared memory; ``warp = (WM, WN)``: a warp's tile, ``(BM/WM) x (BN/WN)`` warps per CTA;
+    ``thread = (TM, TN)``: a thread's register tile, cut into ``(TM/v) x (TN/v)`` vectors of
+    ``v = vector`` elements spread over the warp tile, so that the lanes of a warp read one
+    contiguous run of each k-slice (``LM x LN = (WM/TM) x (WN/TN)`` lanes, 32 in all).  C's
+    ``[M, N, rK]`` becomes::
+
+        [Mo, No, (Wm, Wn, Lm, Ln), Ko, Ki, Rm, Vm, Rn, Vn]      m = Mo*BM + Wm*WM + Rm*LM*v + Lm*v + Vm
+         BIDy BIDx TIDx                 Vectorize  Vectorize   tid = ((Wm*WNc + Wn)*LM + Lm)*LN + Ln
+
+    so ``tid // 32`` is the warp and ``tid % 32 = Lm*LN + Ln`` the lane.
+
+    >>> from tilec.ir import GemmFusion
+    >>> f = warp_tiled(GemmFusion(256, 256, 64, dtype="fp32"), (128, 128, 8), (32, 64), (8, 8))
+    >>> print(f.c)
+    C[iBIDy.Mo{2}, iBIDx.No{2}, iTIDx.Wm_Wn_Lm_Ln{256}, rS.Ko{8}, rS.Ki{8}, iS.Rm{2}, iVectorize.Vm{4}, iS.Rn{2}, iVectorize.Vn{4}]
+    """
+    from tilec.errors import ScheduleError
+
+    (BM, BN, BK), (WM, WN), (TM, TN), v = block, warp, thread, vector
+    for name, val in (("block", block), ("warp", warp), ("thread", thread)):
+        if any(isinstance(x, bool) or not isinstance(x, int) or x < 1 for x in val):
+            raise ScheduleError(f"warp_tiled: {name} must be positive integers but got {val!r}")
+    if v not in (1, 2, 4) or TM % v or TN % v:
+        raise ScheduleError(f"warp_tiled: vector must be 1, 2 or 4 and divide the thread tile "
+                            f"{thread} but got {v}")
+    if BM % WM or BN % WN or WM % TM or WN % TN:
+        raise ScheduleError(f"warp_tiled: the warp tile {warp} must divide the block tile "
+                            f"{(BM, BN)} and be a multiple of the thread tile {thread}")
+    lanes = (WM // TM) * (WN // TN)
+    if lanes != 32:
+        raise ScheduleError(f"warp_tiled: a warp tile {warp} of thread tiles {thread} has "
+                            f"{WM // TM} x {WN // TN} = {lanes} lanes; a warp has 32")
+    c = fusion.c
+    c.split(0, BM, names=("Mo", "Mi")).split(2, BN, names=("No", "Ni")).split(4, BK, names=("Ko", "Ki"))
+    # Mi -> [Wm, Rm, Lm, Vm]: Mi = Wm*WM + Rm*(LM*v) + Lm*v + Vm; then Ni the same
+    c.split(1, BM // WM, inner=False, names=("Wm", "Mw")).split(2, TM // v, inner=False, names=("Rm", "Ml"))
+    c.split(3, v, names=("Lm", "Vm"))
+    c.split(6, BN // WN, inner=False, names=("Wn", "Nw")).split(7, TN // v, inner=False, names=("Rn", "Nl"))
+    c.split(8, v, names=("Ln", "Vn"))
+    # [Mo, Wm, Rm, Lm, Vm, No, Wn, Rn, Ln, Vn, Ko, Ki] -> [Mo, No, Wm, Wn, Lm, Ln, Ko, Ki, Rm, Vm, Rn, Vn]
+    c.reorder([0, 5, 1, 6, 3, 8, 10, 11, 2, 4, 7, 9])
+    c.merge(2).merge(2).merge(2)
+    c.parallelize(0, P.BIDy).parallelize(1, P.BIDx).parallelize(2, P.TIDx)
+    if v > 1:
+        c.parallelize(6, P.Vectorize).parallelize(8, P.Vectorize)
+    fusion.propagate()
+    return fusion

@@ -1,0 +1,76 @@
+"""The warp-tiled SIMT SGEMM (CUTLASS hierarchy, seed 003): block tile, warp tile, thread tile.
+
+``tilec.transforms.simt.warp_tiled`` writes the hierarchy with the IR's verbs: a CTA computes a
+``BM x BN`` tile of C (``BIDy``, ``BIDx``); its ``(BM/WM) x (BN/WN)`` warps each a ``WM x WN``
+tile; each lane a ``TM x TN`` register tile cut into 4-element vectors spread over the warp tile
+(so a warp's 128-bit reads of a k-slice are one contiguous run).  K tiles of ``BK`` reach shared
+memory through ``STAGES`` buffers filled by ``cp.async`` (``ASYNC``; A stored transposed), read
+into two register buffers of the k-slice (``FRAGMENTS``); ``MIN_BLOCKS`` CTAs per SM cap the
+registers (``__launch_bounds__``).
+
+``CONFIG`` picks a row of ``CONFIGS`` (``auto``: by the problem, see :func:`config`); a size
+given as a parameter overrides the row's.
+
+    tilec gen examples/simt_warp_tiled.py --target cuda --param M=8192 --param N=8192 --param K=8192
+"""
+
+from __future__ import annotations
+
+from tilec.ir import GemmFusion
+
+PARAMS = dict(M=4096, N=4096, K=4096, CONFIG="auto", BM=0, BN=0, BK=0, WM=0, WN=0, TM=0, TN=0,
+              MIN_BLOCKS=-1, STAGES=0, FRAGMENTS=0, ASYNC=-1, PAD_A=-1)
+
+KEYS = ("BM", "BN", "BK", "WM", "WN", "TM", "TN", "MIN_BLOCKS", "STAGES", "FRAGMENTS", "ASYNC")
+CONFIGS = {  # BM   BN  BK  WM  WN  TM TN  CTAs/SM stages frags async
+    "large": (128, 128, 16, 32, 64, 8, 8, 2, 3, 2, 1),  # 8 warps, 2 CTAs per SM
+    "small8": (64, 64, 8, 32, 64, 8, 8, 0, 3, 1, 1),  # 2 warps: fine-grained last wave
+    "small16": (64, 64, 16, 32, 32, 8, 4, 0, 3, 2, 1),  # 4 warps of 32x32
+}
+SMS = 132  # H200
+
+
+def config(M: int, N: int) -> str:
+    """The row for an ``M x N`` output on ``SMS`` SMs.
+
+    ``large`` unless its 128 x 128 tiles (two CTAs per SM) leave SMs idle: ``small16`` when
+    there are fewer tiles than SMs, ``small8`` when there are fewer than 4 waves and the last
+    one is less than a quarter full (its 64 x 64 tiles of 2 warps balance the tail).
+    """
+    tiles = -(-M // 128) * -(-N // 128)
+    if tiles < SMS:
+        return "small16"
+    waves = tiles / (2 * SMS)
+    return "small8" if waves < 4 and waves % 1 < 0.25 else "large"
+
+
+def schedule(M: int, N: int, K: int, CONFIG: str = "auto", BM: int = 0, BN: int = 0,
+             BK: int = 0, WM: int = 0, WN: int = 0, TM: int = 0, TN: int = 0,
+             MIN_BLOCKS: int = -1, STAGES: int = 0, FRAGMENTS: int = 0, ASYNC: int = -1,
+             PAD_A: int = -1) -> GemmFusion:
+    from tilec.errors import ParamError
+    from tilec.transforms.simt import warp_tiled
+
+    name = config(M, N) if CONFIG == "auto" else CONFIG
+    if name not in CONFIGS:
+        raise ParamError(f"simt_warp_tiled: CONFIG must be auto or one of {', '.join(CONFIGS)} "
+                         f"but got {CONFIG!r}")
+    given = dict(BM=BM, BN=BN, BK=BK, WM=WM, WN=WN, TM=TM, TN=TN, MIN_BLOCKS=MIN_BLOCKS,
+                 STAGES=STAGES, FRAGMENTS=FRAGMENTS, ASYNC=ASYNC)
+    unset = {"MIN_BLOCKS": -1, "ASYNC": -1}  # 0 is a value for these two
+    c = dict(zip(KEYS, CONFIGS[name], strict=True))
+    c.update({k: v for k, v in given.items() if v != unset.get(k, 0)})
+    fusion = GemmFusion(M, N, K, dtype="fp32")
+    warp_tiled(fusion, (c["BM"], c["BN"], c["BK"]), (c["WM"], c["WN"]), (c["TM"], c["TN"]))
+    fusion.circular_buffer(c["STAGES"], fragments=c["FRAGMENTS"], async_copy=bool(c["ASYNC"]))
+    if PAD_A >= 0:
+        fusion.smem_pad("A", PAD_A)
+    if c["MIN_BLOCKS"]:
+        fusion.min_blocks_per_sm(c["MIN_BLOCKS"])
+    return fusion
+
+
+if __name__ == "__main__":
+    from tilec.cli import main
+
+    raise SystemExit(main(["show", __file__, *__import__("sys").argv[1:]]))

@@ -1,0 +1,130 @@
+"""The warp-tiled hierarchy: IR verbs and their trace, the helper's tiles, copies, warp tiles."""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+
+import pytest
+import sympy
+from simt_helpers import load
+
+from tilec.errors import ScheduleError
+from tilec.ir import GemmFusion
+from tilec.ir.threads import ThreadOptions
+from tilec.transforms.simt import IT, TID, lower_simt, warp_tiled, warp_tiles
+
+# small instances of the three rows of examples/simt_warp_tiled.py and of the sync pipeline
+SMALL = {
+    "large-async": dict(M=70, N=72, K=37, BM=32, BN=64, BK=4, WM=16, WN=32, TM=4, TN=4,
+                        STAGES=3, FRAGMENTS=2, ASYNC=1),
+    "sync-f1": dict(M=64, N=72, K=20, BM=32, BN=32, BK=8, WM=16, WN=32, TM=4, TN=4,
+                    STAGES=2, FRAGMENTS=1, ASYNC=0),
+    "narrow-lanes": dict(M=40, N=130, K=9, BM=64, BN=32, BK=2, WM=64, WN=16, TM=8, TN=4,
+                         STAGES=2, FRAGMENTS=2, ASYNC=1),
+}
+
+
+def plan_of(name: str):  # type: ignore[no-untyped-def]
+    return lower_simt(load("simt_warp_tiled.py", **SMALL[name]))
+
+
+def test_verbs_are_recorded_and_replay_to_the_same_fusion() -> None:
+    f = load("simt_warp_tiled.py", M=512, N=256, K=64, CONFIG="large", PAD_A=8)
+    again = f.schedule.replay()
+    assert again.thread_options == f.thread_options == ThreadOptions(
+        stages=3, fragments=2, async_copy=True, pad_a=8, pad_b=None, min_blocks=2)
+    assert again.c.structure() == f.c.structure()
+    text = str(f.schedule)
+    assert "fusion.circular_buffer(3, fragments=2, async_copy=True)" in text
+    assert "fusion.smem_pad('A', 8)" in text and "fusion.min_blocks_per_sm(2)" in text
+
+
+@pytest.mark.parametrize(("call", "match"), [
+    (lambda f: f.circular_buffer(3), "stages must be in 1..2"),
+    (lambda f: f.circular_buffer(5, async_copy=True), "stages must be in 2..4"),
+    (lambda f: f.circular_buffer(2, fragments=3), "fragments must be 1 or 2"),
+    (lambda f: f.circular_buffer(2, async_copy=1), "async_copy must be True or False"),
+    (lambda f: f.smem_pad("C", 1), "operand must be 'A' or 'B'"),
+    (lambda f: f.smem_pad("A", -1), "in 0..32"),
+    (lambda f: f.min_blocks_per_sm(0), "in 1..32"),
+])
+def test_verb_errors(call, match) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ScheduleError, match=match):
+        call(GemmFusion(64, 64, 64, dtype="fp32"))
+
+
+@pytest.mark.parametrize(("args", "match"), [
+    (((128, 128, 8), (32, 32), (8, 8)), "4 x 4 = 16 lanes"),
+    (((128, 128, 8), (48, 64), (8, 8)), "must divide the block tile"),
+    (((128, 128, 8), (32, 64), (8, 6)), "divide the thread tile"),
+    (((128, 128, 0), (32, 64), (8, 8)), "positive integers"),
+])
+def test_warp_tiled_errors(args, match) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ScheduleError, match=match):
+        warp_tiled(GemmFusion(256, 256, 64, dtype="fp32"), *args)
+
+
+def test_two_fragments_need_an_even_k_tile() -> None:
+    with pytest.raises(ScheduleError, match="BK must be even"):
+        lower_simt(load("simt_warp_tiled.py", M=64, N=64, K=64, CONFIG="small16", BK=3))
+
+
+@pytest.mark.parametrize("name", list(SMALL))
+def test_every_element_of_c_is_computed_once(name: str) -> None:
+    plan = plan_of(name)
+    syms = [*plan.block_symbols, *plan.thread_symbols, *(r.symbol for r in plan.reg)]
+    f = sympy.lambdify(syms, [plan.m_expr, plan.n_expr, sympy.And(*plan.predicates)], "math")
+    seen: Counter[tuple[int, int]] = Counter()
+    for pt in itertools.product(*(range(int(plan.bounds[s])) for s in syms)):
+        m, n, ok = f(*pt)
+        if ok:
+            seen[(m, n)] += 1
+    assert set(seen) == set(itertools.product(range(plan.M), range(plan.N)))
+    assert set(seen.values()) == {1}
+
+
+@pytest.mark.parametrize("name", list(SMALL))
+def test_tile_copies_cover_each_tile_element_once(name: str) -> None:
+    plan = plan_of(name)
+    st = plan.staging
+    assert st is not None and (st.a.vec == 1) == plan.options.async_copy  # cp.async: 4-byte A
+    for cp in (st.a, st.b):
+        got: Counter[tuple[int, int]] = Counter()
+        for tid, it in itertools.product(range(plan.threads), range(cp.iters)):
+            if cp.guard_idx and tid + it * plan.threads >= cp.rows * cp.cols // cp.vec:
+                continue
+            r, c = (int(e.subs({TID: tid, IT: it})) for e in (cp.row, cp.col))
+            got.update((r, c + j) for j in range(cp.vec))
+        assert set(got) == set(itertools.product(range(cp.rows), range(cp.cols)))
+        assert set(got.values()) == {1}
+
+
+@pytest.mark.parametrize("name", list(SMALL))
+def test_warp_tiles_partition_the_block_tile_into_rectangles(name: str) -> None:
+    plan = plan_of(name)
+    p = SMALL[name]
+    tiles = warp_tiles(plan)
+    assert len(tiles) == plan.threads // 32
+    cells = Counter((r, c) for t in tiles for r in t.rows for c in t.cols)
+    assert set(cells) == set(itertools.product(range(plan.BM), range(plan.BN)))
+    assert set(cells.values()) == {1}
+    for t in tiles:
+        assert t.dense and (len(t.rows), len(t.cols)) == (p["WM"], p["WN"])
+        assert t.lanes == (p["WM"] // p["TM"], p["WN"] // p["TN"])
+
+
+def test_configs_follow_the_waves() -> None:
+    import sys
+    from importlib import import_module
+
+    from simt_helpers import EXAMPLES
+
+    sys.path.insert(0, str(EXAMPLES))
+    try:
+        config = import_module("simt_warp_tiled").config
+    finally:
+        sys.path.remove(str(EXAMPLES))
+    # 128 x 128 tiles: 64 (< 132 SMs), 256, 576 (2.18 waves of 264), 1024 (3.88), 1600 (6.06)
+    assert [config(s, s) for s in (1024, 2048, 3072, 4096, 5120)] == \
+        ["small16", "large", "small8", "large", "large"]

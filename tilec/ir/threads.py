@@ -1,0 +1,84 @@
+"""Thread-level choices of a SIMT (CUDA-core) schedule that are not loop structure.
+
+The loop structure of a thread-level schedule is ordinary IR: the block tile is C's axes bound to
+``BIDx/y``, the warp tile and the lanes are thread axes merged into ``TIDx`` (``tid = warp*32 +
+lane``), the thread tile is C's serial register axes, the vector width a ``Vectorize`` axis, the
+K tile a ``[Ko, Ki]`` split.  What the loops cannot say lives here, set by three verbs of
+:class:`~tilec.ir.GemmFusion` (each recorded in the schedule trace):
+
+* ``fusion.circular_buffer(stages, fragments, async_copy)``: shared-memory buffers per operand
+  and how K tiles reach them.  Without ``async_copy`` (1 or 2 stages) a thread loads its part of
+  the next K tile into registers (128-bit ``ld.global``) while the current one is multiplied and
+  stores it to shared memory (``st.shared``) before the barrier; with ``async_copy`` (2 to 4
+  stages) ``cp.async`` copies global memory straight to shared memory, ``stages - 1`` K tiles
+  ahead (Ampere's LDGSTS; A, stored transposed, goes in 4-byte copies).  ``fragments``: register
+  buffers of the k-slice the FMAs read (2: the next slice is read from shared memory while the
+  FMAs of this one run);
+* ``fusion.smem_pad(operand, pad)``: elements appended to each row of the operand's shared tile
+  (against bank conflicts); left unset, lowering picks the pad with the fewest conflicts;
+* ``fusion.min_blocks_per_sm(n)``: CTAs that must fit on one SM (``__launch_bounds__``' second
+  argument: the compiler caps registers at 65536 / (threads * n)).
+
+Example::
+
+    >>> from tilec.ir import GemmFusion
+    >>> f = GemmFusion(256, 256, 64, dtype="fp32")
+    >>> _ = f.circular_buffer(2, fragments=2).smem_pad("A", 4).min_blocks_per_sm(2)
+    >>> f.thread_options
+    ThreadOptions(stages=2, fragments=2, async_copy=False, pad_a=4, pad_b=None, min_blocks=2)
+    >>> print(f.schedule.calls[-1])
+    fusion.min_blocks_per_sm(2)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tilec.errors import ScheduleError
+
+MAX_PAD = 32  # elements: a pad past one bank row never removes another conflict
+
+
+@dataclass(frozen=True)
+class ThreadOptions:
+    """The thread-level options of a fusion (defaults: what a schedule gets without the verbs)."""
+
+    stages: int = 2
+    fragments: int = 1
+    async_copy: bool = False
+    pad_a: int | None = None
+    pad_b: int | None = None
+    min_blocks: int | None = None
+
+    def pad(self, operand: str) -> int | None:
+        return self.pad_a if operand == "A" else self.pad_b
+
+
+def check_stages(stages: object, fragments: object, async_copy: object) -> tuple[int, int, bool]:
+    if not isinstance(async_copy, bool):
+        raise ScheduleError(f"circular_buffer: async_copy must be True or False but got "
+                            f"{async_copy!r}")
+    lo, hi = (2, 4) if async_copy else (1, 2)
+    if isinstance(stages, bool) or not isinstance(stages, int) or not lo <= stages <= hi:
+        raise ScheduleError(f"circular_buffer: stages must be in {lo}..{hi}"
+                            f"{' with async_copy' if async_copy else ' (4 with async_copy)'} but "
+                            f"got {stages!r}")
+    if isinstance(fragments, bool) or not isinstance(fragments, int) or fragments not in (1, 2):
+        raise ScheduleError(f"circular_buffer: fragments must be 1 or 2 but got {fragments!r}")
+    return stages, fragments, async_copy
+
+
+def check_pad(operand: object, pad: object) -> tuple[str, int]:
+    if operand not in ("A", "B"):
+        raise ScheduleError(f"smem_pad: operand must be 'A' or 'B' but got {operand!r}")
+    if isinstance(pad, bool) or not isinstance(pad, int) or not 0 <= pad <= MAX_PAD:
+        raise ScheduleError(f"smem_pad: the pad of {operand} must be an integer in 0..{MAX_PAD} "
+                            f"(elements per row) but got {pad!r}")
+    return operand, pad  # type: ignore[return-value]
+
+
+def check_min_blocks(n: object) -> int:
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 32:
+        raise ScheduleError(f"min_blocks_per_sm: n must be an integer in 1..32 (CTAs per SM) but "
+                            f"got {n!r}")
+    return n
