@@ -20,8 +20,11 @@ from __future__ import annotations
 from tilec.ir import GemmFusion
 from tilec.ir import ParallelType as P
 
-PARAMS = dict(M=4096, N=4096, K=4096, BM=128, BN=256, BK=64, GROUP_M=8, SMS=132, DTYPE="bf16",
-              DECOMP="auto", SPLITS=1, SK_WAVES=1, FIXUP="deterministic", B_LAYOUT="kn")
+# "auto": tilec chooses (a tuned record of this schedule at this shape, else its heuristic) and
+# says why; any value given here or by --param is kept as it is
+PARAMS = dict(M=4096, N=4096, K=4096, BM="auto", BN="auto", BK="auto", GROUP_M="auto", SMS=132,
+              DTYPE="bf16", DECOMP="auto", SPLITS="auto", SK_WAVES="auto", FIXUP="auto",
+              B_LAYOUT="kn")
 
 
 def schedule(M: int, N: int, K: int, BM: int, BN: int, BK: int, GROUP_M: int, SMS: int,
