@@ -20,8 +20,9 @@ Example::
 
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 import sympy
 
@@ -49,6 +50,15 @@ def _size(name: str, value: int | str | sympy.Expr) -> sympy.Expr:
     if ext.is_positive is False or ext.is_integer is False:
         raise FusionError(f"GEMM size {name} must be a positive integer but got {value!r}")
     return ext
+
+
+@dataclass(frozen=True)
+class KernelOptions:
+    """What :meth:`GemmFusion.set_kernel` chose; None: lowering decides."""
+
+    stages: int | None = None
+    warps: int | None = None
+    load: Any = None  # tilec.transforms.plan.LoadKind
 
 
 class GemmFusion:
@@ -95,6 +105,7 @@ class GemmFusion:
         self.decomposition: dict[str, object] = {"kind": "dp", "splits": 1, "sk_waves": 1,
                                                  "fixup": "atomic", "sms": None}
         self.thread_options = ThreadOptions()
+        self.kernel = KernelOptions()
 
     def decompose(self, kind: Decomposition | str = "dp", *, splits: int = 1, sk_waves: int = 1,
                   fixup: Fixup | str = "atomic", sms: int | None = None) -> GemmFusion:
@@ -180,6 +191,41 @@ class GemmFusion:
         self.schedule.record("fusion", "smem_pad", (operand, pad), {})
         key = "pad_a" if operand == "A" else "pad_b"
         self.thread_options = replace(self.thread_options, **{key: pad})
+        return self
+
+    def set_kernel(self, *, stages: int | str | None = None, warps: int | str | None = None,
+                   load: str | None = None) -> GemmFusion:
+        """The tensor-core kernel's pipeline: K tiles in flight (``stages``), warps per CTA
+        (``warps``; CUDA: 4 per warpgroup, the first the producer) and how operand tiles are
+        loaded (``load``: ``tma``, ``pointer``). ``None`` or ``"auto"`` leaves one to lowering.
+
+        >>> f = GemmFusion(M=256, N=256, K=64).set_kernel(stages=4, warps=8)
+        >>> f.kernel, str(f.schedule.calls[-1])
+        (KernelOptions(stages=4, warps=8, load=None), 'fusion.set_kernel(stages=4, warps=8)')
+        >>> f.set_kernel(warps=3)
+        Traceback (most recent call last):
+        ...
+        tilec.errors.FusionError: set_kernel: warps must be a power of two or a multiple of 4 in 1..32 (or None, 'auto') but got 3
+        """
+        from tilec.transforms.plan import LoadKind
+
+        def count(name: str, value: object, ok: Callable[[int], bool], what: str) -> int | None:
+            if value is None or (isinstance(value, str) and value.lower() == "auto"):
+                return None
+            if isinstance(value, bool) or not isinstance(value, int) or not ok(value):
+                raise FusionError(f"set_kernel: {name} must be {what} (or None, 'auto') but got "
+                                  f"{value!r}")
+            return value
+
+        st = count("stages", stages, lambda v: 1 <= v <= 8, "an integer in 1..8")
+        wp = count("warps", warps, lambda v: 1 <= v <= 32 and (v & (v - 1) == 0 or v % 4 == 0),
+                   "a power of two or a multiple of 4 in 1..32")
+        ld = None
+        if load is not None and not (isinstance(load, str) and load.lower() == "auto"):
+            ld = LoadKind.parse(load)
+        self.schedule.record("fusion", "set_kernel", (), {
+            "stages": st, "warps": wp, "load": ld.value if ld is not None else None})
+        self.kernel = KernelOptions(st, wp, ld)
         return self
 
     def min_blocks_per_sm(self, n: int) -> GemmFusion:

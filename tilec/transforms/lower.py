@@ -235,6 +235,9 @@ def lower(
     notes += why
     cluster = launch.cluster
     b_t = fusion.b_layout == "nk"
+    opts = fusion.kernel
+    num_warps = num_warps or opts.warps
+    num_stages = num_stages or opts.stages
     if target is Target.TRITON:
         from tilec.transforms.decompose import choose_load_kind
 
@@ -243,11 +246,23 @@ def lower(
                 f"triton: the schedule's cluster {cluster} is not launched (Triton issues no "
                 f"multicast); its tile order is kept and each CTA loads its own tiles")
             cluster = (1, 1, 1)
-        a = OperandLoad("A", choose_load_kind(M, K, fusion.dtype, (BM, BK)), (BM, BK))
         bshape = (N, K) if b_t else (K, N)
         bbox = (BN, BK) if b_t else (BK, BN)
-        b = OperandLoad("B", choose_load_kind(*bshape, fusion.dtype, bbox), bbox, transposed=b_t)
+        kinds = [choose_load_kind(M, K, fusion.dtype, (BM, BK)),
+                 choose_load_kind(*bshape, fusion.dtype, bbox)]
+        if opts.load is LoadKind.POINTER:
+            kinds = [LoadKind.POINTER, LoadKind.POINTER]
+        elif opts.load is LoadKind.TMA and LoadKind.POINTER in kinds:
+            raise UnsupportedError(
+                f"set_kernel(load='tma'): TMA needs 16-byte aligned rows and boxes; "
+                f"{'A' if kinds[0] is LoadKind.POINTER else 'B'} of this problem "
+                f"(M={M}, N={N}, K={K}, {fusion.dtype.value}) has none: use load='pointer'")
+        a = OperandLoad("A", kinds[0], (BM, BK))
+        b = OperandLoad("B", kinds[1], bbox, transposed=b_t)
         warps = num_warps or (8 if BM * BN >= 128 * 256 else 4)
+        if warps & (warps - 1):
+            raise UnsupportedError(f"triton: warps must be a power of two but the schedule "
+                                   f"asks for {warps}")
         stages = num_stages or 3
     else:
         mc: dict[str, MulticastPlan | None] = {"A": None, "B": None}
