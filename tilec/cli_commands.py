@@ -219,7 +219,7 @@ def _explain_decomposition(args: argparse.Namespace, loaded: Any) -> dict[str, A
 
     plan = _lowered(loaded)
     w = plan.work
-    kind = str(loaded.fusion.decomposition["kind"])
+    kind = loaded.fusion.decomposition.describe()
     reasons = list(plan.notes)
     cost = estimate_cost(w, plan.tiles, plan.k_iters, w.grid, plan.BM, plan.BN, plan.BK)
     text = [f"{w.kind.value} (schedule asked for {kind!r}), fix-up {w.fixup.value}; grid {w.grid} "
