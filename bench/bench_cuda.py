@@ -57,23 +57,32 @@ SHAPES = [(1000, 1100, 776, 256, 8), (777, 1000, 40, 128, 8), (1300, 1504, 1000,
 # perf: (M, N, K) -> variants (params of the seed schedule, multicast mode)
 BIG = [(4096, 4096, 4096), (8192, 8192, 8192), (6144, 6144, 2048), (4096, 6144, 4096),
        (4096, 28672, 4096), (4096, 4096, 14336), (6000, 6000, 6000)]
-BIG_VARIANTS = [(dict(CM=2, CN=1, SMS=132), "leader"), (dict(CM=1, CN=2, SMS=132), "leader"),
-                (dict(CM=2, CN=1, SMS=128), "leader"), (dict(CM=1, CN=1, SMS=132), "leader")]
-SMALL = {(512, 512, 65536): [dict(BN=128, CM=1, CN=1, DECOMP="streamk"),
-                             dict(BN=128, CM=1, CN=1, DECOMP="splitk", SPLITS=8),
-                             dict(BN=128, CM=1, CN=1, DECOMP="splitk", SPLITS=8, FIXUP="atomic"),
-                             dict(BN=128, CM=2, CN=1, DECOMP="streamk"),
-                             dict(BN=128, CM=1, CN=1, DECOMP="dp")],
-         (1024, 1024, 32768): [dict(CM=1, CN=1, DECOMP="streamk"),
-                               dict(CM=1, CN=1, DECOMP="splitk", SPLITS=4),
-                               dict(BN=128, CM=1, CN=1, DECOMP="streamk"),
-                               dict(CM=2, CN=1, DECOMP="streamk"),
-                               dict(CM=1, CN=1, DECOMP="dp")],
-         (128, 4096, 7168): [dict(BN=128, CM=1, CN=1, DECOMP="streamk"),
-                             dict(BN=128, CM=1, CN=1, DECOMP="splitk", SPLITS=4),
-                             dict(CM=1, CN=1, DECOMP="streamk"),
-                             dict(BN=128, CM=1, CN=2, DECOMP="streamk"),
-                             dict(BN=128, CM=1, CN=1, DECOMP="dp")]}
+BIG_VARIANTS = [(dict(CM=2, CN=1, SMS=128), "leader", {}),
+                (dict(CM=2, CN=1, SMS=128, GROUP=8), "leader", {}),
+                (dict(CM=2, CN=1, SMS=128, GROUP=4), "leader", {}),
+                (dict(CM=2, CN=1, SMS=132, GROUP=8, DECOMP="dp_1sk"), "leader", {}),
+                (dict(CM=2, CN=1, SMS=128, GROUP=8), "sliced", {}),
+                # measurement: the same kernel without its epilogue (C not written)
+                (dict(CM=2, CN=1, SMS=128, GROUP=8), "leader", {"epilogue": "none"})]
+_S8 = dict(DECOMP="splitk", SPLITS=8)
+SMALL = {(512, 512, 65536): [(dict(BN=128, CM=1, CN=1, FIXUP="atomic", **_S8), {}),
+                             (dict(BN=128, CM=2, CN=2, **_S8), {}),
+                             (dict(BN=128, CM=2, CN=2, FIXUP="atomic", **_S8), {}),
+                             (dict(BN=128, CM=1, CN=1, FIXUP="atomic", **_S8), {"stages": 6}),
+                             (dict(CM=2, CN=1, DECOMP="splitk", SPLITS=16, FIXUP="atomic"), {}),
+                             (dict(BN=128, CM=2, CN=2, DECOMP="streamk"), {})],
+         (1024, 1024, 32768): [(dict(CM=1, CN=1, DECOMP="splitk", SPLITS=4), {}),
+                               (dict(CM=1, CN=1, DECOMP="splitk", SPLITS=4, FIXUP="atomic"), {}),
+                               (dict(CM=2, CN=1, DECOMP="splitk", SPLITS=4), {}),
+                               (dict(CM=2, CN=2, DECOMP="splitk", SPLITS=4), {}),
+                               (dict(BN=128, CM=2, CN=2, DECOMP="splitk", SPLITS=4), {"stages": 6}),
+                               (dict(CM=2, CN=2, DECOMP="streamk"), {})],
+         (128, 4096, 7168): [(dict(BN=128, CM=1, CN=1, DECOMP="splitk", SPLITS=4), {}),
+                             (dict(BN=128, CM=1, CN=1, DECOMP="splitk", SPLITS=4, FIXUP="atomic"), {}),
+                             (dict(BN=128, CM=1, CN=2, DECOMP="splitk", SPLITS=4), {}),
+                             (dict(BN=128, CM=1, CN=4, DECOMP="splitk", SPLITS=4), {}),
+                             (dict(CM=1, CN=2, DECOMP="splitk", SPLITS=8), {}),
+                             (dict(BN=128, CM=1, CN=1, DECOMP="splitk", SPLITS=4), {"stages": 6})]}
 
 
 def plan_of(params: dict, mode: str = "leader"):  # type: ignore[no-untyped-def]
@@ -100,7 +109,13 @@ PLANS_FILE = CACHE / "plans.pkl"
 
 
 def _plan_key(key: str):  # type: ignore[no-untyped-def]
-    return plan_of(*json.loads(key))
+    params, mode, *opts = json.loads(key)
+    p = plan_of(params, mode)
+    if opts and opts[0].get("stages"):  # a plan choice: the pipeline depth
+        import dataclasses
+
+        p = dataclasses.replace(p, num_stages=opts[0]["stages"])
+    return p
 
 
 def make_plans(keys: list[str]) -> None:
@@ -117,21 +132,23 @@ def make_plans(keys: list[str]) -> None:
     print(f"lowered {len(todo)} plans in {time.time() - t0:.0f}s", flush=True)
 
 
-def get_plan(params: dict, mode: str):  # type: ignore[no-untyped-def]
-    key = json.dumps([params, mode])
+def get_plan(params: dict, mode: str, *opts: dict):  # type: ignore[no-untyped-def]
+    key = json.dumps([params, mode, *opts])
     if key not in _PLANS:
         if PLANS_FILE.exists():
             import pickle
 
             _PLANS.update(pickle.loads(PLANS_FILE.read_bytes()))
         if key not in _PLANS:
-            _PLANS[key] = plan_of(params, mode)
+            _PLANS[key] = _plan_key(key)
     return _PLANS[key]
 
 
-def build_all(plans: list) -> list:
+def build_all(plans: list, epilogues: list | None = None) -> list:
+    epis = epilogues or ["auto"] * len(plans)
     with ThreadPoolExecutor(max_workers=min(16, os.cpu_count() or 4)) as ex:
-        return list(ex.map(lambda p: build(p, CACHE), plans))
+        return list(ex.map(lambda pe: build(pe[0], CACHE, source=emit(pe[0], epilogue=pe[1])),
+                           zip(plans, epis, strict=True)))
 
 
 def job_plan(job: list):  # type: ignore[no-untyped-def]
@@ -249,7 +266,7 @@ def run_job(job: list, kernels: dict) -> dict:
         return r
     # perf: ["perf", (M, N, K), [variant params...], [modes...]]
     M, N, K = job[1]
-    ks = [kernels[json.dumps([v, m])] for v, m in zip(job[2], job[3], strict=True)]
+    ks = [kernels[json.dumps([v, m, o])] for v, m, o in zip(job[2], job[3], job[4], strict=True)]
     g = torch.Generator(device="cuda").manual_seed(M + N + K)
     A = torch.randn(M, K, device="cuda", generator=g).to(torch.bfloat16)
     B = torch.randn(N, K, device="cuda", generator=g).to(torch.bfloat16)
@@ -279,7 +296,7 @@ def run_job(job: list, kernels: dict) -> dict:
     rows = []
     for i, k in enumerate(ks):
         med = statistics.median(rounds[i])
-        rows.append({"kernel": k.plan.name, "params": job[2][i], "mode": job[3][i],
+        rows.append({"kernel": k.plan.name, "params": job[2][i], "mode": job[3][i], "opts": job[4][i],
                      "decomposition": k.plan.work.kind.value, "fixup": k.plan.work.fixup.value,
                      "grid": k.plan.work.grid, "cluster": k.plan.cluster[0],
                      "stages": k.plan.num_stages, "rel_err": errs[i], "ms": med,
@@ -297,9 +314,12 @@ def worker(jobs: list) -> None:
         if j[0] == "check":
             keys.add(json.dumps(j[1:3]))
         else:
-            keys |= {json.dumps([v, m]) for v, m in zip(j[2], j[3], strict=True)}
+            keys |= {json.dumps([v, m, o]) for v, m, o in zip(j[2], j[3], j[4], strict=True)}
     keys_l = sorted(keys)
-    built = dict(zip(keys_l, build_all([get_plan(*json.loads(k)) for k in keys_l]), strict=True))
+    loaded = [json.loads(k) for k in keys_l]
+    built = dict(zip(keys_l, build_all([get_plan(*x) for x in loaded],
+                                       [(x[2] if len(x) > 2 else {}).get("epilogue", "auto")
+                                        for x in loaded]), strict=True))
     for j in jobs:
         print("START " + json.dumps(j), flush=True)
         try:
@@ -380,15 +400,17 @@ def run_perf(out: Path, which: str) -> list[dict]:
     jobs: list = []
     if which in ("all", "big"):
         for shape in BIG:
-            vs = [dict(M=shape[0], N=shape[1], K=shape[2], **v) for v, _ in BIG_VARIANTS]
-            jobs.append(["perf", list(shape), vs, [m for _, m in BIG_VARIANTS]])
+            vs = [dict(M=shape[0], N=shape[1], K=shape[2], **v) for v, _, _ in BIG_VARIANTS]
+            jobs.append(["perf", list(shape), vs, [m for _, m, _ in BIG_VARIANTS],
+                         [o for _, _, o in BIG_VARIANTS]])
     if which in ("all", "small"):
         for shape, variants in SMALL.items():
-            vs = [dict(M=shape[0], N=shape[1], K=shape[2], SMS=132, **v) for v in variants]
-            jobs.append(["perf", list(shape), vs, ["leader"] * len(vs)])
+            vs = [dict(M=shape[0], N=shape[1], K=shape[2], SMS=128, **v) for v, _ in variants]
+            jobs.append(["perf", list(shape), vs, ["leader"] * len(vs), [o for _, o in variants]])
     t0 = time.time()
-    make_plans([json.dumps([v, m]) for j in jobs for v, m in zip(j[2], j[3], strict=True)])
-    build_all([get_plan(v, m) for j in jobs for v, m in zip(j[2], j[3], strict=True)])
+    make_plans([json.dumps([v, m, o]) for j in jobs for v, m, o in zip(j[2], j[3], j[4], strict=True)])
+    build_all([get_plan(v, m, o) for j in jobs for v, m, o in zip(j[2], j[3], j[4], strict=True)],
+              [o.get("epilogue", "auto") for j in jobs for o in j[4]])
     print(f"built perf kernels in {time.time() - t0:.0f}s", flush=True)
     rows = run_jobs(jobs, 120.0, lambda r: print(f"  {r['job'][1]} done", flush=True))
     (out / f"cuda_perf_{DATE}.json").write_text(json.dumps(
@@ -396,16 +418,16 @@ def run_perf(out: Path, which: str) -> list[dict]:
          "method": "alternated, 7 rounds x 10 replays, L2 (512 MiB) zeroed before each replay, "
                    "CUDA events; median of round medians; spread = min/max of round medians",
          "rows": rows}, indent=1))
-    print(f"\n{'shape':>18} {'variant':>44} {'ms':>8} {'TFLOP/s':>8} {'x cuBLAS':>8} {'spread':>15}")
+    print(f"\n{'shape':>18} {'variant':>60} {'ms':>8} {'TFLOP/s':>8} {'x cuBLAS':>8} {'spread':>15}")
     for r in rows:
         if "variants" not in r:
             print(f"{r['job'][1]} ERROR {r.get('error', '')[:100]}")
             continue
         shp = "x".join(map(str, r["shape"]))
-        print(f"{shp:>18} {'cuBLAS':>44} {r['cublas_ms']:8.3f} {r['cublas_tflops']:8.1f}")
+        print(f"{shp:>18} {'cuBLAS':>60} {r['cublas_ms']:8.3f} {r['cublas_tflops']:8.1f}")
         for v in r["variants"]:
-            d = {k: x for k, x in v["params"].items() if k not in ("M", "N", "K")}
-            print(f"{shp:>18} {json.dumps(d)[:44]:>44} {v['ms']:8.3f} {v['tflops']:8.1f} "
+            d = {k: x for k, x in v["params"].items() if k not in ("M", "N", "K")} | v["opts"]
+            print(f"{shp:>18} {json.dumps(d)[:60]:>60} {v['ms']:8.3f} {v['tflops']:8.1f} "
                   f"{v['x_cublas']:8.3f} {v['spread'][0]:.3f}-{v['spread'][1]:.3f}")
     return rows
 

@@ -170,8 +170,9 @@ class CudaPrinter:
     def __init__(self, plan: KernelPlan, mma_in_flight: int = 1, epilogue: str = "auto") -> None:
         if mma_in_flight not in (0, 1):
             raise UnsupportedError(f"mma_in_flight must be 0 or 1 but got {mma_in_flight}")
-        if epilogue not in ("auto", "tma", "direct"):
-            raise UnsupportedError(f"epilogue must be 'auto', 'tma' or 'direct' but got {epilogue!r}")
+        if epilogue not in ("auto", "tma", "direct", "none"):
+            raise UnsupportedError(
+                f"epilogue must be 'auto', 'tma', 'direct' or 'none' but got {epilogue!r}")
         self.mma_in_flight = mma_in_flight
         self.epilogue = epilogue
         self.plan = plan
@@ -274,7 +275,7 @@ class CudaPrinter:
                 f"a multiple of 16), BN a multiple of 64 and {epi} more bytes of shared memory "
                 f"(plan {p.name!r}: {p.c_dtype.value}, N={p.N}, BN={p.BN}, {smem} bytes already)"
             )
-        tma_store = can_tma and self.epilogue != "direct"
+        tma_store = can_tma and self.epilogue not in ("direct", "none")
         rs = _static_receivers(p, cx)
         recv, send = (None, None) if rs is None else rs
         return _Shape(consumers, wg_m, m_sub, cx, p.num_stages, chunks[0], chunks[1],
@@ -786,6 +787,8 @@ class CudaPrinter:
                 f"{i2}}}",
             ]
         epi = self._epilogue_tma(i2 + "  ") if s.tma_store else self._epilogue(i2 + "  ")
+        if self.epilogue == "none":  # a measurement: the kernel without its epilogue
+            epi = [f"{i2}  if (acc[0][0] == 12345.678f) C[0] = TOut(0.f);  // keeps the MMAs alive"]
         if self.partials:
             out += [f"{i2}if (alive && (kb0 != 0 || kb1 != K_ITERS) && !{self._fixup_call()}) continue;"]
         out += [
@@ -1038,6 +1041,7 @@ def emit(plan: KernelPlan, mma_in_flight: int = 1, epilogue: str = "auto") -> st
     ``mma_in_flight``: wgmma groups a consumer leaves running while it waits for the next stage
     (1: overlap the tensor cores with the next stage's wait; 0: wait for each stage's MMAs).
     ``epilogue``: "tma" (registers -> shared memory -> TMA store; needs a 16-bit C and the room),
+    "none" (a measurement only: C is not written, to time the kernel without its epilogue),
     "direct" (registers -> global), "auto" (tma where it fits).
     Raises :class:`~tilec.errors.UnsupportedError` for plan features this backend does not print.
     """
