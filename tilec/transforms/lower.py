@@ -145,7 +145,7 @@ def tile_order(fusion: GemmFusion, values: dict[str, int] | None = None) -> tupl
     desc = "from the schedule: " + ", ".join(str(a) for a in fusion.c.loop
                                               if a.ptype is not ParallelType.Mma)
     order = TileOrder(T, tile_m, tile_n, sympy.Integer(num_tiles),
-                      -(-M // BM), -(-N // BN), desc)
+                      -(-M // BM), -(-N // BN), desc, ctas=num_ctas)
     return order, num_ctas
 
 
@@ -177,6 +177,31 @@ def _work_split(fusion: GemmFusion, M: int, N: int, K: int, BM: int, BN: int, BK
     split = make_work_split(d.kind, M=M, N=N, K=K, BM=BM, BN=BN, BK=BK, sms=sms,
                             splits=d.splits, sk_waves=d.sk_waves, fixup=fixup)
     return split, [f"{split.kind.value} chosen by the schedule (fusion.decompose)"]
+
+
+def _cluster_work_split(fusion: GemmFusion, work: WorkSplit, K: int, BK: int, num_ctas: int,
+                        num_tiles: int, cluster: int) -> tuple[WorkSplit, list[str]]:
+    """CUDA with clusters: the same decomposition, over groups of ``cluster`` consecutive linear
+    tiles and clusters of CTAs, so every CTA of a cluster runs one K range (multicast shares each
+    stage between them).  Data-parallel needs no change: a cluster's CTAs walk one group a round.
+    """
+    from tilec.transforms.decompose import make_work_split
+
+    if work.kind is Decomposition.DATA_PARALLEL or cluster == 1:
+        return work, []
+    groups, clusters = -(-num_tiles // cluster), num_ctas // cluster
+    d = fusion.decomposition
+    sms = d.sms // cluster if d.sms else clusters
+    # a split of `groups` one-tile rows over `clusters` workers: the same rule, counted in groups
+    g = make_work_split(work.kind, M=groups, N=1, K=K, BM=1, BN=1, BK=BK, sms=max(sms, 1),
+                        splits=work.splits,
+                        sk_waves=work.sk_waves if work.kind is Decomposition.STREAM_K_PP else 1,
+                        fixup=work.fixup)
+    split = WorkSplit(g.kind, grid=g.grid * cluster, splits=g.splits, sk_tiles=g.sk_tiles,
+                      sk_ctas=g.sk_ctas, sk_first=g.sk_first, sk_waves=g.sk_waves,
+                      fixup=g.fixup, group=cluster)
+    return split, [f"cuda: {work.kind.value} over {groups} groups of {cluster} tiles and "
+                   f"{g.grid} clusters: every CTA of a cluster keeps the same K range"]
 
 
 def _multicast(fusion: GemmFusion, mode: MulticastMode, params: dict[str, Any],
@@ -270,6 +295,9 @@ def lower(
         a = OperandLoad("A", LoadKind.TMA, (BM, BK), multicast=mc["A"], evict="first")
         b = OperandLoad("B", LoadKind.TMA, (BN, BK) if b_t else (BK, BN), transposed=b_t,
                         multicast=mc["B"], evict="last")
+        work, why = _cluster_work_split(fusion, work, K, BK, num_ctas, int(order.num_tiles),
+                                        launch.cluster_size)
+        notes += why
         warps = num_warps or ko.warps or (12 if BM >= 128 else 8)
         stages = num_stages or ko.stages or 4
         if launch.cluster_size > 2:

@@ -421,7 +421,9 @@ _FORMS: dict[tuple[Any, ...], tuple[Any, ...]] = {}
 
 def symbolic_instance(schedule: Callable[..., GemmFusion], params: dict[str, Any]
                       ) -> GemmFusion | None:
-    """The schedule rebuilt with every integer parameter a positive integer symbol.
+    """The schedule rebuilt with every positive integer parameter a positive integer symbol (a
+    parameter of 0 or less stays as it is: a positive symbol cannot stand for it, and a schedule
+    may branch on it, as the seed's GROUP=0 does).
 
     Returns None when the schedule cannot be built symbolically (it branches on a value, say).
     """
@@ -430,7 +432,7 @@ def symbolic_instance(schedule: Callable[..., GemmFusion], params: dict[str, Any
     for k, v in params.items():
         if k not in sig.parameters:
             continue
-        if isinstance(v, int) and not isinstance(v, bool):
+        if isinstance(v, int) and not isinstance(v, bool) and v > 0:
             sym_params[k] = sympy.Symbol(k, integer=True, positive=True)
         else:
             sym_params[k] = v

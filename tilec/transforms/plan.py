@@ -56,6 +56,8 @@ class TileOrder:
     ``tile_m``/``tile_n`` are sympy expressions of ``index`` (and nothing else unknown at launch);
     ``num_tiles`` counts the linear indices walked (it may exceed tiles_m * tiles_n when the
     order pads to whole cluster groups: such tiles fail ``alive``).
+    ``ctas``: the CTAs of the schedule's own walk, ``t = round * ctas + pid`` (0: unknown); a
+    backend that runs another work split maps a tile back to (round, pid) with it.
     """
 
     index: sympy.Symbol
@@ -65,6 +67,7 @@ class TileOrder:
     tiles_m: int
     tiles_n: int
     description: str = "row-major"
+    ctas: int = 0
 
     @property
     def alive(self) -> sympy.Boolean:
@@ -85,6 +88,11 @@ class WorkSplit:
     Stream-K family: the first (``sk_first``) or last ``sk_tiles`` tiles of the order are split
       evenly over ``sk_ctas`` CTAs by k-iterations; the other tiles go data-parallel over all
       ``grid`` CTAs.
+
+    ``group`` > 1 (CUDA clusters, set by lowering): the split is over groups of ``group``
+    consecutive linear tiles and clusters of ``group`` CTAs, so every CTA of a cluster runs the
+    same K range (multicast shares each stage); then ``sk_tiles`` counts groups and ``sk_ctas``
+    clusters, while ``grid`` still counts CTAs.
     """
 
     kind: Decomposition
@@ -95,6 +103,7 @@ class WorkSplit:
     sk_first: bool = False
     sk_waves: int = 0
     fixup: Fixup = Fixup.ATOMIC
+    group: int = 1
 
 
 @dataclass(frozen=True)
