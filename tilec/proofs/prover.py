@@ -25,7 +25,7 @@ import sympy
 from sympy import Eq, Mod, floor
 
 from .bounds import Reasoner, frac
-from .build import canon, mk_eq
+from .build import as_expr, canon, mk_eq
 from .context import Context, Fact
 from .lru import LRU
 from .simplify import simplify
@@ -41,7 +41,7 @@ def prove_eq(a: sympy.Expr, b: sympy.Expr, ctx: Context | None = None) -> Result
     ['2.11']
     """
     ctx = ctx or Context()
-    a, b = sympy.sympify(a), sympy.sympify(b)
+    a, b = as_expr(a), as_expr(b)
     res = simplify(a - b, ctx)
     if sympy.expand(res.expr) == 0:
         return Result(sympy.true, res.trace, original=Eq(a, b, evaluate=False))
@@ -54,7 +54,7 @@ def prove_eq(a: sympy.Expr, b: sympy.Expr, ctx: Context | None = None) -> Result
 def narrow(cond: sympy.Basic, ctx: Context | None = None) -> Result:
     """A condition that implies ``cond`` under ``ctx`` (never weaker), with its proof trace."""
     ctx = ctx or Context()
-    cond = sympy.sympify(cond)
+    cond = as_expr(cond)
     key = (cond, ctx.key())
     def compute() -> tuple[sympy.Basic, tuple[Step, ...]]:
         first = simplify(canon(cond), ctx)
@@ -76,7 +76,7 @@ def implies(p: sympy.Basic, q: sympy.Basic, ctx: Context | None = None) -> bool:
     True
     """
     ctx = ctx or Context()
-    p, q = sympy.sympify(p), sympy.sympify(q)
+    p, q = as_expr(p), as_expr(q)
     if q is sympy.true or p is sympy.false or p == q:
         return True
     have = set(sympy.And.make_args(p))

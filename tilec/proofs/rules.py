@@ -27,6 +27,7 @@ from . import theorems as T
 from .bounds import Reasoner, frac
 from .build import (
     exact_quotient,
+    is_int,
     mk_ceiling,
     mk_div,
     mk_mod,
@@ -67,6 +68,8 @@ class Env:
     def step(self, number: str, before: sympy.Basic, after: sympy.Basic, binding: dict) -> Step | None:
         """A step of theorem ``number`` with ``binding``, or None if a side condition fails."""
         thm = THEOREMS[number]
+        if not all(is_int(v) for v in binding.values()):
+            return None  # pattern symbols are integers: x/(CM + 1) or a bound 3/2 never binds one
         used: list[Fact] = []
         shown_how: list[tuple[object, object]] = []
         for cond in thm.conditions:
