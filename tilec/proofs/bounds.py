@@ -57,6 +57,22 @@ class Reasoner:
             hit.__init__(hit.ctx)  # type: ignore[misc]
         return hit
 
+    @classmethod
+    def for_signs_of(cls, expr: sympy.Basic, ctx: Context | None = None) -> Reasoner:
+        """A reasoner for proving signs inside ``expr`` before printing it as C or Triton.
+
+        Stricter than the default context: a free symbol of ``expr`` that sympy does not know to be
+        nonnegative is signed unless ``ctx`` states a fact about it.
+
+        >>> n, s = sympy.Symbol("n", integer=True, nonnegative=True), sympy.Symbol("s", integer=True)
+        >>> r = Reasoner.for_signs_of(n + s)
+        >>> r.nonneg(n, []), r.nonneg(s, [])
+        (True, False)
+        """
+        local = (ctx or Context()).copy()
+        local.signed(*(x for x in expr.free_symbols if x.is_Symbol and not x.is_nonnegative))
+        return cls.for_context(local)
+
     # -- bounds -------------------------------------------------------------------------------
     def bounds(self, e: sympy.Expr, used: list[Fact]) -> Bounds:
         """(lo, hi) of ``e``; facts used are appended to ``used``."""
