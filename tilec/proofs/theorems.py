@@ -84,6 +84,9 @@ def _thm(number: str, name: str, statement: sympy.Basic, conditions: tuple = (),
 def _theorem_list() -> list[Theorem]:
     """The theorems as written (called under ``sympy.evaluate(False)``; see :func:`_canonical`)."""
     return [
+        # a%c + c*(a/c) -> a
+        _thm("1.1", "division with remainder", Eq(Mod(a, c) + c * floor(a / c), a),
+             rewrite="a%c + c*(a/c) -> a", uses="recombine a split index: t%132 + 132*(t/132) -> t"),
         # r%a -> r ; r/a -> 0
         _thm("2.5", "small dividend", And(Eq(Mod(r, a), r), Eq(floor(r / a), 0)),
              (Le(0, r), Lt(r, a)),
@@ -158,6 +161,16 @@ def _theorem_list() -> list[Theorem]:
         # ceil(a/b) -> a/b
         _thm("ceil.4", "divisible ceil division", Eq(ceiling(a / b), floor(a / b)), (Eq(Mod(a, b), 0),),
              rewrite="ceil(a/b) -> a/b", uses="a divisible split needs no predicate"),
+        # a/c -> k ; a%c -> a - k*c   (a's bounds pin the quotient)
+        _thm("tilec.const-div", "quotient pinned by bounds", Eq(floor(a / c), k), (Le(k * c, a), Lt(a, (k + 1) * c)),
+             rewrite="a/c -> k", uses="(t % 512)/128 -> 3 where 384 <= t % 512 < 512 is proven"),
+        _thm("tilec.const-mod", "remainder pinned by bounds", Eq(Mod(a, c), a - k * c), (Le(k * c, a), Lt(a, (k + 1) * c)),
+             rewrite="a%c -> a - k*c", uses="the remainder when the quotient is pinned"),
+        # min(a, b) -> a ; max(a, b) -> a
+        _thm("tilec.min", "minimum of ordered terms", Eq(sympy.Min(a, b), a), (Le(a, b),),
+             rewrite="min(a, b) -> a", uses="a grouped raster's last-group size min(G, tiles_m - g*G) -> G on full groups"),
+        _thm("tilec.max", "maximum of ordered terms", Eq(sympy.Max(a, b), a), (Le(b, a),),
+             rewrite="max(a, b) -> a", uses="drop a clamp that cannot bind"),
         # a*c + b == d*c + e  <=>  a == d & b == e
         _thm("tilec.mixed-radix", "mixed-radix equality",
              Equivalent(Eq(a * c + b, d * c + e), And(Eq(a, d), Eq(b, e))),
