@@ -20,8 +20,7 @@ def _mode_option(p: argparse.ArgumentParser) -> None:
 
 
 def _derive(args: argparse.Namespace) -> Any:
-    from tilec.loader import parse_params
-    from tilec.transforms.multicast import derive_from_file
+    from tilec.loader import derive_from_file, parse_params
 
     return derive_from_file(args.schedule, parse_params(args.param), mode=args.mode)
 
@@ -75,9 +74,7 @@ def cmd_masks(args: argparse.Namespace) -> int:
         text = cache.read(cache.masks_key(args.schedule, overrides, args.mode)) if Path(
             args.schedule).is_file() else None
         if text is None:
-            from tilec.transforms.multicast import masks_json
-
-            text = masks_json(args.schedule, overrides, mode=args.mode)
+            text = cache.masks_json(args.schedule, overrides, mode=args.mode)
         _write(args, text)
         return 0
     d = _derive(args)
@@ -92,7 +89,7 @@ def cmd_masks(args: argparse.Namespace) -> int:
         if d.mode.value == "sliced":
             out += [f"  slice = {sidx} of {scount}"]
         if op.facts:
-            out.append("  facts: " + ", ".join(op.facts))
+            out.append("  facts: " + ", ".join(map(str, op.facts)))
         out += [f"  note: {n}" for n in op.notes]
         var = [str(v) for v in op.variables if str(v) != "rank"]
         head = "  " + " ".join(f"{v:>6}" for v in var) + "   rank alive issue " + "mask".rjust(cs + 2)
@@ -258,7 +255,7 @@ def _explain_multicast(args: argparse.Namespace, loaded: Any) -> dict[str, Any]:
         if op.narrowed_same is not None:
             out.append(f"  same narrows to: {op.narrowed_same}")
         if op.facts:
-            out.append("  facts used: " + ", ".join(op.facts))
+            out.append("  facts used: " + ", ".join(map(str, op.facts)))
         issue, mask, sidx, scount = op.forms()
         out.append(f"  {'closed' if op.closed_form else 'general'} form ({d.mode.value}):")
         out.append(f"    issue(rank) = {issue}")
