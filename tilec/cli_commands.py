@@ -263,10 +263,26 @@ def _explain_multicast(args: argparse.Namespace, loaded: Any) -> dict[str, Any]:
         if d.mode.value == "sliced":
             out.append(f"    slice       = {sidx} of {scount}")
         out += [f"  note: {n}" for n in op.notes]
+        closers = _closers(d, op)
+        out += [f"  would close with {c.fact} ("
+                + ", ".join(f"{k}={a} -> {b}" for k, (a, b) in c.change.items())
+                + f" meets it): {c.structure}; issue(rank) = {c.issue}, mask(rank) = {c.mask}"
+                for c in closers[:3]]
     js = d.to_json()
     for op in js["operands"].values():
         del op["table"]  # `tilec masks --json` has the table
     return {"text": "\n".join(out), **js}
+
+
+def _closers(d: Any, op: Any) -> list[Any]:
+    """The weakest facts about the parameters that would close a general form."""
+    import sympy
+
+    from tilec.transforms.multicast_closed import what_would_close
+
+    values = {sympy.Symbol(k, integer=True, positive=True): v for k, v in d.params.items()
+              if isinstance(v, int) and not isinstance(v, bool)}
+    return what_would_close(op, values)
 
 
 def _explain_coalescing(args: argparse.Namespace, loaded: Any) -> dict[str, Any]:

@@ -113,6 +113,7 @@ class OperandMulticast:
     alive_parts: tuple[AlivePart, ...]
     bounds: dict[sympy.Symbol, sympy.Expr]
     rank_extent: sympy.Expr
+    rank_dims: tuple[sympy.Expr, ...]
     box_bytes: int
     table: tuple[Row, ...]
     closed: ClosedForm | None
@@ -431,7 +432,7 @@ def _derive_operand(
     op = OperandMulticast(
         operand=name, mode=mode, cluster_size=cs, variables=(RANK, *variables),
         origin=forms.origin, alive=alive, alive_parts=parts, bounds=bounds,
-        rank_extent=forms.rank_extent,
+        rank_extent=forms.rank_extent, rank_dims=forms.rank_dims,
         box_bytes=int(box_elems) * fusion.dtype.nbytes if box_elems.is_Integer else 0,
         table=tuple(rows), closed=None, forms_key=key)
     if not closed:
