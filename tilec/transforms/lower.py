@@ -225,7 +225,7 @@ def _multicast(fusion: GemmFusion, mode: MulticastMode, params: dict[str, Any],
             mode=mode, cluster_size=d.cluster_size, variables=tuple(op.variables),
             same=conc(op.same), issue=conc(issue), mask=conc(mask),
             slice_index=conc(sidx), slice_count=conc(scount), closed_form=op.closed_form,
-            guard=sympy.true, facts=tuple(op.facts))
+            guard=sympy.true, facts=tuple(str(f) for f in op.facts))
     return out
 
 
