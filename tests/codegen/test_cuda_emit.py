@@ -178,7 +178,8 @@ def test_seed_closed_forms_are_checked_against_general() -> None:
 def test_split_k_and_stream_k_are_refused() -> None:
     p = plan_of(MATRIX[0])
     for kind in (Decomposition.SPLIT_K, Decomposition.STREAM_K, Decomposition.DP_ONE_SK_WAVE):
-        bad = dataclasses.replace(p, work=WorkSplit(kind, grid=p.work.grid, splits=2))
+        bad = dataclasses.replace(p, work=WorkSplit(kind, grid=p.work.grid, splits=2,
+                                                    num_tiles=p.tiles, k_iters=p.k_iters))
         with pytest.raises(UnsupportedError, match=kind.value):
             emit(bad)
 

@@ -108,17 +108,11 @@ def _cluster_all_or_none(p: KernelPlan, cluster: int) -> bool:
     the same rounds and use the same stages).  Checked at every linear index the launch walks.
     """
     o = p.order
-    fm = sympy.lambdify(o.index, o.tile_m, "math")
-    fn = sympy.lambdify(o.index, o.tile_n, "math")
-    grid, n = p.work.grid, int(o.num_tiles)
-    rounds = -(-n // grid)
-
-    def alive(t: int) -> bool:
-        return t < n and int(fm(t)) < o.tiles_m and int(fn(t)) < o.tiles_n
-
+    grid = p.work.grid
+    rounds = -(-int(o.num_tiles) // grid)
     for c in range(grid // cluster):
         for r in range(rounds):
-            a = [alive(r * grid + c * cluster + k) for k in range(cluster)]
+            a = [o.is_alive(r * grid + c * cluster + k) for k in range(cluster)]
             if any(a) != all(a):
                 return False
     return True
