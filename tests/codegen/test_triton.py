@@ -176,7 +176,7 @@ def test_refusals():
                        None, None, True)
     with pytest.raises(UnsupportedError, match=r"operand A .* multicast"):
         emit(replace(p, a=replace(p.a, multicast=mc)))
-    with pytest.raises(UnsupportedError, match=r"operand A cannot be loaded by TMA \(row of 60 x 2"):
+    with pytest.raises(UnsupportedError, match=r"TMA needs 16-byte aligned .* operand A has rows of 60 x 2"):
         plan(64, 64, 60, 16, 16, 16, load=LoadKind.TMA)  # lowering refuses what Triton can't run
     odd = plan(64, 64, 60, 16, 16, 16)
     assert odd.a.kind is LoadKind.POINTER

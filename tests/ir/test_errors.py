@@ -140,9 +140,9 @@ def test_decompose_limits(f: GemmFusion) -> None:
 
 def test_set_kernel_limits_and_replay(f: GemmFusion) -> None:
     assert f.kernel_options == KernelOptions()  # nothing chosen: lowering's defaults
-    with pytest.raises(FusionError, match=esc("stages must be an integer in 1..16 or None but got 0")):
+    with pytest.raises(FusionError, match=esc("stages must be an integer in 1..16, 'auto' or None but got 0")):
         f.set_kernel(stages=0)
-    with pytest.raises(FusionError, match=esc("warps must be an integer in 1..32 or None but got True")):
+    with pytest.raises(FusionError, match=esc("warps must be a power of two or a multiple of 4 in 1..32, 'auto' or None but got True")):
         f.set_kernel(warps=True)
     with pytest.raises(PolicyError, match=esc("load kind must be one of auto, pointer, tma but got 'ldg'")):
         f.set_kernel(load="ldg")

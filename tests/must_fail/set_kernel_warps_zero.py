@@ -5,7 +5,7 @@ from __future__ import annotations
 from tilec.errors import FusionError
 from tilec.ir import GemmFusion
 
-EXPECT = FusionError, "set_kernel: warps must be an integer in 1..32 or None but got 0"
+EXPECT = FusionError, "set_kernel: warps must be a power of two or a multiple of 4 in 1..32, 'auto' or None but got 0"
 
 
 def program() -> None:

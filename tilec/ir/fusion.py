@@ -20,8 +20,9 @@ Example::
 
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 import sympy
 
@@ -145,31 +146,38 @@ class GemmFusion:
         self.decomposition = choice
         return self
 
-    def set_kernel(self, stages: int | None = None, warps: int | None = None,
+    def set_kernel(self, stages: int | str | None = None, warps: int | str | None = None,
                    load: LoadKind | str | None = None) -> GemmFusion:
-        """Kernel-level choices: software-pipeline ``stages``, ``warps`` per CTA, and the operand
-        ``load`` kind (``pointer``, ``tma``, or ``auto``/None: TMA where the strides allow it).
-        None leaves a choice to lowering (the target's default). Kept as a frozen
+        """Kernel-level choices: software-pipeline ``stages`` (K tiles in flight), ``warps`` per
+        CTA (CUDA: 4 per warpgroup) and the operand ``load`` kind (``pointer``, ``tma``).
+        None or ``"auto"`` leaves a choice to lowering (TMA where the strides allow it, the
+        target's default stages and warps). Kept as a frozen
         :class:`~tilec.ir.types.KernelOptions` that lowering copies into the plan.
 
         >>> GemmFusion(M=256, N=256, K=64).set_kernel(stages=4, warps=8, load="tma").kernel_options
         KernelOptions(stages=4, warps=8, load=<LoadKind.TMA: 'tma'>)
-        >>> GemmFusion(M=256, N=256, K=64).set_kernel(warps=0)
+        >>> GemmFusion(M=256, N=256, K=64).set_kernel(warps=6)
         Traceback (most recent call last):
         ...
-        tilec.errors.FusionError: set_kernel: warps must be an integer in 1..32 or None but got 0
+        tilec.errors.FusionError: set_kernel: warps must be a power of two or a multiple of 4 in 1..32, 'auto' or None but got 6
         """
-        for name, v, hi in (("stages", stages, 16), ("warps", warps, 32)):
-            if v is not None and (isinstance(v, bool) or not isinstance(v, int)
-                                  or not 1 <= v <= hi):
-                raise FusionError(f"set_kernel: {name} must be an integer in 1..{hi} or None but "
-                                  f"got {v!r}")
+        def count(name: str, v: object, ok: Callable[[int], bool], what: str) -> int | None:
+            if v is None or (isinstance(v, str) and v.strip().lower() == "auto"):
+                return None
+            if isinstance(v, bool) or not isinstance(v, int) or not ok(v):
+                raise FusionError(f"set_kernel: {name} must be {what}, 'auto' or None but got "
+                                  f"{v!r}")
+            return v
+
+        st = count("stages", stages, lambda v: 1 <= v <= 16, "an integer in 1..16")
+        wp = count("warps", warps, lambda v: 1 <= v <= 32 and (v & (v - 1) == 0 or v % 4 == 0),
+                   "a power of two or a multiple of 4 in 1..32")
         parsed = None if load is None else LoadKind.parse(load, extra=("auto",))
         kind = None if isinstance(parsed, str) else parsed
         self.schedule.record("fusion", "set_kernel", (),
-                             {"stages": stages, "warps": warps,
+                             {"stages": st, "warps": wp,
                               "load": kind.value if kind is not None else None})
-        self.kernel_options = KernelOptions(stages=stages, warps=warps, load=kind)
+        self.kernel_options = KernelOptions(stages=st, warps=wp, load=kind)
         return self
 
     def set_cluster(self, x: int, y: int = 1, z: int = 1) -> GemmFusion:

@@ -470,13 +470,16 @@ def legalize(s: Lowering) -> Lowering:
             auto = choose_load_kind(rows[op], fusion.dtype, box)
             if ko.load is LoadKind.TMA and auto is not LoadKind.TMA:
                 raise UnsupportedError(
-                    f"triton: set_kernel(load='tma') but operand {op} cannot be loaded by TMA "
-                    f"(row of {rows[op]} x {fusion.dtype.nbytes} bytes, box {box}: rows must be "
-                    f"16-byte aligned, boxes at most 256 and 16 bytes wide); use load='pointer'")
+                    f"triton: set_kernel(load='tma'): TMA needs 16-byte aligned rows and boxes "
+                    f"of at most 256, 16 bytes wide or more; operand {op} has rows of "
+                    f"{rows[op]} x {fusion.dtype.nbytes} bytes and box {box}: use load='pointer'")
             kinds[op] = ko.load or auto
         a = OperandLoad("A", kinds["A"], (BM, BK))
         b = OperandLoad("B", kinds["B"], b_box, transposed=b_t)
         warps = ko.warps or (8 if BM * BN >= 128 * 256 else 4)
+        if warps & (warps - 1):
+            raise UnsupportedError(f"triton: warps must be a power of two but the schedule "
+                                   f"asks for {warps}")
         stages = ko.stages or 3
         if fusion.dtype is DType.FP32:
             notes.append(f"fp32 dot in {s.input_precision.value} precision")
