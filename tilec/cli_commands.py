@@ -185,7 +185,6 @@ PLANS = PlanCache()
 
 def _explain_tile_order(args: argparse.Namespace, loaded: Any) -> dict[str, Any]:
     from tilec.ir import infer_launch
-    from tilec.viz import _alive_tiles
 
     plan = _lowered(loaded)
     o = plan.order
@@ -193,7 +192,7 @@ def _explain_tile_order(args: argparse.Namespace, loaded: Any) -> dict[str, Any]
     grid = 1
     for g in launch.grid:
         grid *= int(g)
-    alive = _alive_tiles(plan)
+    alive = plan.order.alive_tiles()
     first = [(t, *mn) for t, mn in list(alive.items())[:8]]
     rounds = -(-int(o.num_tiles) // grid)
     text = [f"t = r * {grid} + pid   (r: persistent round, pid: linear CTA id"
@@ -212,13 +211,14 @@ def _explain_tile_order(args: argparse.Namespace, loaded: Any) -> dict[str, Any]
 
 
 def _explain_decomposition(args: argparse.Namespace, loaded: Any) -> dict[str, Any]:
-    from tilec.transforms.decompose import estimate_cost
+    from tilec.transforms.cost_model import estimate_cost
 
     plan = _lowered(loaded)
     w = plan.work
     kind = loaded.fusion.decomposition.describe()
     reasons = list(plan.notes)
-    cost = estimate_cost(w, plan.tiles, plan.k_iters, w.grid, plan.BM, plan.BN, plan.BK)
+    cost = estimate_cost(w, w.grid, plan.BM, plan.BN, plan.BK, dtype_bytes=plan.dtype.nbytes,
+                         alive=plan.order.alive_tiles())
     text = [f"{w.kind.value} (schedule asked for {kind!r}), fix-up {w.fixup.value}; grid {w.grid} "
             f"CTAs; {plan.tiles} tiles x {plan.k_iters} k-iterations of BK={plan.BK}"]
     if w.kind.value == "splitk":

@@ -10,8 +10,8 @@ import sympy
 
 from tilec.codegen.triton_expr import TritonExprPrinter, print_expr
 from tilec.errors import InternalError, UnsupportedError
+from tests.plans import plan
 from tilec.proofs import Context
-from tilec.transforms.decompose import grouped_order, row_major_order
 
 t = sympy.Symbol("t", integer=True, nonnegative=True)
 
@@ -56,12 +56,16 @@ def test_unknown_symbol():
 
 @pytest.mark.parametrize(("tm", "tn", "g"), [(1, 1, 8), (5, 3, 2), (9, 4, 8), (7, 7, 3), (13, 2, 4)])
 def test_orders_print_exactly(tm, tn, g):
-    """Printed Python/Triton text equals sympy's value at every t (the oracle)."""
-    for order in (row_major_order(tm, tn), grouped_order(tm, tn, g)):
+    """Printed Python/Triton text equals sympy's value at every t (the oracle), for the orders
+    lowered from row-major and grouped-raster schedules, one CTA per tile or persistent."""
+    for order_kind, sms in (("row", None), ("grouped", None), ("grouped", 3)):
+        order = plan(16 * tm, 16 * tn, 16, 16, 16, 16, order=order_kind, group_m=g,
+                     sms=sms).order
         pm = TritonExprPrinter({order.index: "t"}).doprint(order.tile_m)
         pn = TritonExprPrinter({order.index: "t"}).doprint(order.tile_n)
-        for v in range(tm * tn):
-            assert (_eval(pm, v), _eval(pn, v)) == order.evaluate(v)
+        for v in range(int(order.num_tiles)):
+            exact = tuple(int(e.subs(order.index, v)) for e in (order.tile_m, order.tile_n))
+            assert (_eval(pm, v), _eval(pn, v)) == exact == order.evaluate(v)
 
 
 x, y = sympy.symbols("x y", integer=True)  # sign unknown

@@ -110,15 +110,9 @@ def _cluster_all_or_none(p: KernelPlan, cluster: int) -> bool:
     units and use the same stages.  Checked at every tile the launch walks.
     """
     o = p.order
-    fm = sympy.lambdify(o.index, o.tile_m, "math")
-    fn = sympy.lambdify(o.index, o.tile_n, "math")
     n = int(o.num_tiles)
-
-    def alive(t: int) -> bool:
-        return t < n and int(fm(t)) < o.tiles_m and int(fn(t)) < o.tiles_n
-
     for g in range(-(-n // cluster)):
-        a = [alive(g * cluster + k) for k in range(cluster)]
+        a = [o.is_alive(g * cluster + k) for k in range(cluster)]
         if any(a) != all(a):
             return False
     return True
