@@ -336,7 +336,7 @@ class CudaPrinter:
                 if mc.closed_form and mc.guard != sympy.true:
                     form = "closed under a run-time guard, else general"
                 lines.append(f"// Operand {op.name}: multicast {mc.mode.value}, {form} form; "
-                             f"facts: {', '.join(mc.facts) or 'none'}.")
+                             f"facts: {', '.join(map(str, mc.facts)) or 'none'}.")
         lines += ["#include <cstdint>", "#include <cstring>"]
         lines += [
             "#if defined(__CUDACC__)",

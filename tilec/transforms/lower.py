@@ -427,12 +427,29 @@ def multicast(s: Lowering) -> Lowering:
             out[name] = None  # nothing is shared: plain TMA loads
             continue
         issue, mask, sidx, scount = op.forms()
+        # the run-time guard is the closed form's facts at the launch's parameters: true here,
+        # since the derivation ran at them; a plan whose facts fail keeps the general form
+        guard = _at_launch(conc(op.guard))
+        closed = op.closed_form and guard is not sympy.false
+        if not closed:
+            sliced = s.mode is MulticastMode.SLICED
+            issue, mask = op.general_issue, op.general_mask
+            sidx, scount = ((op.general_slice_index, op.general_slice_count) if sliced
+                            else (None, None))
         out[name] = MulticastPlan(
             mode=s.mode, cluster_size=d.cluster_size, variables=tuple(op.variables),
             same=conc(op.same), issue=conc(issue), mask=conc(mask),
-            slice_index=conc(sidx), slice_count=conc(scount), closed_form=op.closed_form,
-            guard=sympy.true, facts=tuple(str(f) for f in op.facts))
+            slice_index=conc(sidx), slice_count=conc(scount), closed_form=closed,
+            guard=guard if closed else sympy.true, facts=op.facts if closed else ())
     return replace(s, multicasts=(out.get("A"), out.get("B")))
+
+
+def _at_launch(cond: sympy.Basic) -> sympy.Basic:
+    """A condition over the parameters decided where they are all known (``true``/``false``);
+    one that still names a parameter is kept for a run-time guard."""
+    if cond.free_symbols:
+        return cond
+    return sympy.true if bool(cond.doit()) else sympy.false
 
 
 def choose_load_kind(cols: int, dtype: DType, box: tuple[int, int]) -> LoadKind:
