@@ -127,8 +127,6 @@ def tile_order(fusion: GemmFusion, values: dict[str, int] | None = None) -> tupl
     m0 = sympy.sympify(im.logical["M"]).xreplace(subs)
     n0 = sympy.sympify(im.logical["N"]).xreplace(subs)
     num_tiles = total_rounds * num_ctas
-    tile_m = _simplified(sympy.sympify(str(m0), locals={"t": T}) / BM, num_tiles)
-    tile_n = _simplified(sympy.sympify(str(n0), locals={"t": T}) / BN, num_tiles)
     M, N = int(fusion.M), int(fusion.N)
     # the persistent split pads the walk to whole rounds; a predicate t < E of the schedule
     # (the merged tile count) ends it where the real tiles end, so a Stream-K region or a
@@ -141,6 +139,10 @@ def tile_order(fusion: GemmFusion, values: dict[str, int] | None = None) -> tupl
         alive = compile_int([sympy.And(*preds)], [T])
         last = max((t for t in range(num_tiles) if alive(t)[0]), default=-1)
         num_tiles = last + 1
+    # simplified under 0 <= t < num_tiles (the real tiles): a grouped raster's last-group size
+    # min(G, tiles_m - g*G) is G on every real tile when G divides tiles_m
+    tile_m = _simplified(sympy.sympify(str(m0), locals={"t": T}) / BM, num_tiles)
+    tile_n = _simplified(sympy.sympify(str(n0), locals={"t": T}) / BN, num_tiles)
     desc = "from the schedule: " + ", ".join(str(a) for a in fusion.c.loop
                                               if a.ptype is not ParallelType.Mma)
     order = TileOrder(T, tile_m, tile_n, sympy.Integer(num_tiles),
