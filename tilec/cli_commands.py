@@ -82,7 +82,7 @@ def cmd_masks(args: argparse.Namespace) -> int:
     out = [f"cluster of {cs} CTAs, {d.mode.value} mode; "
            + " ".join(f"{k}={v}" for k, v in d.params.items())]
     for name, op in d.operands.items():
-        issue, mask, sidx, scount = op.forms()
+        issue, mask, sidx, scount = (_readable(f) for f in op.forms())
         out += ["", f"operand {name}: {'closed form' if op.closed_form else 'general form'}"
                 f" ({op.box_bytes} bytes per box, each CTA's barrier expects all of them)",
                 f"  issue = {issue}", f"  mask  = {mask}"]
@@ -108,6 +108,14 @@ def cmd_masks(args: argparse.Namespace) -> int:
             out.append(line)
     write_output(args, "\n".join(out))
     return 0
+
+
+def _readable(e: Any) -> Any:
+    """A form as printed: simplified by the theorems under no facts but the default signs (a
+    general form stays general), so no ``+ 0``, ``/1`` or split left to undo by hand."""
+    from tilec.proofs import simplify
+
+    return e if e is None or isinstance(e, int) else simplify(e).expr
 
 
 # -- explain --------------------------------------------------------------------------------
@@ -146,9 +154,15 @@ def _explain_views(args: argparse.Namespace, loaded: Any) -> dict[str, Any]:
 
     fusion = loaded.fusion
     out = [f"launch: {infer_launch(fusion)}", ""]
-    for v in fusion.views():
-        out += [str(v), *("  " + line for line in str(index_map(v)).splitlines()), ""]
-    data = show_data(loaded)
+    data = show_data(loaded)  # index maps simplified under their loop bounds
+    for v, d in zip(fusion.views(), data["views"], strict=True):
+        im = index_map(v)
+        out += [str(v), f"  {v.name}:"]
+        out += [f"    {k} = {e}" + ("  (broadcast)" if k in im.broadcast else "")
+                for k, e in d["index_map"].items()]
+        out.append("    where " + ", ".join(f"{s} < {b}" for s, b in d["bounds"].items()))
+        out += [f"    predicate: {p}" for p in d["predicates"]]
+        out.append("")
     return {"text": "\n".join(out).rstrip(), "launch": data["launch"], "views": data["views"]}
 
 
@@ -245,8 +259,8 @@ def _explain_multicast(args: argparse.Namespace, loaded: Any) -> dict[str, Any]:
     for name, op in d.operands.items():
         out.append(f"operand {name}:")
         out.append("  box origin (Bulk indices at 0), per non-broadcast axis:")
-        out += [f"    {k} = {e}" for k, e in op.origin.items()]
-        out.append(f"  alive(rank) = {op.alive}")
+        out += [f"    {k} = {_readable(e)}" for k, e in op.origin.items()]
+        out.append(f"  alive(rank) = {_readable(op.alive)}")
         out.append("  same(r1, r2) = origin(r1) == origin(r2) and alive(r1) and alive(r2)")
         if op.proof:
             out.append("  proof:")
@@ -256,7 +270,7 @@ def _explain_multicast(args: argparse.Namespace, loaded: Any) -> dict[str, Any]:
             out.append(f"  same narrows to: {op.narrowed_same}")
         if op.facts:
             out.append("  facts used: " + ", ".join(map(str, op.facts)))
-        issue, mask, sidx, scount = op.forms()
+        issue, mask, sidx, scount = (_readable(f) for f in op.forms())
         out.append(f"  {'closed' if op.closed_form else 'general'} form ({d.mode.value}):")
         out.append(f"    issue(rank) = {issue}")
         out.append(f"    mask(rank)  = {mask}")

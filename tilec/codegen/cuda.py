@@ -45,6 +45,7 @@ import sympy
 from tilec.codegen.cuda_printer import CudaExprPrinter
 from tilec.codegen.cuda_runtime import DEVICE_HELPERS, INDEX_HELPERS, wgmma_function
 from tilec.errors import UnsupportedError
+from tilec.proofs import Context
 from tilec.transforms.plan import (
     Decomposition,
     DType,
@@ -485,9 +486,11 @@ class CudaPrinter:
         ]
 
     # ------------------------------------------------------------------ schedule functions
-    def _fn(self, ret: str, name: str, params: tuple[str, ...], expr: sympy.Basic) -> str:
+    def _fn(self, ret: str, name: str, params: tuple[str, ...], expr: sympy.Basic,
+            ctx: Context | None = None) -> str:
         args = ", ".join(f"int {v}" for v in params)
-        body = self.expr.doprint(_nonneg_symbols(sympy.sympify(expr)))
+        printer = self.expr if ctx is None else CudaExprPrinter(ctx=ctx)
+        body = printer.doprint(_nonneg_symbols(sympy.sympify(expr)))
         return f"TILEC_HD {ret} {name}({args}) {{ return {body}; }}"
 
     def emit_schedule(self) -> str:
@@ -500,8 +503,9 @@ class CudaPrinter:
         o = self.plan.order
         t = o.index.name
         out = [SCHEDULE_BEGIN, f"namespace {self.cname} {{"]
-        out.append(self._fn("int", "tile_m", (t,), o.tile_m))
-        out.append(self._fn("int", "tile_n", (t,), o.tile_n))
+        live = Context().bound(o.index, o.num_tiles)  # tile_alive asks t < NUM_TILES first
+        out.append(self._fn("int", "tile_m", (t,), o.tile_m, live))
+        out.append(self._fn("int", "tile_n", (t,), o.tile_n, live))
         out.append(
             f"TILEC_HD bool tile_alive(int {t}) {{ return {t} < NUM_TILES && "
             f"tile_m({t}) < TILES_M && tile_n({t}) < TILES_N; }}"

@@ -42,6 +42,7 @@ import sympy
 
 from tilec.codegen.triton_expr import TritonExprPrinter
 from tilec.errors import UnsupportedError
+from tilec.proofs import Context
 from tilec.transforms.plan import (
     IT_BEGIN,
     IT_END,
@@ -246,9 +247,9 @@ class TritonPrinter:
         c("@triton.jit", "def tile_coords(t):")
         c.indent()
         c(f'"""Linear tile index t -> (pid_m, pid_n): {o.description}."""')
-        names = {o.index: "t"}
-        c(f"pid_m = {TritonExprPrinter(names).doprint(o.tile_m)}")
-        c(f"pid_n = {TritonExprPrinter(names).doprint(o.tile_n)}")
+        names, live = {o.index: "t"}, Context().bound(o.index, o.num_tiles)  # t < num_tiles: signs
+        c(f"pid_m = {TritonExprPrinter(names, live).doprint(o.tile_m)}")
+        c(f"pid_n = {TritonExprPrinter(names, live).doprint(o.tile_n)}")
         c("return pid_m, pid_n")
         return c.text()
 

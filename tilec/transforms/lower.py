@@ -280,14 +280,19 @@ def tile_order(s: Lowering) -> Lowering:
     m0 = sympy.sympify(im.logical["M"]).xreplace(subs)
     n0 = sympy.sympify(im.logical["N"]).xreplace(subs)
     num_tiles = total_rounds * num_ctas
-    tile_m = _simplified(sympy.sympify(str(m0), locals={"t": T}) / BM, num_tiles)
-    tile_n = _simplified(sympy.sympify(str(n0), locals={"t": T}) / BN, num_tiles)
     M, N, _ = s.sizes
+    # the persistent split pads the walk to whole rounds; a predicate t < E of the schedule
+    # (the merged tile count) ends it where the real tiles end, so a Stream-K region or a
+    # grouped raster's last group is placed on real tiles, not on padding
     preds = [sympy.sympify(str(p.xreplace(subs)), locals={"t": T}) for p in im.predicates]
     preds = [p for p in preds if isinstance(p, sympy.Basic) and p.free_symbols <= {T}]
     if preds:
         walked = compile_int([sympy.And(*preds)], [T])
         num_tiles = max((t for t in range(num_tiles) if walked(t)[0]), default=-1) + 1
+    # simplified under 0 <= t < num_tiles (the real tiles): a grouped raster's last-group size
+    # min(G, tiles_m - g*G) is G on every real tile when G divides tiles_m
+    tile_m = _simplified(sympy.sympify(str(m0), locals={"t": T}) / BM, num_tiles)
+    tile_n = _simplified(sympy.sympify(str(n0), locals={"t": T}) / BN, num_tiles)
     desc = "from the schedule: " + ", ".join(str(a) for a in fusion.c.loop
                                               if a.ptype is not ParallelType.Mma)
     order = TileOrder(T, tile_m, tile_n, sympy.Integer(num_tiles), -(-M // BM), -(-N // BN), desc,
