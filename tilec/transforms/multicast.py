@@ -343,8 +343,14 @@ def derive(
     table: bool = True,
     closed: bool = True,
     prove: bool = True,
+    cluster_k_ranges: bool = False,
 ) -> MulticastDerivation:
     """Derive issue predicates and masks for A and B of a (concrete) scheduled ``fusion``.
+
+    ``cluster_k_ranges``: the caller runs a ``fusion.decompose(...)`` split so that every CTA of
+    a cluster works on one group of ``cluster`` consecutive tiles and one K range at a time (the
+    CUDA lowering's cluster work split); the derivation over the schedule's walk then holds per
+    group. Without it a cluster schedule with a split-K or Stream-K decomposition is refused.
 
     ``symbolic`` is the same schedule built with its integer parameters as symbols (see
     :func:`symbolic_instance`); when given, the forms are over the parameter names (where the
@@ -362,8 +368,8 @@ def derive(
     check_params(params)
     launch = infer_launch(fusion)
     cs = launch.cluster_size
-    kind = str(fusion.decomposition["kind"])
-    if cs > 1 and kind not in ("dp", "auto"):
+    kind = fusion.decomposition.describe()
+    if cs > 1 and kind not in ("dp", "auto") and not cluster_k_ranges:
         raise UnsupportedError(
             f"multicast needs the CTAs of a cluster on one K range, but fusion.decompose("
             f"{kind!r}) hands them different K parts at lowering, which the schedule's index map "
@@ -525,7 +531,9 @@ class SymbolicInstance:
 
 def symbolic_instance(schedule: Callable[..., GemmFusion], params: dict[str, Any]
                       ) -> GemmFusion | None:
-    """The schedule rebuilt with every integer parameter a positive integer symbol.
+    """The schedule rebuilt with every positive integer parameter a positive integer symbol (a
+    parameter of 0 or less stays as it is: a positive symbol cannot stand for it, and a schedule
+    may branch on it, as the seed's GROUP=0 does).
 
     Returns None when the schedule cannot be built symbolically (it branches on a value, say).
     """
@@ -543,7 +551,7 @@ def symbolic_build(schedule: Callable[..., GemmFusion], params: dict[str, Any]
     for k, v in params.items():
         if k not in sig.parameters:
             continue
-        if isinstance(v, int) and not isinstance(v, bool):
+        if isinstance(v, int) and not isinstance(v, bool) and v > 0:
             sym_params[k] = sympy.Symbol(k, integer=True, positive=True)
         else:
             sym_params[k] = v
