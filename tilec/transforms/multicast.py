@@ -427,7 +427,8 @@ def _derive_operand(
     cs = cluster[0] * cluster[1] * cluster[2]
     key, forms = FORMS.get(sview, cluster)
     parts = _selected_parts(forms, {} if concrete else values)
-    alive = sympy.And(*[p.pred for p in parts])
+    with sympy.evaluate(False):  # a conjunction to print and compile, not to decide
+        alive = sympy.And(*[p.pred for p in parts])
     used = set().union(alive.free_symbols, *[e.free_symbols for e in forms.origin.values()])
     variables = (*forms.cta_vars, *[s for s in forms.k_vars if s in used])
     bounds = {v: forms.bounds[v] for v in variables}
