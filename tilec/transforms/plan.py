@@ -294,8 +294,12 @@ class WorkSplit(_Frozen):
         split-K, ``tile * splits + j``; Stream-K, ``2 * cta`` when it is the CTA's first tile
         and ``2 * cta + 1`` when it is its last."""
         c = self.first_contributor(tile) + sympy.sympify(j)
-        if self.split_k:
-            return c
+        return c if self.split_k else self.sk_slot(c, tile)
+
+    def sk_slot(self, cta: Formula, tile: Formula) -> Formula:
+        """Workspace slot of Stream-K CTA ``cta``'s partial of region tile ``tile``: ``2 * cta``
+        for the CTA's first tile, ``2 * cta + 1`` for its last."""
+        c = sympy.sympify(cta)
         first = sympy.Eq(self.sk_first_tile(c), tile)
         return 2 * c + sympy.Piecewise((0, first), (1, True))
 
