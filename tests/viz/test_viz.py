@@ -16,7 +16,7 @@ from tilec.cli import main
 from tilec.loader import load_schedule
 from tilec.transforms.cost_model import UNIT_OVERHEAD, estimate_cost
 from tilec.transforms.lower import lower
-from tilec.transforms.multicast import derive_from_file
+from tilec.loader import derive_from_file
 from tilec.viz import multicast_patterns, tile_assignment, timeline
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -290,7 +290,8 @@ def tile_order(s: Lowering) -> Lowering:
         num_tiles = max((t for t in range(num_tiles) if walked(t)[0]), default=-1) + 1
     desc = "from the schedule: " + ", ".join(str(a) for a in fusion.c.loop
                                               if a.ptype is not ParallelType.Mma)
-    order = TileOrder(T, tile_m, tile_n, sympy.Integer(num_tiles), -(-M // BM), -(-N // BN), desc)
+    order = TileOrder(T, tile_m, tile_n, sympy.Integer(num_tiles), -(-M // BM), -(-N // BN), desc,
+                      ctas=num_ctas)
     return replace(s, order=order, num_ctas=num_ctas, persistent=bool(rounds))
 
 
@@ -357,6 +358,31 @@ def decomposition(s: Lowering) -> Lowering:
     return replace(s, work=work, notes=(*s.notes, *why))
 
 
+def _cluster_work_split(fusion: GemmFusion, work: WorkSplit, K: int, BK: int, num_ctas: int,
+                        num_tiles: int, cluster: int) -> tuple[WorkSplit, list[str]]:
+    """CUDA with clusters: the same decomposition, over groups of ``cluster`` consecutive linear
+    tiles and clusters of CTAs, so every CTA of a cluster runs one K range (multicast shares each
+    stage between them).  Data-parallel needs no change: a cluster's CTAs walk one group a round.
+    """
+    from tilec.transforms.decompose import make_work_split
+
+    if work.kind is Decomposition.DATA_PARALLEL or cluster == 1:
+        return work, []
+    groups, clusters = -(-num_tiles // cluster), num_ctas // cluster
+    d = fusion.decomposition
+    sms = d.sms // cluster if d.sms else clusters
+    # a split of `groups` one-tile rows over `clusters` workers: the same rule, counted in groups
+    g = make_work_split(work.kind, M=groups, N=1, K=K, BM=1, BN=1, BK=BK, sms=max(sms, 1),
+                        splits=work.splits,
+                        sk_waves=work.sk_waves if work.kind is Decomposition.STREAM_K_PP else 1,
+                        fixup=work.fixup)
+    split = WorkSplit(g.kind, grid=g.grid * cluster, splits=g.splits, sk_tiles=g.sk_tiles,
+                      sk_ctas=g.sk_ctas, sk_first=g.sk_first, sk_waves=g.sk_waves,
+                      fixup=g.fixup, group=cluster, num_tiles=g.num_tiles, k_iters=g.k_iters)
+    return split, [f"cuda: {work.kind.value} over {groups} groups of {cluster} tiles and "
+                   f"{g.grid} clusters: every CTA of a cluster keeps the same K range"]
+
+
 def multicast(s: Lowering) -> Lowering:
     """Per operand, the multicast TMA load of the derivation (:mod:`tilec.transforms.multicast`),
     with the schedule's parameters substituted; ``None`` where nothing is shared. Applies to the
@@ -387,7 +413,8 @@ def multicast(s: Lowering) -> Lowering:
     from tilec.transforms.multicast import derive
 
     params = dict(s.params)
-    d = derive(s.fusion, s.mode, symbolic=s.symbolic, params=params, table=True)
+    d = derive(s.fusion, s.mode, symbolic=s.symbolic, params=params, table=True,
+               cluster_k_ranges=True)  # legalize runs the cluster work split
     values = {sympy.Symbol(k, integer=True, positive=True): v for k, v in params.items()
               if isinstance(v, int) and not isinstance(v, bool)}
 
@@ -404,7 +431,7 @@ def multicast(s: Lowering) -> Lowering:
             mode=s.mode, cluster_size=d.cluster_size, variables=tuple(op.variables),
             same=conc(op.same), issue=conc(issue), mask=conc(mask),
             slice_index=conc(sidx), slice_count=conc(scount), closed_form=op.closed_form,
-            guard=sympy.true, facts=tuple(op.facts))
+            guard=sympy.true, facts=tuple(str(f) for f in op.facts))
     return replace(s, multicasts=(out.get("A"), out.get("B")))
 
 
@@ -458,6 +485,7 @@ def legalize(s: Lowering) -> Lowering:
     b_box = (BN, BK) if b_t else (BK, BN)
     notes = list(s.notes)
     cluster = launch.cluster
+    work = s.work
     if s.target is Target.TRITON:
         if launch.cluster_size > 1:
             notes.append(
@@ -490,6 +518,9 @@ def legalize(s: Lowering) -> Lowering:
         mc_a, mc_b = s.multicasts
         a = OperandLoad("A", LoadKind.TMA, (BM, BK), multicast=mc_a, evict="first")
         b = OperandLoad("B", LoadKind.TMA, b_box, transposed=b_t, multicast=mc_b, evict="last")
+        work, why = _cluster_work_split(fusion, s.work, K, BK, s.num_ctas,
+                                        int(s.order.num_tiles), launch.cluster_size)
+        notes += why
         warps = ko.warps or (12 if BM >= 128 else 8)
         stages = ko.stages or 4
         if launch.cluster_size > 2:
@@ -499,7 +530,7 @@ def legalize(s: Lowering) -> Lowering:
                 f"(an H200 holds 30 clusters of 4: use SMS=120); CudaKernel.max_active_clusters() "
                 f"tells on the device")
     return replace(s, a=a, b=b, cluster=cluster, num_warps=warps, num_stages=stages,
-                   notes=tuple(notes))
+                   notes=tuple(notes), work=work)
 
 
 def _tile_of(fusion: GemmFusion) -> tuple[int, int, int]:

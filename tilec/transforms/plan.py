@@ -80,6 +80,8 @@ class TileOrder(_Frozen):
     ``tile_m``/``tile_n`` are sympy expressions of ``index`` (and nothing else unknown at launch);
     ``num_tiles`` counts the linear indices walked (it may exceed tiles_m * tiles_n when the
     order pads to whole cluster groups: such tiles fail ``alive``).
+    ``ctas``: the CTAs of the schedule's own walk, ``t = round * ctas + pid`` (0: unknown); a
+    backend that runs another work split maps a tile back to (round, pid) with it.
 
     The one answer to "is tile t alive?" is :meth:`is_alive` (and its sympy form :attr:`alive`
     on coordinates in range); :meth:`evaluate` is compiled once, by the exact integer evaluator,
@@ -100,6 +102,7 @@ class TileOrder(_Frozen):
     tiles_m: int
     tiles_n: int
     description: str = "row-major"
+    ctas: int = 0
 
     @property
     def alive(self) -> sympy.Boolean:
@@ -151,6 +154,14 @@ class WorkSplit(_Frozen):
     DATA_PARALLEL: tiles ``t = pid + r * grid`` for r = 0, 1, ... (persistent when grid < tiles).
     SPLIT_K: unit u in [0, num_tiles * splits): tile u // splits, K part u % splits;
       units ``u = pid + r * grid``.
+    Stream-K family: the first (``sk_first``) or last ``sk_tiles`` tiles of the order are split
+      evenly over ``sk_ctas`` CTAs by k-iterations; the other tiles go data-parallel over all
+      ``grid`` CTAs.
+
+    ``group`` > 1 (CUDA clusters, set by lowering): the split is over groups of ``group``
+    consecutive linear tiles and clusters of ``group`` CTAs, so every CTA of a cluster runs the
+    same K range (multicast shares each stage); then ``sk_tiles`` counts groups and ``sk_ctas``
+    clusters, while ``grid`` still counts CTAs.
     Stream-K family: the first (``sk_first``) or last ``sk_tiles`` tiles of the order (linear
       indices ``[sk_start, sk_end)``) are split evenly over ``sk_ctas`` CTAs by k-iterations
       (``sk_iters`` in all); the other tiles go data-parallel over all ``grid`` CTAs.
@@ -178,6 +189,7 @@ class WorkSplit(_Frozen):
     sk_first: bool = False
     sk_waves: int = 0
     fixup: Fixup = Fixup.ATOMIC
+    group: int = 1
     num_tiles: int = 0
     k_iters: int = 0
 
