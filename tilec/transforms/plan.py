@@ -154,17 +154,14 @@ class WorkSplit(_Frozen):
     DATA_PARALLEL: tiles ``t = pid + r * grid`` for r = 0, 1, ... (persistent when grid < tiles).
     SPLIT_K: unit u in [0, num_tiles * splits): tile u // splits, K part u % splits;
       units ``u = pid + r * grid``.
-    Stream-K family: the first (``sk_first``) or last ``sk_tiles`` tiles of the order are split
-      evenly over ``sk_ctas`` CTAs by k-iterations; the other tiles go data-parallel over all
-      ``grid`` CTAs.
-
-    ``group`` > 1 (CUDA clusters, set by lowering): the split is over groups of ``group``
-    consecutive linear tiles and clusters of ``group`` CTAs, so every CTA of a cluster runs the
-    same K range (multicast shares each stage); then ``sk_tiles`` counts groups and ``sk_ctas``
-    clusters, while ``grid`` still counts CTAs.
     Stream-K family: the first (``sk_first``) or last ``sk_tiles`` tiles of the order (linear
       indices ``[sk_start, sk_end)``) are split evenly over ``sk_ctas`` CTAs by k-iterations
       (``sk_iters`` in all); the other tiles go data-parallel over all ``grid`` CTAs.
+
+    ``group`` > 1 (CUDA clusters, set by lowering): the split is over groups of ``group``
+    consecutive linear tiles and clusters of ``group`` CTAs, so every CTA of a cluster runs the
+    same K range (multicast shares each stage); then ``num_tiles`` and ``sk_tiles`` count groups
+    and ``sk_ctas`` clusters, while ``grid`` still counts CTAs.
 
     ``num_tiles`` counts the linear tile indices of the order walked, ``k_iters`` the
     k-iterations of one tile (0 only in a data-parallel split built by hand, outside lowering).
