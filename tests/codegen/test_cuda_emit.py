@@ -18,8 +18,23 @@ from tests.codegen.cuda_plans import mc_values, seed
 from tilec.codegen.cuda import SCHEDULE_END, CudaPrinter, emit, host_prefix
 from tilec.codegen.cuda_launch import CudaBuildError, compile_cu
 from tilec.errors import UnsupportedError
-from tilec.transforms.decompose import stream_k_contributors, work_units
+from tilec.transforms.decompose import work_units
 from tilec.transforms.plan import Decomposition, DType, Fixup, MulticastMode
+
+
+def _sk_contributors(split, k_iters: int, tile: int) -> list[tuple[int, int, int, int]]:
+    """Brute force: the Stream-K CTAs whose even share of the region's iterations touches region
+    tile ``tile``, in K order, as (cta, slot, k_begin, k_end); a partial goes to slot 2*cta when
+    the tile is the CTA's first, else 2*cta + 1."""
+    total = split.sk_tiles * k_iters
+    out = []
+    for c in range(split.sk_ctas):
+        b, e = c * total // split.sk_ctas, (c + 1) * total // split.sk_ctas
+        kb, ke = max(b - tile * k_iters, 0), min(e - tile * k_iters, k_iters)
+        if kb < ke:
+            out.append((c, 2 * c + (0 if b // k_iters == tile else 1), kb, ke))
+    return out
+
 
 L, S = MulticastMode.LEADER, MulticastMode.SLICED
 
@@ -207,7 +222,8 @@ def test_printed_work_units_equal_the_decomposition(params: dict, mode: Multicas
     got = _run_harness(plan, tmp_path)
     groups = -(-int(plan.order.num_tiles) // c)
     # the oracle walks workers (CTAs, or clusters) over groups of CLUSTER tiles
-    oracle = work_units(dataclasses.replace(w, grid=w.grid // c), tiles=groups, k_iters=plan.k_iters)
+    oracle = work_units(dataclasses.replace(w, grid=w.grid // c, num_tiles=groups,
+                                            k_iters=plan.k_iters))
     want = {(pid, j): u for pid, units in enumerate(oracle) for j, u in enumerate(units)}
     assert got["U"] == want
     # every (tile, k-iteration) is covered exactly once
@@ -222,7 +238,7 @@ def test_printed_work_units_equal_the_decomposition(params: dict, mode: Multicas
         else:
             sk_start = 0 if w.sk_first else groups - w.sk_tiles
             assert f == g - sk_start
-            parts = [(s, b) for _, s, b, _ in stream_k_contributors(w, plan.k_iters, f)]
+            parts = [(s, b) for _, s, b, _ in _sk_contributors(w, plan.k_iters, f)]
         assert count == len(parts) and slots == [s for s, _ in parts]
         assert parts[order] == (slot, kb)  # its own place in K order, its own slot
     # slots are private: no two partials share one

@@ -26,6 +26,7 @@ from sympy.printing.c import C99CodePrinter
 
 from tilec.errors import InternalError
 from tilec.proofs import Context, Reasoner, frac
+from tilec.proofs.build import integral_relation
 
 
 class CudaExprPrinter(C99CodePrinter):
@@ -143,6 +144,7 @@ class CudaExprPrinter(C99CodePrinter):
 
     # relations and logic: always fully parenthesised
     def _print_Relational(self, expr: sympy.core.relational.Relational) -> str:
+        expr = integral_relation(expr)  # x < 125/16 is printed as 16*x - 125 < 0
         return f"({self._print(expr.lhs)} {expr.rel_op} {self._print(expr.rhs)})"
 
     def _print_Not(self, expr: sympy.Not) -> str:

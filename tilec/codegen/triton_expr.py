@@ -31,6 +31,7 @@ from sympy.printing.str import StrPrinter
 
 from tilec.errors import InternalError, UnsupportedError
 from tilec.proofs import Context, Reasoner, frac
+from tilec.proofs.build import integral_relation
 
 __all__ = ["TritonExprPrinter", "print_expr"]
 
@@ -154,6 +155,7 @@ class TritonExprPrinter(StrPrinter):
 
     # comparisons and logic -----------------------------------------------------------------
     def _print_Relational(self, expr: sympy.core.relational.Relational) -> str:
+        expr = integral_relation(expr)  # x < 125/16 is printed as 16*x - 125 < 0
         return f"({self._print(expr.lhs)} {expr.rel_op} {self._print(expr.rhs)})"
 
     def _print_And(self, expr: sympy.And) -> str:

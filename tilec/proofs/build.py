@@ -396,3 +396,27 @@ def subst(e: sympy.Basic, binding: dict) -> sympy.Basic:
     if isinstance(e, sympy.And | sympy.Or):
         return e.func(*args)
     return e.func(*args, evaluate=False)
+
+
+def integral_relation(rel: Relational) -> Relational:
+    """``rel`` with its rational coefficients cleared: ``x < 125/16`` -> ``16*x < 125``.
+
+    Both sides are multiplied by the (positive) least common denominator of the terms of
+    ``lhs - rhs``, so the relation holds exactly when ``rel`` does; terms inside ``floor`` or
+    ``Mod`` are atoms. A printer of integer code prints the result.
+
+    >>> x = sympy.Symbol("x", integer=True)
+    >>> integral_relation(sympy.Lt(x, sympy.Rational(125, 16)))
+    16*x - 125 < 0
+    >>> integral_relation(sympy.Eq(x, 3))
+    Eq(x, 3)
+    """
+    diff = sympy.expand(rel.lhs - rel.rhs)
+    den = 1
+    for term in Add.make_args(diff):
+        c = term.as_coeff_Mul()[0]
+        if c.is_Rational and c.q != 1:
+            den = den * c.q // igcd(den, c.q)
+    if den == 1:
+        return rel
+    return rel.func(sympy.expand(diff * den), 0)
