@@ -333,8 +333,8 @@ def thread_map(plan: Any, warps: Sequence[int] = (0, 1),
     import numpy as np
     import sympy
 
+    from tilec.ir.pyeval import compile_int
     from tilec.transforms.coalescing import analyze
-    from tilec.transforms.simt import _eval_floor
 
     dx, dy, dz = plan.block
     threads = dx * dy * dz
@@ -362,8 +362,12 @@ def thread_map(plan: Any, warps: Sequence[int] = (0, 1),
             if not 0 <= v < int(bounds[s]):
                 raise TilecError(f"viz: {s}={v} is out of its range 0..{int(bounds[s]) - 1}")
         idx = acc.index.xreplace({s: sympy.Integer(v) for s, v in at.items()})
-        vals = np.asarray(_eval_floor(idx, tsyms, coords), dtype=np.int64) \
-            if idx.free_symbols else np.full(len(tids), int(idx))
+        if idx.free_symbols:  # the exact integer evaluator, at each thread drawn
+            f = compile_int([idx], tsyms)
+            vals = np.array([f(*p)[0] for p in zip(*(c.tolist() for c in coords), strict=True)],
+                            dtype=np.int64)
+        else:
+            vals = np.full(len(tids), int(idx))
         rows, cols = shapes[acc.tensor]
         ta = ThreadAccess(acc.tensor, acc.kind, acc.what, rows, cols, acc.width, tuple(warps),
                           {str(s): v for s, v in at.items()}, verdict=rep.verdict)

@@ -44,6 +44,7 @@ from tilec.codegen.triton_expr import TritonExprPrinter
 from tilec.errors import UnsupportedError
 from tilec.proofs import Context
 from tilec.transforms.plan import (
+    CTA,
     IT_BEGIN,
     IT_END,
     PID,
@@ -337,9 +338,12 @@ class TritonPrinter:
         c.indent()(f"return {self.expr(w.contributors(TILE), tile='tile')}").dedent()
         c("", "", "@triton.jit", "def partial_slot(tile, j):")
         c.indent()
-        if self.stream_k:
-            c('"""Slot 2*cta for the CTA\'s first tile, 2*cta + 1 for its last."""')
-        c(f"return {self.expr(w.partial_slot(TILE, J), tile='tile', j='j')}")
+        if self.split_k:
+            c(f"return {self.expr(w.partial_slot(TILE, J), tile='tile', j='j')}")
+            return c.text()
+        c('"""Slot 2*cta for the CTA\'s first tile, 2*cta + 1 for its last."""')
+        c(f"cta = {self.expr(w.first_contributor(TILE) + J, tile='tile', j='j')}")
+        c(f"return {self.expr(w.sk_slot(CTA, TILE), cta='cta', tile='tile')}")
         return c.text()
 
     def fixup_fn(self) -> str:
@@ -457,7 +461,9 @@ class TritonPrinter:
         k_begin, k_end = w.sk_unit_range(TILE, IT_BEGIN, IT_END)
         c(f"k_begin = {self.expr(k_begin, **names)}")
         c(f"k_end = {self.expr(k_end, **names)}")
-        c("slot = 2 * pid + tl.where(tile == first, 0, 1)")
+        # the slot of this CTA's partial, with its first tile already in `first`
+        slot = w.sk_slot(PID, TILE).xreplace({w.sk_first_tile(PID): kernel_symbol("first")})
+        c(f"slot = {self.expr(slot, pid='pid', tile='tile', first='first')}")
         c(f"unit_partial(a, b, c, ws, tickets, {self.expr(TILE + self.sk_start, tile='tile')},"
           " k_begin, k_end, tile, slot)")
         c.dedent().dedent()

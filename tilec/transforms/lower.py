@@ -40,6 +40,7 @@ from tilec.ir import GemmFusion, ParallelType, index_map, index_symbol, infer_la
 from tilec.ir.pyeval import compile_int
 from tilec.ir.types import DType
 from tilec.policy import PolicyEnum
+from tilec.transforms.decompose import choose_decomposition, make_work_split
 from tilec.transforms.plan import (
     Decomposition,
     InputPrecision,
@@ -333,31 +334,32 @@ def decomposition(s: Lowering) -> Lowering:
     >>> print(s.summary().splitlines()[-1])
     work: streamk, grid 4, Stream-K tiles [0, 9) over 4 CTAs, fix-up deterministic
     """
-    from tilec.transforms.decompose import choose_decomposition, make_work_split
-
     assert s.tile is not None and s.order is not None
     M, N, K = s.sizes
     BM, BN, BK = s.tile
     num_tiles, num_ctas = int(s.order.num_tiles), s.num_ctas
     d = s.fusion.decomposition
     sms = d.sms or num_ctas
-    kw = dict(M=M, N=N, K=K, BM=BM, BN=BN, BK=BK, num_tiles=num_tiles, fixup=d.fixup)
+
+    def split(kind: Decomposition, **extra: int) -> WorkSplit:
+        return make_work_split(kind, M=M, N=N, K=K, BM=BM, BN=BN, BK=BK, sms=sms,
+                               num_tiles=num_tiles, fixup=d.fixup, **extra)
+
+    why: list[str] = []
     if d.kind is None:
         chosen, why = choose_decomposition(M, N, K, BM, BN, BK, sms, fixup=d.fixup)
         kind, splits, sk_waves = chosen.kind, chosen.splits, chosen.sk_waves or 1
     else:
         kind, splits, sk_waves = d.kind, d.splits, d.sk_waves
-        why = []
     if kind is Decomposition.DATA_PARALLEL:
-        work = make_work_split(kind, sms=sms, grid=min(num_ctas, num_tiles), **kw)  # type: ignore[arg-type]
+        work = split(kind, grid=min(num_ctas, num_tiles))
         why = why or [f"data-parallel: the schedule's grid of {num_ctas} CTAs walks {num_tiles} "
                       f"linear tiles"]
     elif kind is Decomposition.SPLIT_K:
         units = num_tiles * splits
-        grid = min(num_ctas, units) if s.persistent else units
-        work = make_work_split(kind, sms=sms, splits=splits, grid=grid, **kw)  # type: ignore[arg-type]
+        work = split(kind, splits=splits, grid=min(num_ctas, units) if s.persistent else units)
     else:
-        work = make_work_split(kind, sms=sms, sk_waves=sk_waves, **kw)  # type: ignore[arg-type]
+        work = split(kind, sk_waves=sk_waves)
     if d.kind is not None and kind is not Decomposition.DATA_PARALLEL:
         why = [f"{kind.value} chosen by the schedule (fusion.decompose)"]
     return replace(s, work=work, notes=(*s.notes, *why))
@@ -369,8 +371,6 @@ def _cluster_work_split(fusion: GemmFusion, work: WorkSplit, K: int, BK: int, nu
     tiles and clusters of CTAs, so every CTA of a cluster runs one K range (multicast shares each
     stage between them).  Data-parallel needs no change: a cluster's CTAs walk one group a round.
     """
-    from tilec.transforms.decompose import make_work_split
-
     if work.kind is Decomposition.DATA_PARALLEL or cluster == 1:
         return work, []
     groups, clusters = -(-num_tiles // cluster), num_ctas // cluster
