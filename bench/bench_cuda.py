@@ -110,7 +110,10 @@ PLANS_FILE = CACHE / "plans.pkl"
 
 def _plan_key(key: str):  # type: ignore[no-untyped-def]
     params, mode, *opts = json.loads(key)
-    p = plan_of(params, mode)
+    try:
+        p = plan_of(params, mode)
+    except Exception as e:  # noqa: BLE001 - reported as this variant's result
+        return f"lowering failed: {type(e).__name__}: {e}"[:300]
     if opts and opts[0].get("stages"):  # a plan choice: the pipeline depth
         import dataclasses
 
@@ -409,6 +412,16 @@ def run_perf(out: Path, which: str) -> list[dict]:
             jobs.append(["perf", list(shape), vs, ["leader"] * len(vs), [o for _, o in variants]])
     t0 = time.time()
     make_plans([json.dumps([v, m, o]) for j in jobs for v, m, o in zip(j[2], j[3], j[4], strict=True)])
+    failed = []
+    for j in jobs:  # variants whose lowering failed are reported, not run
+        keep = [i for i, x in enumerate(zip(j[2], j[3], j[4], strict=True))
+                if not isinstance(_PLANS[json.dumps(list(x))], str)]
+        failed += [{"shape": j[1], "params": j[2][i], "mode": j[3][i], "opts": j[4][i],
+                    "error": _PLANS[json.dumps([j[2][i], j[3][i], j[4][i]])]}
+                   for i in range(len(j[2])) if i not in keep]
+        j[2:5] = [[j[2][i] for i in keep], [j[3][i] for i in keep], [j[4][i] for i in keep]]
+    for f in failed:
+        print(f"  not run: {f}", flush=True)
     build_all([get_plan(v, m, o) for j in jobs for v, m, o in zip(j[2], j[3], j[4], strict=True)],
               [o.get("epilogue", "auto") for j in jobs for o in j[4]])
     print(f"built perf kernels in {time.time() - t0:.0f}s", flush=True)
@@ -417,7 +430,7 @@ def run_perf(out: Path, which: str) -> list[dict]:
         {"device": device(), "date": DATE, "script": "bench/bench_cuda.py",
          "method": "alternated, 7 rounds x 10 replays, L2 (512 MiB) zeroed before each replay, "
                    "CUDA events; median of round medians; spread = min/max of round medians",
-         "rows": rows}, indent=1))
+         "rows": rows, "not_run": failed}, indent=1))
     print(f"\n{'shape':>18} {'variant':>60} {'ms':>8} {'TFLOP/s':>8} {'x cuBLAS':>8} {'spread':>15}")
     for r in rows:
         if "variants" not in r:
