@@ -58,31 +58,33 @@ SHAPES = [(1000, 1100, 776, 256, 8), (777, 1000, 40, 128, 8), (1300, 1504, 1000,
 BIG = [(4096, 4096, 4096), (8192, 8192, 8192), (6144, 6144, 2048), (4096, 6144, 4096),
        (4096, 28672, 4096), (4096, 4096, 14336), (6000, 6000, 6000)]
 BIG_VARIANTS = [(dict(CM=2, CN=1, SMS=128), "leader", {}),
-                (dict(CM=2, CN=1, SMS=128, GROUP=8), "leader", {}),
-                (dict(CM=2, CN=1, SMS=128, GROUP=4), "leader", {}),
-                (dict(CM=2, CN=1, SMS=132, GROUP=8, DECOMP="dp_1sk"), "leader", {}),
-                (dict(CM=2, CN=1, SMS=128, GROUP=8), "sliced", {}),
+                (dict(CM=2, CN=1, SMS=128), "leader", {"epilogue": "direct"}),
+                (dict(CM=2, CN=1, SMS=128, ORDER="grouped", GROUP=8), "leader", {}),
+                (dict(CM=2, CN=1, SMS=132, DECOMP="dp_1sk"), "leader", {}),
+                (dict(CM=2, CN=1, SMS=132, ORDER="grouped", GROUP=8, DECOMP="dp_1sk"), "leader", {}),
+                (dict(CM=2, CN=1, SMS=128, B_LAYOUT="kn"), "leader", {}),
                 # measurement: the same kernel without its epilogue (C not written)
-                (dict(CM=2, CN=1, SMS=128, GROUP=8), "leader", {"epilogue": "none"})]
+                (dict(CM=2, CN=1, SMS=128), "leader", {"epilogue": "none"})]
 _S8 = dict(DECOMP="splitk", SPLITS=8)
+_S4 = dict(DECOMP="splitk", SPLITS=4)
 SMALL = {(512, 512, 65536): [(dict(BN=128, CM=1, CN=1, FIXUP="atomic", **_S8), {}),
-                             (dict(BN=128, CM=2, CN=2, **_S8), {}),
                              (dict(BN=128, CM=2, CN=2, FIXUP="atomic", **_S8), {}),
-                             (dict(BN=128, CM=1, CN=1, FIXUP="atomic", **_S8), {"stages": 6}),
+                             (dict(BN=128, CM=2, CN=2, **_S8), {}),
                              (dict(CM=2, CN=1, DECOMP="splitk", SPLITS=16, FIXUP="atomic"), {}),
-                             (dict(BN=128, CM=2, CN=2, DECOMP="streamk"), {})],
-         (1024, 1024, 32768): [(dict(CM=1, CN=1, DECOMP="splitk", SPLITS=4), {}),
-                               (dict(CM=1, CN=1, DECOMP="splitk", SPLITS=4, FIXUP="atomic"), {}),
-                               (dict(CM=2, CN=1, DECOMP="splitk", SPLITS=4), {}),
-                               (dict(CM=2, CN=2, DECOMP="splitk", SPLITS=4), {}),
-                               (dict(BN=128, CM=2, CN=2, DECOMP="splitk", SPLITS=4), {"stages": 6}),
+                             (dict(BN=128, CM=2, CN=2, DECOMP="streamk"), {}),
+                             (dict(BN=128, CM=2, CN=2, FIXUP="atomic", **_S8), {"stages": 6})],
+         (1024, 1024, 32768): [(dict(CM=1, CN=1, **_S4), {}),
+                               (dict(CM=1, CN=1, FIXUP="atomic", **_S4), {}),
+                               (dict(CM=2, CN=1, **_S4), {}),
+                               (dict(CM=2, CN=2, **_S4), {}),
+                               (dict(CM=2, CN=2, FIXUP="atomic", **_S4), {}),
                                (dict(CM=2, CN=2, DECOMP="streamk"), {})],
-         (128, 4096, 7168): [(dict(BN=128, CM=1, CN=1, DECOMP="splitk", SPLITS=4), {}),
-                             (dict(BN=128, CM=1, CN=1, DECOMP="splitk", SPLITS=4, FIXUP="atomic"), {}),
-                             (dict(BN=128, CM=1, CN=2, DECOMP="splitk", SPLITS=4), {}),
-                             (dict(BN=128, CM=1, CN=4, DECOMP="splitk", SPLITS=4), {}),
-                             (dict(CM=1, CN=2, DECOMP="splitk", SPLITS=8), {}),
-                             (dict(BN=128, CM=1, CN=1, DECOMP="splitk", SPLITS=4), {"stages": 6})]}
+         (128, 4096, 7168): [(dict(BN=128, CM=1, CN=1, **_S4), {}),
+                             (dict(BN=128, CM=1, CN=2, **_S4), {}),
+                             (dict(BN=128, CM=1, CN=4, **_S4), {}),
+                             (dict(BN=128, CM=1, CN=2, FIXUP="atomic", **_S4), {}),
+                             (dict(CM=1, CN=2, **_S8), {}),
+                             (dict(BN=128, CM=1, CN=2, **_S4), {"stages": 6})]}
 
 
 def plan_of(params: dict, mode: str = "leader"):  # type: ignore[no-untyped-def]
@@ -100,7 +102,9 @@ def correctness_cases() -> list[tuple[dict, str]]:
                 i = (i + 1) % len(SHAPES)
             M, N, K, BN, sms = SHAPES[i]
             sms = sms if sms % (cm * cn) == 0 else sms - sms % (cm * cn)
-            out.append((dict(M=M, N=N, K=K, BN=BN, CM=cm, CN=cn, SMS=sms, **d), mode))
+            kn = (ci + di) % 2 == 1 and N % 8 == 0  # B given K x N in every other case
+            out.append((dict(M=M, N=N, K=K, BN=BN, CM=cm, CN=cn, SMS=sms, **d,
+                             **({"B_LAYOUT": "kn"} if kn else {})), mode))
     return out
 
 
@@ -159,12 +163,18 @@ def job_plan(job: list):  # type: ignore[no-untyped-def]
 
 
 def _inputs(p, seed: int):  # type: ignore[no-untyped-def]
+    """A (M x K) and B as the plan takes it: N x K, or K x N (row-major B)."""
     import torch
 
     g = torch.Generator(device="cuda").manual_seed(seed)
     A = torch.randn(p.M, p.K, device="cuda", generator=g).to(torch.bfloat16)
     B = torch.randn(p.N, p.K, device="cuda", generator=g).to(torch.bfloat16)
-    return A, B
+    return A, (B if p.b_transposed else B.T.contiguous())
+
+
+def _bt(p, B):  # type: ignore[no-untyped-def]
+    """B as N x K whatever the plan's layout (for the reference)."""
+    return B if p.b_transposed else B.T
 
 
 def _check(k, seed: int) -> tuple[float, int, object]:  # type: ignore[no-untyped-def]
@@ -175,7 +185,7 @@ def _check(k, seed: int) -> tuple[float, int, object]:  # type: ignore[no-untype
     C = torch.full((p.M, p.N), float("nan"), device="cuda", dtype=torch.bfloat16)
     k(A, B, C)
     torch.cuda.synchronize()
-    ref = A.float() @ B.float().T
+    ref = A.float() @ _bt(p, B).float().T
     nan = int(torch.isnan(C).sum())
     rel = float(torch.linalg.norm(C.float() - ref) / torch.linalg.norm(ref)) if nan == 0 else float("nan")
     return rel, nan, C
@@ -190,7 +200,8 @@ def _bad_launches(k) -> dict:  # type: ignore[no-untyped-def]
     bad = {
         "A shape": lambda: k(A[:-1], B),
         "A dtype": lambda: k(A.half(), B),
-        "B stride": lambda: k(A, torch.empty(p.K, p.N, device="cuda", dtype=torch.bfloat16).T),
+        "B stride": lambda: k(A, torch.empty(*(B.shape[::-1]), device="cuda", dtype=torch.bfloat16).T),
+        "B shape": lambda: k(A, B.T.contiguous() if B.shape[0] != B.shape[1] else B[:-1]),
         "A device": lambda: k(A.cpu(), B),
         "C dtype": lambda: k(A, B, torch.empty(p.M, p.N, device="cuda")),
         "A type": lambda: k(A.tolist()[:1], B),
@@ -273,17 +284,19 @@ def run_job(job: list, kernels: dict) -> dict:
     g = torch.Generator(device="cuda").manual_seed(M + N + K)
     A = torch.randn(M, K, device="cuda", generator=g).to(torch.bfloat16)
     B = torch.randn(N, K, device="cuda", generator=g).to(torch.bfloat16)
+    Bkn = B.T.contiguous()  # row-major B, for plans that take B as K x N
     C = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
     cache = torch.empty(512 * 2**20, dtype=torch.uint8, device="cuda")
     ref = A.float() @ B.float().T
     errs = []
     for k in ks:
         C.fill_(float("nan"))
-        k(A, B, C)
+        k(A, B if k.plan.b_transposed else Bkn, C)
         torch.cuda.synchronize()
         errs.append(float(torch.linalg.norm(C.float() - ref) / torch.linalg.norm(ref)))
     del ref
-    fns = [lambda k=k: k(A, B, C) for k in ks] + [lambda: torch.matmul(A, B.T)]
+    fns = [lambda k=k, b=(B if k.plan.b_transposed else Bkn): k(A, b, C) for k in ks]
+    fns.append(lambda: torch.matmul(A, B.T))
     for fn in fns:  # warm up
         for _ in range(5):
             fn()
@@ -462,7 +475,13 @@ int main() {
   void *dA, *dB, *dC;
   cudaMalloc(&dA, a.size() * 2); cudaMalloc(&dB, b.size() * 2); cudaMalloc(&dC, (size_t)M * N * 2);
   cudaMemcpy(dA, a.data(), a.size() * 2, cudaMemcpyHostToDevice);
-  cudaMemcpy(dB, b.data(), b.size() * 2, cudaMemcpyHostToDevice);
+  if (B_KN) {  // the kernel takes B as K x N
+    std::vector<__nv_bfloat16> bt(b.size());
+    for (int j = 0; j < N; ++j) for (int k = 0; k < K; ++k) bt[(size_t)k * N + j] = b[(size_t)j * K + k];
+    cudaMemcpy(dB, bt.data(), bt.size() * 2, cudaMemcpyHostToDevice);
+  } else {
+    cudaMemcpy(dB, b.data(), b.size() * 2, cudaMemcpyHostToDevice);
+  }
   cudaMemset(dC, 0xFF, (size_t)M * N * 2);
   void *dW = nullptr, *dT = nullptr;
   if (WS_FLOATS) { cudaMalloc(&dW, (size_t)WS_FLOATS * 4); cudaMemset(dW, 0, (size_t)WS_FLOATS * 4); }
@@ -496,7 +515,9 @@ def run_sanitizer(out: Path) -> str:
     cases = [(dict(M=512, N=1024, K=192, BN=256, CM=2, CN=2, SMS=8), "sliced"),
              (dict(M=320, N=448, K=640, BN=128, CM=2, CN=1, SMS=4, DECOMP="streamk"), "leader"),
              (dict(M=200, N=256, K=600, BN=128, CM=1, CN=1, SMS=8, DECOMP="splitk", SPLITS=3,
-                   FIXUP="atomic"), "leader")]
+                   FIXUP="atomic"), "leader"),
+             (dict(M=256, N=320, K=384, BN=128, CM=1, CN=2, SMS=4, B_LAYOUT="kn",
+                   DECOMP="streamk"), "sliced")]
     log = [f"device: {device()}  date: {DATE}"]
     for i, (params, mode) in enumerate(cases):
         plan = get_plan(params, mode)
@@ -504,7 +525,8 @@ def run_sanitizer(out: Path) -> str:
         name = pr.cname
         wsf, tk = pr.workspace()
         src = emit(plan) + SANITIZER_MAIN.replace("NS", name).replace("LAUNCH", f"{name}_launch") \
-            .replace("WS_FLOATS", str(wsf)).replace("TICKETS", str(tk))
+            .replace("WS_FLOATS", str(wsf)).replace("TICKETS", str(tk)) \
+            .replace("B_KN", str(int(not plan.b_transposed)))
         exe = CACHE / f"sanitize_main{i}"
         cu = exe.with_suffix(".cu")
         cu.parent.mkdir(parents=True, exist_ok=True)
