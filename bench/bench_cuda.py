@@ -57,12 +57,13 @@ SHAPES = [(1000, 1100, 776, 256, 8), (777, 1000, 40, 128, 8), (1300, 1504, 1000,
 # perf: (M, N, K) -> variants (params of the seed schedule, multicast mode)
 BIG = [(4096, 4096, 4096), (8192, 8192, 8192), (6144, 6144, 2048), (4096, 6144, 4096),
        (4096, 28672, 4096), (4096, 4096, 14336), (6000, 6000, 6000)]
+_TILE3 = {"epilogue": "tma_tile", "stages": 3}
 BIG_VARIANTS = [(dict(CM=2, CN=1, SMS=128), "leader", {}),
-                (dict(CM=2, CN=1, SMS=128), "leader", {"epilogue": "direct"}),
-                (dict(CM=2, CN=1, SMS=128, ORDER="grouped", GROUP=8), "leader", {}),
+                (dict(CM=2, CN=1, SMS=128), "leader", _TILE3),
+                (dict(CM=2, CN=1, SMS=128), "leader", {"stages": 3}),
                 (dict(CM=2, CN=1, SMS=132, DECOMP="dp_1sk"), "leader", {}),
-                (dict(CM=2, CN=1, SMS=132, ORDER="grouped", GROUP=8, DECOMP="dp_1sk"), "leader", {}),
-                (dict(CM=2, CN=1, SMS=128, B_LAYOUT="kn"), "leader", {}),
+                (dict(CM=2, CN=1, SMS=132, DECOMP="dp_1sk"), "leader", _TILE3),
+                (dict(CM=2, CN=1, SMS=128, B_LAYOUT="kn"), "leader", _TILE3),
                 # measurement: the same kernel without its epilogue (C not written)
                 (dict(CM=2, CN=1, SMS=128), "leader", {"epilogue": "none"})]
 _S8 = dict(DECOMP="splitk", SPLITS=8)
@@ -93,7 +94,7 @@ def plan_of(params: dict, mode: str = "leader"):  # type: ignore[no-untyped-def]
     return kernel_plan(load_schedule(SEED, p), target="cuda", mode=mode)
 
 
-def correctness_cases() -> list[tuple[dict, str]]:
+def correctness_cases() -> list[tuple[dict, str, dict]]:
     out = []
     for ci, (cm, cn, mode) in enumerate(CLUSTERS):
         for di, d in enumerate(DECOMPS):
@@ -104,7 +105,12 @@ def correctness_cases() -> list[tuple[dict, str]]:
             sms = sms if sms % (cm * cn) == 0 else sms - sms % (cm * cn)
             kn = (ci + di) % 2 == 1 and N % 8 == 0  # B given K x N in every other case
             out.append((dict(M=M, N=N, K=K, BN=BN, CM=cm, CN=cn, SMS=sms, **d,
-                             **({"B_LAYOUT": "kn"} if kn else {})), mode))
+                             **({"B_LAYOUT": "kn"} if kn else {})), mode, {}))
+    # the whole-tile TMA-store epilogue (3 stages), over the cluster shapes and some decompositions
+    tile = {"epilogue": "tma_tile", "stages": 3}
+    for ci, (cm, cn, mode) in enumerate(CLUSTERS[::2]):
+        d = DECOMPS[(3 * ci) % len(DECOMPS)]
+        out.append((dict(M=1300, N=1504, K=1000, BN=256, CM=cm, CN=cn, SMS=16, **d), mode, tile))
     return out
 
 
@@ -254,16 +260,16 @@ def run_job(job: list, kernels: dict) -> dict:
     import torch
 
     if job[0] == "check":
-        k = kernels[json.dumps(job[1:3])]
+        k = kernels[json.dumps(job[1:4])]
         p = k.plan
         det = p.work.fixup.value == "deterministic" or p.work.kind.value == "dp" or not CudaPrinter(p).partials
-        seed = abs(hash(json.dumps(job[1:3]))) % 10**6
+        seed = abs(hash(json.dumps(job[1:4]))) % 10**6
         rel1, nan1, C1 = _check(k, seed)
         rel1b, nan1b, C1b = _check(k, seed)  # same inputs again: bitwise equal where deterministic
         rel2, nan2, _ = _check(k, seed + 1)  # fresh inputs
         same = bool(torch.equal(C1, C1b))
         mcs = [op.multicast for op in (p.a, p.b)]
-        r = {"name": p.name, "params": job[1], "mode": job[2], "M": p.M, "N": p.N, "K": p.K,
+        r = {"name": p.name, "params": job[1], "mode": job[2], "opts": job[3], "M": p.M, "N": p.N, "K": p.K,
              "tile": [p.BM, p.BN, p.BK], "cluster": p.cluster[0], "grid": p.work.grid,
              "decomposition": p.work.kind.value, "fixup": p.work.fixup.value,
              "sk_tiles": p.work.sk_tiles, "group": p.work.group,
@@ -274,7 +280,7 @@ def run_job(job: list, kernels: dict) -> dict:
              "deterministic": det, "bitwise_repeat": same,
              "ok": all(n == 0 and e < 1e-2 for e, n in ((rel1, nan1), (rel1b, nan1b), (rel2, nan2)))
              and (same or not det)}
-        if job[3]:
+        if job[4]:
             r["bad_launches"] = _bad_launches(k)
             r["ok"] = r["ok"] and all(v.startswith("LaunchError") for v in r["bad_launches"].values())
         return r
@@ -328,7 +334,7 @@ def worker(jobs: list) -> None:
     keys = set()
     for j in jobs:
         if j[0] == "check":
-            keys.add(json.dumps(j[1:3]))
+            keys.add(json.dumps(j[1:4]))
         else:
             keys |= {json.dumps([v, m, o]) for v, m, o in zip(j[2], j[3], j[4], strict=True)}
     keys_l = sorted(keys)
@@ -394,8 +400,8 @@ def run_jobs(jobs: list, per_job_s: float, log) -> list[dict]:
 def run_correctness(out: Path) -> list[dict]:
     cases = correctness_cases()
     t0 = time.time()
-    make_plans([json.dumps([p, m]) for p, m in cases])
-    build_all([get_plan(p, m) for p, m in cases])
+    make_plans([json.dumps([p, m, o]) for p, m, o in cases])
+    build_all([get_plan(p, m, o) for p, m, o in cases], [o.get("epilogue", "auto") for _, _, o in cases])
     print(f"built {len(cases)} correctness kernels in {time.time() - t0:.0f}s", flush=True)
 
     def log(r: dict) -> None:
@@ -404,7 +410,7 @@ def run_correctness(out: Path) -> list[dict]:
               f"{r['job'][2]} {r.get('M')}x{r.get('N')}x{r.get('K')} err={r.get('rel_err', r.get('error'))} "
               f"bitwise={r.get('bitwise_repeat')}", flush=True)
 
-    jobs = [["check", p, m, i == 0] for i, (p, m) in enumerate(cases)]
+    jobs = [["check", p, m, o, i == 0] for i, (p, m, o) in enumerate(cases)]
     results = run_jobs(jobs, 30.0, log)
     (out / f"cuda_correctness_{DATE}.json").write_text(json.dumps(
         {"device": device(), "date": DATE, "script": "bench/bench_cuda.py", "cases": results}, indent=1))

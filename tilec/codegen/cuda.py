@@ -63,7 +63,7 @@ _LOOP_VARS = ("rank", "i_rt", "cidx")  # the kernel values multicast expressions
 _PAIR_VARS = ("r1", "r2", "i_rt", "cidx")  # the variables of `same`
 _CTYPE = {DType.BF16: "__nv_bfloat16", DType.FP16: "__half", DType.FP32: "float"}
 _SMEM_LIMIT = 227 * 1024
-_EPI_BYTES = 2 * 64 * 64 * 2  # per consumer warpgroup: two 64x64 16-bit staging boxes
+_BOX_BYTES = 64 * 64 * 2  # one 64x64 16-bit staging box of the TMA-store epilogue
 _PRODUCER_REGS, _CONSUMER_REGS = 40, 232
 
 
@@ -85,6 +85,7 @@ class _Shape:
     # None: the masks vary per round; the conservative all-cluster protocol is printed.
     receivers: tuple[int, ...] | None
     senders: tuple[int, ...] | None
+    epi_boxes: int = 2  # TMA-store staging boxes per consumer warpgroup
 
     @property
     def threads(self) -> int:
@@ -170,9 +171,10 @@ class CudaPrinter:
     def __init__(self, plan: KernelPlan, mma_in_flight: int = 1, epilogue: str = "auto") -> None:
         if mma_in_flight not in (0, 1):
             raise UnsupportedError(f"mma_in_flight must be 0 or 1 but got {mma_in_flight}")
-        if epilogue not in ("auto", "tma", "direct", "none"):
+        if epilogue not in ("auto", "tma", "tma_tile", "direct", "none"):
             raise UnsupportedError(
-                f"epilogue must be 'auto', 'tma', 'direct' or 'none' but got {epilogue!r}")
+                f"epilogue must be 'auto', 'tma', 'tma_tile', 'direct' or 'none' but got "
+                f"{epilogue!r}")
         self.mma_in_flight = mma_in_flight
         self.epilogue = epilogue
         self.plan = plan
@@ -269,11 +271,13 @@ class CudaPrinter:
                 f"CUDA backend: {p.num_stages} stages of {stage_bytes} bytes need {smem} bytes of "
                 f"shared memory (2 stages at least, {_SMEM_LIMIT} at most)"
             )
-        # TMA-store epilogue: two 64x64 swizzled staging boxes per consumer warpgroup.
-        epi = consumers * _EPI_BYTES
+        # TMA-store epilogue: 64x64 swizzled staging boxes per consumer warpgroup, two in a ring
+        # ("tma"), or the warpgroup's whole tile ("tma_tile": its stores overlap the next tile)
+        boxes = m_sub * p.BN // 64 if self.epilogue == "tma_tile" else 2
+        epi = consumers * boxes * _BOX_BYTES
         can_tma = (p.c_dtype.nbytes == 2 and p.BN % 64 == 0 and (p.N * p.c_dtype.nbytes) % 16 == 0
                    and smem + epi <= _SMEM_LIMIT)
-        if self.epilogue == "tma" and not can_tma:
+        if self.epilogue in ("tma", "tma_tile") and not can_tma:
             raise UnsupportedError(
                 f"CUDA backend: the TMA-store epilogue needs a 16-bit C with 16-byte rows (N * 2 "
                 f"a multiple of 16), BN a multiple of 64 and {epi} more bytes of shared memory "
@@ -283,7 +287,7 @@ class CudaPrinter:
         rs = _static_receivers(p, cx)
         recv, send = (None, None) if rs is None else rs
         return _Shape(consumers, wg_m, m_sub, cx, p.num_stages, chunks[0], chunks[1],
-                      smem + (epi if tma_store else 0), tma_store, recv, send)
+                      smem + (epi if tma_store else 0), tma_store, recv, send, boxes)
 
     def _check_multicast(self, op: OperandLoad, cluster: int, rows: int) -> int:
         mc = op.multicast
@@ -367,7 +371,8 @@ class CudaPrinter:
             "THREADS": s.threads, "TILES_M": p.order.tiles_m, "TILES_N": p.order.tiles_n,
             "NUM_TILES": int(p.order.num_tiles), "CHUNKS_A": s.chunks_a, "CHUNKS_B": s.chunks_b,
             "SMEM_BYTES": s.smem_bytes,
-            "TMA_STORE": int(s.tma_store), "EPI_BYTES": s.consumers * _EPI_BYTES if s.tma_store else 0,
+            "TMA_STORE": int(s.tma_store),
+            "EPI_BYTES": s.consumers * s.epi_boxes * _BOX_BYTES if s.tma_store else 0,
         }
         consts |= self._work_constants()
         body = [f"constexpr int {k} = {v};" for k, v in consts.items()]
@@ -767,7 +772,7 @@ class CudaPrinter:
             f"{ind}float acc[M_SUB][BN / 2];",
             f"{ind}int stage = 0, prev = 0; uint32_t phase = 0;",
             *([f"{ind}uint32_t epi_count = 0;  // TMA-store staging boxes used so far (parity picks one)"]
-              if s.tma_store else []),
+              if s.tma_store and self.epilogue != "tma_tile" else []),
             f"{ind}(void)prev;",
             f"{ind}int g, kb0, kb1;",
             f"{ind}for (int j = 0; work_unit(worker, j, g, kb0, kb1); ++j) {{",
@@ -915,26 +920,19 @@ class CudaPrinter:
         return "\n".join(lines)
 
     def _epilogue_tma(self, ind: str) -> list[str]:
-        """Registers -> a 64x64 staging box in shared memory (128-byte swizzle: 16-byte chunk
+        """Registers -> 64x64 staging boxes in shared memory (128-byte swizzle: 16-byte chunk
         ``c/8 ^ row%8`` of each 128-byte row, so a warp's 8 rows x 4 threads hit 32 distinct
-        banks) -> ``cp.async.bulk.tensor`` store; two boxes per warpgroup alternate, so writing
-        one overlaps the store of the other.  The store clips ragged M/N edges."""
-        p = self.plan
+        banks) -> ``cp.async.bulk.tensor`` stores, which clip ragged M/N edges.
+
+        Ring of two boxes per warpgroup: writing one overlaps the store of the other, but the
+        third box waits for the first store to have read its box.  Whole tile ("tma_tile"):
+        every box has its own staging, the stores run on while the next tile's MMAs do, and
+        only the next epilogue waits (for stores long finished)."""
+        p, s = self.plan, self.shape
         pair = {DType.BF16: "__nv_bfloat162", DType.FP16: "__half2"}[p.c_dtype]
         conv = {DType.BF16: "__floats2bfloat162_rn", DType.FP16: "__floats2half2_rn"}[p.c_dtype]
-        return [
-            f"{ind}const int warp = ctid / 32, lane = ctid % 32;",
-            f"{ind}uint8_t* ebuf = epi + cw * {_EPI_BYTES};",
-            f"{ind}auto pack = [](float x, float y) {{ {pair} v = {conv}(x, y); uint32_t u; "
-            "memcpy(&u, &v, 4); return u; };",
-            f"{ind}#pragma unroll",
-            f"{ind}for (int ms = 0; ms < M_SUB; ++ms) {{",
-            f"{ind}  #pragma unroll",
-            f"{ind}  for (int q = 0; q < BN / 64; ++q) {{",
-            f"{ind}    uint8_t* box = ebuf + (epi_count & 1) * {_EPI_BYTES // 2};",
-            f"{ind}    // the store that last read this box (two boxes ago) has finished reading it",
-            f"{ind}    if (ctid == 0) tilec::tma_store_wait_read<1>();",
-            f"{ind}    tilec::named_bar_sync(1 + cw, 128);",
+        tile = s.epi_boxes == s.m_sub * p.BN // 64 and self.epilogue == "tma_tile"
+        write = [
             f"{ind}    const uint32_t base = tilec::smem_u32(box);",
             f"{ind}    #pragma unroll",
             f"{ind}    for (int jj = 0; jj < 8; ++jj) {{",
@@ -946,10 +944,42 @@ class CudaPrinter:
             f"{ind}                             pack(acc[ms][4 * j + 2 * h], acc[ms][4 * j + 2 * h + 1]));",
             f"{ind}      }}",
             f"{ind}    }}",
+        ]
+        head = [
+            f"{ind}const int warp = ctid / 32, lane = ctid % 32;",
+            f"{ind}uint8_t* ebuf = epi + cw * {s.epi_boxes * _BOX_BYTES};",
+            f"{ind}auto pack = [](float x, float y) {{ {pair} v = {conv}(x, y); uint32_t u; "
+            "memcpy(&u, &v, 4); return u; };",
+        ]
+        loop = [f"{ind}#pragma unroll", f"{ind}for (int ms = 0; ms < M_SUB; ++ms) {{",
+                f"{ind}  #pragma unroll", f"{ind}  for (int q = 0; q < BN / 64; ++q) {{"]
+        store = f"tilec::tma_store(&tmC, box, n0 + q * 64, m0 + cw * WG_M + ms * 64);"
+        if tile:
+            box = f"{ind}    uint8_t* box = ebuf + (ms * (BN / 64) + q) * {_BOX_BYTES};"
+            return head + [
+                f"{ind}// the previous tile's stores have read the staging (they ran during this tile's MMAs)",
+                f"{ind}if (ctid == 0) tilec::tma_store_wait_read<0>();",
+                f"{ind}tilec::named_bar_sync(1 + cw, 128);",
+                *loop, box, *write, f"{ind}  }}", f"{ind}}}",
+                f"{ind}tilec::fence_proxy_async_smem();  // st.shared -> the copy engine's reads",
+                f"{ind}tilec::named_bar_sync(1 + cw, 128);",
+                f"{ind}if (ctid == 0) {{",
+                *(ind + "  " + ln[len(ind):] for ln in [*loop, box, f"{ind}    {store}",
+                                                        f"{ind}  }}", f"{ind}}}"]),
+                f"{ind}  tilec::tma_store_commit();",
+                f"{ind}}}",
+            ]
+        return head + [
+            *loop,
+            f"{ind}    uint8_t* box = ebuf + (epi_count & 1) * {_BOX_BYTES};",
+            f"{ind}    // the store that last read this box (two boxes ago) has finished reading it",
+            f"{ind}    if (ctid == 0) tilec::tma_store_wait_read<1>();",
+            f"{ind}    tilec::named_bar_sync(1 + cw, 128);",
+            *write,
             f"{ind}    tilec::fence_proxy_async_smem();  // st.shared -> the copy engine's reads",
             f"{ind}    tilec::named_bar_sync(1 + cw, 128);",
             f"{ind}    if (ctid == 0) {{",
-            f"{ind}      tilec::tma_store(&tmC, box, n0 + q * 64, m0 + cw * WG_M + ms * 64);",
+            f"{ind}      {store}",
             f"{ind}      tilec::tma_store_commit();",
             f"{ind}    }}",
             f"{ind}    ++epi_count;",
@@ -1082,6 +1112,8 @@ def emit(plan: KernelPlan, mma_in_flight: int = 1, epilogue: str = "auto") -> st
     ``mma_in_flight``: wgmma groups a consumer leaves running while it waits for the next stage
     (1: overlap the tensor cores with the next stage's wait; 0: wait for each stage's MMAs).
     ``epilogue``: "tma" (registers -> shared memory -> TMA store; needs a 16-bit C and the room),
+    "tma_tile" (the same with the warpgroup's whole tile staged, so its stores overlap the next
+    tile's MMAs; needs M_SUB * BN / 64 boxes of 8 KiB per consumer: fewer stages),
     "none" (a measurement only: C is not written, to time the kernel without its epilogue),
     "direct" (registers -> global), "auto" (tma where it fits).
     Raises :class:`~tilec.errors.UnsupportedError` for plan features this backend does not print.
