@@ -26,7 +26,8 @@ from tilec.ir import ParallelType as P
 
 # B_LAYOUT "nk": B given as N x K (K-major), what the Hopper WGMMA path reads; "kn" for K x N.
 PARAMS = dict(M=8192, N=8192, K=8192, BM=128, BN=256, BK=64, CM=2, CN=1, SMS=132, CLUSTER=2,
-              DTYPE="bf16", B_LAYOUT="nk", DECOMP="dp", SPLITS=1, SK_WAVES=1, FIXUP="deterministic", ORDER="rows", GROUP=8)
+              DTYPE="bf16", B_LAYOUT="nk", DECOMP="dp", SPLITS=1, SK_WAVES=1,
+              FIXUP="deterministic", ORDER="rows", GROUP=8)
 
 
 def schedule(M: int, N: int, K: int, BM: int, BN: int, BK: int, CM: int, CN: int, SMS: int,
