@@ -68,7 +68,7 @@ def params_file(path: str) -> dict[str, Any]:
     return data
 
 
-def _load(args: argparse.Namespace) -> LoadedSchedule:
+def load_args(args: argparse.Namespace) -> LoadedSchedule:
     """Load the schedule file (every mistake in it is a TilecError: see tilec.loader); knobs
     left "auto" are resolved for the command's target (a tuned record unless --no-tuned)."""
     from tilec.loader import load_schedule
@@ -82,7 +82,7 @@ def _load(args: argparse.Namespace) -> LoadedSchedule:
                          tuned=not getattr(args, "no_tuned", False), rules=rules)
 
 
-def _write(args: argparse.Namespace, text: str) -> None:
+def write_output(args: argparse.Namespace, text: str) -> None:
     if getattr(args, "output", None):
         with atomic_path(Path(args.output)) as tmp:
             tmp.write_text(text if text.endswith("\n") else text + "\n")
@@ -182,9 +182,9 @@ def show_data(loaded: LoadedSchedule) -> dict[str, Any]:
 def cmd_show(args: argparse.Namespace) -> int:
     from tilec.ir import index_map, infer_launch
 
-    loaded = _load(args)
+    loaded = load_args(args)
     if args.json:
-        _write(args, json.dumps(show_data(loaded), indent=1))
+        write_output(args, json.dumps(show_data(loaded), indent=1))
         return 0
     fusion = loaded.fusion
     out = [f"# {loaded.path.name}  " + " ".join(f"{k}={v}" for k, v in loaded.params.items()), ""]
@@ -193,7 +193,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     out += ["", f"launch: {infer_launch(fusion)}", "", "index maps:"]
     for v in fusion.views():
         out += ["  " + line for line in str(index_map(v)).splitlines()]
-    _write(args, "\n".join(out))
+    write_output(args, "\n".join(out))
     return 0
 
 

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tilec.cli import _load, _write, atomic_path, command, nonnegative_int, positive_int
+from tilec.cli import atomic_path, command, load_args, nonnegative_int, positive_int, write_output
 from tilec.errors import TilecError
 from tilec.runtime.build import is_thread_level
 
@@ -50,15 +50,15 @@ def kernel_plan(args: argparse.Namespace, loaded: Any) -> Any:
 def cmd_gen(args: argparse.Namespace) -> int:
     from tilec.runtime.build import kernel_source
 
-    loaded = _load(args)
+    loaded = load_args(args)
     plan = kernel_plan(args, loaded)
     source = kernel_source(plan, args.target)
     notes = [*loaded.notes, *getattr(plan, "notes", ())]
     if args.json:
-        _write(args, json.dumps({"target": args.target, "params": loaded.params,
+        write_output(args, json.dumps({"target": args.target, "params": loaded.params,
                                  "notes": notes, "source": source}, indent=1, default=str))
         return 0
-    _write(args, source)
+    write_output(args, source)
     for note in notes:  # after the write: a failed write is one line
         print(f"tilec: note: {note}", file=sys.stderr)
     return 0
@@ -78,7 +78,7 @@ def cmd_masks(args: argparse.Namespace) -> int:
             from tilec.transforms.multicast import masks_json
 
             text = masks_json(args.schedule, overrides, mode=args.mode)
-        _write(args, text)
+        write_output(args, text)
         return 0
     d = _derive(args)
     cs = d.cluster_size
@@ -109,7 +109,7 @@ def cmd_masks(args: argparse.Namespace) -> int:
             if d.mode.value == "sliced" and row.alive:
                 line += f"  {row.slice_index}/{row.slice_count}"
             out.append(line)
-    _write(args, "\n".join(out))
+    write_output(args, "\n".join(out))
     return 0
 
 
@@ -119,15 +119,15 @@ def cmd_masks(args: argparse.Namespace) -> int:
 @command("explain", "the derivation as a person reads it: index maps, tile order, decomposition, "
          "multicast theorems, coalescing", _mode_option)
 def cmd_explain(args: argparse.Namespace) -> int:
-    loaded = _load(args)
+    loaded = load_args(args)
     sections = explain_sections(args, loaded)
     if args.json:
-        _write(args, json.dumps(sections, indent=1))
+        write_output(args, json.dumps(sections, indent=1))
         return 0
     out = [f"# {loaded.path.name}: " + " ".join(f"{k}={v}" for k, v in loaded.params.items()), ""]
     for title, sec in sections["sections"].items():
         out += [f"== {title} ==", sec["text"], ""]
-    _write(args, "\n".join(out).rstrip())
+    write_output(args, "\n".join(out).rstrip())
     return 0
 
 
@@ -219,7 +219,7 @@ def _explain_decomposition(args: argparse.Namespace, loaded: Any) -> dict[str, A
 
     plan = _lowered(loaded)
     w = plan.work
-    kind = str(loaded.fusion.decomposition["kind"])
+    kind = loaded.fusion.decomposition.describe()
     reasons = list(plan.notes)
     cost = estimate_cost(w, plan.tiles, plan.k_iters, w.grid, plan.BM, plan.BN, plan.BK)
     text = [f"{w.kind.value} (schedule asked for {kind!r}), fix-up {w.fixup.value}; grid {w.grid} "
@@ -348,7 +348,7 @@ def cmd_viz(args: argparse.Namespace) -> int:
     from tilec.ir import infer_launch
 
     size = _size(args.size)
-    loaded = _load(args)
+    loaded = load_args(args)
     if is_thread_level(loaded.fusion):
         if args.kind != "threads":
             raise TilecError(f"{loaded.path.name}: viz --kind {args.kind} draws tile-level "
@@ -461,7 +461,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from tilec.progress import Progress
 
     points = _sweep_points(args)
-    loaded = _load(args)  # the file and the fixed --param values are checked before the GPU
+    loaded = load_args(args)  # the file and the fixed --param values are checked before the GPU
     torch = require_gpu("bench")
     if is_thread_level(loaded.fusion):
         raise TilecError(f"{loaded.path.name}: bench times tile-level schedules; the SIMT "
@@ -472,7 +472,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     for point in bar:
         bar.set_postfix(" ".join(f"{k}={v}" for k, v in point.items()))
         args.param = base + [f"{k}={v}" for k, v in point.items()]
-        pl = _load(args)
+        pl = load_args(args)
         plan = kernel_plan(args, pl)
         res = _bench_plan(torch, plan, args)
         results.append({"params": pl.params, "point": point, "M": plan.M, "N": plan.N,
@@ -482,7 +482,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
             "method": "triton.testing.do_bench median, L2 flushed before each replay",
             "results": results}
     if args.json:
-        _write(args, json.dumps(data, indent=1))
+        write_output(args, json.dumps(data, indent=1))
         return 0
     head = (f"{'M':>6} {'N':>6} {'K':>6}  {'tilec ms':>9} {'TFLOP/s':>8}  {'cuBLAS ms':>9} "
             f"{'TFLOP/s':>8}  {'plain ms':>9} {'TFLOP/s':>8}  {'vs cuBLAS':>9}  rel_err")
@@ -494,7 +494,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
                    f"{r['plain_ms']:>9.4f} {r['plain_tflops']:>8.1f}  "
                    f"{r['cublas_ms'] / r['tilec_ms']:>8.2f}x  {r['rel_err']:.2e}"
                    + "".join(f"  {k}={v}" for k, v in r["point"].items()))
-    _write(args, "\n".join(out))
+    write_output(args, "\n".join(out))
     return 0
 
 
@@ -548,7 +548,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
     from tilec.cli import overrides
     from tilec.runtime.autotune import space, tune, write_params
 
-    loaded = _load(args)  # the file and the --param values are checked before the GPU
+    loaded = load_args(args)  # the file and the --param values are checked before the GPU
     if is_thread_level(loaded.fusion):
         raise TilecError(f"{loaded.path.name}: tune times tensor-core schedules; a thread-level "
                          f"schedule is tuned by giving its parameters")
@@ -556,9 +556,9 @@ def cmd_tune(args: argparse.Namespace) -> int:
     if args.dry_run:
         configs = space(args.schedule, given, target=args.target, sms=args.sms, limit=args.limit)
         if args.json:
-            _write(args, json.dumps({"configs": [c.params() for c in configs]}, indent=1))
+            write_output(args, json.dumps({"configs": [c.params() for c in configs]}, indent=1))
         else:
-            _write(args, "\n".join([f"# {len(configs)} configs of {loaded.path.name} "
+            write_output(args, "\n".join([f"# {len(configs)} configs of {loaded.path.name} "
                                     f"(heuristic first)", *(f"  {c.short()}" for c in configs)]))
         return 0
     require_gpu("tune")
@@ -570,7 +570,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         print(f"wrote {args.output} (use it with --params-file)", file=sys.stderr)
         args.output = None
     if args.json:
-        _write(args, json.dumps({
+        write_output(args, json.dumps({
             "M": M, "N": N, "K": K, "best": res.params, "key": res.key,
             "results": [{"config": c.params(), "ms": m.ms, "tflops": m.tflops, "ok": m.ok,
                          "error": m.error} for c, m in ranked]}, indent=1))
@@ -584,5 +584,5 @@ def cmd_tune(args: argparse.Namespace) -> int:
     out.append(f"best: {res.best.short()}; recorded: tilec gen of this schedule at these "
                f"parameters now uses it (--no-tuned to ignore)")
     out.append("pin it: " + " ".join(f"--param {k}={v}" for k, v in res.params.items()))
-    _write(args, "\n".join(out))
+    write_output(args, "\n".join(out))
     return 0

@@ -50,8 +50,8 @@ SLOW_MATRIX = [
 
 def plan_of(row: tuple, **kw: object):  # type: ignore[no-untyped-def]
     M, N, K, BM, BN, CM, CN, mode, form, sms = row
-    p = seed(mode, form == "closed", M=M, N=N, K=K, BM=BM, BN=BN, CM=CM, CN=CN, SMS=sms, **kw)
-    return dataclasses.replace(p, num_stages=4 if BM + BN <= 384 else 3)
+    return seed(mode, form == "closed", M=M, N=N, K=K, BM=BM, BN=BN, CM=CM, CN=CN, SMS=sms,
+                STAGES=4 if BM + BN <= 384 else 3, **kw)
 
 
 def _ids(rows: list) -> list[str]:

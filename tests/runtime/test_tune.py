@@ -153,7 +153,8 @@ def test_tune_records_the_fastest_and_gen_uses_it(tmp_path: Path, monkeypatch, c
 
 def test_tune_without_auto_knobs_says_so() -> None:
     given = {"M": 64, "N": 64, "K": 64, "BM": 32, "BN": 32, "BK": 16, "GROUP_M": 4,
-             "DECOMP": "dp", "SPLITS": 1, "SK_WAVES": 1, "FIXUP": "atomic"}
+             "DECOMP": "dp", "SPLITS": 1, "SK_WAVES": 1, "FIXUP": "atomic", "STAGES": 2,
+             "WARPS": 4, "LOAD": "pointer"}
     with pytest.raises(TilecError, match="nothing to tune"):
         tune(EX, given, timer=lambda p: 1.0, progress=False)
 
@@ -182,3 +183,20 @@ def test_params_file_and_tune_dry_run(tmp_path: Path, capsys) -> None:
                  "--dry-run", "--limit", "4"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("# 4 configs") and "splitk8" in out[1]
+
+
+def test_set_kernel_knobs_reach_the_plan() -> None:
+    from tilec.errors import UnsupportedError
+    from tilec.runtime.build import kernel_plan
+    from tilec.transforms.plan import LoadKind
+
+    shape = {"M": 256, "N": 256, "K": 256}
+    plan = kernel_plan(load_schedule(EX, {**shape, "STAGES": 5, "WARPS": 2, "LOAD": "pointer"}))
+    assert (plan.num_stages, plan.num_warps, plan.a.kind, plan.b.kind) == (
+        5, 2, LoadKind.POINTER, LoadKind.POINTER)
+    auto = kernel_plan(load_schedule(EX, shape, tuned=False))
+    assert auto.a.kind is LoadKind.TMA  # aligned rows: lowering picks TMA
+    with pytest.raises(UnsupportedError, match="TMA needs 16-byte aligned rows"):
+        kernel_plan(load_schedule(EX, {**shape, "K": 100, "LOAD": "tma"}))
+    with pytest.raises(TilecError, match="warps must be a power of two or a multiple of 4"):
+        load_schedule(EX, {**shape, "WARPS": 6})
