@@ -76,7 +76,8 @@ class Target(PolicyEnum, label="target"):
     TRITON: pointer or tensor-descriptor loads; no clusters (Triton cannot issue multicast):
       a cluster schedule keeps its tile order and each CTA loads its own tiles (noted in the
       plan).
-    CUDA: sm_90a TMA + WGMMA, clusters and multicast; B must be given N x K.
+    CUDA: sm_90a TMA + WGMMA, clusters and multicast; B given N x K or K x N; with a cluster
+      the work split is made per cluster (every CTA of a cluster keeps one K range).
     """
 
     TRITON = "triton"
