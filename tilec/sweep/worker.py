@@ -74,8 +74,8 @@ def wall_timer(fn: Callable[[], Any]) -> float:
 
 
 def _gpu() -> bool:
-    if os.environ.get("TRITON_INTERPRET") == "1":
-        return False
+    if os.environ.get("TRITON_INTERPRET") == "1" or os.environ.get("CUDA_VISIBLE_DEVICES") == "":
+        return False  # the interpreter, or a CPU worker (no GPU, and no torch import to say so)
     try:
         import torch
     except ImportError:
@@ -202,14 +202,14 @@ def build(spec: Spec, task: Task) -> bool:
 def main(conn: Any, spec: Spec, gpu: str | None, role: str) -> None:
     """A worker process: ``("task", id, Task)`` in, ``("result", id, row)`` out (``role`` "time"),
     or ``("built", id, ok)`` (``role`` "build"); ``None`` ends it."""
-    if gpu is not None:
-        os.environ["CUDA_VISIBLE_DEVICES"] = gpu
+    os.environ["CUDA_VISIBLE_DEVICES"] = "" if gpu is None else gpu
     _orphan_watch(os.getppid())
     try:
-        import torch  # noqa: F401  (imported before "ready": the first task's clock is fair)
+        import tilec.loader  # noqa: F401  (before "ready": the first task's clock is fair)
 
-        import tilec.loader  # noqa: F401
         if _gpu():
+            import torch
+
             torch.cuda.init()
         conn.send(("ready", os.getpid()))
         while True:
