@@ -7,6 +7,7 @@ walked by a persistent grid of SMS CTAs; the decomposition cuts the tiles x k-it
   SPLITS   split-K parts (splitk)
   SK_WAVES trailing waves in Stream-K (skpp, 0..7)
   FIXUP    atomic | deterministic | reduce_kernel (how partial tiles are summed)
+  STAGES   K tiles in flight;  WARPS: warps per CTA;  LOAD: tma | pointer
   B_LAYOUT kn | nk (B given N x K: what --target cuda needs; CUDA prints DECOMP=dp only)
 
 Thin variants: examples/split_k.py, examples/stream_k.py (Stream-K and its hybrids).
@@ -20,12 +21,16 @@ from __future__ import annotations
 from tilec.ir import GemmFusion
 from tilec.ir import ParallelType as P
 
-PARAMS = dict(M=4096, N=4096, K=4096, BM=128, BN=256, BK=64, GROUP_M=8, SMS=132, DTYPE="bf16",
-              DECOMP="auto", SPLITS=1, SK_WAVES=1, FIXUP="deterministic", B_LAYOUT="kn")
+# "auto": tilec chooses (a tuned record of this schedule at this shape, else its heuristic) and
+# says why; any value given here or by --param is kept as it is
+PARAMS = dict(M=4096, N=4096, K=4096, BM="auto", BN="auto", BK="auto", GROUP_M="auto", SMS=132,
+              DTYPE="bf16", DECOMP="auto", SPLITS="auto", SK_WAVES="auto", FIXUP="auto",
+              STAGES="auto", WARPS="auto", LOAD="auto", B_LAYOUT="kn")
 
 
 def schedule(M: int, N: int, K: int, BM: int, BN: int, BK: int, GROUP_M: int, SMS: int,
              DTYPE: str, DECOMP: str, SPLITS: int, SK_WAVES: int, FIXUP: str,
+             STAGES: int | str = "auto", WARPS: int | str = "auto", LOAD: str = "auto",
              B_LAYOUT: str = "kn") -> GemmFusion:
     fusion = GemmFusion(M, N, K, dtype=DTYPE, b_layout=B_LAYOUT)
     c = fusion.c
@@ -38,5 +43,6 @@ def schedule(M: int, N: int, K: int, BM: int, BN: int, BK: int, GROUP_M: int, SM
     c.parallelize(1, P.BIDx)
     c.parallelize(3, P.Mma).parallelize(4, P.Mma).parallelize(5, P.Mma)
     fusion.decompose(DECOMP, splits=SPLITS, sk_waves=SK_WAVES, fixup=FIXUP, sms=SMS)
+    fusion.set_kernel(stages=STAGES, warps=WARPS, load=LOAD)
     fusion.propagate()
     return fusion

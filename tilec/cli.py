@@ -41,14 +41,48 @@ def command(name: str, help: str, extra: Callable[[argparse.ArgumentParser], Non
     return register
 
 
-def _load(args: argparse.Namespace) -> LoadedSchedule:
-    """Load the schedule file (every mistake in it is a TilecError: see tilec.loader)."""
+def overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The parameter values the user gave: ``--params-file`` first, ``--param`` over it."""
+    out: dict[str, Any] = {}
+    if getattr(args, "params_file", None):
+        out.update(params_file(args.params_file))
+    out.update(parse_params(args.param))
+    return out
+
+
+def params_file(path: str) -> dict[str, Any]:
+    """A JSON object of parameter values (what ``tilec tune -o`` writes)."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except OSError as e:
+        raise TilecError(f"--params-file: cannot read {path!r}: {e.strerror or e}") from None
+    except ValueError as e:
+        raise TilecError(f"--params-file: {path!r} is not JSON: {e}") from None
+    if not isinstance(data, dict) or not all(isinstance(k, str) for k in data):
+        raise TilecError(f"--params-file: {path!r} must hold a JSON object of parameter names "
+                         f"to values, like {{\"BM\": 128}}, but holds {type(data).__name__}")
+    bad = [k for k, v in data.items() if not isinstance(v, (int, str, bool, float))]
+    if bad:
+        raise TilecError(f"--params-file: {path!r}: parameter {bad[0]} must be a number, text or "
+                         f"true/false but is {data[bad[0]]!r}")
+    return data
+
+
+def load_args(args: argparse.Namespace) -> LoadedSchedule:
+    """Load the schedule file (every mistake in it is a TilecError: see tilec.loader); knobs
+    left "auto" are resolved for the command's target (a tuned record unless --no-tuned)."""
     from tilec.loader import load_schedule
 
-    return load_schedule(args.schedule, parse_params(args.param))
+    rules = None
+    if getattr(args, "rules", None):
+        from tilec.runtime.rules import Rules
+
+        rules = Rules.load(args.rules)
+    return load_schedule(args.schedule, overrides(args), target=getattr(args, "target", "triton"),
+                         tuned=not getattr(args, "no_tuned", False), rules=rules)
 
 
-def _write(args: argparse.Namespace, text: str) -> None:
+def write_output(args: argparse.Namespace, text: str) -> None:
     if getattr(args, "output", None):
         with atomic_path(Path(args.output)) as tmp:
             tmp.write_text(text if text.endswith("\n") else text + "\n")
@@ -148,9 +182,9 @@ def show_data(loaded: LoadedSchedule) -> dict[str, Any]:
 def cmd_show(args: argparse.Namespace) -> int:
     from tilec.ir import index_map, infer_launch
 
-    loaded = _load(args)
+    loaded = load_args(args)
     if args.json:
-        _write(args, json.dumps(show_data(loaded), indent=1))
+        write_output(args, json.dumps(show_data(loaded), indent=1))
         return 0
     fusion = loaded.fusion
     out = [f"# {loaded.path.name}  " + " ".join(f"{k}={v}" for k, v in loaded.params.items()), ""]
@@ -159,7 +193,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     out += ["", f"launch: {infer_launch(fusion)}", "", "index maps:"]
     for v in fusion.views():
         out += ["  " + line for line in str(index_map(v)).splitlines()]
-    _write(args, "\n".join(out))
+    write_output(args, "\n".join(out))
     return 0
 
 
@@ -186,7 +220,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 EPILOG = """\
-every subcommand takes: SCHEDULE.py [--param NAME=VALUE ...] [--json] [-o OUT] [--debug]
+every subcommand takes: SCHEDULE.py [--param NAME=VALUE ...] [--params-file FILE] [--json]
+                        [-o OUT] [--debug]
 a user error prints one line 'tilec: error: ...' and exits 2; --debug shows the traceback
 docs: docs/cli.md (reference), docs/tutorial.md, docs/errors.md"""
 
@@ -207,6 +242,9 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("schedule", help="schedule file (defines PARAMS and schedule(**params))")
         p.add_argument("--param", action="append", metavar="NAME=VALUE", default=[],
                        help="override a schedule parameter (repeatable)")
+        p.add_argument("--params-file", metavar="FILE",
+                       help="parameter values from a JSON object (tilec tune -o writes one); "
+                            "--param overrides it")
         p.add_argument("--json", action="store_true", help="machine-readable output")
         p.add_argument("-o", "--output", metavar="OUT", help="write the result to OUT")
         # SUPPRESS: a subcommand's default must not reset `tilec --debug COMMAND`

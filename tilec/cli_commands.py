@@ -9,8 +9,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tilec.cli import _load, _write, atomic_path, command, nonnegative_int, positive_int
+from tilec.cli import atomic_path, command, load_args, nonnegative_int, positive_int, write_output
 from tilec.errors import TilecError
+from tilec.runtime.build import is_thread_level
 
 
 def _mode_option(p: argparse.ArgumentParser) -> None:
@@ -32,56 +33,33 @@ def _gen_options(p: argparse.ArgumentParser) -> None:
     _mode_option(p)
     p.add_argument("--no-multicast", action="store_true",
                    help="cuda: keep the cluster but load every tile per CTA")
+    p.add_argument("--no-tuned", action="store_true",
+                   help="resolve 'auto' parameters by the heuristic even where tilec tune "
+                        "recorded a choice")
 
 
-def is_thread_level(fusion: Any) -> bool:
-    return any(a.ptype.is_thread for a in fusion.c.loop)
-
-
-def plan_for(args: argparse.Namespace, loaded: Any) -> Any:
+def kernel_plan(args: argparse.Namespace, loaded: Any) -> Any:
     """The KernelPlan (or SimtPlan) ``tilec gen`` prints for these arguments."""
-    from tilec.transforms.lower import lower
-    from tilec.transforms.multicast import symbolic_instance
+    from tilec.runtime.build import kernel_plan as build_plan
 
-    fusion = loaded.fusion
-    name = "tilec_" + "".join(ch if ch.isalnum() else "_" for ch in loaded.path.stem)
-    if is_thread_level(fusion):
-        if args.target != "cuda":
-            raise TilecError(
-                f"{loaded.path.name}: a thread-level (TIDx/TIDy) schedule is a SIMT kernel; "
-                f"generate it with --target cuda")
-        from tilec.transforms.simt import lower_simt
-
-        return lower_simt(fusion, name=name)
-    sym = None
-    if args.target == "cuda":
-        sym = symbolic_instance(loaded.module.schedule, loaded.params)
-    return lower(fusion, target=args.target, params=loaded.params, symbolic=sym,
-                 mode=args.mode, multicast=not args.no_multicast, name=name)
+    return build_plan(loaded, target=args.target, mode=args.mode,
+                      multicast=not args.no_multicast)
 
 
 @command("gen", "emit a standalone kernel file (Triton with run(a, b), or CUDA .cu)", _gen_options)
 def cmd_gen(args: argparse.Namespace) -> int:
-    loaded = _load(args)
-    plan = plan_for(args, loaded)
-    if is_thread_level(loaded.fusion):
-        from tilec.codegen.cuda_simt import emit_simt
+    from tilec.runtime.build import kernel_source
 
-        source = emit_simt(plan)
-    elif args.target == "triton":
-        from tilec.codegen.triton import emit
-
-        source = emit(plan)
-    else:
-        from tilec.codegen.cuda import emit as emit_cuda
-
-        source = emit_cuda(plan)
+    loaded = load_args(args)
+    plan = kernel_plan(args, loaded)
+    source = kernel_source(plan, args.target)
+    notes = [*loaded.notes, *getattr(plan, "notes", ())]
     if args.json:
-        _write(args, json.dumps({"target": args.target, "notes": list(getattr(plan, "notes", ())),
-                                 "source": source}, indent=1))
+        write_output(args, json.dumps({"target": args.target, "params": loaded.params,
+                                 "notes": notes, "source": source}, indent=1, default=str))
         return 0
-    _write(args, source)
-    for note in getattr(plan, "notes", ()):  # after the write: a failed write is one line
+    write_output(args, source)
+    for note in notes:  # after the write: a failed write is one line
         print(f"tilec: note: {note}", file=sys.stderr)
     return 0
 
@@ -100,7 +78,7 @@ def cmd_masks(args: argparse.Namespace) -> int:
             from tilec.transforms.multicast import masks_json
 
             text = masks_json(args.schedule, overrides, mode=args.mode)
-        _write(args, text)
+        write_output(args, text)
         return 0
     d = _derive(args)
     cs = d.cluster_size
@@ -131,7 +109,7 @@ def cmd_masks(args: argparse.Namespace) -> int:
             if d.mode.value == "sliced" and row.alive:
                 line += f"  {row.slice_index}/{row.slice_count}"
             out.append(line)
-    _write(args, "\n".join(out))
+    write_output(args, "\n".join(out))
     return 0
 
 
@@ -141,15 +119,15 @@ def cmd_masks(args: argparse.Namespace) -> int:
 @command("explain", "the derivation as a person reads it: index maps, tile order, decomposition, "
          "multicast theorems, coalescing", _mode_option)
 def cmd_explain(args: argparse.Namespace) -> int:
-    loaded = _load(args)
+    loaded = load_args(args)
     sections = explain_sections(args, loaded)
     if args.json:
-        _write(args, json.dumps(sections, indent=1))
+        write_output(args, json.dumps(sections, indent=1))
         return 0
     out = [f"# {loaded.path.name}: " + " ".join(f"{k}={v}" for k, v in loaded.params.items()), ""]
     for title, sec in sections["sections"].items():
         out += [f"== {title} ==", sec["text"], ""]
-    _write(args, "\n".join(out).rstrip())
+    write_output(args, "\n".join(out).rstrip())
     return 0
 
 
@@ -184,14 +162,28 @@ def _lowered(loaded: Any) -> Any:
     if is_thread_level(loaded.fusion):
         raise TilecError("a thread-level (SIMT) schedule has one CTA per C tile in launch order; "
                          "see the coalescing section")
-    key = id(loaded)
-    if key not in _PLANS:
-        _PLANS.clear()
-        _PLANS[key] = lower(loaded.fusion, target="cuda", params=loaded.params, multicast=False)
-    return _PLANS[key]
+    return PLANS.get(loaded, lambda: lower(loaded.fusion, target="cuda", params=loaded.params,
+                                           multicast=False))
 
 
-_PLANS: dict[int, Any] = {}
+class PlanCache:
+    """Lowered plans of one command, keyed by content: the schedule file's text and the
+    parameters it was built with (the explain sections share one lowering)."""
+
+    def __init__(self, size: int = 4) -> None:
+        self.size = size
+        self._plans: dict[tuple[str, str], Any] = {}
+
+    def get(self, loaded: Any, make: Any) -> Any:
+        key = (loaded.path.read_text(), json.dumps(loaded.params, sort_keys=True, default=str))
+        if key not in self._plans:
+            if len(self._plans) >= self.size:
+                self._plans.pop(next(iter(self._plans)))
+            self._plans[key] = make()
+        return self._plans[key]
+
+
+PLANS = PlanCache()
 
 
 def _explain_tile_order(args: argparse.Namespace, loaded: Any) -> dict[str, Any]:
@@ -227,7 +219,7 @@ def _explain_decomposition(args: argparse.Namespace, loaded: Any) -> dict[str, A
 
     plan = _lowered(loaded)
     w = plan.work
-    kind = str(loaded.fusion.decomposition["kind"])
+    kind = loaded.fusion.decomposition.describe()
     reasons = list(plan.notes)
     cost = estimate_cost(w, plan.tiles, plan.k_iters, w.grid, plan.BM, plan.BN, plan.BK)
     text = [f"{w.kind.value} (schedule asked for {kind!r}), fix-up {w.fixup.value}; grid {w.grid} "
@@ -298,8 +290,22 @@ def _explain_coalescing(args: argparse.Namespace, loaded: Any) -> dict[str, Any]
     return {"text": explain_coalescing(plan), "accesses": reports, "shared": shared}
 
 
+def _explain_parameters(args: argparse.Namespace, loaded: Any) -> dict[str, Any]:
+    res = loaded.resolution
+    if res is None:
+        return {"text": "every parameter is given by the schedule or the user (none is 'auto')",
+                "choices": []}
+    text = [f"{c.name} = {c.value}  ({c.source.value})" for c in res.choices]
+    if res.reasons:
+        text += ["heuristic:", *("  " + r for r in res.reasons)]
+    return {"text": "\n".join(text), "reasons": list(res.reasons),
+            "choices": [{"name": c.name, "value": c.value, "source": c.source.value,
+                         "why": c.why} for c in res.choices]}
+
+
 def _explainers() -> list[tuple[str, Any]]:
-    return [("views", _explain_views), ("tile order", _explain_tile_order),
+    return [("parameters", _explain_parameters), ("views", _explain_views),
+            ("tile order", _explain_tile_order),
             ("decomposition", _explain_decomposition), ("TMA multicast", _explain_multicast),
             ("coalescing", _explain_coalescing)]
 
@@ -342,7 +348,7 @@ def cmd_viz(args: argparse.Namespace) -> int:
     from tilec.ir import infer_launch
 
     size = _size(args.size)
-    loaded = _load(args)
+    loaded = load_args(args)
     if is_thread_level(loaded.fusion):
         if args.kind != "threads":
             raise TilecError(f"{loaded.path.name}: viz --kind {args.kind} draws tile-level "
@@ -455,7 +461,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from tilec.progress import Progress
 
     points = _sweep_points(args)
-    loaded = _load(args)  # the file and the fixed --param values are checked before the GPU
+    loaded = load_args(args)  # the file and the fixed --param values are checked before the GPU
     torch = require_gpu("bench")
     if is_thread_level(loaded.fusion):
         raise TilecError(f"{loaded.path.name}: bench times tile-level schedules; the SIMT "
@@ -466,8 +472,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     for point in bar:
         bar.set_postfix(" ".join(f"{k}={v}" for k, v in point.items()))
         args.param = base + [f"{k}={v}" for k, v in point.items()]
-        pl = _load(args)
-        plan = plan_for(args, pl)
+        pl = load_args(args)
+        plan = kernel_plan(args, pl)
         res = _bench_plan(torch, plan, args)
         results.append({"params": pl.params, "point": point, "M": plan.M, "N": plan.N,
                         "K": plan.K, "target": args.target, **res})
@@ -476,7 +482,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
             "method": "triton.testing.do_bench median, L2 flushed before each replay",
             "results": results}
     if args.json:
-        _write(args, json.dumps(data, indent=1))
+        write_output(args, json.dumps(data, indent=1))
         return 0
     head = (f"{'M':>6} {'N':>6} {'K':>6}  {'tilec ms':>9} {'TFLOP/s':>8}  {'cuBLAS ms':>9} "
             f"{'TFLOP/s':>8}  {'plain ms':>9} {'TFLOP/s':>8}  {'vs cuBLAS':>9}  rel_err")
@@ -488,7 +494,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
                    f"{r['plain_ms']:>9.4f} {r['plain_tflops']:>8.1f}  "
                    f"{r['cublas_ms'] / r['tilec_ms']:>8.2f}x  {r['rel_err']:.2e}"
                    + "".join(f"  {k}={v}" for k, v in r["point"].items()))
-    _write(args, "\n".join(out))
+    write_output(args, "\n".join(out))
     return 0
 
 
@@ -526,55 +532,57 @@ def _bench_plan(torch: Any, plan: Any, args: argparse.Namespace) -> dict[str, An
 
 
 def _tune_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--sms", type=positive_int, default=None, help="SMs (default: the GPU's)")
-    p.add_argument("--no-cache", action="store_true",
-                   help="time every config again (default: reuse $TILEC_CACHE/autotune.json)")
+    p.add_argument("--target", choices=["triton", "cuda"], default="triton",
+                   help="the backend whose kernels are timed (default: triton)")
+    p.add_argument("--sms", type=positive_int, default=None,
+                   help="SMs the decomposition plans for (default: the schedule's SMS, else 132)")
+    p.add_argument("--limit", type=positive_int, default=None,
+                   help="time at most this many configs (the heuristic's choice first)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="list the configs that would be timed; needs no GPU")
 
 
-# tune's Config fields -> the schedule parameters they usually are
-_TUNE_PARAMS = {"BM": "BM", "BN": "BN", "BK": "BK", "group_m": "GROUP_M",
-                "decomposition": "DECOMP", "splits": "SPLITS", "sk_waves": "SK_WAVES",
-                "fixup": "FIXUP"}
-
-
-@command("tune", "autotune tile sizes and decomposition for the schedule's problem (GPU)",
-         _tune_options)
+@command("tune", "time the schedule's own 'auto' parameter choices on the GPU and record the "
+         "winner for tilec gen", _tune_options)
 def cmd_tune(args: argparse.Namespace) -> int:
-    from dataclasses import asdict
+    from tilec.cli import overrides
+    from tilec.runtime.autotune import space, tune, write_params
 
-    from tilec.codegen.autotune import autotune, cache_path
-
-    loaded = _load(args)
-    require_gpu("tune")
-    f = loaded.fusion
-    if is_thread_level(f):
-        raise TilecError(f"{loaded.path.name}: tune searches tensor-core configs; a "
-                         f"thread-level schedule is tuned by its own parameters")
-    for dim in ("M", "N", "K"):
-        if not getattr(f, dim).is_Integer:
-            raise TilecError(f"tune needs concrete sizes but {dim} = {getattr(f, dim)}")
-    M, N, K = int(f.M), int(f.N), int(f.K)
-    best, results = autotune(M, N, K, dtype=f.dtype, sms=args.sms, use_cache=not args.no_cache)
-    suggest = {_TUNE_PARAMS[k]: v for k, v in asdict(best).items()
-               if _TUNE_PARAMS.get(k) in loaded.params}
-    ranked = sorted(results, key=lambda r: (r["ms"] is None, r["ms"] or 0.0))
-    data = {"M": M, "N": N, "K": K, "dtype": f.dtype.value, "best": asdict(best),
-            "suggested_params": suggest, "results": ranked, "cache": cache_path()}
-    if args.json:
-        _write(args, json.dumps(data, indent=1))
-        return 0
-    from tilec.codegen.autotune import Config
-    from tilec.codegen.triton_bench import tflops
-
-    out = [f"# tune {M}x{N}x{K} {f.dtype.value}: {len(results)} configs (cache {cache_path()})"]
-    for r in ranked:
-        name = Config(**r["config"]).short()
-        if r["ms"] is None:
-            out.append(f"  {'failed':>9}  {name}: {r.get('error', '')}")
+    loaded = load_args(args)  # the file and the --param values are checked before the GPU
+    if is_thread_level(loaded.fusion):
+        raise TilecError(f"{loaded.path.name}: tune times tensor-core schedules; a thread-level "
+                         f"schedule is tuned by giving its parameters")
+    given = overrides(args)
+    if args.dry_run:
+        configs = space(args.schedule, given, target=args.target, sms=args.sms, limit=args.limit)
+        if args.json:
+            write_output(args, json.dumps({"configs": [c.params() for c in configs]}, indent=1))
         else:
-            out.append(f"  {r['ms']:>7.4f}ms {tflops(M, N, K, r['ms']):>7.1f} TFLOP/s  {name}")
-    out.append(f"best: {best.short()}")
-    if suggest:
-        out.append("use: " + " ".join(f"--param {k}={v}" for k, v in suggest.items()))
-    _write(args, "\n".join(out))
+            write_output(args, "\n".join([f"# {len(configs)} configs of {loaded.path.name} "
+                                    f"(heuristic first)", *(f"  {c.short()}" for c in configs)]))
+        return 0
+    require_gpu("tune")
+    res = tune(args.schedule, given, target=args.target, sms=args.sms, limit=args.limit)
+    M, N, K = res.shape
+    ranked = sorted(res.results, key=lambda r: (r[1].ms is None, r[1].ms or 0.0))
+    if args.output and args.output.endswith(".json") and not args.json:
+        write_params(args.output, {**given, **res.params})
+        print(f"wrote {args.output} (use it with --params-file)", file=sys.stderr)
+        args.output = None
+    if args.json:
+        write_output(args, json.dumps({
+            "M": M, "N": N, "K": K, "best": res.params, "key": res.key,
+            "results": [{"config": c.params(), "ms": m.ms, "tflops": m.tflops, "ok": m.ok,
+                         "error": m.error} for c, m in ranked]}, indent=1))
+        return 0
+    out = [f"# tune {loaded.path.name} at {M}x{N}x{K}: {len(ranked)} configs"]
+    for c, m in ranked:
+        if m.ms is None:
+            out.append(f"  {'failed':>9}  {c.short()}: {m.error}")
+        else:
+            out.append(f"  {m.ms:>7.4f}ms {m.tflops or 0:>7.1f} TFLOP/s  {c.short()}")
+    out.append(f"best: {res.best.short()}; recorded: tilec gen of this schedule at these "
+               f"parameters now uses it (--no-tuned to ignore)")
+    out.append("pin it: " + " ".join(f"--param {k}={v}" for k, v in res.params.items()))
+    write_output(args, "\n".join(out))
     return 0

@@ -25,25 +25,44 @@ import difflib
 import importlib.util
 import inspect
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType, TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from tilec.errors import ParamError, ScheduleFileError, TilecError
 
 if TYPE_CHECKING:
     from tilec.ir import GemmFusion
+    from tilec.transforms.heuristic import Resolution
+
+
+class RulesLike(Protocol):
+    """What ``load_schedule(rules=...)`` asks of a rules file (:mod:`tilec.runtime.rules`)."""
+
+    def lookup(self, M: int, N: int, K: int, key: str | None = None
+               ) -> tuple[dict[str, Any], str] | None: ...
 
 _TILEC_DIR = Path(__file__).resolve().parent
 
 
 @dataclass
 class LoadedSchedule:
+    """A built schedule: ``params`` are what ``schedule()`` was called with (every ``"auto"``
+    knob resolved), ``raw_params`` what the file and the user gave, ``resolution`` where each
+    knob's value came from (None when nothing was left to tilec)."""
+
     path: Path
     module: ModuleType
     params: dict[str, Any]
     fusion: GemmFusion
+    raw_params: dict[str, Any] = field(default_factory=dict)
+    resolution: Resolution | None = None
+
+    @property
+    def notes(self) -> list[str]:
+        """One line per source that chose a parameter (``heuristic chose BM=64 ...``)."""
+        return self.resolution.notes if self.resolution else []
 
 
 def parse_value(text: str) -> Any:
@@ -86,8 +105,12 @@ def load_module(path: str | Path) -> ModuleType:
     return module
 
 
-def load_schedule(path: str | Path, overrides: dict[str, Any] | None = None) -> LoadedSchedule:
-    """Import ``path``, apply ``overrides`` to its ``PARAMS`` and build the fusion."""
+def load_schedule(path: str | Path, overrides: dict[str, Any] | None = None, *,
+                  target: str = "triton", tuned: bool = True,
+                  rules: RulesLike | None = None) -> LoadedSchedule:
+    """Import ``path``, apply ``overrides`` to its ``PARAMS``, resolve the knobs left ``"auto"``
+    (a tuned record of this schedule for ``target`` if ``tuned``, then ``rules``, then the
+    heuristic: :mod:`tilec.transforms.heuristic`) and build the fusion."""
     module = load_module(path)
     name = Path(path).name
     defaults = _defaults(module, name)
@@ -110,6 +133,10 @@ def load_schedule(path: str | Path, overrides: dict[str, Any] | None = None) -> 
         raise ParamError(
             f"{name}: parameter(s) {', '.join(missing)} have no value; give them defaults in "
             f"PARAMS (PARAMS = dict({missing[0]}=...)) or pass --param {missing[0]}=VALUE")
+    raw = dict(params)
+    resolution = _resolve_auto(Path(path), raw, target=target, tuned=tuned, rules=rules)
+    if resolution is not None:
+        params = resolution.params
     args = params if takes_any else {k: v for k, v in params.items() if k in named}
     fusion = _run_user_code(Path(path), lambda: module.schedule(**args))
     from tilec.ir import GemmFusion
@@ -117,7 +144,28 @@ def load_schedule(path: str | Path, overrides: dict[str, Any] | None = None) -> 
     if not isinstance(fusion, GemmFusion):
         raise ScheduleFileError(
             f"{path}: schedule() must return a GemmFusion but returned {type(fusion).__name__}")
-    return LoadedSchedule(Path(path), module, params, fusion)
+    return LoadedSchedule(Path(path), module, params, fusion, raw, resolution)
+
+
+def _resolve_auto(path: Path, params: dict[str, Any], *, target: str, tuned: bool,
+                  rules: RulesLike | None) -> Resolution | None:
+    """The resolution of the knobs ``params`` leaves ``"auto"``; None when there are none."""
+    from tilec.transforms.heuristic import KNOBS, resolve
+
+    if not any(isinstance(params.get(k), str) and params[k].lower() == "auto" for k in KNOBS):
+        return None
+    from tilec.runtime.records import default_records, schedule_key
+
+    key = schedule_key(path.read_text(), target)
+    records = default_records() if tuned else None
+    found = records.lookup(key, params) if records else None
+    rule = None
+    if rules is not None and all(isinstance(params.get(d), int) for d in "MNK"):
+        rule = rules.lookup(params["M"], params["N"], params["K"], key)
+    try:
+        return resolve(params, target=target, tuned=found, rules=rule)
+    except TilecError as e:
+        raise type(e)(f"{path.name}: {e}") from None
 
 
 def _defaults(module: ModuleType, name: str) -> dict[str, Any]:
@@ -139,6 +187,10 @@ def _suggest(key: str, known: set[str]) -> str:
 
 def _typed(name: str, key: str, value: Any, default: Any) -> Any:
     """``value`` checked against the type of its default (None: anything goes)."""
+    if isinstance(default, str) and default.lower() == "auto":
+        return value  # a knob left to tilec takes any value; resolve() checks it
+    if isinstance(value, str) and value.lower() == "auto" and key in _knobs():
+        return "auto"
     if isinstance(default, bool):
         if isinstance(value, bool):
             return value
@@ -163,6 +215,12 @@ def _typed(name: str, key: str, value: Any, default: Any) -> Any:
         # parse_value read it as an int or a bool; the schedule wants the text
         return str(value).lower() if isinstance(value, bool) else str(value)
     return value
+
+
+def _knobs() -> tuple[str, ...]:
+    from tilec.transforms.heuristic import KNOBS
+
+    return KNOBS
 
 
 def _run_user_code(path: Path, fn: Callable[[], Any]) -> Any:

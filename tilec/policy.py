@@ -6,7 +6,7 @@ Every policy enum derives from :class:`PolicyEnum` and names itself with a ``lab
 raise a :class:`~tilec.errors.PolicyError` that lists the valid values for anything else, so a
 bad string never surfaces as Python's bare ``ValueError``::
 
-    >>> from tilec.transforms.plan import MulticastMode
+    >>> from tilec.ir.types import MulticastMode
     >>> MulticastMode.parse("Sliced")
     <MulticastMode.SLICED: 'sliced'>
     >>> MulticastMode("broadcast")
@@ -16,7 +16,7 @@ bad string never surfaces as Python's bare ``ValueError``::
 
 A value a function takes beyond the enum (``"auto"`` for the decomposition) is an ``extra``:
 
-    >>> from tilec.transforms.plan import Decomposition
+    >>> from tilec.ir.types import Decomposition
     >>> Decomposition.parse("AUTO", extra=("auto",))
     'auto'
 """

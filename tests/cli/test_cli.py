@@ -207,14 +207,16 @@ def test_explain_sections_and_json(capsys) -> None:
     args = ["explain", dec, "--param", "M=512", "--param", "N=512", "--param", "K=65536"]
     assert main(args) == 0
     text = capsys.readouterr().out
-    for title in ("views", "tile order", "decomposition", "TMA multicast", "coalescing"):
+    for title in ("parameters", "views", "tile order", "decomposition", "TMA multicast",
+                  "coalescing"):
         assert f"== {title} ==" in text
-    assert "chosen: split-K S=16" in text  # the heuristic's reasons (DECOMP=auto)
+    assert "chosen: split-K S=8" in text  # the heuristic's reasons (the knobs are auto)
+    assert "DECOMP = splitk  (heuristic)" in text
     assert main([*args, "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     s = data["sections"]
-    assert s["tile order"]["tiles_m"] == 4 and s["tile order"]["tiles_n"] == 2
-    assert s["decomposition"]["kind"] == "splitk" and s["decomposition"]["splits"] == 16
+    assert s["tile order"]["tiles_m"] == 4 and s["tile order"]["tiles_n"] == 4  # 128x128 tiles
+    assert s["decomposition"]["kind"] == "splitk" and s["decomposition"]["splits"] == 8
     assert s["TMA multicast"]["applicable"] is False
     assert s["coalescing"]["applicable"] is False
 

@@ -42,6 +42,6 @@ def test_enabled(env, tty, drawn, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_autotune_uses_it() -> None:
-    from tilec.codegen import autotune
+    from tilec.runtime import autotune
 
     assert autotune.Progress is Progress

@@ -38,9 +38,17 @@ from tilec.errors import (
 )
 from tilec.ir import GemmFusion, infer_launch
 from tilec.ir import ParallelType as P
-from tilec.ir.types import BLayout, DType
+from tilec.ir.types import (
+    BLayout,
+    Decomposition,
+    DecompositionChoice,
+    DType,
+    Fixup,
+    KernelOptions,
+    LoadKind,
+    MulticastMode,
+)
 from tilec.loader import load_schedule
-from tilec.transforms.plan import Decomposition, MulticastMode
 
 from .helpers import ROOT, SEED
 
@@ -116,18 +124,33 @@ def test_rank_cluster_limits() -> None:
 
 
 def test_decompose_limits(f: GemmFusion) -> None:
-    assert f.decompose("skpp", sk_waves=0).decomposition["sk_waves"] == 0
-    assert f.decompose("skpp", sk_waves=7).decomposition["sk_waves"] == 7
+    assert f.decompose("skpp", sk_waves=0).decomposition.sk_waves == 0
+    assert f.decompose("skpp", sk_waves=7).decomposition.sk_waves == 7
     with pytest.raises(FusionError, match=esc("sk_waves must be an integer in 0..7 but got -1")):
         f.decompose("skpp", sk_waves=-1)
-    assert f.decompose(" AUTO ").decomposition["kind"] == "auto"
+    assert f.decompose(" AUTO ").decomposition.kind is None  # auto: the cost model chooses
     f.decompose(Decomposition.SPLIT_K, splits=4, fixup="Deterministic", sms=3)
-    assert f.decomposition == {"kind": "splitk", "splits": 4, "sk_waves": 1,
-                               "fixup": "deterministic", "sms": 3}
+    assert f.decomposition == DecompositionChoice(Decomposition.SPLIT_K, splits=4, sk_waves=1,
+                                                  fixup=Fixup.DETERMINISTIC, sms=3)
     # the trace records the canonical values, and replays to the same decomposition
     assert str(f.schedule).endswith(
         "fusion.decompose('splitk', splits=4, fixup='deterministic', sms=3)")
     assert f.schedule.replay().decomposition == f.decomposition
+
+
+def test_set_kernel_limits_and_replay(f: GemmFusion) -> None:
+    assert f.kernel_options == KernelOptions()  # nothing chosen: lowering's defaults
+    with pytest.raises(FusionError, match=esc("stages must be an integer in 1..16, 'auto' or None but got 0")):
+        f.set_kernel(stages=0)
+    with pytest.raises(FusionError, match=esc("warps must be a power of two or a multiple of 4 in 1..32, 'auto' or None but got True")):
+        f.set_kernel(warps=True)
+    with pytest.raises(PolicyError, match=esc("load kind must be one of auto, pointer, tma but got 'ldg'")):
+        f.set_kernel(load="ldg")
+    assert f.set_kernel(load=" AUTO ").kernel_options.load is None
+    f.set_kernel(stages=4, warps=8, load="TMA")
+    assert f.kernel_options == KernelOptions(stages=4, warps=8, load=LoadKind.TMA)
+    assert str(f.schedule).endswith("fusion.set_kernel(stages=4, warps=8, load='tma')")
+    assert f.schedule.replay().kernel_options == f.kernel_options
 
 
 def test_policy_values_parse_in_any_case_and_by_alias() -> None:

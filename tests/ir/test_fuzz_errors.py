@@ -4,8 +4,8 @@ Three properties, checked after every call (hypothesis, a few hundred sequences)
 
 1. nothing but a TilecError escapes a public verb, constructor or query (a TypeError or
    ValueError from deep inside would be a missing check at the boundary);
-2. a call that raises changes nothing: the views, the trace, the decomposition and the cluster
-   are as before (docs/errors.md promises it);
+2. a call that raises changes nothing: the views, the trace, the decomposition, the kernel
+   options and the cluster are as before (docs/errors.md promises it);
 3. what was accepted replays: the recorded trace rebuilds the same fusion.
 
 The oracle for (1) is the exception's class; for (2) the views' canonical structure before and
@@ -80,7 +80,8 @@ POLICY = st.one_of(st.sampled_from(["bf16", "FP16", "float32", "kn", "NK", "mk",
 def snapshot(f: GemmFusion) -> tuple[Any, ...]:
     views = [f.c.structure()]
     views += [v.structure() for v in (f.a_smem, f.b_smem) if v is not None]
-    return (tuple(views), len(f.schedule.calls), dict(f.decomposition), f.cluster_dims)
+    return (tuple(views), len(f.schedule.calls), f.decomposition, f.kernel_options,
+            f.cluster_dims)
 
 
 def call(f: GemmFusion, fn: Any, *args: Any, **kwargs: Any) -> bool:
@@ -121,7 +122,7 @@ def fusions(draw: st.DrawFn) -> GemmFusion:
 
 
 VERBS = ["split", "merge", "reorder", "parallelize", "axis_parallelize", "broadcast", "swizzle",
-         "decompose", "set_cluster", "propagate", "operand", "getitem"]
+         "decompose", "set_kernel", "set_cluster", "propagate", "operand", "getitem"]
 
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
@@ -165,6 +166,12 @@ def test_random_verbs_raise_only_tilec_errors(data: st.DataObject, f: GemmFusion
                        "fixup": POLICY, "sms": mostly(st.integers(1, 200), st.integers(-1, 0))}
             kw = {k: d(v) for k, v in options.items() if d(st.booleans())}
             accepted += call(f, f.decompose, d(POLICY), **kw)
+        elif verb == "set_kernel":
+            options = {"stages": mostly(st.integers(1, 16), st.integers(-1, 17)),
+                       "warps": mostly(st.integers(1, 32), st.integers(-1, 33)),
+                       "load": st.sampled_from(["pointer", "tma", "auto", "TMA", "ldg", None])}
+            kw = {k: d(v) for k, v in options.items() if d(st.booleans())}
+            accepted += call(f, f.set_kernel, **kw)
         elif verb == "set_cluster":
             dims = d(st.lists(mostly(st.integers(1, 4), st.integers(-1, 17)), min_size=1,
                               max_size=3))
@@ -177,7 +184,8 @@ def test_random_verbs_raise_only_tilec_errors(data: st.DataObject, f: GemmFusion
     event(f"{accepted} calls accepted" if accepted < 5 else "5+ calls accepted")
     g = f.schedule.replay()
     assert g.c.structure() == f.c.structure()
-    assert (g.decomposition, g.cluster_dims) == (f.decomposition, f.cluster_dims)
+    assert (g.decomposition, g.kernel_options, g.cluster_dims) == (
+        f.decomposition, f.kernel_options, f.cluster_dims)
 
 
 @settings(max_examples=EXAMPLES // 3, deadline=None)

@@ -20,8 +20,9 @@ Example::
 
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 import sympy
 
@@ -30,12 +31,22 @@ from tilec.ir.iterdomain import IterDomain, as_extent
 from tilec.ir.tensorview import TensorView
 from tilec.ir.threads import ThreadOptions, check_min_blocks, check_pad, check_stages
 from tilec.ir.trace import Schedule, paused
-from tilec.ir.types import BLayout, DType, IterType, MemoryType, ParallelType
+from tilec.ir.types import (
+    SK_WAVES_MAX,
+    BLayout,
+    Decomposition,
+    DecompositionChoice,
+    DType,
+    Fixup,
+    IterType,
+    KernelOptions,
+    LoadKind,
+    MemoryType,
+    ParallelType,
+)
 
 if TYPE_CHECKING:
     import networkx as nx
-
-    from tilec.transforms.plan import Decomposition, Fixup
 
 
 def _size(name: str, value: int | str | sympy.Expr) -> sympy.Expr:
@@ -92,8 +103,8 @@ class GemmFusion:
         self._graph: nx.Graph | None = None
         self._link_logical(self.a, self.b, self.c)
         self.cluster_dims: tuple[int, int, int] = (1, 1, 1)
-        self.decomposition: dict[str, object] = {"kind": "dp", "splits": 1, "sk_waves": 1,
-                                                 "fixup": "atomic", "sms": None}
+        self.decomposition = DecompositionChoice()
+        self.kernel_options = KernelOptions()
         self.thread_options = ThreadOptions()
 
     def decompose(self, kind: Decomposition | str = "dp", *, splits: int = 1, sk_waves: int = 1,
@@ -102,21 +113,20 @@ class GemmFusion:
 
         ``kind``: ``auto`` (the cost model picks), ``dp``, ``splitk``, ``streamk``, ``dp_1sk``,
         ``sk2_dp``, ``skpp``; ``fixup``: ``atomic``, ``deterministic``, ``reduce_kernel``
-        (see :class:`tilec.transforms.plan.Decomposition` and ``Fixup``; members are taken too).
+        (see :class:`tilec.ir.types.Decomposition` and ``Fixup``; members are taken too).
         ``splits`` (split-K) >= 1; ``sk_waves`` (Stream-K++) in 0..7; ``sms``: CTAs the
-        Stream-K family spreads work over (default: the schedule's grid).
+        Stream-K family spreads work over (default: the schedule's grid). The choice is kept as
+        a frozen :class:`~tilec.ir.types.DecompositionChoice`:
 
+        >>> GemmFusion(M=256, N=256, K=64).decompose("splitk", splits=2).decomposition
+        DecompositionChoice(kind=<Decomposition.SPLIT_K: 'splitk'>, splits=2, sk_waves=1, fixup=<Fixup.ATOMIC: 'atomic'>, sms=None)
         >>> GemmFusion(M=256, N=256, K=64).decompose("broadcast")
         Traceback (most recent call last):
         ...
         tilec.errors.PolicyError: decomposition must be one of auto, dp, splitk, streamk, dp_1sk, sk2_dp, skpp but got 'broadcast'
         """
-        from tilec.transforms.decompose import SK_WAVES_MAX
-        from tilec.transforms.plan import Decomposition, Fixup
-
         parsed = Decomposition.parse(kind, extra=("auto",))
-        name = parsed if isinstance(parsed, str) else parsed.value
-        fix = Fixup(fixup).value
+        fix = Fixup(fixup)
         if isinstance(splits, bool) or not isinstance(splits, int) or splits < 1:
             raise FusionError(f"decompose: splits must be a positive integer but got {splits!r}")
         if (isinstance(sk_waves, bool) or not isinstance(sk_waves, int)
@@ -125,13 +135,49 @@ class GemmFusion:
                               f"got {sk_waves!r}")
         if sms is not None and (isinstance(sms, bool) or not isinstance(sms, int) or sms < 1):
             raise FusionError(f"decompose: sms must be a positive integer or None but got {sms!r}")
-        self.schedule.record("fusion", "decompose", (name,),
+        choice = DecompositionChoice(None if isinstance(parsed, str) else parsed, splits=splits,
+                                     sk_waves=sk_waves, fixup=fix, sms=sms)
+        # the trace spells policy as the user does (strings replay without importing the enums)
+        self.schedule.record("fusion", "decompose", (choice.describe(),),
                              {"splits": splits if splits != 1 else None,
                               "sk_waves": sk_waves if sk_waves != 1 else None,
-                              "fixup": fix if fix != "atomic" else None, "sms": sms})
-        # policy values are kept as their canonical strings until lowering takes the enums
-        self.decomposition = {"kind": name, "splits": splits, "sk_waves": sk_waves,
-                              "fixup": fix, "sms": sms}
+                              "fixup": fix.value if fix is not Fixup.ATOMIC else None,
+                              "sms": sms})
+        self.decomposition = choice
+        return self
+
+    def set_kernel(self, stages: int | str | None = None, warps: int | str | None = None,
+                   load: LoadKind | str | None = None) -> GemmFusion:
+        """Kernel-level choices: software-pipeline ``stages`` (K tiles in flight), ``warps`` per
+        CTA (CUDA: 4 per warpgroup) and the operand ``load`` kind (``pointer``, ``tma``).
+        None or ``"auto"`` leaves a choice to lowering (TMA where the strides allow it, the
+        target's default stages and warps). Kept as a frozen
+        :class:`~tilec.ir.types.KernelOptions` that lowering copies into the plan.
+
+        >>> GemmFusion(M=256, N=256, K=64).set_kernel(stages=4, warps=8, load="tma").kernel_options
+        KernelOptions(stages=4, warps=8, load=<LoadKind.TMA: 'tma'>)
+        >>> GemmFusion(M=256, N=256, K=64).set_kernel(warps=6)
+        Traceback (most recent call last):
+        ...
+        tilec.errors.FusionError: set_kernel: warps must be a power of two or a multiple of 4 in 1..32, 'auto' or None but got 6
+        """
+        def count(name: str, v: object, ok: Callable[[int], bool], what: str) -> int | None:
+            if v is None or (isinstance(v, str) and v.strip().lower() == "auto"):
+                return None
+            if isinstance(v, bool) or not isinstance(v, int) or not ok(v):
+                raise FusionError(f"set_kernel: {name} must be {what}, 'auto' or None but got "
+                                  f"{v!r}")
+            return v
+
+        st = count("stages", stages, lambda v: 1 <= v <= 16, "an integer in 1..16")
+        wp = count("warps", warps, lambda v: 1 <= v <= 32 and (v & (v - 1) == 0 or v % 4 == 0),
+                   "a power of two or a multiple of 4 in 1..32")
+        parsed = None if load is None else LoadKind.parse(load, extra=("auto",))
+        kind = None if isinstance(parsed, str) else parsed
+        self.schedule.record("fusion", "set_kernel", (),
+                             {"stages": st, "warps": wp,
+                              "load": kind.value if kind is not None else None})
+        self.kernel_options = KernelOptions(stages=st, warps=wp, load=kind)
         return self
 
     def set_cluster(self, x: int, y: int = 1, z: int = 1) -> GemmFusion:

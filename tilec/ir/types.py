@@ -1,9 +1,12 @@
 """Enumerations of the IR: iteration types, parallel types (with their hardware meaning),
-memory spaces and element types."""
+memory spaces and element types; the policy a schedule chooses (decomposition, fix-up, load kind,
+multicast mode, input precision) and the frozen values that carry it from the user's verbs to
+lowering (:class:`DecompositionChoice`, :class:`KernelOptions`)."""
 
 from __future__ import annotations
 
 import enum
+from dataclasses import dataclass
 
 from tilec.policy import PolicyEnum
 
@@ -136,3 +139,121 @@ class BLayout(PolicyEnum, enum.StrEnum, label="B layout",
 
     KN = "kn"
     NK = "nk"
+
+
+class InputPrecision(PolicyEnum, label="input precision"):
+    """How an fp32 dot is computed.
+
+    IEEE: exact fp32 products (slow on tensor cores; the only mode Triton's interpreter gets right).
+    TF32: tensor-core tf32 (10-bit mantissa products); the GPU default for fp32 in Triton.
+    """
+
+    IEEE = "ieee"
+    TF32 = "tf32"
+
+
+class Decomposition(PolicyEnum, label="decomposition"):
+    """How the M x N x K iteration space is cut into work units for CTAs.
+
+    DATA_PARALLEL: one CTA per output tile, whole K. Best when tiles fill whole waves.
+    SPLIT_K: every tile's K range cut into ``splits`` equal parts; partials need a fix-up.
+      Fills the machine for few, deep tiles; costs S-1 extra partial tiles of traffic per tile.
+    STREAM_K: the tiles x k-iterations space is cut evenly over ``grid`` CTAs; perfectly
+      balanced, but CTAs work at different K offsets at once (worse L2 reuse) and most tiles
+      need a fix-up.
+    DP_ONE_SK_WAVE: full waves data-parallel, the tiles of the last partial wave (plus one full
+      wave when that partial wave is small) in Stream-K. Keeps L2 reuse of DP, removes the tail.
+    TWO_TILE_SK_DP: the first Stream-K region (each SK CTA gets between one and two tiles of
+      work) runs first, then full DP waves that hide the fix-up synchronisation.
+    STREAM_K_PP: Stream-K++: ``sk_waves`` (0..7) trailing waves in Stream-K, the rest DP;
+      0 is data-parallel, a large value approaches Stream-K.
+    """
+
+    DATA_PARALLEL = "dp"
+    SPLIT_K = "splitk"
+    STREAM_K = "streamk"
+    DP_ONE_SK_WAVE = "dp_1sk"
+    TWO_TILE_SK_DP = "sk2_dp"
+    STREAM_K_PP = "skpp"
+
+
+class Fixup(PolicyEnum, label="fix-up"):
+    """How partial tiles (split-K, Stream-K) are combined into C.
+
+    ATOMIC: each partial is atomically added into an fp32 buffer; fastest, not bitwise
+      reproducible (the order of additions varies between runs).
+    DETERMINISTIC: partials go to a workspace; the CTA that finishes a tile last (atomic ticket)
+      sums them in K order and writes C. Bitwise reproducible; one extra pass over partials.
+    REDUCE_KERNEL: partials go to a workspace and a second kernel reduces them in K order.
+      Reproducible, no inter-CTA synchronisation, one extra launch.
+    """
+
+    ATOMIC = "atomic"
+    DETERMINISTIC = "deterministic"
+    REDUCE_KERNEL = "reduce_kernel"
+
+
+class LoadKind(PolicyEnum, label="load kind"):
+    """How an operand tile reaches the CTA.
+
+    POINTER: masked pointer loads; handles any shape, alignment and ragged edges.
+    TMA: tensor-memory-accelerator box loads (Triton tensor descriptors, CUDA cp.async.bulk.tensor);
+      needs 16-byte aligned row strides; out-of-bounds elements are filled with zero by hardware.
+    """
+
+    POINTER = "pointer"
+    TMA = "tma"
+
+
+class MulticastMode(PolicyEnum, label="multicast mode"):
+    """Who issues a multicast TMA load inside a sharing group of CTAs.
+
+    LEADER: the lowest rank of each group issues the whole box with the group's mask.
+    SLICED: each of the n CTAs of a group issues 1/n of the box (cut along the box's outermost
+      dimension) with the group's mask (CUTLASS style); spreads TMA issue over the group.
+    """
+
+    LEADER = "leader"
+    SLICED = "sliced"
+
+
+SK_WAVES_MAX = 7  # Stream-K++: 0..7 trailing waves in Stream-K (seed 001)
+
+
+@dataclass(frozen=True)
+class DecompositionChoice:
+    """What a schedule asks of the work decomposition (``fusion.decompose``); lowering's
+    ``decomposition`` pass turns it into a :class:`~tilec.transforms.plan.WorkSplit`.
+
+    ``kind=None`` is ``auto``: the cost model chooses. ``sms=None``: the Stream-K family spreads
+    work over the schedule's grid.
+
+    >>> DecompositionChoice(Decomposition.SPLIT_K, splits=4).describe()
+    'splitk'
+    >>> DecompositionChoice(None).describe()
+    'auto'
+    """
+
+    kind: Decomposition | None = Decomposition.DATA_PARALLEL
+    splits: int = 1
+    sk_waves: int = 1
+    fixup: Fixup = Fixup.ATOMIC
+    sms: int | None = None
+
+    def describe(self) -> str:
+        """The kind as the user spells it: ``auto`` or the decomposition's value."""
+        return "auto" if self.kind is None else self.kind.value
+
+
+@dataclass(frozen=True)
+class KernelOptions:
+    """Kernel-level choices a schedule makes (``fusion.set_kernel``); ``None`` leaves each to
+    lowering (the target's default, or for ``load`` TMA where the strides allow it).
+
+    stages: software-pipeline depth of the K loop; warps: warps per CTA; load: how operand tiles
+    are loaded (:class:`LoadKind`).
+    """
+
+    stages: int | None = None
+    warps: int | None = None
+    load: LoadKind | None = None

@@ -39,6 +39,7 @@ from typing import Any
 import sympy
 
 from tilec.errors import TilecError
+from tilec.ir.types import SK_WAVES_MAX
 from tilec.transforms.plan import (
     Decomposition,
     DType,
@@ -67,7 +68,6 @@ __all__ = [
     "work_units",
 ]
 
-SK_WAVES_MAX = 7  # Stream-K++: 0..7 trailing waves in Stream-K (seed 001)
 
 Unit = tuple[int, int, int]  # (linear tile index, k_begin, k_end), k in k-iterations
 

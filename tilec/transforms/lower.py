@@ -24,6 +24,7 @@ Example::
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import sympy
@@ -162,21 +163,19 @@ def _work_split(fusion: GemmFusion, M: int, N: int, K: int, BM: int, BN: int, BK
     from tilec.transforms.decompose import choose_decomposition, make_work_split
 
     d = fusion.decomposition
-    kind = str(d["kind"])
-    fixup = Fixup(str(d["fixup"]))
-    sms = int(str(d["sms"])) if d.get("sms") else num_ctas
-    if kind == "auto":
+    fixup = d.fixup
+    sms = d.sms or num_ctas
+    if d.kind is None:
         split, why = choose_decomposition(M, N, K, BM, BN, BK, sms, fixup=fixup)
         if split.kind is Decomposition.DATA_PARALLEL:
             split = WorkSplit(Decomposition.DATA_PARALLEL, grid=min(num_ctas, num_tiles),
                               fixup=fixup)
         return split, why
-    if kind == "dp":
+    if d.kind is Decomposition.DATA_PARALLEL:
         return WorkSplit(Decomposition.DATA_PARALLEL, grid=min(num_ctas, num_tiles)), [
             f"data-parallel: the schedule's grid of {num_ctas} CTAs walks {num_tiles} linear tiles"]
-    split = make_work_split(kind, M=M, N=N, K=K, BM=BM, BN=BN, BK=BK, sms=sms,
-                            splits=int(str(d["splits"])), sk_waves=int(str(d["sk_waves"])),
-                            fixup=fixup)
+    split = make_work_split(d.kind, M=M, N=N, K=K, BM=BM, BN=BN, BK=BK, sms=sms,
+                            splits=d.splits, sk_waves=d.sk_waves, fixup=fixup)
     return split, [f"{split.kind.value} chosen by the schedule (fusion.decompose)"]
 
 
@@ -234,7 +233,10 @@ def lower(
     work, why = _work_split(fusion, M, N, K, BM, BN, BK, num_ctas, int(order.num_tiles))
     notes += why
     cluster = launch.cluster
+    ko = fusion.kernel_options
     b_t = fusion.b_layout == "nk"
+    num_warps = num_warps or ko.warps
+    num_stages = num_stages or ko.stages
     if target is Target.TRITON:
         from tilec.transforms.decompose import choose_load_kind
 
@@ -243,11 +245,23 @@ def lower(
                 f"triton: the schedule's cluster {cluster} is not launched (Triton issues no "
                 f"multicast); its tile order is kept and each CTA loads its own tiles")
             cluster = (1, 1, 1)
-        a = OperandLoad("A", choose_load_kind(M, K, fusion.dtype, (BM, BK)), (BM, BK))
         bshape = (N, K) if b_t else (K, N)
         bbox = (BN, BK) if b_t else (BK, BN)
-        b = OperandLoad("B", choose_load_kind(*bshape, fusion.dtype, bbox), bbox, transposed=b_t)
+        kinds = [choose_load_kind(M, K, fusion.dtype, (BM, BK)),
+                 choose_load_kind(*bshape, fusion.dtype, bbox)]
+        if ko.load is LoadKind.POINTER:
+            kinds = [LoadKind.POINTER, LoadKind.POINTER]
+        elif ko.load is LoadKind.TMA and LoadKind.POINTER in kinds:
+            raise UnsupportedError(
+                f"set_kernel(load='tma'): TMA needs 16-byte aligned rows and boxes; "
+                f"{'A' if kinds[0] is LoadKind.POINTER else 'B'} of this problem "
+                f"(M={M}, N={N}, K={K}, {fusion.dtype.value}) has none: use load='pointer'")
+        a = OperandLoad("A", kinds[0], (BM, BK))
+        b = OperandLoad("B", kinds[1], bbox, transposed=b_t)
         warps = num_warps or (8 if BM * BN >= 128 * 256 else 4)
+        if warps & (warps - 1):
+            raise UnsupportedError(f"triton: warps must be a power of two but the schedule "
+                                   f"asks for {warps}")
         stages = num_stages or 3
     else:
         mc: dict[str, MulticastPlan | None] = {"A": None, "B": None}
@@ -256,8 +270,8 @@ def lower(
         a = OperandLoad("A", LoadKind.TMA, (BM, BK), multicast=mc["A"], evict="first")
         b = OperandLoad("B", LoadKind.TMA, (BN, BK) if b_t else (BK, BN), transposed=b_t,
                         multicast=mc["B"], evict="last")
-        warps = num_warps or (12 if BM >= 128 else 8)
-        stages = num_stages or 4
+        warps = num_warps or ko.warps or (12 if BM >= 128 else 8)
+        stages = num_stages or ko.stages or 4
         if launch.cluster_size > 2:
             notes.append(
                 f"cuda: a persistent grid of {num_ctas} CTAs in clusters of "

@@ -25,8 +25,14 @@ from dataclasses import dataclass, field
 
 import sympy
 
-from tilec.ir.types import DType
-from tilec.policy import PolicyEnum
+from tilec.ir.types import (
+    Decomposition,
+    DType,
+    Fixup,
+    InputPrecision,
+    LoadKind,
+    MulticastMode,
+)
 
 __all__ = [
     "DType",
@@ -41,82 +47,6 @@ __all__ = [
     "TileOrder",
     "WorkSplit",
 ]
-
-
-class InputPrecision(PolicyEnum, label="input precision"):
-    """How an fp32 dot is computed.
-
-    IEEE: exact fp32 products (slow on tensor cores; the only mode Triton's interpreter gets right).
-    TF32: tensor-core tf32 (10-bit mantissa products); the GPU default for fp32 in Triton.
-    """
-
-    IEEE = "ieee"
-    TF32 = "tf32"
-
-
-class Decomposition(PolicyEnum, label="decomposition"):
-    """How the M x N x K iteration space is cut into work units for CTAs.
-
-    DATA_PARALLEL: one CTA per output tile, whole K. Best when tiles fill whole waves.
-    SPLIT_K: every tile's K range cut into ``splits`` equal parts; partials need a fix-up.
-      Fills the machine for few, deep tiles; costs S-1 extra partial tiles of traffic per tile.
-    STREAM_K: the tiles x k-iterations space is cut evenly over ``grid`` CTAs; perfectly
-      balanced, but CTAs work at different K offsets at once (worse L2 reuse) and most tiles
-      need a fix-up.
-    DP_ONE_SK_WAVE: full waves data-parallel, the tiles of the last partial wave (plus one full
-      wave when that partial wave is small) in Stream-K. Keeps L2 reuse of DP, removes the tail.
-    TWO_TILE_SK_DP: the first Stream-K region (each SK CTA gets between one and two tiles of
-      work) runs first, then full DP waves that hide the fix-up synchronisation.
-    STREAM_K_PP: Stream-K++: ``sk_waves`` (0..7) trailing waves in Stream-K, the rest DP;
-      0 is data-parallel, a large value approaches Stream-K.
-    """
-
-    DATA_PARALLEL = "dp"
-    SPLIT_K = "splitk"
-    STREAM_K = "streamk"
-    DP_ONE_SK_WAVE = "dp_1sk"
-    TWO_TILE_SK_DP = "sk2_dp"
-    STREAM_K_PP = "skpp"
-
-
-class Fixup(PolicyEnum, label="fix-up"):
-    """How partial tiles (split-K, Stream-K) are combined into C.
-
-    ATOMIC: each partial is atomically added into an fp32 buffer; fastest, not bitwise
-      reproducible (the order of additions varies between runs).
-    DETERMINISTIC: partials go to a workspace; the CTA that finishes a tile last (atomic ticket)
-      sums them in K order and writes C. Bitwise reproducible; one extra pass over partials.
-    REDUCE_KERNEL: partials go to a workspace and a second kernel reduces them in K order.
-      Reproducible, no inter-CTA synchronisation, one extra launch.
-    """
-
-    ATOMIC = "atomic"
-    DETERMINISTIC = "deterministic"
-    REDUCE_KERNEL = "reduce_kernel"
-
-
-class LoadKind(PolicyEnum, label="load kind"):
-    """How an operand tile reaches the CTA.
-
-    POINTER: masked pointer loads; handles any shape, alignment and ragged edges.
-    TMA: tensor-memory-accelerator box loads (Triton tensor descriptors, CUDA cp.async.bulk.tensor);
-      needs 16-byte aligned row strides; out-of-bounds elements are filled with zero by hardware.
-    """
-
-    POINTER = "pointer"
-    TMA = "tma"
-
-
-class MulticastMode(PolicyEnum, label="multicast mode"):
-    """Who issues a multicast TMA load inside a sharing group of CTAs.
-
-    LEADER: the lowest rank of each group issues the whole box with the group's mask.
-    SLICED: each of the n CTAs of a group issues 1/n of the box (cut along the box's outermost
-      dimension) with the group's mask (CUTLASS style); spreads TMA issue over the group.
-    """
-
-    LEADER = "leader"
-    SLICED = "sliced"
 
 
 @dataclass(frozen=True)

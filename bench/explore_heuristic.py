@@ -1,0 +1,75 @@
+"""Configs around the heuristic's choice on the shapes where the one-command path trails cuBLAS
+(bench/results/pipeline_h200_2026-11-23_first.json): each built from examples/gemm_decomposition.py
+through the pipeline (tilec.runtime.autotune.measure), timed beside torch.matmul in the same run
+(5 rounds each, do_bench median with L2 flushed). Writes $OUT/explore.json.
+
+    PYTHONPATH=. python bench/explore_heuristic.py
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import torch  # noqa: E402
+
+from tilec.codegen.triton_bench import time_ms  # noqa: E402
+from tilec.runtime.autotune import measure  # noqa: E402
+
+EX = ROOT / "examples" / "gemm_decomposition.py"
+
+
+def cfg(BM, BN, BK, D="dp", S=1, st=3, w=8, g=8, fix="deterministic", sk=1):
+    return dict(BM=BM, BN=BN, BK=BK, DECOMP=D, SPLITS=S, STAGES=st, WARPS=w, GROUP_M=g,
+                FIXUP=fix, SK_WAVES=sk)
+
+
+CASES = {
+    (512, 512, 65536): [cfg(128, 128, 64, "splitk", 8, 4), cfg(128, 128, 128, "splitk", 8, 3),
+                        cfg(128, 128, 64, "splitk", 8, 6), cfg(64, 128, 128, "splitk", 8, 4, 4),
+                        cfg(64, 64, 128, "splitk", 4, 6, 4), cfg(128, 128, 64, "splitk", 8, 4,
+                                                                   fix="atomic"),
+                        cfg(128, 64, 128, "splitk", 8, 4, 4), cfg(64, 128, 64, "splitk", 8, 6, 4)],
+    (1664, 1664, 8192): [cfg(128, 128, 64, "skpp", 1, 4), cfg(128, 128, 64, "skpp", 1, 5),
+                         cfg(128, 128, 64, "skpp", 1, 3, 4), cfg(128, 256, 64, "dp", 1, 4),
+                         cfg(128, 128, 128, "skpp", 1, 3), cfg(128, 256, 64, "skpp", 1, 3),
+                         cfg(256, 128, 64, "dp_1sk", 1, 3), cfg(128, 128, 64, "dp", 1, 5),
+                         cfg(128, 256, 64, "dp", 1, 3, g=16)],
+    (1024, 1024, 1024): [cfg(64, 128, 128, "dp", 1, 4, 4), cfg(64, 128, 64, "dp", 1, 5, 4),
+                         cfg(128, 128, 64, "dp", 1, 4, 4), cfg(64, 64, 128, "dp", 1, 4, 4),
+                         cfg(128, 64, 128, "dp", 1, 3, 4)],
+    (1024, 1024, 32768): [cfg(128, 128, 64, "splitk", 2, 4), cfg(128, 128, 64, "splitk", 2, 5),
+                          cfg(128, 128, 128, "splitk", 2, 3), cfg(128, 128, 64, "splitk", 3, 4),
+                          cfg(128, 256, 64, "splitk", 4, 4), cfg(128, 128, 64, "sk2_dp", 1, 4)],
+    (2304, 2304, 8192): [cfg(128, 256, 64, "dp", 1, 3), cfg(128, 256, 64, "dp", 1, 4),
+                         cfg(128, 128, 64, "dp", 1, 5), cfg(256, 128, 64, "dp", 1, 4)],
+}
+
+
+def main() -> int:
+    rows = []
+    for (M, N, K), configs in CASES.items():
+        a = torch.randn((M, K), device="cuda", dtype=torch.bfloat16)
+        b = torch.randn((K, N), device="cuda", dtype=torch.bfloat16)
+        cub = [time_ms(lambda: torch.matmul(a, b)) for _ in range(5)]
+        cm = statistics.median(cub)
+        for c in configs:
+            m = measure(EX, {"M": M, "N": N, "K": K, **c},
+                        timer=lambda fn: statistics.median(time_ms(fn) for _ in range(5)))
+            r = {"M": M, "N": N, "K": K, "config": c, "ms": m.ms, "ok": m.ok, "error": m.error,
+                 "cublas_ms": cm, "vs_cublas": cm / m.ms if m.ms else None}
+            rows.append(r)
+            print(M, N, K, c, f"{r['vs_cublas']:.3f}x" if m.ms else m.error, flush=True)
+    out = Path(os.environ.get("OUT", ".")) / "explore.json"
+    out.write_text(json.dumps({"device": torch.cuda.get_device_name(0), "rows": rows}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,205 @@
+"""Tuning a schedule's own ``"auto"`` parameters on the GPU.
+
+``tilec tune SCHEDULE.py`` asks :func:`space` for the candidate choices of the knobs the schedule
+leaves ``"auto"`` (the heuristic's choice first; the knobs the user fixed stay fixed), builds and
+times each with :func:`measure` (checked against torch first), and records the winner
+(:class:`~tilec.runtime.records.Records`) so that a later ``tilec gen`` of the same schedule at
+the same fixed parameters uses it.
+
+Example (no GPU: a fake timer)::
+
+    >>> import tempfile, pathlib
+    >>> from tilec.runtime.records import Records
+    >>> rec = Records(pathlib.Path(tempfile.mkdtemp()) / "t.sqlite")
+    >>> res = tune("examples/gemm_decomposition.py", {"M": 256, "N": 256, "K": 256}, limit=3,
+    ...            records=rec, timer=lambda p: p["BN"] / 1000, check=False, progress=False)
+    >>> len(res.results), res.best.BN == min(c.BN for c, _ in res.results)
+    (3, True)
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tilec.errors import TilecError
+from tilec.loader import load_schedule
+from tilec.progress import Progress
+from tilec.runtime.build import kernel, kernel_plan
+from tilec.runtime.records import Records, default_records, schedule_key
+from tilec.transforms.heuristic import AUTO, KNOBS, Config, candidates, parse_knob
+
+__all__ = ["Measurement", "TuneResult", "gpu_timer", "measure", "space", "tune", "write_params"]
+
+# accepted error (max |c - ref| / max |ref|) of a kernel against the fp32 product, per dtype
+TOLERANCE = {"bf16": 3e-2, "fp16": 5e-3, "fp32": 2e-2}
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One config's run: milliseconds (None when it failed or nothing timed it), correctness."""
+
+    ms: float | None
+    ok: bool
+    error: str | None = None
+    tflops: float | None = None
+    rel_err: float | None = None
+
+
+@dataclass(frozen=True)
+class TuneResult:
+    """Every config tried with its measurement; the fastest correct one."""
+
+    best: Config
+    params: dict[str, Any]  # the winner's values of the schedule's auto knobs
+    results: list[tuple[Config, Measurement]] = field(default_factory=list)
+    key: str = ""
+    shape: tuple[int, int, int] = (0, 0, 0)
+
+
+def _auto_knobs(raw: Mapping[str, Any]) -> list[str]:
+    return [k for k in KNOBS if isinstance(raw.get(k), str) and raw[k].lower() == AUTO]
+
+
+def space(path: str | Path, overrides: Mapping[str, Any] | None = None, *,
+          target: str = "triton", sms: int | None = None, limit: int | None = None
+          ) -> list[Config]:
+    """The candidate choices of the knobs ``path`` leaves ``"auto"`` at ``overrides``; the
+    heuristic's choice first. Configs that set the schedule's auto knobs alike appear once."""
+    loaded = load_schedule(path, dict(overrides or {}), target=target, tuned=False)
+    raw = loaded.raw_params
+    auto = _auto_knobs(raw)
+    fixed = {k: parse_knob(k, raw[k]) for k in KNOBS if k in raw and k not in auto}
+    if not auto:
+        return [Config(**{k: v for k, v in fixed.items()})] if fixed else [Config()]
+    M, N, K = (int(loaded.params[d]) for d in "MNK")
+    sms = sms or (raw["SMS"] if isinstance(raw.get("SMS"), int) else 132)
+    seen: set[tuple[Any, ...]] = set()
+    out: list[Config] = []
+    for cfg in candidates(M, N, K, sms=sms, fixed=fixed, target=target):
+        p = cfg.params()
+        sig = tuple(p[k] for k in auto)
+        if sig not in seen:
+            seen.add(sig)
+            out.append(cfg)
+    return out[:limit] if limit else out
+
+
+def _schedule_params(path: str | Path, params: Mapping[str, Any]) -> dict[str, Any]:
+    """``params`` without the knobs the schedule does not declare (a Config sets all)."""
+    from tilec.loader import load_module
+
+    declared = set(getattr(load_module(path), "PARAMS", {}))
+    return {k: v for k, v in params.items() if k not in KNOBS or k in declared}
+
+
+def gpu_timer(fn: Callable[[], Any]) -> float:
+    """Median ms of ``fn()`` on the GPU, L2 flushed before each replay (triton's do_bench)."""
+    from tilec.codegen.triton_bench import time_ms
+
+    return time_ms(fn, warmup=10, rep=40)
+
+
+def measure(path: str | Path, params: Mapping[str, Any], *, target: str = "triton",
+            device: str | None = None, check: bool = True,
+            timer: Callable[[Callable[[], Any]], float] | None = None) -> Measurement:
+    """Build the schedule's kernel at ``params``, check it against torch (``check``) and time
+    it (``timer(fn) -> ms``; default: :func:`gpu_timer` on a GPU, nothing on the CPU). Every
+    failure (compile, launch, wrong result) is a Measurement with ``ok=False``."""
+    try:
+        import torch
+
+        loaded = load_schedule(path, _schedule_params(path, params), target=target, tuned=False)
+        plan = kernel_plan(loaded, target=target)
+        dev = device or ("cuda" if torch.cuda.is_available() else "cpu")
+        dt = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[
+            plan.dtype.value]
+        g = torch.Generator(device=dev).manual_seed(0)
+        a = torch.randn((plan.M, plan.K), device=dev, dtype=dt, generator=g)
+        b = torch.randn((plan.N, plan.K) if plan.b_transposed else (plan.K, plan.N), device=dev,
+                        dtype=dt, generator=g)
+        out = torch.full((plan.M, plan.N), float("nan"), device=dev, dtype=dt)
+        fn = kernel(plan, target)
+        err = None
+        if check:
+            c = fn(a, b, out)
+            bb = b.T if plan.b_transposed else b
+            ref = a.float() @ bb.float()
+            err = float((c.float() - ref).abs().max() / ref.abs().max().clamp_min(1e-30))
+            if not err <= TOLERANCE[plan.dtype.value]:  # NaN fails too
+                return Measurement(None, False, f"wrong result: rel_err {err:.3g}", rel_err=err)
+        if timer is None and dev != "cpu":
+            timer = gpu_timer
+        ms = timer(lambda: fn(a, b, out)) if timer else None
+        flops = 2.0 * plan.M * plan.N * plan.K
+        return Measurement(ms, True, None, flops / (ms * 1e-3) / 1e12 if ms else None, err)
+    except Exception as e:  # a config that cannot compile or launch loses; the tuner goes on
+        return Measurement(None, False, f"{type(e).__name__}: {e}"[:400])
+
+
+def tune(path: str | Path, overrides: Mapping[str, Any] | None = None, *,
+         target: str = "triton", sms: int | None = None, limit: int | None = None,
+         timer: Callable[[Mapping[str, Any]], float] | None = None, check: bool = True,
+         records: Records | None = None, progress: bool = True,
+         device: str | None = None) -> TuneResult:
+    """Time every config of :func:`space` and record the fastest correct one.
+
+    ``timer(params) -> ms`` replaces building and timing (tests, dry runs); ``records``
+    defaults to ``$TILEC_CACHE/tuned.sqlite``.
+    """
+    overrides = dict(overrides or {})
+    loaded = load_schedule(path, overrides, target=target, tuned=False)
+    raw = loaded.raw_params
+    auto = _auto_knobs(raw)
+    if not auto:
+        raise TilecError(f"{Path(path).name}: no parameter is 'auto' at these values, so there is "
+                         f"nothing to tune; set the knobs to tune to 'auto' (for example "
+                         f"--param BM=auto) or leave them out of --param")
+    configs = space(path, overrides, target=target, sms=sms, limit=limit)
+    results: list[tuple[Config, Measurement]] = []
+    items = Progress(configs, f"tune {Path(path).name}") if progress else configs
+    for cfg in items:
+        params = {**overrides, **{k: v for k, v in cfg.params().items() if k in auto}}
+        if timer is not None:
+            try:
+                m = Measurement(float(timer(params)), True)
+            except Exception as e:
+                m = Measurement(None, False, f"{type(e).__name__}: {e}"[:400])
+        else:
+            m = measure(path, params, target=target, device=device, check=check)
+        results.append((cfg, m))
+    ok = [(c, m) for c, m in results if m.ok and m.ms is not None]
+    if not ok:
+        first = results[0][1].error if results else "no config"
+        raise TilecError(f"tune {Path(path).name}: every config failed; the first: {first}")
+    best, bm = min(ok, key=lambda r: r[1].ms or 0.0)
+    choice = {k: best.params()[k] for k in auto}
+    key = schedule_key(Path(path).read_text(), target)
+    rec = records if records is not None else default_records()
+    if rec is not None:
+        rec.record(key, raw, choice, ms=bm.ms, device=_device_name(device, timer))
+    shape = tuple(int(loaded.params[d]) for d in "MNK")
+    return TuneResult(best, choice, results, key, shape)  # type: ignore[arg-type]
+
+
+def _device_name(device: str | None, timer: Any) -> str:
+    if timer is not None:
+        return "custom-timer"
+    try:
+        import torch
+
+        return torch.cuda.get_device_name(device or 0)
+    except Exception:
+        return device or "unknown"
+
+
+def write_params(path: str | Path, params: Mapping[str, Any]) -> None:
+    """Write ``params`` as the JSON file ``--params-file`` reads."""
+    p = Path(path)
+    tmp = p.with_name(f".{p.name}.{time.time_ns()}.tmp")
+    tmp.write_text(json.dumps(dict(params), indent=1, sort_keys=True) + "\n")
+    tmp.replace(p)

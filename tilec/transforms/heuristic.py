@@ -1,0 +1,387 @@
+"""Choosing a schedule's ``"auto"`` parameters: shape rules, the decomposition cost model, and
+where each value came from.
+
+A schedule file may leave any of its tuning knobs to tilec by giving it the value ``"auto"``::
+
+    PARAMS = dict(M=4096, N=4096, K=4096, BM="auto", BN="auto", BK="auto", DECOMP="auto", ...)
+
+:func:`resolve` fills those in, in this order of precedence:
+
+1. the user's own value (``--param``, ``--params-file``, the file's PARAMS): always kept;
+2. a tuned record of this schedule at this shape (``tilec tune`` writes it);
+3. a rules file (``tilec sweep --export``);
+4. :func:`heuristic`: shape rules for the tile, the cost model for the decomposition.
+
+Every resolved value says where it came from (:class:`Choice`), so ``tilec gen`` and
+``tilec explain`` can tell the user why a kernel looks the way it does.
+
+The knobs (:data:`KNOBS`) and what they mean in a schedule:
+
+==========  =================================================================================
+BM BN BK    the MMA tile
+GROUP_M     tile rows per group of the grouped raster (Triton's GROUP_SIZE_M)
+DECOMP      the decomposition (:class:`~tilec.ir.types.Decomposition` or ``auto``)
+SPLITS      split-K parts;  SK_WAVES: trailing Stream-K waves (Stream-K++)
+FIXUP       how partial tiles are summed (:class:`~tilec.ir.types.Fixup`)
+STAGES      software pipeline depth;  WARPS: warps per CTA
+LOAD        operand loads (:class:`~tilec.ir.types.LoadKind`), chosen at lowering when auto
+==========  =================================================================================
+
+Example::
+
+    >>> cfg, why = heuristic(512, 512, 65536)
+    >>> cfg.DECOMP.value, cfg.SPLITS, (cfg.BM, cfg.BN)
+    ('splitk', 8, (128, 128))
+    >>> r = resolve(dict(M=1024, N=1024, K=1024, BM=64, BN="auto", BK="auto"))
+    >>> r.params["BM"], r.params["BN"], r.choice("BM").source.value, r.choice("BN").source.value
+    (64, 128, 'user', 'heuristic')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+from tilec.errors import ParamError
+from tilec.policy import PolicyEnum
+from tilec.transforms.decompose import (
+    choose_decomposition,
+    estimate_cost,
+    make_work_split,
+    rank_decompositions,
+)
+from tilec.transforms.plan import Decomposition, Fixup, LoadKind
+
+__all__ = [
+    "AUTO",
+    "DEFERRED",
+    "KNOBS",
+    "Choice",
+    "Config",
+    "Resolution",
+    "Source",
+    "candidates",
+    "heuristic",
+    "parse_knob",
+    "resolve",
+]
+
+AUTO = "auto"
+KNOBS = ("BM", "BN", "BK", "GROUP_M", "DECOMP", "SPLITS", "SK_WAVES", "FIXUP", "STAGES", "WARPS",
+         "LOAD")
+DEFERRED = frozenset({"LOAD"})  # knobs the heuristic may leave "auto": lowering decides them
+_ENUMS: dict[str, type[PolicyEnum]] = {"DECOMP": Decomposition, "FIXUP": Fixup, "LOAD": LoadKind}
+
+
+class Source(PolicyEnum, label="parameter source"):
+    """Where a parameter's value came from."""
+
+    USER = "user"  # given by the user: the file's PARAMS, --param, --params-file
+    TUNED = "tuned"  # a `tilec tune` record of this schedule at this shape
+    RULES = "rules"  # a rules file (`tilec sweep --export`)
+    HEURISTIC = "heuristic"  # shape rules + the decomposition cost model
+
+
+@dataclass(frozen=True)
+class Config:
+    """One value per knob: a point of the tuning space.
+
+    ``LOAD=None`` leaves the load kind to lowering (TMA where the strides allow it).
+    """
+
+    BM: int = 128
+    BN: int = 256
+    BK: int = 64
+    GROUP_M: int = 8
+    DECOMP: Decomposition = Decomposition.DATA_PARALLEL
+    SPLITS: int = 1
+    SK_WAVES: int = 1
+    FIXUP: Fixup = Fixup.DETERMINISTIC
+    STAGES: int = 3
+    WARPS: int = 8
+    LOAD: LoadKind | None = None
+
+    def params(self) -> dict[str, Any]:
+        """The schedule parameters this config sets (enums as their strings)."""
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            v = getattr(self, f.name)
+            out[f.name] = AUTO if v is None else (v.value if isinstance(v, PolicyEnum) else v)
+        return out
+
+    def short(self) -> str:
+        """``128x256x64 g8 dp s3 w8`` (decomposition numbers and fix-up only where they count)."""
+        d = self.DECOMP.value
+        if self.DECOMP is Decomposition.SPLIT_K:
+            d += str(self.SPLITS)
+        if self.DECOMP is Decomposition.STREAM_K_PP:
+            d += f"w{self.SK_WAVES}"
+        if self.DECOMP is not Decomposition.DATA_PARALLEL:
+            d += f" {self.FIXUP.value}"
+        load = f" {self.LOAD.value}" if self.LOAD is not None else ""
+        return f"{self.BM}x{self.BN}x{self.BK} g{self.GROUP_M} {d} s{self.STAGES} w{self.WARPS}{load}"
+
+
+def parse_knob(name: str, value: Any) -> Any:
+    """A knob's value as :class:`Config` holds it (``"auto"`` stays ``"auto"``).
+
+    >>> parse_knob("DECOMP", "SplitK"), parse_knob("BM", "auto")
+    (<Decomposition.SPLIT_K: 'splitk'>, 'auto')
+    """
+    if isinstance(value, str) and value.strip().lower() == AUTO:
+        return AUTO
+    enum = _ENUMS.get(name)
+    if enum is not None:
+        return enum.parse(value, extra=(AUTO,))
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        if name in ("SK_WAVES",) and value == 0:
+            return 0
+        raise ParamError(f"parameter {name} must be a positive integer or 'auto' but got {value!r}")
+    return value
+
+
+# --------------------------------------------------------------------------------------------
+# the heuristic
+# --------------------------------------------------------------------------------------------
+
+# Relative tensor-core throughput per flop of the large tiles weighed against each other (H200,
+# bench/results/triton_h200_2026-11-21.json: data-parallel 128x256 ran 1.07-1.12x 128x128 on
+# sq2048, sq4096 and wave_3328; 256x128 ran 0.98-1.03x 128x128). 128x128 runs 5 stages:
+# bench/results/explore_heuristic_h200_2026-11-23.json, wave_1664 Stream-K++ 0.883x cuBLAS with 5
+# vs 0.844x with 4, wave_2304 data-parallel 0.940x with 5.
+LARGE_TILES = (
+    (Config(BM=128, BN=256, BK=64, WARPS=8, STAGES=3), 1.10),
+    (Config(BM=256, BN=128, BK=64, WARPS=8, STAGES=3), 1.0),
+    (Config(BM=128, BN=128, BK=64, WARPS=8, STAGES=5), 1.0),
+)
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _tile_rule(M: int, N: int, K: int, sms: int) -> tuple[Config, str]:
+    """The tile of a shape class, with the rule's name (measured on the H200, Triton)."""
+    if M <= 32:
+        return Config(BM=16, BN=64, BK=256, WARPS=4, STAGES=3), "decode (M <= 32): stream B"
+    if M <= 128 and sms // 2 <= _cdiv(M, 64) * _cdiv(N, 256):
+        return Config(BM=64, BN=256, BK=64, WARPS=8, STAGES=4), "small M, enough 64x256 tiles"
+    if M <= 128:
+        # 128x4096x7168: data-parallel 64x64x128 ran 270 TFLOP/s = 1.61x the plain kernel
+        return Config(BM=64, BN=64, BK=128, WARPS=4, STAGES=6), "small M, few tiles"
+    if N <= 128:
+        return Config(BM=128, BN=128, BK=64, WARPS=8, STAGES=4), "small N"
+    if M * N <= 1024 * 1024 and K <= 4096:
+        # sq1024: 226 TFLOP/s with TMA loads, 200-215 with the plain kernel's 64x128x64
+        return Config(BM=64, BN=128, BK=128, WARPS=4, STAGES=4), "small problem"
+    if M * N <= 1024 * 1024:  # 1024^2 x 32768 split-K 2: 0.934x cuBLAS with 5 stages, 0.921x with 4
+        return Config(BM=128, BN=128, BK=64, WARPS=8, STAGES=5), "few tiles, deep K"
+    return Config(), "large"
+
+
+def _cuda_rule(M: int, N: int, K: int) -> tuple[Config, str]:
+    """The CUDA backend's tiles: WGMMA wants BM in 64s, 128x256 with two consumer warpgroups."""
+    if M >= 256 and N >= 256 and M * N >= 4096 * 2048:
+        return Config(BM=128, BN=256, BK=64, WARPS=12, STAGES=4), "cuda: large"
+    if M >= 128 and N >= 128:
+        return Config(BM=128, BN=128, BK=64, WARPS=12, STAGES=4), "cuda: medium"
+    return Config(BM=64, BN=128, BK=64, WARPS=8, STAGES=4), "cuda: small"
+
+
+def _pinned(cfg: Config, fixed: Mapping[str, Any]) -> Config:
+    """``cfg`` with the user's knobs put back."""
+    return replace(cfg, **{k: v for k, v in fixed.items() if k in KNOBS and v != AUTO})
+
+
+def _decomposition(M: int, N: int, K: int, cfg: Config, sms: int,
+                   fixed: Mapping[str, Any]) -> tuple[Config, list[str]]:
+    """``cfg`` with the decomposition knobs the user left auto chosen by the cost model."""
+    fixup = fixed.get("FIXUP", AUTO)
+    fx = Fixup.DETERMINISTIC if fixup == AUTO else fixup
+    kind = fixed.get("DECOMP", AUTO)
+    if kind == AUTO:
+        split, why = choose_decomposition(M, N, K, cfg.BM, cfg.BN, cfg.BK, sms, fixup=fx)
+    else:
+        ranked = [r for r in rank_decompositions(M, N, K, cfg.BM, cfg.BN, cfg.BK, sms, fixup=fx)
+                  if r[3].kind is kind]
+        if not ranked or kind is Decomposition.DATA_PARALLEL:
+            return _pinned(cfg, fixed), [f"decomposition {kind.value} given by the user"]
+        split = ranked[0][3]
+        why = [f"{kind.value} given by the user; the cost model's best {ranked[0][2]}"]
+    out = replace(cfg, DECOMP=split.kind, SPLITS=split.splits,
+                  SK_WAVES=split.sk_waves if split.kind is Decomposition.STREAM_K_PP else 1,
+                  FIXUP=split.fixup)
+    if split.kind is not Decomposition.DATA_PARALLEL and fixup == AUTO:
+        why.append("fix-up deterministic: on the H200's split-K shapes it ran as fast as atomic "
+                   "or faster, and it is bitwise reproducible")
+    return _pinned(out, fixed), why
+
+
+def heuristic(M: int, N: int, K: int, *, sms: int = 132, fixed: Mapping[str, Any] | None = None,
+              target: str = "triton") -> tuple[Config, list[str]]:
+    """A config for an M x N x K problem on ``sms`` SMs, honouring the knobs in ``fixed``
+    (parsed values, as :func:`parse_knob` gives); with the reasons, one line each.
+
+    Large problems weigh each of :data:`LARGE_TILES` with its best decomposition: the modeled
+    critical path times the tile's flops per k-iteration over its measured relative rate.
+    """
+    fixed = {k: v for k, v in (fixed or {}).items() if v != AUTO}
+    tile_fixed = any(k in fixed for k in ("BM", "BN", "BK"))
+    if target == "cuda":
+        base, rule = _cuda_rule(M, N, K)
+        cfg, why = _decomposition(M, N, K, _pinned(base, fixed), sms, fixed)
+        return cfg, [f"tile {cfg.BM}x{cfg.BN}x{cfg.BK} by the rule '{rule}'", *why]
+    base, rule = _tile_rule(M, N, K, sms)
+    if rule != "large" or tile_fixed:
+        cfg, why = _decomposition(M, N, K, _pinned(base, fixed), sms, fixed)
+        src = "the user's" if tile_fixed else f"the rule '{rule}'"
+        return cfg, [f"tile {cfg.BM}x{cfg.BN}x{cfg.BK}, {cfg.WARPS} warps, {cfg.STAGES} stages "
+                     f"by {src}", *why]
+    scored: list[tuple[float, int, Config, list[str]]] = []
+    head = [f"large problem: the cost model over {len(LARGE_TILES)} tiles "
+            f"(time = critical path x tile flops / measured rate)"]
+    for i, (tile, rate) in enumerate(LARGE_TILES):
+        cand, why = _decomposition(M, N, K, _pinned(tile, fixed), sms, fixed)
+        split = make_work_split(cand.DECOMP, M=M, N=N, K=K, BM=cand.BM, BN=cand.BN, BK=cand.BK,
+                                sms=sms, splits=cand.SPLITS, sk_waves=cand.SK_WAVES,
+                                fixup=cand.FIXUP)
+        iters = estimate_cost(split, _cdiv(M, cand.BM) * _cdiv(N, cand.BN), _cdiv(K, cand.BK),
+                              sms, cand.BM, cand.BN, cand.BK).total
+        time_ = iters * (cand.BM * cand.BN * cand.BK) / (128 * 128 * 64) / rate
+        scored.append((time_, i, cand, why))
+        head.append(f"  {cand.short()}: {iters:.1f} iters, rate {rate:.2f} -> {time_:.1f}")
+    _, _, cfg, why = min(scored, key=lambda s: (s[0], s[1]))
+    return cfg, [*head, f"chosen: {cfg.short()}", *why]
+
+
+def candidates(M: int, N: int, K: int, *, sms: int = 132, fixed: Mapping[str, Any] | None = None,
+               target: str = "triton") -> list[Config]:
+    """The tuning space around the heuristic: its choice first; the tiles of the shape class,
+    each with data-parallel and the cost model's two best other decompositions; the other
+    fix-up; pointer loads. Every config keeps the knobs in ``fixed``."""
+    fixed = {k: v for k, v in (fixed or {}).items() if v != AUTO}
+    best, _ = heuristic(M, N, K, sms=sms, fixed=fixed, target=target)
+    tiles = [best]
+    if target == "cuda":
+        tiles += [Config(BM=128, BN=256, BK=64, WARPS=12, STAGES=4),
+                  Config(BM=128, BN=128, BK=64, WARPS=12, STAGES=5),
+                  Config(BM=128, BN=256, BK=64, WARPS=12, STAGES=3)]
+    elif M <= 32:
+        tiles += [Config(BM=16, BN=128, BK=128, WARPS=4, STAGES=4),
+                  Config(BM=64, BN=64, BK=128, WARPS=4, STAGES=4)]
+    elif M <= 128:
+        tiles += [Config(BM=64, BN=128, BK=64, WARPS=4, STAGES=4),
+                  Config(BM=64, BN=64, BK=128, WARPS=4, STAGES=4),
+                  Config(BM=128, BN=64, BK=128, WARPS=4, STAGES=4),
+                  Config(BM=64, BN=256, BK=64, WARPS=8, STAGES=4)]
+    else:
+        tiles += [t for t, _ in LARGE_TILES] + [Config(BM=64, BN=128, BK=64, WARPS=4, STAGES=4)]
+        if M * N <= 1024 * 1024 and K <= 4096:
+            tiles += [Config(BM=64, BN=64, BK=64, WARPS=4, STAGES=5),
+                      Config(BM=128, BN=128, BK=64, WARPS=4, STAGES=4)]
+    out: list[Config] = [best]
+    for t in tiles:
+        t = _pinned(t, fixed)
+        if max(M, 16) * 2 < t.BM:  # tiles mostly past the edge
+            continue
+        if "DECOMP" in fixed and "SPLITS" in fixed:
+            out.append(t)
+            continue
+        ranked = rank_decompositions(M, N, K, t.BM, t.BN, t.BK, sms,
+                                     fixup=fixed.get("FIXUP", Fixup.DETERMINISTIC))
+        kinds = [r[3] for r in ranked if fixed.get("DECOMP", r[3].kind) is r[3].kind]
+        picks = [s for s in kinds if s.kind is Decomposition.DATA_PARALLEL][:1]
+        picks += [s for s in kinds if s.kind is not Decomposition.DATA_PARALLEL][:2]
+        for s in picks:
+            out.append(_pinned(replace(
+                t, DECOMP=s.kind, SPLITS=s.splits, FIXUP=s.fixup,
+                SK_WAVES=s.sk_waves if s.kind is Decomposition.STREAM_K_PP else 1), fixed))
+    if best.DECOMP is not Decomposition.DATA_PARALLEL and "FIXUP" not in fixed:
+        other = Fixup.ATOMIC if best.FIXUP is Fixup.DETERMINISTIC else Fixup.DETERMINISTIC
+        out.append(replace(best, FIXUP=other))
+    if target != "cuda" and "LOAD" not in fixed and M > 64:
+        out.append(replace(best, LOAD=LoadKind.POINTER))
+    return list(dict.fromkeys(out))
+
+
+# --------------------------------------------------------------------------------------------
+# resolution
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One knob's value and where it came from."""
+
+    name: str
+    value: Any
+    source: Source
+    why: str = ""
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """A schedule's parameters with every ``"auto"`` knob filled in, and why."""
+
+    params: dict[str, Any]
+    choices: tuple[Choice, ...] = ()
+    reasons: tuple[str, ...] = ()
+
+    def choice(self, name: str) -> Choice:
+        for c in self.choices:
+            if c.name == name:
+                return c
+        raise KeyError(name)
+
+    @property
+    def notes(self) -> list[str]:
+        """One line per source that chose something: ``heuristic chose BM=64, BN=128 ...``."""
+        out = []
+        for src in Source:
+            picked = [c for c in self.choices if c.source is src]
+            if picked and src is not Source.USER:
+                where = f" ({picked[0].why})" if picked[0].why else ""
+                out.append(f"{src.value} chose " + ", ".join(
+                    f"{c.name}={c.value}" for c in picked) + where)
+        return out
+
+
+def resolve(params: Mapping[str, Any], *, sms: int | None = None, target: str = "triton",
+            tuned: Mapping[str, Any] | None = None, rules: tuple[Mapping[str, Any], str] | None = None,
+            ) -> Resolution:
+    """``params`` with each knob whose value is ``"auto"`` chosen (see the module docstring).
+
+    ``tuned``: a tuned record's knob values; ``rules``: a rules file's knob values and the rule's
+    description. Knobs the schedule does not declare are left alone; a schedule with no auto
+    knob comes back unchanged.
+    """
+    params = dict(params)
+    declared = [k for k in KNOBS if k in params]
+    parsed = {k: parse_knob(k, params[k]) for k in declared}
+    auto = [k for k in declared if parsed[k] == AUTO]
+    user = [Choice(k, params[k], Source.USER) for k in declared if k not in auto]
+    if not auto:
+        return Resolution(params, tuple(user))
+    for dim in ("M", "N", "K"):
+        if not isinstance(params.get(dim), int) or isinstance(params.get(dim), bool):
+            raise ParamError(f"parameter {dim} must be an integer to choose "
+                             f"{', '.join(auto)} (got {params.get(dim)!r})")
+    M, N, K = params["M"], params["N"], params["K"]
+    sms = sms or (params["SMS"] if isinstance(params.get("SMS"), int) else 132)
+    for source, values, why in ((Source.TUNED, tuned, "recorded by tilec tune"),
+                                (Source.RULES, rules[0] if rules else None,
+                                 rules[1] if rules else "")):
+        if values and all(k in values for k in auto):
+            for k in auto:
+                params[k] = values[k]
+            return Resolution(params, tuple(user) + tuple(
+                Choice(k, values[k], source, why) for k in auto))
+    fixed = {k: v for k, v in parsed.items() if v != AUTO}
+    cfg, reasons = heuristic(M, N, K, sms=sms, fixed=fixed, target=target)
+    chosen = cfg.params()
+    summary = reasons[0] if reasons else ""
+    for k in auto:
+        params[k] = chosen[k]
+    return Resolution(params, tuple(user) + tuple(
+        Choice(k, chosen[k], Source.HEURISTIC, summary) for k in auto), tuple(reasons))
