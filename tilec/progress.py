@@ -136,7 +136,7 @@ class Progress(Generic[X]):
 
 def _duration(seconds: float) -> str:
     """``42s``, ``3m05s``, ``2h10m``."""
-    s = int(round(seconds))
+    s = round(seconds)
     if s < 60:
         return f"{s}s"
     if s < 3600:

@@ -9,17 +9,17 @@ import os
 
 os.environ["TRITON_INTERPRET"] = "1"  # before triton is imported (here and in the workers)
 
-from pathlib import Path  # noqa: E402
+from pathlib import Path
 
-import matplotlib.image  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import matplotlib.image
+import numpy as np
+import pytest
 
-from tilec.cli import main  # noqa: E402
-from tilec.runtime.rules import Rules  # noqa: E402
-from tilec.sweep.plot import figure  # noqa: E402
-from tilec.sweep.store import Row, Store  # noqa: E402
-from tilec.sweep.summary import shape_results, summarize  # noqa: E402
+from tilec.cli import main
+from tilec.runtime.rules import Rules
+from tilec.sweep.plot import figure
+from tilec.sweep.store import Row, Store
+from tilec.sweep.summary import shape_results, summarize
 
 EX = str(Path(__file__).resolve().parents[2] / "examples" / "gemm_decomposition.py")
 

@@ -109,8 +109,8 @@ class Rules:
                                  f"integers but are {shape}")
             if not isinstance(params, dict):
                 raise RulesError(f"rules {label!r}: rule {i}: params must be an object")
-            rules.append(Rule(*shape, dict(params)))
-        return cls(data.get("schedule", label) if name is None else name, tuple(rules),
+            rules.append(Rule(shape[0], shape[1], shape[2], dict(params)))
+        return cls(str(data.get("schedule", label)) if name is None else name, tuple(rules),
                    float(radius), data.get("schedule_key"))
 
     def lookup(self, M: int, N: int, K: int, key: str | None = None

@@ -104,13 +104,14 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         gpus = args.gpus
         if not args.ray:
             gpu_list(gpus)  # a bad --gpus is a usage error before the sweep starts
-        model = {"measure": "tilec.sweep.model:measure",
-                 "cublas": "tilec.sweep.model:cublas"} if args.model else {}
+        model = ({"measure": "tilec.sweep.model:measure", "cublas": "tilec.sweep.model:cublas"}
+                 if args.model else {"measure": None, "cublas": None})
         run = run_sweep(path, shapes, db=db, fixed=fixed, baseline=baseline, target=args.target,
                         sms=args.sms, limit=args.limit, gpus=gpus,
                         executor="ray" if args.ray else ("inline" if args.model else "pool"),
                         ray_address=args.ray, timeout=args.timeout,
-                        build_ahead=args.build_ahead, log=_log, **model)
+                        build_ahead=args.build_ahead, log=_log, measure=model["measure"],
+                        cublas=model["cublas"])
         rate = (f", {run.shapes_per_minute:.1f} shapes/min ("
                 f"{run.shapes_per_minute / run.workers:.1f} per worker)"
                 if run.shapes_per_minute else "")

@@ -111,4 +111,4 @@ def render(results: Sequence[ShapeResult], path: str | Path, **kw: str) -> tuple
     fig = figure(results, **kw)
     fig.savefig(path, dpi=DPI, format="png")
     w, h = fig.get_size_inches()
-    return int(round(w * DPI)), int(round(h * DPI))
+    return round(w * DPI), round(h * DPI)

@@ -18,6 +18,7 @@ Without a GPU (the CPU interpreter) the workers are CPU processes, ``gpus`` of t
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
 import signal
 import time
@@ -128,10 +129,8 @@ class LocalPool:
         finally:
             for s in self.slots:
                 if s.proc is not None and s.proc.is_alive() and not s.busy:
-                    try:
+                    with contextlib.suppress(OSError):
                         s.conn.send(None)
-                    except OSError:
-                        pass
             for s in self.slots:
                 self._stop(s, kill=bool(s.busy))
             for s in self.slots:
@@ -159,10 +158,8 @@ class LocalPool:
 
     def _send(self, s: _Slot, tid: int, task: Task) -> None:
         s.busy = (tid, task, time.monotonic())
-        try:
+        with contextlib.suppress(OSError):  # it died: _wait sees the sentinel, records the task
             s.conn.send(("task", tid, task))
-        except OSError:
-            pass  # it died: _wait sees the sentinel and records the task
 
     def _wait(self, record: Record, built: dict[int, str]) -> None:
         live = [s for s in self.slots if s.proc is not None]

@@ -91,7 +91,7 @@ def gpu_list(gpus: str | int | None) -> list[str | None]:
         n = count or 1
     else:
         try:
-            n = int(gpus)  # type: ignore[arg-type]
+            n = int(gpus)
         except ValueError:
             raise TilecError(f"--gpus must be 'all' or a positive number but got {gpus!r}"
                              ) from None

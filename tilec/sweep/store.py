@@ -146,7 +146,7 @@ class Store:
 
     def add(self, row: Row) -> None:
         """Commit ``row``; a row already there (the same shape and config) is kept."""
-        values = astuple(row)[:-1] + (row.made or time.time(),)
+        values = (*astuple(row)[:-1], row.made or time.time())
         self.con.execute(f"INSERT OR IGNORE INTO results ({', '.join(_COLUMNS)}) VALUES "
                          f"({', '.join('?' * len(_COLUMNS))})", values)
 
@@ -154,14 +154,14 @@ class Store:
         """The (M, N, K, role, config) already measured in ``sweep``."""
         cur = self.con.execute("SELECT M, N, K, role, config FROM results WHERE sweep = ?",
                                (sweep,))
-        return {tuple(r) for r in cur}  # type: ignore[misc]
+        return {(r[0], r[1], r[2], r[3], r[4]) for r in cur}
 
     def rows(self, sweep: str) -> Iterator[Row]:
         """Every row of ``sweep``, in the order they finished."""
         cur = self.con.execute(f"SELECT {', '.join(_COLUMNS)} FROM results WHERE sweep = ? "
                                f"ORDER BY made, rowid", (sweep,))
         for r in cur:
-            yield Row(*r[:8], bool(r[8]), *r[9:])
+            yield Row(*r[:8], bool(r[8]), *r[9:])  # type: ignore[call-arg]
 
     def sweeps(self) -> list[dict[str, Any]]:
         """What the file holds: one dict per sweep, with its row count."""

@@ -121,9 +121,9 @@ def _stats(pairs: Sequence[tuple[ShapeResult, float]], threshold: float) -> dict
 
 def summarize(results: Sequence[ShapeResult], threshold: float = THRESHOLD) -> dict[str, Any]:
     """The summary as JSON-ready data (see the module docstring)."""
-    timed = [(r, r.speedup) for r in results if r.speedup is not None]
+    timed = [(r, s) for r in results if (s := r.speedup) is not None]
     out: dict[str, Any] = {
-        **_stats(timed, threshold),  # type: ignore[arg-type]
+        **_stats(timed, threshold),
         "shapes": len(results),
         "compared": len(timed),
         "threshold": threshold,
