@@ -57,8 +57,7 @@ def main() -> None:
     args = ap.parse_args()
     shapes = parse_shapes(args.shapes)
     if args.take:
-        a, b, s = (int(x) if x else None for x in args.take.split(":"))
-        shapes = shapes[a:b:s]
+        shapes = shapes[slice(*(int(x) if x else None for x in args.take.split(":")))]
     before = clocks()
     t0 = time.time()
     run = run_sweep(EX, shapes, db=args.db, limit=args.limit, gpus=args.gpus,
