@@ -94,3 +94,26 @@ def test_bad_rules_files(tmp_path: Path, data: dict, msg: str) -> None:
     f.write_text("{not json")
     with pytest.raises(RulesError, match="not JSON"):
         Rules.load(f)
+
+
+def test_exported_rules_choose_the_auto_knobs(tmp_path: Path) -> None:
+    """--export of a (cost-model) sweep, read back by the loader as `tilec gen --rules` does."""
+    from tilec.cli import main
+    from tilec.loader import load_schedule
+    from tilec.transforms.heuristic import KNOBS, Source
+
+    ex = str(Path(__file__).resolve().parents[2] / "examples" / "gemm_decomposition.py")
+    db, out = tmp_path / "s.sqlite", tmp_path / "rules.json"
+    assert main(["sweep", ex, "--shapes", "M=256 N=4096 K=16384", "--model", "--limit",
+                 "3", "--db", str(db), "--export", str(out), "-o", str(tmp_path / "s.txt")]) == 0
+    rules = Rules.load(out)
+    data = json.loads(out.read_text())
+    [want] = [r["params"] for r in data["rules"]]
+    near = load_schedule(ex, {"M": 300, "N": 4096, "K": 16384}, tuned=False, rules=rules)
+    for k in KNOBS:
+        if k != "LOAD":
+            assert near.params[k] == want[k]
+            assert near.resolution.choice(k).source is Source.RULES
+    assert "nearest tuned shape 256x4096x16384" in near.resolution.choice("BM").why
+    far = load_schedule(ex, {"M": 4096, "N": 4096, "K": 16384}, tuned=False, rules=rules)
+    assert far.resolution.choice("BM").source is Source.HEURISTIC  # out of the radius
