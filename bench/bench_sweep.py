@@ -54,6 +54,7 @@ def main() -> None:
     ap.add_argument("--build-ahead", type=int, default=None)
     ap.add_argument("--out", required=True)
     ap.add_argument("--plot", default=None)
+    ap.add_argument("--time-limit", type=float, default=None)
     args = ap.parse_args()
     shapes = parse_shapes(args.shapes)
     if args.take:
@@ -62,6 +63,7 @@ def main() -> None:
     t0 = time.time()
     run = run_sweep(EX, shapes, db=args.db, limit=args.limit, gpus=args.gpus,
                     timeout=args.timeout, build_ahead=args.build_ahead, progress=False,
+                    time_limit=args.time_limit,
                     log=lambda line: print(line[:240], file=sys.stderr))
     wall = time.time() - t0
     st = Store(args.db)
@@ -79,7 +81,8 @@ def main() -> None:
         "method": "tilec.runtime.autotune.measure: checked against torch, then "
                   "triton.testing.do_bench median (warmup 10 ms, rep 40 ms), L2 flushed; "
                   "cuBLAS: torch.matmul timed alike",
-        "run": {"shapes": run.shapes, "workers": run.workers, "measured": run.measured,
+        "run": {"shapes": run.shapes, "completed": run.completed, "stopped": run.stopped,
+                "time_limit": args.time_limit, "workers": run.workers, "measured": run.measured,
                 "failed": run.failed, "skipped": run.skipped, "seconds": run.seconds,
                 "wall_seconds": wall, "shapes_per_minute": run.shapes_per_minute,
                 "shapes_per_minute_per_gpu": (run.shapes_per_minute / run.workers

@@ -121,3 +121,13 @@ def test_kill_9_then_resume_loses_nothing(tmp_path: Path) -> None:
     st.close()
     assert set(after) == total  # nothing lost, nothing twice (the key is the primary key)
     assert all(after[k] == r for k, r in before.items())  # committed rows were kept as they were
+
+
+def test_time_limit_stops_between_shapes_and_a_rerun_goes_on(tmp_path: Path) -> None:
+    db = tmp_path / "s.sqlite"
+    kw = dict(db=db, limit=1, executor="inline", progress=False,
+              measure="tests.sweep.fakes:slow", cublas="tests.sweep.fakes:cublas")
+    first = run_sweep(EX, GOOD, time_limit=0.1, **kw)  # the first shape starts in time
+    assert (first.completed, first.stopped, first.measured) == (1, True, 3)
+    rest = run_sweep(EX, GOOD, **kw)
+    assert (rest.completed, rest.stopped, rest.skipped, rest.measured) == (1, False, 3, 3)

@@ -51,6 +51,8 @@ def _options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--timeout", type=_positive_float, default=300.0, metavar="S",
                    help="seconds one config may take (build, check, timing) before its worker "
                         "is killed and the config recorded as failed (default 300)")
+    p.add_argument("--time-limit", type=_positive_float, default=None, metavar="S",
+                   help="start no new shape after S seconds (a rerun goes on from there)")
     p.add_argument("--limit", type=positive_int, default=None, metavar="N",
                    help="at most N configs of the tuning space per shape (the heuristic's "
                         "choice first)")
@@ -110,14 +112,16 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                         sms=args.sms, limit=args.limit, gpus=gpus,
                         executor="ray" if args.ray else ("inline" if args.model else "pool"),
                         ray_address=args.ray, timeout=args.timeout,
-                        build_ahead=args.build_ahead, log=_log, measure=model["measure"],
+                        build_ahead=args.build_ahead, time_limit=args.time_limit, log=_log, measure=model["measure"],
                         cublas=model["cublas"])
         rate = (f", {run.shapes_per_minute:.1f} shapes/min ("
                 f"{run.shapes_per_minute / run.workers:.1f} per worker)"
                 if run.shapes_per_minute else "")
         print(f"tilec sweep: {run.shapes} shapes, {run.measured} configs measured "
               f"({run.failed} failed), {run.skipped} already in {db}; {run.seconds:.0f} s on "
-              f"{run.workers} worker(s){rate}", file=sys.stderr)
+              f"{run.workers} worker(s){rate}"
+              + ("; stopped by --time-limit (run it again to go on)" if run.stopped else ""),
+              file=sys.stderr)
     if not db.exists():
         raise TilecError(f"--db {str(db)!r} does not exist; run a sweep first (--shapes)")
     store = Store(db)

@@ -49,6 +49,8 @@ class SweepRun:
     seconds: float
     workers: int
     shapes_per_minute: float | None  # shapes completed in this run per minute of it
+    completed: int = 0  # shapes this run measured to the end
+    stopped: bool = False  # time_limit ended it before every shape was done
 
 
 def tasks_of(path: str, shape: Shape, *, fixed: Mapping[str, Any], baseline: Mapping[str, Any],
@@ -109,10 +111,12 @@ def run_sweep(path: str | Path, shapes: Sequence[Shape], *, db: str | Path,
               executor: str = "pool", ray_address: str | None = None, timeout: float = 300.0,
               build_ahead: int | None = None, measure: str | None = None,
               cublas: str | None = None, check: bool = True, progress: bool = True,
-              log: Callable[[str], None] | None = None) -> SweepRun:
+              time_limit: float | None = None, log: Callable[[str], None] | None = None
+              ) -> SweepRun:
     """Measure every (shape, config) of the sweep not yet in ``db`` and commit each row.
 
-    ``executor``: ``"pool"`` (one process per GPU of this host, :class:`~tilec.sweep.pool.
+    ``time_limit``: start no new shape after this many seconds (the configs in flight finish;
+    a rerun goes on from there). ``executor``: ``"pool"`` (one process per GPU of this host, :class:`~tilec.sweep.pool.
     LocalPool`), ``"ray"`` (Ray tasks on the cluster at ``ray_address``, or a local one for
     ``"local"``: :mod:`tilec.sweep.ray_pool`) or ``"inline"`` (this process; tests, doctests).
     """
@@ -134,12 +138,16 @@ def run_sweep(path: str | Path, shapes: Sequence[Shape], *, db: str | Path,
     done = store.done(sid)
     shapes = list(dict.fromkeys(shapes))
     remaining: dict[Shape, int] = {}  # tasks of a planned shape not yet recorded
-    counts = {"measured": 0, "skipped": 0, "failed": 0, "fresh": 0}
+    counts = {"measured": 0, "skipped": 0, "failed": 0, "fresh": 0, "stopped": 0}
     bar = Progress(range(len(shapes)), f"sweep {Path(path).name}", unit="shapes",
                    enabled=None if progress else False)
+    t0 = time.monotonic()
 
     def plan() -> Iterator[Task]:
         for s in shapes:
+            if time_limit is not None and time.monotonic() - t0 > time_limit:
+                counts["stopped"] = 1
+                return
             ts = tasks_of(path, s, fixed=fixed, baseline=baseline, target=target, sms=sms,
                           limit=limit)
             todo = [t for t in ts if t.key not in done]
@@ -171,7 +179,6 @@ def run_sweep(path: str | Path, shapes: Sequence[Shape], *, db: str | Path,
             bar.update(bar.done + 1)
         bar.set_postfix(f"{counts['measured']} configs, {counts['failed']} failed")
 
-    t0 = time.monotonic()
     workers = 1
     try:
         if executor == "inline":
@@ -199,7 +206,7 @@ def run_sweep(path: str | Path, shapes: Sequence[Shape], *, db: str | Path,
     seconds = time.monotonic() - t0
     rate = counts["fresh"] / seconds * 60.0 if counts["fresh"] and seconds > 0 else None
     return SweepRun(sid, len(shapes), counts["measured"], counts["skipped"], counts["failed"],
-                    seconds, workers, rate)
+                    seconds, workers, rate, counts["fresh"], bool(counts["stopped"]))
 
 
 def default_build_ahead(slots: Sequence[str | None], target: str) -> int:
