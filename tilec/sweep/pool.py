@@ -81,8 +81,10 @@ class LocalPool:
         self.ctx = mp.get_context("spawn")
         self.slots = [_Slot("time", g, name=f"gpu {g}" if g is not None else f"cpu {i}")
                       for i, g in enumerate(gpus)]
-        # builders see the first GPU (they compile for its architecture and launch nothing)
-        self.slots += [_Slot("build", gpus[0], name=f"builder {i}") for i in range(build_ahead)]
+        # builders compile for the GPU's architecture and launch nothing: spread their
+        # CUDA contexts over the GPUs
+        self.slots += [_Slot("build", gpus[i % len(gpus)], name=f"builder {i}")
+                       for i in range(build_ahead)]
         self.workers = len(gpus)
 
     def _start(self, s: _Slot) -> None:
