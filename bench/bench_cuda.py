@@ -1,13 +1,22 @@
-"""GPU check and benchmark of the CUDA backend (H200): correctness matrix, timings vs cuBLAS,
-compute-sanitizer on a small case.
+"""GPU check and benchmark of the CUDA backend (H200), every plan the seed schedule lowered
+(examples/seed004_persistent_cluster.py through tilec.runtime.build.kernel_plan):
+
+* correctness: cluster shapes 1, 2x1, 1x2, 2x2, 4x1 x multicast leader / sliced x every
+  decomposition (dp, split-K, Stream-K, DP + 1 SK wave, two-tile SK + DP, Stream-K++; fix-ups
+  deterministic and atomic) on ragged shapes (M, N, K not multiples of the tile, K < BK, fewer
+  tiles than SMs, partial last rounds): NaN-poisoned C, fp32 reference, deterministic plans bitwise
+  identical across runs; bad launches must raise LaunchError;
+* perf: tilec and cuBLAS (torch.matmul) alternated, 7 rounds of 10 replays each, L2 flushed
+  before every replay, median and spread of the round medians, clocks read before and after;
+* compute-sanitizer memcheck / racecheck / synccheck on small matrices.
 
 Run on the device machine from the repository root::
 
     PYTHONPATH=. python3 bench/bench_cuda.py --out $OUT [--skip-perf] [--skip-sanitizer]
 
 Correctness cases run in a worker subprocess with a per-case time limit, so a deadlocked
-pipeline costs one case, not the run.  Writes cuda_correctness.json, cuda_perf.json,
-cuda_sanitizer.txt under --out.
+pipeline costs one case, not the run.  Writes cuda_correctness_<date>.json,
+cuda_perf_<date>.json and cuda_sanitizer_<date>.txt under --out.
 """
 
 from __future__ import annotations
@@ -15,165 +24,302 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
-from tilec.codegen.cuda import CudaPrinter, emit
-from tilec.codegen.cuda_launch import build
-from tilec.codegen.cuda_seed import seed_plan
-from tilec.transforms.plan import MulticastMode
+from tilec.codegen.cuda import CudaPrinter, emit  # noqa: E402
+from tilec.codegen.cuda_launch import LaunchError, build  # noqa: E402
+from tilec.loader import load_schedule  # noqa: E402
+from tilec.runtime.build import kernel_plan  # noqa: E402
 
-L, S = MulticastMode.LEADER, MulticastMode.SLICED
+SEED = ROOT / "examples" / "seed004_persistent_cluster.py"
 CACHE = Path(os.environ.get("TILEC_CUDA_CACHE", "/tmp/tilec_cuda"))
+DATE = time.strftime("%Y-%m-%d")
 
-# (M, N, K, BM, BN, CM, CN, mode, form, sms, multicast)
-CASES = [
-    (1024, 1024, 1024, 128, 256, 1, 1, L, "auto", 8, True),
-    (1000, 1500, 776, 128, 256, 1, 1, L, "auto", 6, True),      # ragged M, N, K; partial last round
-    (2048, 2048, 512, 128, 128, 1, 2, L, "auto", 8, True),
-    (2048, 2048, 512, 128, 128, 2, 1, L, "auto", 8, True),
-    (1100, 1300, 512, 128, 256, 1, 2, L, "general", 6, True),  # tiles % cluster != 0, partial round
-    (1100, 1300, 512, 128, 256, 2, 1, L, "auto", 6, True),
-    (1536, 2048, 768, 128, 256, 1, 4, L, "closed", 12, True),
-    (2048, 1536, 768, 128, 256, 4, 1, L, "closed", 12, True),
-    (2048, 2048, 768, 128, 256, 2, 2, L, "closed", 16, True),
-    (1300, 1100, 512, 128, 256, 2, 2, L, "general", 8, True),  # partial groups: general form
-    (1300, 1100, 512, 128, 256, 2, 2, L, "guarded", 8, True),
-    (2048, 2048, 512, 128, 128, 1, 2, S, "closed", 8, True),
-    (2048, 2048, 512, 128, 128, 2, 1, S, "closed", 8, True),
-    (2048, 2048, 768, 128, 256, 2, 2, S, "closed", 16, True),
-    (1536, 2048, 768, 128, 256, 1, 4, S, "closed", 12, True),
-    (2048, 1536, 768, 128, 256, 4, 1, S, "closed", 12, True),
-    (1300, 1100, 512, 128, 256, 2, 2, S, "general", 8, True),  # sliced, partial groups
-    (1100, 1300, 520, 128, 256, 1, 4, S, "general", 8, True),
-    (1000, 1000, 1000, 64, 128, 2, 1, L, "auto", 8, True),     # one consumer warpgroup
-    (1000, 1000, 1000, 256, 128, 2, 2, L, "general", 8, True),  # two m64 per consumer
-    (2048, 2048, 768, 128, 256, 2, 2, L, "closed", 16, False),  # cluster, no multicast
-    (4096, 4096, 1024, 128, 256, 2, 2, S, "closed", 120, True),  # deadlocked before: 120 CTAs, partial round
-    (4096, 4096, 1024, 128, 256, 2, 2, L, "closed", 120, True),
-    (3072, 4096, 512, 128, 256, 4, 1, S, "closed", 120, True),
-    (1000, 1500, 776, 128, 256, 1, 1, L, "auto", 6, True, "direct"),  # register epilogue, ragged
-    (2048, 2048, 768, 128, 256, 2, 2, S, "closed", 16, True, "direct"),
-]
-DATE = "2026-11-21"
+CLUSTERS = [(1, 1, "leader"), (2, 1, "leader"), (2, 1, "sliced"), (1, 2, "leader"),
+            (1, 2, "sliced"), (2, 2, "leader"), (2, 2, "sliced"), (4, 1, "leader"),
+            (4, 1, "sliced")]
+DECOMPS = [dict(DECOMP="dp"), dict(DECOMP="splitk", SPLITS=3),
+           dict(DECOMP="splitk", SPLITS=2, FIXUP="atomic"), dict(DECOMP="streamk"),
+           dict(DECOMP="streamk", FIXUP="atomic"), dict(DECOMP="dp_1sk"), dict(DECOMP="sk2_dp"),
+           dict(DECOMP="skpp", SK_WAVES=2)]
+# ragged shapes: (M, N, K, BN, SMS per cluster size); 40 < BK; 1100*2 bytes rows: direct epilogue
+SHAPES = [(1000, 1100, 776, 256, 8), (777, 1000, 40, 128, 8), (1300, 1504, 1000, 256, 16),
+          (1536, 1000, 3000, 128, 132)]
 
-PERF_SIZES = [4096, 8192]
-BAND_ROWS = 8  # grouped order: bands of 8 tile rows (BAND_ROWS // CM group rows)
-# (CM, CN, multicast, mode, band, epilogue)
-PERF_CFGS = [(1, 1, False, L, 0, "tma"), (1, 1, False, L, 1, "tma"), (1, 1, False, L, 1, "direct"),
-             (2, 1, True, L, 1, "tma"), (2, 1, False, L, 1, "tma"), (2, 1, True, S, 1, "tma"),
-             (1, 2, True, L, 1, "tma"), (1, 2, False, L, 1, "tma"),
-             (2, 2, True, L, 1, "tma"), (2, 2, True, S, 1, "tma"), (2, 2, False, L, 1, "tma"),
-             (4, 1, True, L, 1, "tma"), (4, 1, True, S, 1, "tma"), (4, 1, False, L, 1, "tma")]
-
-
-def case_plan(c: tuple) -> object:
-    M, N, K, BM, BN, CM, CN, mode, form, sms, mc = c[:11]
-    return seed_plan(M=M, N=N, K=K, BM=BM, BN=BN, CM=CM, CN=CN, sms=sms, mode=mode, form=form,
-                     multicast=mc, stages=4 if BN <= 256 and BM <= 128 else 3,
-                     evict_a="first", evict_b="last")
+# perf: (M, N, K) -> variants (params of the seed schedule, multicast mode)
+BIG = [(4096, 4096, 4096), (8192, 8192, 8192), (6144, 6144, 2048), (4096, 6144, 4096),
+       (4096, 28672, 4096), (4096, 4096, 14336), (6000, 6000, 6000)]
+BIG_VARIANTS = [(dict(CM=2, CN=1, SMS=128), "leader", {}),
+                (dict(CM=2, CN=1, SMS=128, GROUP=8), "leader", {}),
+                (dict(CM=2, CN=1, SMS=128, GROUP=4), "leader", {}),
+                (dict(CM=2, CN=1, SMS=132, GROUP=8, DECOMP="dp_1sk"), "leader", {}),
+                (dict(CM=2, CN=1, SMS=128, GROUP=8), "sliced", {}),
+                # measurement: the same kernel without its epilogue (C not written)
+                (dict(CM=2, CN=1, SMS=128, GROUP=8), "leader", {"epilogue": "none"})]
+_S8 = dict(DECOMP="splitk", SPLITS=8)
+SMALL = {(512, 512, 65536): [(dict(BN=128, CM=1, CN=1, FIXUP="atomic", **_S8), {}),
+                             (dict(BN=128, CM=2, CN=2, **_S8), {}),
+                             (dict(BN=128, CM=2, CN=2, FIXUP="atomic", **_S8), {}),
+                             (dict(BN=128, CM=1, CN=1, FIXUP="atomic", **_S8), {"stages": 6}),
+                             (dict(CM=2, CN=1, DECOMP="splitk", SPLITS=16, FIXUP="atomic"), {}),
+                             (dict(BN=128, CM=2, CN=2, DECOMP="streamk"), {})],
+         (1024, 1024, 32768): [(dict(CM=1, CN=1, DECOMP="splitk", SPLITS=4), {}),
+                               (dict(CM=1, CN=1, DECOMP="splitk", SPLITS=4, FIXUP="atomic"), {}),
+                               (dict(CM=2, CN=1, DECOMP="splitk", SPLITS=4), {}),
+                               (dict(CM=2, CN=2, DECOMP="splitk", SPLITS=4), {}),
+                               (dict(BN=128, CM=2, CN=2, DECOMP="splitk", SPLITS=4), {"stages": 6}),
+                               (dict(CM=2, CN=2, DECOMP="streamk"), {})],
+         (128, 4096, 7168): [(dict(BN=128, CM=1, CN=1, DECOMP="splitk", SPLITS=4), {}),
+                             (dict(BN=128, CM=1, CN=1, DECOMP="splitk", SPLITS=4, FIXUP="atomic"), {}),
+                             (dict(BN=128, CM=1, CN=2, DECOMP="splitk", SPLITS=4), {}),
+                             (dict(BN=128, CM=1, CN=4, DECOMP="splitk", SPLITS=4), {}),
+                             (dict(CM=1, CN=2, DECOMP="splitk", SPLITS=8), {}),
+                             (dict(BN=128, CM=1, CN=1, DECOMP="splitk", SPLITS=4), {"stages": 6})]}
 
 
-def case_epilogue(c: tuple) -> str:
-    return c[11] if len(c) > 11 else "auto"
+def plan_of(params: dict, mode: str = "leader"):  # type: ignore[no-untyped-def]
+    p = dict(params)
+    p.setdefault("CLUSTER", p.get("CM", 2) * p.get("CN", 1))
+    return kernel_plan(load_schedule(SEED, p), target="cuda", mode=mode)
 
 
-def build_all(plans: list, epis: list | None = None) -> list:
-    epis = epis or ["auto"] * len(plans)
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 4) as ex:
+def correctness_cases() -> list[tuple[dict, str]]:
+    out = []
+    for ci, (cm, cn, mode) in enumerate(CLUSTERS):
+        for di, d in enumerate(DECOMPS):
+            i = (ci + di) % len(SHAPES)
+            if SHAPES[i][2] < 64 * d.get("SPLITS", 1):  # split-K needs a k-iteration per part
+                i = (i + 1) % len(SHAPES)
+            M, N, K, BN, sms = SHAPES[i]
+            sms = sms if sms % (cm * cn) == 0 else sms - sms % (cm * cn)
+            out.append((dict(M=M, N=N, K=K, BN=BN, CM=cm, CN=cn, SMS=sms, **d), mode))
+    return out
+
+
+_PLANS: dict[str, object] = {}
+PLANS_FILE = CACHE / "plans.pkl"
+
+
+def _plan_key(key: str):  # type: ignore[no-untyped-def]
+    params, mode, *opts = json.loads(key)
+    p = plan_of(params, mode)
+    if opts and opts[0].get("stages"):  # a plan choice: the pipeline depth
+        import dataclasses
+
+        p = dataclasses.replace(p, num_stages=opts[0]["stages"])
+    return p
+
+
+def make_plans(keys: list[str]) -> None:
+    """Lower every plan once, in parallel (the derivation is CPU-bound Python); workers load them."""
+    import multiprocessing
+    import pickle
+
+    todo = sorted(set(keys) - set(_PLANS))
+    t0 = time.time()
+    with multiprocessing.get_context("fork").Pool(min(16, os.cpu_count() or 4)) as pool:
+        _PLANS.update(zip(todo, pool.map(_plan_key, todo), strict=True))
+    PLANS_FILE.parent.mkdir(parents=True, exist_ok=True)
+    PLANS_FILE.write_bytes(pickle.dumps(_PLANS))
+    print(f"lowered {len(todo)} plans in {time.time() - t0:.0f}s", flush=True)
+
+
+def get_plan(params: dict, mode: str, *opts: dict):  # type: ignore[no-untyped-def]
+    key = json.dumps([params, mode, *opts])
+    if key not in _PLANS:
+        if PLANS_FILE.exists():
+            import pickle
+
+            _PLANS.update(pickle.loads(PLANS_FILE.read_bytes()))
+        if key not in _PLANS:
+            _PLANS[key] = _plan_key(key)
+    return _PLANS[key]
+
+
+def build_all(plans: list, epilogues: list | None = None) -> list:
+    epis = epilogues or ["auto"] * len(plans)
+    with ThreadPoolExecutor(max_workers=min(16, os.cpu_count() or 4)) as ex:
         return list(ex.map(lambda pe: build(pe[0], CACHE, source=emit(pe[0], epilogue=pe[1])),
                            zip(plans, epis, strict=True)))
 
 
-# ---------------------------------------------------------------------------- jobs
-# A job is ("check", case) or ("perf", size, cm, cn, multicast, mode, sms) or ("cublas", size).
-# Jobs run in a worker subprocess; the parent kills it when one job runs past its time limit
-# (a deadlocked pipeline) and starts a new worker at the next job.
-
-def perf_plan(n: int, cm: int, cn: int, mc: bool, mode: str, band: int, epi: str, sms: int) -> object:
-    # closed forms: the facts (SMS % cluster == 0, whole cluster groups) hold at these sizes
-    assert (n // 128) % cm == 0 and (n // 256) % cn == 0 and sms % (cm * cn) == 0
-    return seed_plan(M=n, N=n, K=n, CM=cm, CN=cn, sms=sms, mode=MulticastMode(mode), multicast=mc,
-                     form="closed", evict_a="first", evict_b="last",
-                     band=(BAND_ROWS // cm) if band else 0)
+def job_plan(job: list):  # type: ignore[no-untyped-def]
+    return plan_of(job[1], job[2])
 
 
-def job_plan(job: list) -> object | None:
-    if job[0] == "check":
-        return case_plan(CASES[job[1]])
-    if job[0] == "perf":
-        return perf_plan(*job[1:])
-    return None
+def _inputs(p, seed: int):  # type: ignore[no-untyped-def]
+    import torch
+
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    A = torch.randn(p.M, p.K, device="cuda", generator=g).to(torch.bfloat16)
+    B = torch.randn(p.N, p.K, device="cuda", generator=g).to(torch.bfloat16)
+    return A, B
 
 
-def job_epilogue(job: list) -> str:
-    if job[0] == "check":
-        return case_epilogue(CASES[job[1]])
-    return job[7] if job[0] == "perf" else "auto"
+def _check(k, seed: int) -> tuple[float, int, object]:  # type: ignore[no-untyped-def]
+    import torch
+
+    p = k.plan
+    A, B = _inputs(p, seed)
+    C = torch.full((p.M, p.N), float("nan"), device="cuda", dtype=torch.bfloat16)
+    k(A, B, C)
+    torch.cuda.synchronize()
+    ref = A.float() @ B.float().T
+    nan = int(torch.isnan(C).sum())
+    rel = float(torch.linalg.norm(C.float() - ref) / torch.linalg.norm(ref)) if nan == 0 else float("nan")
+    return rel, nan, C
+
+
+def _bad_launches(k) -> dict:  # type: ignore[no-untyped-def]
+    """Every wrong argument must be a LaunchError (never a hang or a silent wrong result)."""
+    import torch
+
+    p = k.plan
+    A, B = _inputs(p, 7)
+    bad = {
+        "A shape": lambda: k(A[:-1], B),
+        "A dtype": lambda: k(A.half(), B),
+        "B stride": lambda: k(A, torch.empty(p.K, p.N, device="cuda", dtype=torch.bfloat16).T),
+        "A device": lambda: k(A.cpu(), B),
+        "C dtype": lambda: k(A, B, torch.empty(p.M, p.N, device="cuda")),
+        "A type": lambda: k(A.tolist()[:1], B),
+    }
+    out = {}
+    for name, fn in bad.items():
+        try:
+            fn()
+            out[name] = "no error"
+        except LaunchError as e:
+            out[name] = "LaunchError: " + str(e)[:120]
+        except Exception as e:  # noqa: BLE001
+            out[name] = f"WRONG {type(e).__name__}: {e}"[:160]
+    saved = k.smem_bytes
+    k.smem_bytes = 10 ** 6  # as if the device had too little shared memory for this plan
+    try:
+        k(A, B)
+        out["smem"] = "no error"
+    except LaunchError as e:
+        out["smem"] = "LaunchError: " + str(e)[:120]
+    finally:
+        k.smem_bytes = saved
+    return out
+
+
+def _flush_and_time(fn, cache, reps: int = 10) -> float:  # type: ignore[no-untyped-def]
+    import torch
+
+    times = []
+    for _ in range(reps):
+        cache.zero_()  # L2 flushed before every replay
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        fn()
+        e.record()
+        e.synchronize()
+        times.append(s.elapsed_time(e))
+    return statistics.median(times)
+
+
+def clocks() -> str:
+    try:
+        return subprocess.run(["nvidia-smi", "--query-gpu=clocks.sm,clocks.mem,temperature.gpu,power.draw",
+                               "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
+    except OSError:
+        return "unknown"
 
 
 def run_job(job: list, kernels: dict) -> dict:
     import torch
-    from triton.testing import do_bench
 
     if job[0] == "check":
-        i = job[1]
-        k = kernels[i]
+        k = kernels[json.dumps(job[1:3])]
         p = k.plan
-        errs = []
-        for trial in range(2):
-            g = torch.Generator(device="cuda").manual_seed(1000 * i + trial)
-            A = torch.randn(p.M, p.K, device="cuda", generator=g).to(torch.bfloat16)
-            B = torch.randn(p.N, p.K, device="cuda", generator=g).to(torch.bfloat16)
-            C = torch.full((p.M, p.N), float("nan"), device="cuda", dtype=torch.bfloat16)
-            k(A, B, C)
-            torch.cuda.synchronize()
-            ref = A.double() @ B.double().T
-            out = C.double()
-            nan = int(torch.isnan(out).sum())
-            rel = float(torch.linalg.norm(out - ref) / torch.linalg.norm(ref)) if nan == 0 else float("nan")
-            errs.append((rel, nan))
+        det = p.work.fixup.value == "deterministic" or p.work.kind.value == "dp" or not CudaPrinter(p).partials
+        seed = abs(hash(json.dumps(job[1:3]))) % 10**6
+        rel1, nan1, C1 = _check(k, seed)
+        rel1b, nan1b, C1b = _check(k, seed)  # same inputs again: bitwise equal where deterministic
+        rel2, nan2, _ = _check(k, seed + 1)  # fresh inputs
+        same = bool(torch.equal(C1, C1b))
         mcs = [op.multicast for op in (p.a, p.b)]
-        return {"name": p.name, "M": p.M, "N": p.N, "K": p.K, "tile": [p.BM, p.BN, p.BK],
-                "cluster": p.cluster[0], "sms": p.work.grid, "tiles": p.tiles,
-                "num_tiles": int(p.order.num_tiles),
-                "multicast": [None if m is None else f"{m.mode.value}/{'closed' if m.closed_form else 'general'}"
-                              for m in mcs],
-                "rel_err": [e[0] for e in errs], "nan_count": [e[1] for e in errs],
-                "ok": all(n == 0 and r < 1e-2 for r, n in errs)}
-    n = job[1]
-    g = torch.Generator(device="cuda").manual_seed(n)
-    A = torch.randn(n, n, device="cuda", generator=g).to(torch.bfloat16)
-    B = torch.randn(n, n, device="cuda", generator=g).to(torch.bfloat16)
-    flop = 2.0 * n**3
-    if job[0] == "cublas":
-        t = do_bench(lambda: torch.matmul(A, B.T), warmup=100, rep=300, return_mode="median")
-        return {"size": n, "kernel": "cuBLAS torch.matmul(A, B.T)", "ms": t, "tflops": flop / t / 1e9}
-    k = kernels[tuple(job)]
-    C = torch.full((n, n), float("nan"), device="cuda", dtype=torch.bfloat16)  # poisoned
-    k(A, B, C)
-    torch.cuda.synchronize()
+        r = {"name": p.name, "params": job[1], "mode": job[2], "M": p.M, "N": p.N, "K": p.K,
+             "tile": [p.BM, p.BN, p.BK], "cluster": p.cluster[0], "grid": p.work.grid,
+             "decomposition": p.work.kind.value, "fixup": p.work.fixup.value,
+             "sk_tiles": p.work.sk_tiles, "group": p.work.group,
+             "multicast": [None if m is None else f"{m.mode.value}/{'closed' if m.closed_form else 'general'}"
+                           for m in mcs],
+             "exact_release": CudaPrinter(p).shape.receivers is not None,
+             "rel_err": [rel1, rel1b, rel2], "nan_count": [nan1, nan1b, nan2],
+             "deterministic": det, "bitwise_repeat": same,
+             "ok": all(n == 0 and e < 1e-2 for e, n in ((rel1, nan1), (rel1b, nan1b), (rel2, nan2)))
+             and (same or not det)}
+        if job[3]:
+            r["bad_launches"] = _bad_launches(k)
+            r["ok"] = r["ok"] and all(v.startswith("LaunchError") for v in r["bad_launches"].values())
+        return r
+    # perf: ["perf", (M, N, K), [variant params...], [modes...]]
+    M, N, K = job[1]
+    ks = [kernels[json.dumps([v, m, o])] for v, m, o in zip(job[2], job[3], job[4], strict=True)]
+    g = torch.Generator(device="cuda").manual_seed(M + N + K)
+    A = torch.randn(M, K, device="cuda", generator=g).to(torch.bfloat16)
+    B = torch.randn(N, K, device="cuda", generator=g).to(torch.bfloat16)
+    C = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
+    cache = torch.empty(512 * 2**20, dtype=torch.uint8, device="cuda")
     ref = A.float() @ B.float().T
-    rel = float(torch.linalg.norm(C.float() - ref) / torch.linalg.norm(ref))
+    errs = []
+    for k in ks:
+        C.fill_(float("nan"))
+        k(A, B, C)
+        torch.cuda.synchronize()
+        errs.append(float(torch.linalg.norm(C.float() - ref) / torch.linalg.norm(ref)))
     del ref
-    t = do_bench(lambda: k(A, B, C), warmup=100, rep=300, return_mode="median")
-    mc = k.plan.a.multicast or k.plan.b.multicast
-    return {"size": n, "kernel": k.plan.name, "cluster": k.plan.cluster[0],
-            "cluster_shape": f"{job[2]}x{job[3]}", "order": k.plan.order.description,
-            "epilogue": job[7], "multicast": mc.mode.value if mc else "off", "sms": k.plan.work.grid,
-            "ms": t, "tflops": flop / t / 1e9, "rel_err": rel}
+    fns = [lambda k=k: k(A, B, C) for k in ks] + [lambda: torch.matmul(A, B.T)]
+    for fn in fns:  # warm up
+        for _ in range(5):
+            fn()
+    torch.cuda.synchronize()
+    clk0 = clocks()
+    rounds: list[list[float]] = [[] for _ in fns]
+    for _ in range(7):  # alternated: every variant and cuBLAS once per round
+        for i, fn in enumerate(fns):
+            rounds[i].append(_flush_and_time(fn, cache))
+    clk1 = clocks()
+    flop = 2.0 * M * N * K
+    cub = statistics.median(rounds[-1])
+    rows = []
+    for i, k in enumerate(ks):
+        med = statistics.median(rounds[i])
+        rows.append({"kernel": k.plan.name, "params": job[2][i], "mode": job[3][i], "opts": job[4][i],
+                     "decomposition": k.plan.work.kind.value, "fixup": k.plan.work.fixup.value,
+                     "grid": k.plan.work.grid, "cluster": k.plan.cluster[0],
+                     "stages": k.plan.num_stages, "rel_err": errs[i], "ms": med,
+                     "ms_rounds": rounds[i], "spread": [min(rounds[i]), max(rounds[i])],
+                     "tflops": flop / med / 1e9, "x_cublas": cub / med,
+                     "x_peak": flop / med / 1e9 / 989.0})
+    return {"shape": [M, N, K], "cublas_ms": cub, "cublas_rounds": rounds[-1],
+            "cublas_tflops": flop / cub / 1e9, "clocks_before": clk0, "clocks_after": clk1,
+            "variants": rows, "ok": True}
 
 
 def worker(jobs: list) -> None:
-    keyed = {(j[1] if j[0] == "check" else tuple(j)): j for j in jobs if j[0] != "cublas"}
-    plans = {key: job_plan(j) for key, j in keyed.items()}
-    epis = [job_epilogue(j) for j in keyed.values()]
-    built = dict(zip(plans, build_all(list(plans.values()), epis), strict=True))  # cached: just loads
+    keys = set()
+    for j in jobs:
+        if j[0] == "check":
+            keys.add(json.dumps(j[1:3]))
+        else:
+            keys |= {json.dumps([v, m, o]) for v, m, o in zip(j[2], j[3], j[4], strict=True)}
+    keys_l = sorted(keys)
+    loaded = [json.loads(k) for k in keys_l]
+    built = dict(zip(keys_l, build_all([get_plan(*x) for x in loaded],
+                                       [(x[2] if len(x) > 2 else {}).get("epilogue", "auto")
+                                        for x in loaded]), strict=True))
     for j in jobs:
         print("START " + json.dumps(j), flush=True)
         try:
@@ -230,63 +376,59 @@ def run_jobs(jobs: list, per_job_s: float, log) -> list[dict]:
 
 
 def run_correctness(out: Path) -> list[dict]:
+    cases = correctness_cases()
     t0 = time.time()
-    build_all([case_plan(c) for c in CASES], [case_epilogue(c) for c in CASES])
-    print(f"built {len(CASES)} correctness kernels in {time.time() - t0:.0f}s", flush=True)
+    make_plans([json.dumps([p, m]) for p, m in cases])
+    build_all([get_plan(p, m) for p, m in cases])
+    print(f"built {len(cases)} correctness kernels in {time.time() - t0:.0f}s", flush=True)
 
     def log(r: dict) -> None:
         ok = "ok  " if r.get("ok") else "FAIL"
-        print(f"  case {r['job'][1]:2d} {ok} {r.get('name', '')} err={r.get('rel_err', r.get('error'))}",
-              flush=True)
+        print(f"  {ok} {r.get('decomposition', '')}/{r.get('fixup', '')} c{r.get('cluster')} "
+              f"{r['job'][2]} {r.get('M')}x{r.get('N')}x{r.get('K')} err={r.get('rel_err', r.get('error'))} "
+              f"bitwise={r.get('bitwise_repeat')}", flush=True)
 
-    results = run_jobs([["check", i] for i in range(len(CASES))], 20.0, log)
-    for r in results:
-        r["epilogue"] = case_epilogue(CASES[r["job"][1]])
+    jobs = [["check", p, m, i == 0] for i, (p, m) in enumerate(cases)]
+    results = run_jobs(jobs, 30.0, log)
     (out / f"cuda_correctness_{DATE}.json").write_text(json.dumps(
-        {"device": device(), "date": DATE, "cases": results}, indent=1))
+        {"device": device(), "date": DATE, "script": "bench/bench_cuda.py", "cases": results}, indent=1))
     return results
 
 
 # ---------------------------------------------------------------------------- perf
-def run_perf(out: Path) -> list[dict]:
-    # grid: one persistent CTA per SM, rounded to the clusters that fit at once
-    probes = {cl: seed_plan(M=4096, N=4096, K=4096, CM=cl, CN=1, sms=132, form="closed") for cl in (1, 2, 4)}
-    kprobe = dict(zip(probes, build_all(list(probes.values()))))
-    sms_for = {cl: min(132 // cl, max(1, k.max_active_clusters())) * cl for cl, k in kprobe.items()}
-    print(f"persistent grid per cluster size: {sms_for}", flush=True)
+def run_perf(out: Path, which: str) -> list[dict]:
     jobs: list = []
-    for n in PERF_SIZES:
-        jobs.append(["cublas", n])
-        jobs += [["perf", n, cm, cn, mc, mode.value, band, epi, sms_for[cm * cn]]
-                 for cm, cn, mc, mode, band, epi in PERF_CFGS]
-        jobs.append(["cublas", n])
+    if which in ("all", "big"):
+        for shape in BIG:
+            vs = [dict(M=shape[0], N=shape[1], K=shape[2], **v) for v, _, _ in BIG_VARIANTS]
+            jobs.append(["perf", list(shape), vs, [m for _, m, _ in BIG_VARIANTS],
+                         [o for _, _, o in BIG_VARIANTS]])
+    if which in ("all", "small"):
+        for shape, variants in SMALL.items():
+            vs = [dict(M=shape[0], N=shape[1], K=shape[2], SMS=128, **v) for v, _ in variants]
+            jobs.append(["perf", list(shape), vs, ["leader"] * len(vs), [o for _, o in variants]])
     t0 = time.time()
-    build_all([job_plan(j) for j in jobs if j[0] == "perf"], [job_epilogue(j) for j in jobs if j[0] == "perf"])
+    make_plans([json.dumps([v, m, o]) for j in jobs for v, m, o in zip(j[2], j[3], j[4], strict=True)])
+    build_all([get_plan(v, m, o) for j in jobs for v, m, o in zip(j[2], j[3], j[4], strict=True)],
+              [o.get("epilogue", "auto") for j in jobs for o in j[4]])
     print(f"built perf kernels in {time.time() - t0:.0f}s", flush=True)
-
-    def log(r: dict) -> None:
-        print(f"  {json.dumps(r)[:200]}", flush=True)
-
-    rows = run_jobs(jobs, 20.0, log)
-    base = {}
-    for r in rows:
-        if r["job"][0] == "cublas" and "ms" in r:
-            base.setdefault(r["size"], r["ms"])
-    for r in rows:
-        if "ms" in r and r.get("size") in base:
-            r["ratio_vs_cublas"] = base[r["size"]] / r["ms"]
+    rows = run_jobs(jobs, 120.0, lambda r: print(f"  {r['job'][1]} done", flush=True))
     (out / f"cuda_perf_{DATE}.json").write_text(json.dumps(
-        {"device": device(), "date": DATE, "grid_per_cluster_size": sms_for, "rows": rows}, indent=1))
-    print(f"\n{'size':>5} {'cl':>4} {'mc':>7} {'order':>6} {'epi':>6} {'sms':>4} {'ms':>8} {'TFLOP/s':>8} {'x cuBLAS':>8}")
+        {"device": device(), "date": DATE, "script": "bench/bench_cuda.py",
+         "method": "alternated, 7 rounds x 10 replays, L2 (512 MiB) zeroed before each replay, "
+                   "CUDA events; median of round medians; spread = min/max of round medians",
+         "rows": rows}, indent=1))
+    print(f"\n{'shape':>18} {'variant':>60} {'ms':>8} {'TFLOP/s':>8} {'x cuBLAS':>8} {'spread':>15}")
     for r in rows:
-        if "ms" not in r:
-            print(f"{r['job']} ERROR {r.get('error', '')[:80]}")
-        elif r["job"][0] == "cublas":
-            print(f"{r['size']:>5} cuBLAS {r['ms']:8.3f} {r['tflops']:8.1f}")
-        else:
-            print(f"{r['size']:>5} {r['cluster_shape']:>4} {r['multicast']:>7} "
-                  f"{'band' if 'grouped' in r['order'] else 'rows':>6} {r['epilogue']:>6} {r['sms']:>4} "
-                  f"{r['ms']:8.3f} {r['tflops']:8.1f} {r.get('ratio_vs_cublas', 0):8.3f}")
+        if "variants" not in r:
+            print(f"{r['job'][1]} ERROR {r.get('error', '')[:100]}")
+            continue
+        shp = "x".join(map(str, r["shape"]))
+        print(f"{shp:>18} {'cuBLAS':>60} {r['cublas_ms']:8.3f} {r['cublas_tflops']:8.1f}")
+        for v in r["variants"]:
+            d = {k: x for k, x in v["params"].items() if k not in ("M", "N", "K")} | v["opts"]
+            print(f"{shp:>18} {json.dumps(d)[:60]:>60} {v['ms']:8.3f} {v['tflops']:8.1f} "
+                  f"{v['x_cublas']:8.3f} {v['spread'][0]:.3f}-{v['spread'][1]:.3f}")
     return rows
 
 
@@ -309,7 +451,10 @@ int main() {
   cudaMemcpy(dA, a.data(), a.size() * 2, cudaMemcpyHostToDevice);
   cudaMemcpy(dB, b.data(), b.size() * 2, cudaMemcpyHostToDevice);
   cudaMemset(dC, 0xFF, (size_t)M * N * 2);
-  int rc = LAUNCH(dA, dB, dC, nullptr);
+  void *dW = nullptr, *dT = nullptr;
+  if (WS_FLOATS) { cudaMalloc(&dW, (size_t)WS_FLOATS * 4); cudaMemset(dW, 0, (size_t)WS_FLOATS * 4); }
+  if (TICKETS) { cudaMalloc(&dT, (size_t)TICKETS * 4); cudaMemset(dT, 0, (size_t)TICKETS * 4); }
+  int rc = LAUNCH(dA, dB, dC, dW, dT, nullptr);
   cudaError_t e = cudaDeviceSynchronize();
   std::vector<__nv_bfloat16> c((size_t)M * N);
   cudaMemcpy(c.data(), dC, c.size() * 2, cudaMemcpyDeviceToHost);
@@ -333,32 +478,37 @@ def device() -> str:
 
 
 def run_sanitizer(out: Path) -> str:
-    # exact release + sliced 2x2 + TMA-store epilogue, 2 rounds; general form (all-cluster release)
-    plans = [seed_plan(M=512, N=1024, K=192, BM=128, BN=256, CM=2, CN=2, sms=8, form="closed",
-                       mode=S, evict_a="first", evict_b="last"),
-             seed_plan(M=320, N=448, K=192, BM=128, BN=128, CM=2, CN=2, sms=4, form="general",
-                       mode=L, evict_a="first", evict_b="last")]
+    # exact release, sliced 2x2, TMA-store epilogue; Stream-K deterministic on a 2x1 cluster with
+    # the general form (all-cluster release); split-K atomic without a cluster
+    cases = [(dict(M=512, N=1024, K=192, BN=256, CM=2, CN=2, SMS=8), "sliced"),
+             (dict(M=320, N=448, K=640, BN=128, CM=2, CN=1, SMS=4, DECOMP="streamk"), "leader"),
+             (dict(M=200, N=256, K=600, BN=128, CM=1, CN=1, SMS=8, DECOMP="splitk", SPLITS=3,
+                   FIXUP="atomic"), "leader")]
     log = [f"device: {device()}  date: {DATE}"]
-    for i, plan in enumerate(plans):
-        name = CudaPrinter(plan).cname
-        src = emit(plan) + SANITIZER_MAIN.replace("NS", name).replace("LAUNCH", f"{name}_launch")
+    for i, (params, mode) in enumerate(cases):
+        plan = get_plan(params, mode)
+        pr = CudaPrinter(plan)
+        name = pr.cname
+        wsf, tk = pr.workspace()
+        src = emit(plan) + SANITIZER_MAIN.replace("NS", name).replace("LAUNCH", f"{name}_launch") \
+            .replace("WS_FLOATS", str(wsf)).replace("TICKETS", str(tk))
         exe = CACHE / f"sanitize_main{i}"
         cu = exe.with_suffix(".cu")
         cu.parent.mkdir(parents=True, exist_ok=True)
         cu.write_text(src)
         r = subprocess.run(["nvcc", "-gencode=arch=compute_90a,code=sm_90a", "-O2", "-std=c++17", "-lineinfo",
                             str(cu), "-o", str(exe)], capture_output=True, text=True)
-        log.append(f"## {plan.name}\n$ nvcc ... rc={r.returncode}\n{r.stdout}{r.stderr}")
+        log.append(f"## {plan.name} {params} {mode}\n$ nvcc ... rc={r.returncode}\n{r.stdout}{r.stderr}")
         for tool in ("memcheck", "racecheck", "synccheck"):
             cmd = ["compute-sanitizer", "--tool", tool, str(exe)]
             try:
-                r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
-                log.append(f"$ {' '.join(cmd)}  (rc={r.returncode})\n{r.stdout[-2000:]}{r.stderr[-1000:]}")
+                r = subprocess.run(cmd, capture_output=True, text=True, timeout=90)
+                log.append(f"$ {' '.join(cmd)}  (rc={r.returncode})\n{r.stdout[-1500:]}{r.stderr[-800:]}")
             except subprocess.TimeoutExpired:
                 log.append(f"$ {' '.join(cmd)}  TIMEOUT")
     text = "\n".join(log)
     (out / f"cuda_sanitizer_{DATE}.txt").write_text(text)
-    print(text[-4000:], flush=True)
+    print(text[-3000:], flush=True)
     return text
 
 
@@ -366,7 +516,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default="bench/results")
     ap.add_argument("--worker", default=None)
-    ap.add_argument("--skip-perf", action="store_true")
+    ap.add_argument("--perf", default="all", choices=["all", "big", "small", "none"])
     ap.add_argument("--skip-correctness", action="store_true")
     ap.add_argument("--skip-sanitizer", action="store_true")
     args = ap.parse_args()
@@ -377,11 +527,11 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     if not args.skip_correctness:
         res = run_correctness(out)
-        print(f"correctness: {sum(r.get('ok', False) for r in res)}/{len(CASES)} ok", flush=True)
-    if not args.skip_perf:
-        run_perf(out)
+        print(f"correctness: {sum(bool(r.get('ok')) for r in res)}/{len(res)} ok", flush=True)
     if not args.skip_sanitizer:
         run_sanitizer(out)
+    if args.perf != "none":
+        run_perf(out, args.perf)
 
 
 if __name__ == "__main__":

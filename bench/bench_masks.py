@@ -61,7 +61,7 @@ def fresh_process(runs: int) -> dict[str, float]:
 
 def in_process() -> dict[str, float]:
     from tilec.loader import load_schedule
-    from tilec.transforms.multicast import derive_from_file
+    from tilec.loader import derive_from_file
 
     t0 = time.perf_counter()
     load_schedule(SEED)

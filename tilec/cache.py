@@ -74,3 +74,15 @@ def write(key: Path | None, text: str) -> None:
         tmp.replace(key)
     except OSError:
         pass  # a read-only cache directory: no cache, same result
+
+
+def masks_json(path: str | Path, overrides: dict[str, Any] | None = None, mode: str = "leader") -> str:
+    """``tilec masks --json`` as text, kept on disk between runs (derived on a miss only)."""
+    key = masks_key(path, dict(overrides or {}), str(getattr(mode, "value", mode)))
+    text = read(key)
+    if text is None:
+        from tilec.loader import derive_from_file
+
+        text = json.dumps(derive_from_file(path, overrides, mode).to_json(), separators=(",", ":"))
+        write(key, text)
+    return text

@@ -20,8 +20,7 @@ def _mode_option(p: argparse.ArgumentParser) -> None:
 
 
 def _derive(args: argparse.Namespace) -> Any:
-    from tilec.loader import parse_params
-    from tilec.transforms.multicast import derive_from_file
+    from tilec.loader import derive_from_file, parse_params
 
     return derive_from_file(args.schedule, parse_params(args.param), mode=args.mode)
 
@@ -75,9 +74,7 @@ def cmd_masks(args: argparse.Namespace) -> int:
         text = cache.read(cache.masks_key(args.schedule, overrides, args.mode)) if Path(
             args.schedule).is_file() else None
         if text is None:
-            from tilec.transforms.multicast import masks_json
-
-            text = masks_json(args.schedule, overrides, mode=args.mode)
+            text = cache.masks_json(args.schedule, overrides, mode=args.mode)
         write_output(args, text)
         return 0
     d = _derive(args)
@@ -92,7 +89,7 @@ def cmd_masks(args: argparse.Namespace) -> int:
         if d.mode.value == "sliced":
             out += [f"  slice = {sidx} of {scount}"]
         if op.facts:
-            out.append("  facts: " + ", ".join(op.facts))
+            out.append("  facts: " + ", ".join(map(str, op.facts)))
         out += [f"  note: {n}" for n in op.notes]
         var = [str(v) for v in op.variables if str(v) != "rank"]
         head = "  " + " ".join(f"{v:>6}" for v in var) + "   rank alive issue " + "mask".rjust(cs + 2)
@@ -188,7 +185,6 @@ PLANS = PlanCache()
 
 def _explain_tile_order(args: argparse.Namespace, loaded: Any) -> dict[str, Any]:
     from tilec.ir import infer_launch
-    from tilec.viz import _alive_tiles
 
     plan = _lowered(loaded)
     o = plan.order
@@ -196,7 +192,7 @@ def _explain_tile_order(args: argparse.Namespace, loaded: Any) -> dict[str, Any]
     grid = 1
     for g in launch.grid:
         grid *= int(g)
-    alive = _alive_tiles(plan)
+    alive = plan.order.alive_tiles()
     first = [(t, *mn) for t, mn in list(alive.items())[:8]]
     rounds = -(-int(o.num_tiles) // grid)
     text = [f"t = r * {grid} + pid   (r: persistent round, pid: linear CTA id"
@@ -215,13 +211,14 @@ def _explain_tile_order(args: argparse.Namespace, loaded: Any) -> dict[str, Any]
 
 
 def _explain_decomposition(args: argparse.Namespace, loaded: Any) -> dict[str, Any]:
-    from tilec.transforms.decompose import estimate_cost
+    from tilec.transforms.cost_model import estimate_cost
 
     plan = _lowered(loaded)
     w = plan.work
     kind = loaded.fusion.decomposition.describe()
     reasons = list(plan.notes)
-    cost = estimate_cost(w, plan.tiles, plan.k_iters, w.grid, plan.BM, plan.BN, plan.BK)
+    cost = estimate_cost(w, w.grid, plan.BM, plan.BN, plan.BK, dtype_bytes=plan.dtype.nbytes,
+                         alive=plan.order.alive_tiles())
     text = [f"{w.kind.value} (schedule asked for {kind!r}), fix-up {w.fixup.value}; grid {w.grid} "
             f"CTAs; {plan.tiles} tiles x {plan.k_iters} k-iterations of BK={plan.BK}"]
     if w.kind.value == "splitk":
@@ -258,7 +255,7 @@ def _explain_multicast(args: argparse.Namespace, loaded: Any) -> dict[str, Any]:
         if op.narrowed_same is not None:
             out.append(f"  same narrows to: {op.narrowed_same}")
         if op.facts:
-            out.append("  facts used: " + ", ".join(op.facts))
+            out.append("  facts used: " + ", ".join(map(str, op.facts)))
         issue, mask, sidx, scount = op.forms()
         out.append(f"  {'closed' if op.closed_form else 'general'} form ({d.mode.value}):")
         out.append(f"    issue(rank) = {issue}")
@@ -266,10 +263,26 @@ def _explain_multicast(args: argparse.Namespace, loaded: Any) -> dict[str, Any]:
         if d.mode.value == "sliced":
             out.append(f"    slice       = {sidx} of {scount}")
         out += [f"  note: {n}" for n in op.notes]
+        closers = _closers(d, op)
+        out += [f"  would close with {c.fact} ("
+                + ", ".join(f"{k}={a} -> {b}" for k, (a, b) in c.change.items())
+                + f" meets it): {c.structure}; issue(rank) = {c.issue}, mask(rank) = {c.mask}"
+                for c in closers[:3]]
     js = d.to_json()
     for op in js["operands"].values():
         del op["table"]  # `tilec masks --json` has the table
     return {"text": "\n".join(out), **js}
+
+
+def _closers(d: Any, op: Any) -> list[Any]:
+    """The weakest facts about the parameters that would close a general form."""
+    import sympy
+
+    from tilec.transforms.multicast_closed import what_would_close
+
+    values = {sympy.Symbol(k, integer=True, positive=True): v for k, v in d.params.items()
+              if isinstance(v, int) and not isinstance(v, bool)}
+    return what_would_close(op, values)
 
 
 def _explain_coalescing(args: argparse.Namespace, loaded: Any) -> dict[str, Any]:

@@ -275,3 +275,47 @@ def _raised_in_tilec(e: BaseException) -> bool:
     except ValueError:
         return False
     return True
+
+
+class SymbolicCache:
+    """Schedules rebuilt over symbols, keyed by the schedule file's text and the parameters that
+    are not integers (those stay values in the symbolic build): every launch of one schedule
+    file shares one symbolic instance."""
+
+    def __init__(self, size: int = 16) -> None:
+        self._data: dict[tuple[Any, ...], Any] = {}
+        self._size = size
+
+    def get(self, loaded: LoadedSchedule) -> Any:
+        from tilec.transforms.multicast import symbolic_build
+
+        shape = tuple(sorted((k, repr(v)) for k, v in loaded.params.items()
+                             if not isinstance(v, int) or isinstance(v, bool)))
+        key = (loaded.path.read_bytes(), shape)
+        hit = self._data.get(key)
+        if hit is None:
+            if len(self._data) >= self._size:
+                self._data.pop(next(iter(self._data)))
+            hit = self._data[key] = symbolic_build(loaded.module.schedule, loaded.params)
+        return hit
+
+
+SYMBOLIC = SymbolicCache()
+
+
+def derive_from_file(path: str | Path, overrides: dict[str, Any] | None = None,
+                     mode: Any = "leader", table: bool = True, closed: bool = True,
+                     prove: bool = True) -> Any:
+    """Load a schedule file and derive its multicast forms
+    (:func:`tilec.transforms.multicast.derive_loaded`), the schedule built over symbols once per
+    file text.
+
+    >>> d = derive_from_file("examples/seed004_persistent_cluster.py", {"CM": 1, "CN": 2})
+    >>> d.operands["A"].closed_form, "SMS % CLUSTER == 0" in map(str, d.operands["A"].facts)
+    (True, True)
+    """
+    from tilec.transforms.multicast import derive_loaded
+
+    loaded = load_schedule(path, overrides)
+    return derive_loaded(loaded, mode, table=table, closed=closed, symbolic=SYMBOLIC.get(loaded),
+                         prove=prove)

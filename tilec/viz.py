@@ -10,11 +10,11 @@ derivation) and then drawn with matplotlib's Agg backend:
 * :func:`multicast_patterns` -- per operand, the sharing groups of the cluster's ranks at each
   loop point of the derivation's table, with who issues (leader mode: the group's lowest rank;
   sliced mode: every member, one slice each) and the mask.
-* :func:`timeline` -- per SM, the work units of the decomposition
-  (:func:`~tilec.transforms.decompose.work_units`) in execution order, in k-iterations; a partial
-  tile (split-K part, Stream-K range) is followed by its fix-up block (the cost model's
-  :func:`~tilec.transforms.decompose.fixup_iters`), and each SM's idle tail runs to the makespan.
-  CTAs start on SMs in pid order as SMs free up (as in the cost model).
+* :func:`timeline` -- per SM, the work units of the decomposition in execution order, as the
+  cost model that chose the decomposition times them
+  (:func:`~tilec.transforms.cost_model.simulate`): each unit its modeled cost, a partial tile
+  (split-K part, Stream-K range) followed by its fix-up block, each SM's idle tail running to the
+  makespan.
 
 Example::
 
@@ -29,7 +29,6 @@ Example::
 from __future__ import annotations
 
 import colorsys
-import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,11 +42,11 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from tilec.errors import TilecError
-from tilec.transforms.decompose import fixup_iters, sk_region, work_units
-from tilec.transforms.plan import Decomposition, KernelPlan
+from tilec.transforms.cost_model import Timeline, plan_timeline
+from tilec.transforms.plan import KernelPlan
 
 __all__ = [
-    "KINDS", "Block", "Pattern", "ThreadAccess", "TileCell", "Timeline", "multicast_patterns",
+    "KINDS", "Pattern", "ThreadAccess", "TileCell", "multicast_patterns",
     "render", "render_threads", "thread_map", "tile_assignment", "timeline",
 ]
 
@@ -81,34 +80,10 @@ def tile_assignment(plan: KernelPlan, grid: int, cluster_size: int) -> list[Tile
         raise TilecError(f"viz: grid {grid} must be a positive multiple of the cluster size "
                          f"{cluster_size}")
     cells = []
-    for t, (tm, tn) in _alive_tiles(plan).items():
+    for t, (tm, tn) in plan.order.alive_tiles().items():
         cta = t % grid
         cells.append(TileCell(t, tm, tn, cta, t // grid, cta // cluster_size, cta % cluster_size))
     return cells
-
-
-def _alive_tiles(plan: KernelPlan) -> dict[int, tuple[int, int]]:
-    """``t -> (tile_m, tile_n)`` for the linear indices whose tile exists (in order of ``t``).
-
-    The order may walk padded indices (whole cluster groups, a grouped raster's empty last
-    band); the kernel skips them, and so do the pictures.
-    """
-    from tilec.ir.pyeval import compile_int
-
-    order = plan.order
-    try:
-        fn = compile_int([order.tile_m, order.tile_n], [order.index])
-    except Exception:  # an expression the integer printer does not know: exact but slower
-        fn = order.evaluate
-    out = {}
-    for t in range(int(order.num_tiles)):
-        try:
-            tm, tn = (int(v) for v in fn(t))
-        except ZeroDivisionError:  # a padded index past the last band of a grouped raster
-            continue
-        if 0 <= tm < order.tiles_m and 0 <= tn < order.tiles_n:
-            out[t] = (tm, tn)
-    return out
 
 
 @dataclass
@@ -156,69 +131,11 @@ def multicast_patterns(derivation: Any) -> dict[str, list[Pattern]]:
     return out
 
 
-@dataclass(frozen=True)
-class Block:
-    """A span of one SM's time, in k-iterations."""
-
-    sm: int
-    cta: int
-    kind: str  # "dp" | "splitk" | "streamk" | "fixup" | "idle"
-    start: float
-    end: float
-    tile: int | None = None
-    k_begin: int | None = None
-    k_end: int | None = None
-
-
-@dataclass
-class Timeline:
-    sms: int
-    k_iters: int
-    fixup: float
-    blocks: list[Block] = field(default_factory=list)
-
-    @property
-    def makespan(self) -> float:
-        return max((b.end for b in self.blocks), default=0.0)
-
-    def busy(self) -> float:
-        return sum(b.end - b.start for b in self.blocks if b.kind != "idle")
-
-
 def timeline(plan: KernelPlan, sms: int) -> Timeline:
-    """Per SM, the decomposition's units in execution order (see the module docstring)."""
+    """Per SM, the decomposition's units as the cost model runs them (see the module docstring)."""
     if sms < 1:
         raise TilecError(f"viz: --sms must be a positive integer but got {sms}")
-    tiles = int(plan.order.num_tiles)
-    alive = _alive_tiles(plan)
-    per_cta = [[u for u in units if u[0] in alive]
-               for units in work_units(plan.work, tiles, plan.k_iters)]
-    k_iters = plan.k_iters
-    sk_start, sk_end = sk_region(plan.work, tiles)
-    fix = fixup_iters(plan.BM, plan.BN, plan.BK, plan.dtype.nbytes)
-    tl = Timeline(min(sms, len(per_cta)), k_iters, fix)
-    free = [(0.0, sm) for sm in range(tl.sms)]
-    heapq.heapify(free)
-    for cta, units in enumerate(per_cta):
-        now, sm = heapq.heappop(free)
-        for t, kb, ke in units:
-            if plan.work.kind is Decomposition.SPLIT_K and ke - kb != k_iters:
-                kind = "splitk"
-            elif sk_start <= t < sk_end:
-                kind = "streamk"
-            else:
-                kind = "dp"
-            tl.blocks.append(Block(sm, cta, kind, now, now + (ke - kb), t, kb, ke))
-            now += ke - kb
-            if ke - kb != k_iters:
-                tl.blocks.append(Block(sm, cta, "fixup", now, now + fix, t, kb, ke))
-                now += fix
-        heapq.heappush(free, (now, sm))
-    end = tl.makespan
-    for now, sm in sorted(free, key=lambda x: x[1]):
-        if now < end:
-            tl.blocks.append(Block(sm, -1, "idle", now, end))
-    return tl
+    return plan_timeline(plan, sms)
 
 
 # -- drawing ----------------------------------------------------------------------------------

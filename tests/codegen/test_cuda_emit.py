@@ -1,7 +1,7 @@
-"""CUDA backend without a GPU: generated files compile warning-free for sm_90a, the masks and
-predicates the kernel uses equal the plan's (a host harness runs the file's own schedule
-functions over every (rank, i_rt, cidx) and is compared with sympy), and unsupported plan
-features are refused."""
+"""CUDA backend without a GPU: generated files compile warning-free for sm_90a, the masks,
+predicates and work units the kernel uses equal the plan's (a host harness runs the file's own
+schedule functions and is compared with sympy and with decompose.work_units), and unsupported plan
+features are refused.  Every plan is the seed schedule lowered for CUDA."""
 
 from __future__ import annotations
 
@@ -14,24 +14,26 @@ from pathlib import Path
 
 import pytest
 
-from tilec.codegen.cuda import SCHEDULE_END, emit, host_prefix
+from tests.codegen.cuda_plans import mc_values, seed
+from tilec.codegen.cuda import SCHEDULE_END, CudaPrinter, emit, host_prefix
 from tilec.codegen.cuda_launch import CudaBuildError, compile_cu
-from tilec.codegen.cuda_seed import closed_matches_general, evaluate, seed_plan
 from tilec.errors import UnsupportedError
-from tilec.transforms.plan import Decomposition, DType, MulticastMode, WorkSplit
+from tilec.transforms.decompose import stream_k_contributors, work_units
+from tilec.transforms.plan import Decomposition, DType, Fixup, MulticastMode
 
 L, S = MulticastMode.LEADER, MulticastMode.SLICED
 
 # (M, N, K, BM, BN, CM, CN, mode, form, sms): clusters of 1, 2, 4 along M and N, leader and
-# sliced, closed / general / guarded forms, several tile shapes, ragged edges, partial rounds.
+# sliced, closed forms where derivable ("closed") or the general form only, several tile
+# shapes, ragged edges, partial rounds.
 MATRIX = [
-    (1000, 1500, 776, 128, 256, 1, 1, L, "auto", 6),
+    (1000, 1500, 776, 128, 256, 1, 1, L, "closed", 6),
     (1024, 2048, 512, 128, 128, 1, 2, L, "closed", 8),
     (2048, 1024, 512, 128, 256, 2, 1, L, "closed", 8),
     (1100, 1300, 512, 128, 256, 1, 4, L, "general", 8),
     (2048, 1536, 768, 128, 256, 4, 1, S, "closed", 12),
     (1300, 1100, 512, 128, 256, 2, 2, S, "general", 8),
-    (1300, 1100, 512, 128, 256, 2, 2, L, "guarded", 8),
+    (1300, 1100, 512, 128, 256, 2, 2, L, "closed", 8),
     (1536, 2048, 512, 128, 128, 1, 2, S, "closed", 8),
     (1000, 1000, 1000, 64, 128, 2, 1, L, "general", 6),
     (1000, 1000, 1000, 256, 128, 2, 2, L, "closed", 8),
@@ -39,7 +41,7 @@ MATRIX = [
     (1536, 1536, 512, 128, 256, 2, 2, S, "closed", 12),
 ]
 SLOW_MATRIX = [
-    (4096, 4096, 4096, 128, 256, 1, 1, L, "auto", 132),
+    (4096, 4096, 4096, 128, 256, 1, 1, L, "closed", 132),
     (4096, 4096, 4096, 128, 256, 2, 2, L, "closed", 120),
     (8192, 8192, 8192, 128, 256, 4, 1, S, "closed", 120),
     (1000, 1000, 1000, 128, 64, 1, 2, L, "general", 8),
@@ -48,8 +50,8 @@ SLOW_MATRIX = [
 
 def plan_of(row: tuple, **kw: object):  # type: ignore[no-untyped-def]
     M, N, K, BM, BN, CM, CN, mode, form, sms = row
-    return seed_plan(M=M, N=N, K=K, BM=BM, BN=BN, CM=CM, CN=CN, sms=sms, mode=mode, form=form,
-                     stages=4 if BM + BN <= 384 else 3, **kw)
+    p = seed(mode, form == "closed", M=M, N=N, K=K, BM=BM, BN=BN, CM=CM, CN=CN, SMS=sms, **kw)
+    return dataclasses.replace(p, num_stages=4 if BM + BN <= 384 else 3)
 
 
 def _ids(rows: list) -> list[str]:
@@ -62,7 +64,7 @@ needs_gxx = pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
 
 def _compile_all(rows: list, tmp: Path) -> list[str]:
     """nvcc -Werror over every row's .cu; the error text of each that fails."""
-    plans = [plan_of(r, evict_a="first", evict_b="last") for r in rows]
+    plans = [plan_of(r) for r in rows]
 
     def one(i: int) -> str | None:
         try:
@@ -101,6 +103,13 @@ int main() {
       for (int rank = 0; rank < CLUSTER; ++rank) {
         BODY
       }
+  for (int w = 0; w < WORKERS; ++w) {
+    int g, kb0, kb1;
+    for (int j = 0; work_unit(w, j, g, kb0, kb1); ++j) {
+      std::printf("U %d %d %d %d %d\n", w, j, g, kb0, kb1);
+      FIX
+    }
+  }
   return 0;
 }
 """
@@ -125,16 +134,24 @@ def _run_harness(plan, tmp: Path) -> dict:  # type: ignore[no-untyped-def]
     assert src.startswith(prefix[: -len(SCHEDULE_END) - 1])  # the harness tests the file's own text
     ns = src.split("namespace ")[1].split(" ")[0]
     (tmp / "sched.h").write_text(prefix)
-    (tmp / "h.cpp").write_text('#include "sched.h"\n' + HARNESS.replace("NS", ns).replace("BODY", _harness_body(plan)))
+    fix = ""
+    if CudaPrinter(plan).partials:
+        fix = ('if (kb0 != 0 || kb1 != K_ITERS) { int f, o, c, sl; fix_of(w, j, g, f, o, c, sl); '
+               'std::printf("F %d %d %d %d %d %d", w, j, f, o, c, sl); '
+               'for (int i = 0; i < c; ++i) std::printf(" %d", fix_slot(f, i)); std::printf("\\n"); }')
+    text = HARNESS.replace("NS", ns).replace("BODY", _harness_body(plan)).replace("FIX", fix)
+    (tmp / "h.cpp").write_text('#include "sched.h"\n' + text)
     subprocess.run(["g++", "-std=c++17", "-O1", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Werror",
                     "-I", str(tmp), "-o", str(tmp / "h"), str(tmp / "h.cpp")], check=True)
     lines = subprocess.run([str(tmp / "h")], capture_output=True, text=True, check=True).stdout.splitlines()
-    got: dict = {"T": {}, "A": {}, "B": {}}
+    got: dict = {"T": {}, "A": {}, "B": {}, "U": {}, "F": {}}
     for ln in lines:
         kind, *vals = ln.split()
         v = [int(s) for s in vals]
         if kind == "T":
             got["T"][v[0]] = tuple(v[1:])
+        elif kind in "UF":
+            got[kind][tuple(v[:2])] = tuple(v[2:])
         else:
             got[kind][tuple(v[:3])] = tuple(v[3:])
     return got
@@ -156,31 +173,89 @@ def test_printed_masks_equal_the_plans(row: tuple, tmp_path: Path) -> None:
             continue
         assert got[op.name], "no multicast functions printed"
         for (i_rt, cidx, rank), vals in got[op.name].items():
-            want = evaluate(mc, rank, i_rt, cidx)  # the form the kernel runs (guard decides)
+            want = mc_values(mc, rank, i_rt, cidx)  # the form the kernel runs
             keys = ["issue", "mask"] + (["slice_index", "slice_count"] if mc.mode is S else [])
             assert vals == tuple(want[k] for k in keys), (op.name, i_rt, cidx, rank)
 
 
-def test_seed_closed_forms_are_checked_against_general() -> None:
-    """The stand-in derivation only takes a closed form when it agrees with the general one;
-    partial groups in the last round (tiles % cluster != 0) force the general form."""
-    good = plan_of((2048, 2048, 512, 128, 128, 2, 2, L, "closed", 8))
-    assert closed_matches_general(good.a.multicast, good.order, 8)
-    assert closed_matches_general(good.b.multicast, good.order, 8)
-    ragged = plan_of((1300, 1100, 512, 128, 256, 2, 2, S, "closed", 8))
-    assert not closed_matches_general(ragged.b.multicast, ragged.order, 8)
-    auto = plan_of((1300, 1100, 512, 128, 256, 2, 2, S, "auto", 8))
-    assert not auto.b.multicast.closed_form
+# (params, mode, closed): every decomposition, with and without clusters, ragged edges, K < BK,
+# fewer tiles than SMs, partial last rounds
+DECOMPS = [
+    (dict(M=1000, N=1500, K=776, CM=1, CN=1, SMS=6, DECOMP="splitk", SPLITS=3), L, True),
+    (dict(M=1000, N=1500, K=776, CM=2, CN=1, SMS=6, DECOMP="splitk", SPLITS=4,
+          FIXUP="atomic"), L, True),
+    (dict(M=512, N=512, K=65536, CM=1, CN=1, SMS=132, DECOMP="streamk"), L, True),
+    (dict(M=1300, N=1100, K=3000, CM=2, CN=2, SMS=8, DECOMP="streamk"), S, False),
+    (dict(M=1300, N=1100, K=1000, CM=1, CN=2, SMS=8, DECOMP="dp_1sk"), L, True),
+    (dict(M=2048, N=1536, K=768, CM=4, CN=1, SMS=12, DECOMP="sk2_dp"), S, True),
+    (dict(M=1000, N=1000, K=1000, CM=1, CN=1, SMS=6, DECOMP="skpp", SK_WAVES=2), L, True),
+    (dict(M=1000, N=1000, K=1000, CM=2, CN=1, SMS=6, DECOMP="skpp", SK_WAVES=0), L, True),
+    (dict(M=777, N=1000, K=40, CM=1, CN=2, SMS=4, DECOMP="streamk", FIXUP="atomic"), L, False),
+]
 
 
-# ---------------------------------------------------------------------------- refusals
+@needs_gxx
+@pytest.mark.parametrize("params,mode,closed", DECOMPS,
+                         ids=[f"{d[0]['DECOMP']}-c{d[0]['CM']}x{d[0]['CN']}-{i}"
+                              for i, d in enumerate(DECOMPS)])
+def test_printed_work_units_equal_the_decomposition(params: dict, mode: MulticastMode,
+                                                    closed: bool, tmp_path: Path) -> None:
+    plan = seed(mode, closed, **params)
+    c = plan.cluster[0]
+    w = plan.work
+    assert c == 1 or w.kind is Decomposition.DATA_PARALLEL or w.group == c
+    got = _run_harness(plan, tmp_path)
+    groups = -(-int(plan.order.num_tiles) // c)
+    # the oracle walks workers (CTAs, or clusters) over groups of CLUSTER tiles
+    oracle = work_units(dataclasses.replace(w, grid=w.grid // c), tiles=groups, k_iters=plan.k_iters)
+    want = {(pid, j): u for pid, units in enumerate(oracle) for j, u in enumerate(units)}
+    assert got["U"] == want
+    # every (tile, k-iteration) is covered exactly once
+    cover = sorted((g, k) for g, kb, ke in want.values() for k in range(kb, ke))
+    assert cover == [(g, k) for g in range(groups) for k in range(plan.k_iters)]
+    partial = {key: u for key, u in want.items() if (u[1], u[2]) != (0, plan.k_iters)}
+    assert set(got["F"]) == set(partial)
+    for (pid, j), (g, kb, ke) in partial.items():
+        f, order, count, slot, *slots = got["F"][(pid, j)]
+        if w.kind is Decomposition.SPLIT_K:
+            parts = [(g * w.splits + p, p * plan.k_iters // w.splits) for p in range(w.splits)]
+        else:
+            sk_start = 0 if w.sk_first else groups - w.sk_tiles
+            assert f == g - sk_start
+            parts = [(s, b) for _, s, b, _ in stream_k_contributors(w, plan.k_iters, f)]
+        assert count == len(parts) and slots == [s for s, _ in parts]
+        assert parts[order] == (slot, kb)  # its own place in K order, its own slot
+    # slots are private: no two partials share one
+    all_slots = [v[3] for v in got["F"].values()]
+    assert len(all_slots) == len(set(all_slots))
 
-def test_split_k_and_stream_k_are_refused() -> None:
-    p = plan_of(MATRIX[0])
-    for kind in (Decomposition.SPLIT_K, Decomposition.STREAM_K, Decomposition.DP_ONE_SK_WAVE):
-        bad = dataclasses.replace(p, work=WorkSplit(kind, grid=p.work.grid, splits=2))
-        with pytest.raises(UnsupportedError, match=kind.value):
-            emit(bad)
+
+@needs_nvcc
+def test_decompositions_compile_without_warnings(tmp_path: Path) -> None:
+    plans = [seed(m, c, **p) for p, m, c in DECOMPS]
+    fix = [dataclasses.replace(plans[0], work=dataclasses.replace(plans[0].work, fixup=f))
+           for f in (Fixup.ATOMIC, Fixup.DETERMINISTIC)]
+
+    def one(i: int) -> str | None:
+        try:
+            compile_cu(emit((plans + fix)[i]), tmp_path / f"d{i}.o", shared=False, werror=True)
+        except CudaBuildError as e:
+            return str(e)
+        return None
+
+    with ThreadPoolExecutor(max_workers=2) as ex:
+        errors = [e for e in ex.map(one, range(len(plans) + 2)) if e]
+    assert not errors, errors[0]
+
+
+def test_reduce_kernel_fixup_is_refused() -> None:
+    p = seed(M=1000, N=1500, K=776, CM=1, CN=1, SMS=6, DECOMP="splitk", SPLITS=3)
+    bad = dataclasses.replace(p, work=dataclasses.replace(p.work, fixup=Fixup.REDUCE_KERNEL))
+    with pytest.raises(UnsupportedError, match="deterministic"):
+        emit(bad)
+    per_cta = dataclasses.replace(p, cluster=(2, 1, 1), work=dataclasses.replace(p.work, grid=12))
+    with pytest.raises(UnsupportedError, match="same K range"):
+        emit(per_cta)
 
 
 @pytest.mark.parametrize(
@@ -200,7 +275,7 @@ def test_unsupported_features_are_refused(change: dict, match: str) -> None:
 
 
 def test_fp16_and_eviction_hints_are_printed() -> None:
-    src = emit(plan_of(MATRIX[1], dtype=DType.FP16, evict_a="first", evict_b="last"))
+    src = emit(plan_of(MATRIX[1], DTYPE="fp16"))
     assert "f16.f16" in src and "policy_evict_first()" in src and "policy_evict_last()" in src
     assert "__cluster_dims__(2, 1, 1)" in src and "mbar_arrive_cluster" in src
     assert list(itertools.islice((ln for ln in src.splitlines() if "cluster_sync();" in ln), 3))

@@ -54,7 +54,21 @@ EXPRS = [
     sympy.floor((x + 2 * y) / 5) * 2 ** sympy.Mod(a, 3),
     sympy.Piecewise((a, sympy.Lt(x, 0)), (b, True)),
     sympy.Min(x, y) + sympy.Max(a, 2),
+    sympy.floor((a - b) / 4),  # nonnegative symbols, a difference of unknown sign
+    sympy.floor((4 * a + b - 1) / 4),  # canonicalised to a + floor((b - 1)/4): wrong at b=0 if truncated
+    sympy.Mod(a - 2 * b, 3) + sympy.ceiling((a - b) / 3),
+    sympy.floor(a / (x * x + 1)),  # a divisor proven positive only by the reasoner
 ]
+
+
+def test_c_operators_only_where_signs_are_proven() -> None:
+    assert "tilec_floordiv" in cexpr(sympy.floor((a - b) / 4))
+    assert "tilec_floordiv" in cexpr(sympy.floor((4 * a + b - 1) / 4))
+    assert cexpr(sympy.floor((4 * a + b + 3) / 4)) == "a + ((b + 3) / 4)"
+    # facts make a difference proven: a - b >= 0 where b < a is stated
+    from tilec.proofs import Context
+    assert "tilec_floordiv" in cexpr(sympy.floor((x + 1) / 4))
+    assert cexpr(sympy.floor((x + 1) / 4), Context().bound(x, 9)) == "((x + 1) / 4)"
 
 
 @pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")

@@ -19,9 +19,12 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.plans import plan
 from tilec.codegen.triton import emit, load
 from tilec.errors import UnsupportedError
-from tilec.transforms.decompose import simple_plan, work_units
+from tilec.loader import load_schedule
+from tilec.transforms.decompose import work_units
+from tilec.transforms.lower import lower
 from tilec.transforms.plan import (
     DType,
     Fixup,
@@ -29,29 +32,28 @@ from tilec.transforms.plan import (
     LoadKind,
     MulticastMode,
     MulticastPlan,
-    TileOrder,
 )
 
 TORCH = {DType.FP16: torch.float16, DType.FP32: torch.float32}
 TOL = {DType.FP16: 2e-3, DType.FP32: 1e-5}  # relative to max|C| (fp16 output rounding: 2^-11)
 
 
-def run_and_check(plan: KernelPlan, seed: int = 0, repeat: bool = False) -> torch.Tensor:
+def run_and_check(p: KernelPlan, seed: int = 0, repeat: bool = False) -> torch.Tensor:
     g = torch.Generator().manual_seed(seed)
-    dt = TORCH[plan.dtype]
-    a = torch.randn((plan.M, plan.K), generator=g).to(dt)
-    b_shape = (plan.N, plan.K) if plan.b_transposed else (plan.K, plan.N)
+    dt = TORCH[p.dtype]
+    a = torch.randn((p.M, p.K), generator=g).to(dt)
+    b_shape = (p.N, p.K) if p.b_transposed else (p.K, p.N)
     b = torch.randn(b_shape, generator=g).to(dt)
-    mod = load(plan)
-    out = torch.full((plan.M, plan.N), float("nan"), dtype=dt)
+    mod = load(p)
+    out = torch.full((p.M, p.N), float("nan"), dtype=dt)
     c = mod.run(a, b, out=out)
     assert c is out
     assert not c.isnan().any(), f"{int(c.isnan().sum())} elements of C never written"
-    ref = a.double() @ (b.double().T if plan.b_transposed else b.double())
+    ref = a.double() @ (b.double().T if p.b_transposed else b.double())
     err = (c.double() - ref).abs().max().item() / max(ref.abs().max().item(), 1.0)
-    assert err < TOL[plan.dtype], f"relative error {err:.3g} for {plan.name}"
+    assert err < TOL[p.dtype], f"relative error {err:.3g} for {p.name}"
     if repeat:
-        out2 = torch.full((plan.M, plan.N), float("nan"), dtype=dt)
+        out2 = torch.full((p.M, p.N), float("nan"), dtype=dt)
         assert torch.equal(mod.run(a, b, out=out2), c), "deterministic fix-up not bitwise stable"
     return c
 
@@ -81,8 +83,8 @@ def test_decompositions_fp16(dec, extra, fixup):
         pytest.skip("data-parallel has no fix-up")
     for i, (M, N, K, sms) in enumerate(SHAPES[:4] if dec != "dp" else SHAPES):
         splits = min(extra.get("splits", 1), -(-K // 16))
-        p = simple_plan(M, N, K, 16, 16, 16, dtype=DType.FP16, decomposition=dec, sms=sms,
-                        fixup=fixup, splits=splits, sk_waves=extra.get("sk_waves", 1))
+        p = plan(M, N, K, 16, 16, 16, dtype=DType.FP16, decomposition=dec, sms=sms,
+                 fixup=fixup, splits=splits, sk_waves=extra.get("sk_waves", 1))
         run_and_check(p, seed=i, repeat=fixup is not Fixup.ATOMIC and i == 1)
 
 
@@ -90,9 +92,9 @@ def test_decompositions_fp16(dec, extra, fixup):
 @pytest.mark.parametrize(("dec", "extra"), DECOMPS[1:], ids=[d for d, _ in DECOMPS[1:]])
 def test_decompositions_fp32_ieee(dec, extra, fixup):
     M, N, K, sms = SHAPES[4]
-    p = simple_plan(M, N, K, 16, 16, 16, dtype=DType.FP32, decomposition=dec, sms=sms,
-                    fixup=fixup, splits=extra.get("splits", 1), sk_waves=extra.get("sk_waves", 1),
-                    order="grouped", group_m=3)
+    p = plan(M, N, K, 16, 16, 16, dtype=DType.FP32, decomposition=dec, sms=sms,
+             fixup=fixup, splits=extra.get("splits", 1), sk_waves=extra.get("sk_waves", 1),
+             order="grouped", group_m=3)
     run_and_check(p, seed=7, repeat=fixup is Fixup.DETERMINISTIC)
 
 
@@ -102,60 +104,59 @@ def test_decompositions_fp32_ieee(dec, extra, fixup):
        sms=st.integers(1, 8), order=st.sampled_from(["row", "grouped"]))
 def test_random_shapes(M, N, K, dec, fixup, sms, order):
     k_iters = -(-K // 16)
-    p = simple_plan(M, N, K, 16, 32, 16, dtype=DType.FP16, decomposition=dec, sms=sms,
-                    fixup=fixup, splits=min(3, k_iters), sk_waves=2, order=order, group_m=2)
+    p = plan(M, N, K, 16, 32, 16, dtype=DType.FP16, decomposition=dec, sms=sms,
+             fixup=fixup, splits=min(3, k_iters), sk_waves=2, order=order, group_m=2)
     run_and_check(p)
 
 
 @pytest.mark.parametrize("order", ["row", "grouped"])
 @pytest.mark.parametrize(("dec", "grid"), [("dp", 3), ("splitk", 5)])
 def test_persistent_grid_and_orders(order, dec, grid):
-    p = simple_plan(70, 60, 50, 16, 16, 16, dtype=DType.FP16, decomposition=dec, splits=2,
-                    grid=grid, order=order, group_m=2, fixup=Fixup.DETERMINISTIC)
+    # a persistent schedule of `grid` CTAs: split-K walks its units over them too
+    p = plan(70, 60, 50, 16, 16, 16, dtype=DType.FP16, decomposition=dec, splits=2,
+             sms=grid, order=order, group_m=2, fixup=Fixup.DETERMINISTIC)
     assert p.work.grid == grid < p.tiles * p.work.splits
     src = emit(p)
-    assert ("tl.where" in src) == (order == "grouped")  # the order is printed, not a template
+    # the order is printed, not a template: the grouped raster's short last band is a Min
+    assert ("tl.minimum" in src) == (order == "grouped")
     loop = "range(pid, NUM_TILES * SPLITS, GRID)" if dec == "splitk" else "range(pid, 20, GRID)"
     assert loop in src  # persistent loop over units
     run_and_check(p, repeat=dec == "splitk")
 
 
 def test_transposed_b_and_fp32_tma():
-    run_and_check(simple_plan(40, 50, 70, 16, 32, 16, dtype=DType.FP16, b_transposed=True,
-                              decomposition="streamk", sms=3, fixup=Fixup.REDUCE_KERNEL))
+    run_and_check(plan(40, 50, 70, 16, 32, 16, dtype=DType.FP16, b_transposed=True,
+                       decomposition="streamk", sms=3, fixup=Fixup.REDUCE_KERNEL))
     # TMA (host tensor descriptors) runs in the 3.9 interpreter; OOB boxes are zero-filled
     for b_t in (False, True):
-        p = simple_plan(40, 48, 72, 16, 16, 32, dtype=DType.FP32, b_transposed=b_t,
-                        load=LoadKind.TMA, decomposition="dp_1sk", sms=4,
-                        fixup=Fixup.DETERMINISTIC)
+        p = plan(40, 48, 72, 16, 16, 32, dtype=DType.FP32, b_transposed=b_t,
+                 load=LoadKind.TMA, decomposition="dp_1sk", sms=4,
+                 fixup=Fixup.DETERMINISTIC)
         assert "TensorDescriptor(" in emit(p)
         run_and_check(p, repeat=True)
 
 
 def test_padded_order_skips_dead_tiles():
-    # a cluster-group order padding 3 tile rows to 4 (num_tiles > tiles): row 3 is not alive
-    t = sympy.Symbol("t", integer=True, nonnegative=True)
-    order = TileOrder(t, tile_m=sympy.Mod(t, 4), tile_n=sympy.floor(t / 4),
-                      num_tiles=sympy.Integer(4 * 3), tiles_m=3, tiles_n=3,
-                      description="column-major, padded to 4 rows")
+    # the seed's cluster-group order pads 3 x 4 tiles to 14 linear indices (whole 2 x 2 groups
+    # per round): Triton keeps the order, and the kernel skips the indices that are not alive
+    seed = "examples/seed004_persistent_cluster.py"
+    params = dict(M=48, N=64, K=40, BM=16, BN=16, BK=16, CM=2, CN=2, CLUSTER=4, SMS=8,
+                  DTYPE="fp16")
     for dec in ("dp", "streamk"):
-        base = simple_plan(40, 40, 40, 16, 16, 16, decomposition=dec, sms=5,
-                           fixup=Fixup.DETERMINISTIC)
-        from dataclasses import replace
-
-        from tilec.transforms.decompose import make_work_split
-
-        work = make_work_split(dec, M=64, N=40, K=40, BM=16, BN=16, BK=16, sms=5,
-                               fixup=Fixup.DETERMINISTIC)  # 12 linear tiles
-        p = replace(base, order=order, work=work)
-        assert "TILES_M)" in emit(p)
-        units = work_units(p)
-        assert all(order.evaluate(u[0])[0] < 3 for us in units for u in us)
+        fusion = load_schedule(seed, params).fusion
+        fusion.decompose(dec, sms=5, fixup="deterministic")
+        p = lower(fusion, target="triton")
+        assert int(p.order.num_tiles) > p.tiles and "TILES_M)" in emit(p)
+        alive = p.order.alive_tiles()
+        assert len(alive) == p.tiles
+        units = work_units(p.work, alive)
+        assert all(p.order.is_alive(u[0]) for us in units for u in us)
+        assert {u[0] for us in units for u in us} == set(alive)
         run_and_check(p)
 
 
 def test_launcher_errors():
-    mod = load(simple_plan(20, 30, 40, 16, 16, 16, dtype=DType.FP16))
+    mod = load(plan(20, 30, 40, 16, 16, 16, dtype=DType.FP16))
     a, b = torch.zeros(20, 40, dtype=torch.float16), torch.zeros(40, 30, dtype=torch.float16)
     with pytest.raises(ValueError, match=r"B must have shape \(40, 30\) but got \(30, 40\)"):
         mod.run(a, b.T.contiguous())
@@ -168,27 +169,32 @@ def test_launcher_errors():
 def test_refusals():
     from dataclasses import replace
 
-    p = simple_plan(64, 64, 64, 16, 16, 16)
+    p = plan(64, 64, 64, 16, 16, 16)
     with pytest.raises(UnsupportedError, match="cluster"):
         emit(replace(p, cluster=(2, 1, 1)))
     mc = MulticastPlan(MulticastMode.LEADER, 2, (), sympy.true, sympy.true, sympy.Integer(3),
                        None, None, True)
     with pytest.raises(UnsupportedError, match=r"operand A .* multicast"):
         emit(replace(p, a=replace(p.a, multicast=mc)))
-    with pytest.raises(UnsupportedError, match="not 16-byte aligned"):
-        emit(simple_plan(64, 64, 60, 16, 16, 16, load=LoadKind.TMA))
+    with pytest.raises(UnsupportedError, match=r"TMA needs 16-byte aligned .* operand A has rows of 60 x 2"):
+        plan(64, 64, 60, 16, 16, 16, load=LoadKind.TMA)  # lowering refuses what Triton can't run
+    odd = plan(64, 64, 60, 16, 16, 16)
+    assert odd.a.kind is LoadKind.POINTER
+    with pytest.raises(UnsupportedError, match="not 16-byte aligned"):  # and so does the printer
+        emit(replace(odd, a=replace(odd.a, kind=LoadKind.TMA)))
     with pytest.raises(UnsupportedError, match=r"out_dtype"):
         emit(replace(p, out_dtype=DType.FP32))
 
 
 def test_source_follows_plan():
-    dp = emit(simple_plan(64, 64, 64, 16, 16, 16))
+    dp = emit(plan(64, 64, 64, 16, 16, 16))
     assert "fixup" not in dp and "tickets" not in dp and "if pid < " not in dp
-    sk = emit(simple_plan(64, 64, 64, 16, 16, 16, decomposition="streamk", sms=3,
-                          fixup=Fixup.ATOMIC))
-    assert "sk_owner" in sk and 'sem="relaxed"' in sk and "reduce_kernel" not in sk
-    red = emit(simple_plan(64, 64, 64, 16, 16, 16, decomposition="splitk", splits=2,
-                           fixup=Fixup.REDUCE_KERNEL))
+    sk = emit(plan(64, 64, 64, 16, 16, 16, decomposition="streamk", sms=3,
+                   fixup=Fixup.ATOMIC))
+    assert "it_begin" in sk and 'sem="relaxed"' in sk and "reduce_kernel" not in sk
+    assert "def contributors(tile)" in sk and "def partial_slot(tile, j)" in sk
+    red = emit(plan(64, 64, 64, 16, 16, 16, decomposition="splitk", splits=2,
+                    fixup=Fixup.REDUCE_KERNEL))
     assert "def reduce_kernel" in red and "atomic_add" not in red
     compile(red, "<generated>", "exec")
 
@@ -197,24 +203,21 @@ def test_source_follows_plan():
 def test_workspace_is_left_clean(fixup):
     # the launcher keeps one zeroed workspace per (device, stream) and runs no memset: the last
     # contributor of each tile must zero its buffer and reset its ticket for the next call
-    p = simple_plan(50, 35, 70, 16, 16, 16, dtype=DType.FP16, decomposition="splitk", splits=3,
-                    sms=6, fixup=fixup)
+    p = plan(50, 35, 70, 16, 16, 16, dtype=DType.FP16, decomposition="splitk", splits=3,
+             sms=6, fixup=fixup)
     src = emit(p)
     assert "torch.zeros" in src.split("def run(")[0] and "torch.zeros" not in src.split("def run(")[1]
     for seed in range(3):  # new inputs each call: stale partials would show as errors
         run_and_check(p, seed=seed)
     ws, tickets = load(p)._WORKSPACES[("cpu", 0)]
     assert not tickets.any() and (fixup is not Fixup.ATOMIC or not ws.any())
-    sk = simple_plan(113, 17, 33, 16, 16, 16, dtype=DType.FP16, decomposition="skpp",
-                     sk_waves=1, sms=6, fixup=fixup)  # DP waves + the last partial wave in SK
+    sk = plan(113, 17, 33, 16, 16, 16, dtype=DType.FP16, decomposition="skpp",
+              sk_waves=1, sms=6, fixup=fixup)  # DP waves + the last partial wave in SK
     for seed in range(2):
         run_and_check(sk, seed=seed)
 
 
 def test_warp_specialize_option_prints_in_the_k_loop():
-    from tilec.codegen.triton import emit
-    from tilec.transforms.decompose import simple_plan
-
-    plan = simple_plan(64, 64, 64, 32, 32, 16)
-    assert "warp_specialize" not in emit(plan)
-    assert "tl.range(k_begin, k_end, warp_specialize=True)" in emit(plan, warp_specialize=True)
+    p = plan(64, 64, 64, 32, 32, 16)
+    assert "warp_specialize" not in emit(p)
+    assert "tl.range(k_begin, k_end, warp_specialize=True)" in emit(p, warp_specialize=True)

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import ast
+import itertools
+
 import pytest
 import sympy
 
 from tilec.codegen.triton_expr import TritonExprPrinter, print_expr
 from tilec.errors import InternalError, UnsupportedError
-from tilec.transforms.decompose import grouped_order, row_major_order
+from tests.plans import plan
+from tilec.proofs import Context
 
 t = sympy.Symbol("t", integer=True, nonnegative=True)
 
@@ -40,13 +44,9 @@ def test_rules(expr, text):
     assert print_expr(expr, {t: "t"}) == text
 
 
-@pytest.mark.parametrize(
-    "expr",
-    [sympy.floor(t / -3), sympy.Mod(t, -3), t / 2],
-)
-def test_refuses_non_floor_semantics(expr):
+def test_refuses_non_integers():
     with pytest.raises(InternalError):
-        print_expr(expr, {t: "t", sympy.Symbol("n", positive=True): "n"})
+        print_expr(t / 2, {t: "t"})
 
 
 def test_unknown_symbol():
@@ -56,19 +56,86 @@ def test_unknown_symbol():
 
 @pytest.mark.parametrize(("tm", "tn", "g"), [(1, 1, 8), (5, 3, 2), (9, 4, 8), (7, 7, 3), (13, 2, 4)])
 def test_orders_print_exactly(tm, tn, g):
-    """Printed Python/Triton text equals sympy's value at every t (the oracle)."""
-    for order in (row_major_order(tm, tn), grouped_order(tm, tn, g)):
+    """Printed Python/Triton text equals sympy's value at every t (the oracle), for the orders
+    lowered from row-major and grouped-raster schedules, one CTA per tile or persistent."""
+    for order_kind, sms in (("row", None), ("grouped", None), ("grouped", 3)):
+        order = plan(16 * tm, 16 * tn, 16, 16, 16, 16, order=order_kind, group_m=g,
+                     sms=sms).order
         pm = TritonExprPrinter({order.index: "t"}).doprint(order.tile_m)
         pn = TritonExprPrinter({order.index: "t"}).doprint(order.tile_n)
-        for v in range(tm * tn):
-            assert (_eval(pm, v), _eval(pn, v)) == order.evaluate(v)
+        for v in range(int(order.num_tiles)):
+            exact = tuple(int(e.subs(order.index, v)) for e in (order.tile_m, order.tile_n))
+            assert (_eval(pm, v), _eval(pn, v)) == exact == order.evaluate(v)
 
 
-def test_run_time_divisor_is_clamped_to_one():
-    """A grouped raster's last-group size is a run-time divisor: printed with a clamp so a tile
-    past the end (masked off) never divides by zero or a negative."""
-    n = sympy.Symbol("n", positive=True, integer=True)
-    src = print_expr(sympy.floor(t / n), {t: "t", n: "n"})
-    assert src == "(t // tl.maximum(n, 1))"
-    g = sympy.Min(4, 10 - 4 * sympy.floor(t / 12))
-    assert "tl.maximum(" in print_expr(sympy.Mod(t, g), {t: "t"})
+x, y = sympy.symbols("x y", integer=True)  # sign unknown
+r = sympy.Symbol("r", integer=True, nonnegative=True)
+n = sympy.Symbol("n", integer=True, positive=True)
+
+
+def _tdiv(a: int, b: int) -> int:  # C / Triton integer division: truncation toward zero
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+def _tmod(a: int, b: int) -> int:
+    return a - b * _tdiv(a, b)
+
+
+class _Truncating(ast.NodeTransformer):
+    """Rewrite ``a // b`` and ``a % b`` into truncating calls: evaluate printed text as Triton does."""
+
+    def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
+        self.generic_visit(node)
+        fn = {ast.FloorDiv: "_tdiv", ast.Mod: "_tmod"}.get(type(node.op))
+        if fn is None:
+            return node
+        return ast.Call(ast.Name(fn, ast.Load()), [node.left, node.right], [])
+
+
+def _run_as_triton(src: str, env: dict[str, int]) -> int:
+    tree = ast.fix_missing_locations(_Truncating().visit(ast.parse(src, mode="eval")))
+    scope = {"tl": _TL, "_tdiv": _tdiv, "_tmod": _tmod}
+    return int(eval(compile(tree, "<printed>", "eval"), scope, dict(env)))
+
+
+SIGNED = [
+    sympy.floor((x - y) / 4),  # issue 18: was printed as (x - y) // 4
+    sympy.floor((4 * t + r - 1) / 4),  # canonicalised to t + floor((r - 1)/4): was wrong at r = 0
+    sympy.floor((t - r) / 3) + sympy.Mod(t - 2 * r, 5),
+    sympy.ceiling((x + 2 * y) / 8),
+    sympy.Mod(x, 3) * sympy.floor(y / 2),
+    sympy.floor(x / n) + sympy.Mod(y, n),
+    sympy.floor(t / (x * x + 1)),  # a divisor the reasoner proves positive
+    sympy.Mod(t, sympy.Min(4, 10 - 4 * sympy.floor(t / 12))),  # a run-time divisor, no guard
+]
+
+
+@pytest.mark.parametrize("expr", SIGNED, ids=str)
+def test_printed_triton_is_floor_division_under_truncation(expr):
+    """The printed text, run with truncating // and % (Triton's), equals sympy's floor semantics at
+    every point of a grid with negative values for the signed symbols."""
+    names = {t: "t", x: "x", y: "y", r: "r", n: "n"}
+    src = print_expr(expr, names)
+    assert "tl.maximum" not in src
+    syms = sorted(expr.free_symbols, key=str)
+    ranges = {t: range(0, 30), x: range(-9, 10), y: range(-9, 10), r: range(0, 9), n: range(1, 6)}
+    for vals in itertools.product(*(ranges[s] for s in syms)):
+        env = dict(zip(syms, vals, strict=True))
+        try:
+            want = int(expr.subs(env))
+        except ZeroDivisionError:
+            continue
+        if expr.has(sympy.Min) and sympy.Min(4, 10 - 4 * (env[t] // 12)) <= 0:
+            continue  # past the last group: the divisor is 0 or negative there
+        assert _run_as_triton(src, {str(k): v for k, v in env.items()}) == want, (src, env)
+
+
+def test_operators_only_where_signs_are_proven():
+    names = {t: "t", x: "x", y: "y", r: "r", n: "n"}
+    assert print_expr(sympy.floor((x - y) / 4), names) != "((x - y) // 4)"
+    assert "% 4 + 4) % 4" in print_expr(sympy.floor((4 * t + r - 1) / 4), names)
+    assert print_expr(sympy.floor(t / n), names) == "(t // n)"  # no silent tl.maximum(n, 1)
+    assert print_expr(sympy.floor((r + 3) / 4), names) == "((r + 3) // 4)"
+    # a stated fact proves the sign: x < 9 makes x nonnegative (a bound is 0 <= x < 9)
+    assert print_expr(sympy.floor((x + 1) / 4), names, Context().bound(x, 9)) == "((x + 1) // 4)"

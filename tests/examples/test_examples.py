@@ -75,8 +75,8 @@ CUDA: list[tuple[str, str, Params, list[str]]] = [
 
 # (id, example, params, target, what the one-line error must say)
 REFUSED: list[tuple[str, str, Params, str, str]] = [
-    ("splitk-cuda", "split_k.py", {}, "cuda", "splitk"),
-    ("streamk-cuda", "stream_k.py", {}, "cuda", "streamk"),
+    ("splitk-cuda", "split_k.py", {}, "cuda", "B must be stored N x K"),
+    ("streamk-cuda", "stream_k.py", {}, "cuda", "B must be stored N x K"),
     ("simt-triton", "simt_sgemm.py", {}, "triton", "--target cuda"),
     ("coalescing-triton", "coalescing_naive.py", {}, "triton", "--target cuda"),
 ]

@@ -117,3 +117,17 @@ def test_unevaluated_products_are_read_as_written():
         e = sympy.floor(sympy.Mul(sympy.Rational(1, 4), sympy.Add(X, 3)))
     assert compile_int([e], [X])(5)[0] == 2
     assert "//" in int_source(e)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.tuples(_rational_tree(1), _rational_tree(1), _rational_tree(1), _rational_tree(1)),
+       VALUES)
+def test_rational_piecewise_inside_a_floor_is_exact(parts, vals):
+    # floor(Piecewise((1/3, c), (1/2, True)) * x): a rational branch is not floored on its own
+    a, b, lhs, rhs = parts
+    expr = sympy.floor(sympy.Piecewise((a, sympy.Lt(lhs, rhs)), (b, True)) * (X + 7))
+    fn = compile_int([expr], SYMS)
+    assert fn(*vals)[0] == _exact(expr, vals), (expr, vals, fn.source)
+    seed = sympy.floor(sympy.Piecewise((sympy.Rational(1, 3), X < 18), (sympy.Rational(1, 2), True))
+                       * sympy.Mod(Y, 18))
+    assert compile_int([seed], [X, Y])(0, 7)[0] == 2  # floor(7/3), not 7 * floor(1/3)

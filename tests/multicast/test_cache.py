@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 
 from tilec import cache
-from tilec.transforms.multicast import derive_from_file, masks_json
+from tilec.cache import masks_json
+from tilec.loader import derive_from_file
 
 ROOT = Path(__file__).resolve().parents[2]
 SEED = ROOT / "examples" / "seed004_persistent_cluster.py"

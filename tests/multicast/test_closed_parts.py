@@ -1,4 +1,4 @@
-"""Pieces of the closed-form derivation checked on their own: 2.11 folding, fact texts."""
+"""Pieces of the closed-form derivation checked on their own: 2.11 folding, rank digits and\nthe forms built from them, at every rank of every cluster size."""
 
 from __future__ import annotations
 
@@ -6,11 +6,14 @@ import itertools
 
 import sympy
 
+from tilec.transforms.multicast import RANK
 from tilec.transforms.multicast_closed import (
-    divisible_text,
-    fact_expr,
-    fact_sympy_text,
+    RankDigits,
+    _case_forms,
+    _factorizations,
+    digit_forms,
     fold_nested_floors,
+    rank_digits,
 )
 
 X = sympy.Symbol("x", integer=True, nonnegative=True)
@@ -53,11 +56,51 @@ def test_a_floor_inside_a_sum_is_not_folded():
     assert fold_nested_floors(e) == e
 
 
-def test_fact_texts_read_back_as_the_same_condition():
-    cm, cn, cl = sympy.symbols("CM CN CLUSTER", integer=True, positive=True)
-    text = divisible_text(cl, cm * cn)
-    assert text == "CLUSTER % (CM*CN) == 0"
-    cond = sympy.sympify(fact_sympy_text(text), locals={"CM": cm, "CN": cn, "CLUSTER": cl})
-    assert cond == fact_expr(text) == sympy.Eq(sympy.Mod(cl, cm * cn), 0)
-    for c, m, n in itertools.product(range(1, 9), range(1, 4), range(1, 4)):
-        assert bool(cond.xreplace({cl: c, cm: m, cn: n})) == (c % (m * n) == 0)
+def _groups(cs, same):
+    return tuple(sum(1 << q for q in range(cs) if same(r, q)) for r in range(cs))
+
+
+def _check_forms(groups, issue, mask, sidx, scount):
+    """Leader = lowest rank of its group, mask = the group's bits, slice = rank among them."""
+    cs = len(groups)
+    for r in range(cs):
+        at = {RANK: r}
+        members = [q for q in range(cs) if groups[r] >> q & 1]
+        assert bool(issue.xreplace(at)) == (members[0] == r), (groups, r, issue)
+        assert int(sympy.sympify(mask).xreplace(at).doit()) == groups[r], (groups, r, mask)
+        assert int(sympy.sympify(sidx).xreplace(at)) == members.index(r)
+        assert int(sympy.sympify(scount).xreplace(at)) == len(members)
+
+
+def test_every_digit_pattern_is_found_and_its_forms_are_exact():
+    """All mixed-radix digit patterns of clusters of 1..16 (contiguous, strided, 2-D axes, whole
+    cluster, never shared): rank_digits recovers the groups, digit_forms gives their forms."""
+    for cs in range(1, 17):
+        for radices in _factorizations(cs):
+            for k in range(len(radices) + 1):
+                for shared in itertools.combinations(range(len(radices)), k):
+                    d = RankDigits(radices, frozenset(shared))
+                    groups = _groups(cs, lambda r, q, d=d: d.key(r) == d.key(q))
+                    found = rank_digits(groups)
+                    assert found is not None
+                    assert _groups(cs, lambda r, q, f=found: f.key(r) == f.key(q)) == groups
+                    w, b = 1, [sympy.Integer(1)]
+                    for x in found.radices:
+                        w *= x
+                        b.append(sympy.Integer(w))
+                    _check_forms(groups, *digit_forms(found, b))
+
+
+def test_symbolic_boundaries_read_like_the_schedule():
+    cm, cn = sympy.symbols("CM CN", integer=True, positive=True)
+    # B of the seed (CM=2, CN=2): ranks agreeing on rank % CN and rank // (CM*CN)
+    d = RankDigits((2, 2), frozenset({1}))
+    issue, mask, _, _ = digit_forms(d, [sympy.Integer(1), cn, cm * cn])
+    assert issue == sympy.Lt(sympy.Mod(RANK, cm * cn), cn)
+    assert str(mask) == "2**(CM*CN*floor(rank/(CM*CN)) + Mod(rank, CN))*Sum(2**(CN*j), (j, 0, CM - 1))"
+
+
+def test_a_partition_that_is_no_digit_pattern_gets_rank_cases():
+    groups = _groups(4, lambda r, q: (r in (0, 3)) == (q in (0, 3)))  # {0, 3}, {1, 2}
+    assert rank_digits(groups) is None
+    _check_forms(groups, *_case_forms(groups))

@@ -63,18 +63,34 @@ def test_statement_with_python_floor_division(thm: Theorem, data: st.DataObject)
     assert ok, f"{thm.number} fails at {dict(zip(syms, vals, strict=True))}"
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("thm", CHECKED, ids=lambda t: t.number)
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
 @given(data=st.data())
-def test_statement_with_euclidean_division_any_sign(thm: Theorem, data: st.DataObject) -> None:
-    """nvFuser's semantics: Euclidean division over all integers (divisors nonzero)."""
-    syms, conds, stmt = _compiled(thm.number, True)
+def test_statement_with_floor_division_any_sign(thm: Theorem, data: st.DataObject) -> None:
+    """tilec's semantics (floor division, Python's and sympy's) over all integers, divisors nonzero."""
+    syms, conds, stmt = _compiled(thm.number, False)
     vals = [data.draw(st.integers(-12, 12), label=s.name) for s in syms]
     assume(all(_holds(c, vals) for c in conds))
     ok = _holds(stmt, vals)
     assume(ok is not None)
     assert ok, f"{thm.number} fails at {dict(zip(syms, vals, strict=True))}"
+
+
+def _exhaustive_counterexample(number: str, keep: list[int]) -> tuple[int, ...] | None:
+    syms, conds, stmt = _compiled(number, False)
+    kept = [conds[i] for i in keep]
+    order = _ORDER if len(syms) <= 4 else _ORDER[:9]
+    for vals in itertools.product(order, repeat=len(syms)):
+        if all(_holds(c, vals) for c in kept) and _holds(stmt, vals) is False:
+            return vals
+    return None
+
+
+@pytest.mark.parametrize("thm", CHECKED, ids=lambda t: t.number)
+def test_statement_exhaustively_in_floor_semantics(thm: Theorem) -> None:
+    """No small counterexample of any sign in floor semantics when every condition holds."""
+    bad = _exhaustive_counterexample(thm.number, list(range(len(thm.conditions))))
+    assert bad is None, f"{thm.number} fails at {bad}"
 
 
 _ORDER = [0, 1, -1, 2, -2, 3, -3, 4, -4, 5, -5, 6, -6]
@@ -83,12 +99,11 @@ DROPS = [(t, k) for t in CHECKED for k in range(len(t.conditions))]
 
 @pytest.mark.parametrize("thm,k", DROPS, ids=[f"{t.number}-drop{k}" for t, k in DROPS])
 def test_dropping_a_side_condition_admits_a_counterexample(thm: Theorem, k: int) -> None:
-    """With condition k dropped (the others kept), a small Euclidean counterexample exists."""
-    syms, conds, stmt = _compiled(thm.number, True)
-    kept = [c for i, c in enumerate(conds) if i != k]
-    found = any(all(_holds(c, vals) for c in kept) and _holds(stmt, vals) is False
-                for vals in itertools.product(_ORDER, repeat=len(syms)))
-    assert found, f"condition {thm.conditions[k]} of {thm.number} looks decorative"
+    """With condition k dropped (the others kept), a small counterexample exists in floor semantics
+    over all signs: no condition is decorative, and none is missing for a negative divisor."""
+    keep = [i for i in range(len(thm.conditions)) if i != k]
+    assert _exhaustive_counterexample(thm.number, keep) is not None, (
+        f"condition {thm.conditions[k]} of {thm.number} looks decorative")
 
 
 def test_registry_shape() -> None:

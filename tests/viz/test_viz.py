@@ -14,8 +14,9 @@ import pytest
 
 from tilec.cli import main
 from tilec.loader import load_schedule
+from tilec.transforms.cost_model import UNIT_OVERHEAD, estimate_cost
 from tilec.transforms.lower import lower
-from tilec.transforms.multicast import derive_from_file
+from tilec.loader import derive_from_file
 from tilec.viz import multicast_patterns, tile_assignment, timeline
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -93,12 +94,21 @@ def test_timeline_covers_every_tile_once_without_overlap(decomp: str) -> None:
     s = load_schedule(STREAMK, dict(M=640, N=640, K=1024, SMS=12, DECOMP=decomp, SK_WAVES=2))
     plan = lower(s.fusion, params=s.params)
     tl = timeline(plan, sms=12)
+    # the picture is the cost model that chooses decompositions: same makespan, same work
+    cost = estimate_cost(plan.work, 12, plan.BM, plan.BN, plan.BK,
+                         dtype_bytes=plan.dtype.nbytes, alive=plan.order.alive_tiles())
+    assert tl.makespan == cost.total and tl.busy() == pytest.approx(cost.busy)
+    w = plan.work
     covered: dict[int, list[tuple[int, int]]] = defaultdict(list)
     per_sm = defaultdict(list)
     for b in tl.blocks:
         per_sm[b.sm].append(b)
         if b.kind in ("dp", "splitk", "streamk"):
-            assert b.end - b.start == b.k_end - b.k_begin
+            # a unit lasts its k-iterations (dearer inside the Stream-K region) + the overhead
+            per_iter = 1 + (tl.penalty if w.sk_start <= b.tile < w.sk_end else 0.0)
+            assert b.kind == ("streamk" if w.sk_start <= b.tile < w.sk_end else "dp")
+            assert b.end - b.start == pytest.approx((b.k_end - b.k_begin) * per_iter
+                                                    + UNIT_OVERHEAD)
             covered[b.tile].append((b.k_begin, b.k_end))
     assert len(covered) == plan.tiles
     for ranges in covered.values():  # K of each tile cut into disjoint ranges that cover it
@@ -124,7 +134,8 @@ def test_viz_json_is_the_drawn_data(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert data["file"] == str(out) and data["grid"] == 16 and data["cluster_size"] == 4
     assert len(data["tiles"]) == 8 * 8
     assert set(data["multicast"]) == {"A", "B"}
-    assert data["timeline"]["makespan"] == 4 * 8  # 4 rounds of 8 k-iterations, all SMs busy
+    # 4 rounds of 8 k-iterations and a unit's overhead, all SMs busy
+    assert data["timeline"]["makespan"] == 4 * (8 + UNIT_OVERHEAD)
 
 
 def test_viz_user_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -18,10 +18,19 @@ The kernel is a persistent, warp-specialized TMA + WGMMA GEMM:
   nothing, expects no bytes, and still releases its stages, so the cluster's barrier counts stay
   balanced; a cluster barrier before exit keeps peers alive while remote arrivals may land.
 
+Work is walked in units ``work_unit(worker, j) -> (group, kb0, kb1)`` printed from the plan's
+:class:`~tilec.transforms.plan.WorkSplit` (data-parallel, split-K, Stream-K and its hybrids); a
+worker is a CTA, or a whole cluster, whose CTAs run tiles ``group * CLUSTER + rank`` over the same
+K range.  A unit that covers part of a tile's K range ends in the fix-up (deterministic: private
+workspace slots summed in K order by the last arrival; atomic: fp32 adds into one tile).
+
 Example::
 
-    >>> from tilec.codegen.cuda_seed import seed_plan
-    >>> src = emit(seed_plan(M=512, N=512, K=256, BM=128, BN=128, CM=1, CN=2, sms=4))
+    >>> from tilec.loader import load_schedule
+    >>> from tilec.runtime.build import kernel_plan
+    >>> s = load_schedule("examples/seed004_persistent_cluster.py",
+    ...                   {"M": 512, "N": 512, "K": 256, "CM": 1, "CN": 2, "SMS": 4})
+    >>> src = emit(kernel_plan(s, target="cuda"))
     >>> "cp.async.bulk.tensor" in src and "__cluster_dims__(2, 1, 1)" in src
     True
 """
@@ -39,6 +48,7 @@ from tilec.errors import UnsupportedError
 from tilec.transforms.plan import (
     Decomposition,
     DType,
+    Fixup,
     KernelPlan,
     LoadKind,
     MulticastMode,
@@ -94,44 +104,37 @@ def _const_int(expr: sympy.Expr | None) -> int | None:
     return int(e) if e.is_Integer else None
 
 
-def _rank_only_value(e: sympy.Basic, r: int) -> int | None:
-    """The value of a multicast expression at rank ``r`` when it depends on nothing else."""
-    e = sympy.sympify(e)
-    if not {s.name for s in e.free_symbols} <= {"rank"}:
-        return None
-    v = e.xreplace({s: sympy.Integer(r) for s in e.free_symbols}).doit()
-    return int(bool(v)) if v in (sympy.true, sympy.false) else int(v)
-
-
 def _cluster_all_or_none(p: KernelPlan, cluster: int) -> bool:
-    """Every cluster is wholly alive or wholly dead in each round (the CTAs of a cluster then skip
-    the same rounds and use the same stages).  Checked at every linear index the launch walks.
+    """Every group of ``cluster`` consecutive linear tiles (what one cluster runs at a time, in
+    every decomposition) is wholly alive or wholly dead, so the CTAs of a cluster skip the same
+    units and use the same stages.  Checked at every tile the launch walks.
     """
     o = p.order
-    fm = sympy.lambdify(o.index, o.tile_m, "math")
-    fn = sympy.lambdify(o.index, o.tile_n, "math")
-    grid, n = p.work.grid, int(o.num_tiles)
-    rounds = -(-n // grid)
-
-    def alive(t: int) -> bool:
-        return t < n and int(fm(t)) < o.tiles_m and int(fn(t)) < o.tiles_n
-
-    for c in range(grid // cluster):
-        for r in range(rounds):
-            a = [alive(r * grid + c * cluster + k) for k in range(cluster)]
-            if any(a) != all(a):
-                return False
+    n = int(o.num_tiles)
+    for g in range(-(-n // cluster)):
+        a = [o.is_alive(g * cluster + k) for k in range(cluster)]
+        if any(a) != all(a):
+            return False
     return True
 
 
 def _static_receivers(p: KernelPlan, cluster: int) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
-    """R'(X) and S'(X) bit masks per rank when every load's destination set is a function of the
-    rank alone (closed forms in ``rank``, no guard) and clusters are wholly alive or wholly
-    dead in each round; else None.
+    """R'(X) and S'(X) bit masks per rank when every load's destination set depends on the rank
+    alone wherever the kernel uses it (closed forms, no guard, evaluated at every alive group of
+    the walk) and every group is wholly alive or wholly dead; else None.
 
     R'(X) = {X} | OR over operands of (issue_x(X) ? mask_x(X) : 0) (1 << X without multicast);
     S'(Y) = {X : Y in R'(X)}.
     """
+    if cluster > 1 and not _cluster_all_or_none(p, cluster):
+        return None
+    o = p.order
+    oc = max((o.ctas or p.work.grid) // cluster, 1)
+    fm = sympy.lambdify(o.index, o.tile_m, "math")
+    fn = sympy.lambdify(o.index, o.tile_n, "math")
+    n = int(o.num_tiles)
+    alive_groups = [g for g in range(-(-n // cluster))
+                    if g * cluster < n and fm(g * cluster) < o.tiles_m and fn(g * cluster) < o.tiles_n]
     recv = [1 << r for r in range(cluster)]
     for op in (p.a, p.b):
         mc = op.multicast
@@ -139,17 +142,18 @@ def _static_receivers(p: KernelPlan, cluster: int) -> tuple[tuple[int, ...], tup
             continue
         if not mc.closed_form or mc.guard != sympy.true:
             return None
+        exprs = [mc.issue, mc.mask]
+        if mc.mode is MulticastMode.SLICED:
+            exprs += [mc.slice_index, mc.slice_count]
+        syms = sympy.symbols("rank i_rt cidx", integer=True, nonnegative=True)
+        fns = [sympy.lambdify(syms, _nonneg_symbols(sympy.sympify(e)), "math") for e in exprs]
         for r in range(cluster):
-            issue, mask = _rank_only_value(mc.issue, r), _rank_only_value(mc.mask, r)
-            if issue is None or mask is None:
+            seen = {tuple(int(f(r, g // oc, g % oc)) for f in fns) for g in alive_groups}
+            if len(seen) > 1:
                 return None
-            if mc.mode is MulticastMode.SLICED:
-                si, sc = _rank_only_value(mc.slice_index, r), _rank_only_value(mc.slice_count, r)
-                if si is None or sc is None:
-                    return None
-            recv[r] |= mask if issue else 0
-    if cluster > 1 and not _cluster_all_or_none(p, cluster):
-        return None
+            if seen:
+                issue, mask = next(iter(seen))[:2]
+                recv[r] |= mask if issue else 0
     send = [sum(1 << x for x in range(cluster) if recv[x] >> y & 1) for y in range(cluster)]
     return tuple(recv), tuple(send)
 
@@ -160,8 +164,9 @@ class CudaPrinter:
     def __init__(self, plan: KernelPlan, mma_in_flight: int = 1, epilogue: str = "auto") -> None:
         if mma_in_flight not in (0, 1):
             raise UnsupportedError(f"mma_in_flight must be 0 or 1 but got {mma_in_flight}")
-        if epilogue not in ("auto", "tma", "direct"):
-            raise UnsupportedError(f"epilogue must be 'auto', 'tma' or 'direct' but got {epilogue!r}")
+        if epilogue not in ("auto", "tma", "direct", "none"):
+            raise UnsupportedError(
+                f"epilogue must be 'auto', 'tma', 'direct' or 'none' but got {epilogue!r}")
         self.mma_in_flight = mma_in_flight
         self.epilogue = epilogue
         self.plan = plan
@@ -171,11 +176,19 @@ class CudaPrinter:
 
     # ------------------------------------------------------------------ validation
     def _check(self, p: KernelPlan) -> _Shape:
-        if p.work.kind is not Decomposition.DATA_PARALLEL:
+        w = p.work
+        if w.kind is not Decomposition.DATA_PARALLEL and w.fixup is Fixup.REDUCE_KERNEL:
             raise UnsupportedError(
-                f"CUDA backend: plan {p.name!r} uses decomposition {p.work.kind.value!r} "
-                f"(fix-up {p.work.fixup.value!r}); only 'dp' (data-parallel, persistent) is "
-                "printed so far: use --target triton for split-K / Stream-K"
+                f"CUDA backend: plan {p.name!r} asks for the {w.fixup.value!r} fix-up; the CUDA "
+                "kernel sums partial tiles itself: use 'deterministic' (bitwise repeatable, the "
+                "last CTA sums the partials in K order) or 'atomic'"
+            )
+        cx0 = p.cluster[0]
+        if w.kind is not Decomposition.DATA_PARALLEL and cx0 > 1 and w.group != cx0:
+            raise UnsupportedError(
+                f"CUDA backend: plan {p.name!r} splits work per CTA ({w.kind.value}, group "
+                f"{w.group}) but runs clusters of {cx0}: lower it with target='cuda' so that every "
+                "CTA of a cluster keeps the same K range"
             )
         if p.dtype not in (DType.BF16, DType.FP16):
             raise UnsupportedError(
@@ -240,7 +253,7 @@ class CudaPrinter:
             )
         chunks = [self._check_multicast(op, cx, rows) for op, rows in ((p.a, p.BM), (p.b, p.BN))]
         stage_bytes = (p.BM + p.BN) * p.BK * p.dtype.nbytes
-        smem = p.num_stages * stage_bytes + 1024 + 2 * 8 * p.num_stages
+        smem = p.num_stages * stage_bytes + 1024 + 2 * 8 * p.num_stages + 16  # + fix-up flags
         if p.num_stages < 2 or smem > _SMEM_LIMIT:
             raise UnsupportedError(
                 f"CUDA backend: {p.num_stages} stages of {stage_bytes} bytes need {smem} bytes of "
@@ -256,7 +269,7 @@ class CudaPrinter:
                 f"a multiple of 16), BN a multiple of 64 and {epi} more bytes of shared memory "
                 f"(plan {p.name!r}: {p.c_dtype.value}, N={p.N}, BN={p.BN}, {smem} bytes already)"
             )
-        tma_store = can_tma and self.epilogue != "direct"
+        tma_store = can_tma and self.epilogue not in ("direct", "none")
         rs = _static_receivers(p, cx)
         recv, send = (None, None) if rs is None else rs
         return _Shape(consumers, wg_m, m_sub, cx, p.num_stages, chunks[0], chunks[1],
@@ -300,6 +313,7 @@ class CudaPrinter:
             "#if defined(__CUDACC__)",
             DEVICE_HELPERS,
             wgmma_function(self.plan.BN, self.plan.dtype.value),
+            self._emit_fixup() if self.partials else "",
             self._emit_kernel(),
             self._emit_host(),
             "#endif  // __CUDACC__",
@@ -345,6 +359,7 @@ class CudaPrinter:
             "SMEM_BYTES": s.smem_bytes,
             "TMA_STORE": int(s.tma_store), "EPI_BYTES": s.consumers * _EPI_BYTES if s.tma_store else 0,
         }
+        consts |= self._work_constants()
         body = [f"constexpr int {k} = {v};" for k, v in consts.items()]
         body += [
             f"constexpr uint32_t A_STAGE_BYTES = BM * BK * {p.dtype.nbytes};",
@@ -362,6 +377,112 @@ class CudaPrinter:
                 f"constexpr uint64_t SEND = 0x{pack(s.senders):x}ull;",
             ]
         return f"namespace {self.cname} {{\n" + "\n".join(body) + "\n}"
+
+    def _work_constants(self) -> dict[str, int]:
+        """The decomposition's numbers, counted in groups of CLUSTER tiles and clusters."""
+        p, c = self.plan, self.shape.cluster
+        w = p.work
+        groups = -(-int(p.order.num_tiles) // c)
+        walk = p.order.ctas or w.grid
+        out = {"WORKERS": w.grid // c, "GROUPS": groups, "ORDER_CLUSTERS": walk // c}
+        if self._dp_walk:
+            pass
+        elif w.kind is Decomposition.SPLIT_K:
+            out |= {"SPLITS": w.splits}
+        elif w.kind is not Decomposition.DATA_PARALLEL:
+            start = 0 if w.sk_first else groups - w.sk_tiles
+            dp0, dp1 = (w.sk_tiles, groups) if w.sk_first else (0, start)
+            out |= {"SK_TILES": w.sk_tiles, "SK_CTAS": w.sk_ctas, "SK_START": start,
+                    "DP_START": dp0, "DP_TILES": dp1 - dp0}
+        return out
+
+    @property
+    def _dp_walk(self) -> bool:
+        """Data-parallel, or a Stream-K family split whose Stream-K region is empty."""
+        w = self.plan.work
+        return w.kind is Decomposition.DATA_PARALLEL or (
+            w.kind is not Decomposition.SPLIT_K and w.sk_tiles == 0)
+
+    @property
+    def partials(self) -> bool:
+        """Whether some work units cover part of a tile's K range (a fix-up is printed)."""
+        w = self.plan.work
+        return w.kind is not Decomposition.DATA_PARALLEL and not (
+            w.kind is Decomposition.SPLIT_K and w.splits == 1) and not (
+            w.kind is not Decomposition.SPLIT_K and w.sk_tiles == 0)
+
+    def workspace(self) -> tuple[int, int]:
+        """(fp32 workspace elements, int32 tickets) the launcher allocates for the fix-up."""
+        if not self.partials:
+            return 0, 0
+        w, c = self.plan.work, self.shape.cluster
+        groups = -(-int(self.plan.order.num_tiles) // c)
+        tiles, slots = ((groups, groups * w.splits) if w.kind is Decomposition.SPLIT_K
+                        else (w.sk_tiles, 2 * w.sk_ctas))
+        per = c * self.plan.BM * self.plan.BN
+        idx = slots if w.fixup is Fixup.DETERMINISTIC else tiles
+        return idx * per, tiles * c * self.shape.consumers
+
+    def _emit_work(self) -> list[str]:
+        """``work_unit(w, j, g, kb0, kb1)``: unit ``j`` of worker ``w`` (a CTA, or a cluster) is
+        group ``g`` (tiles ``g * CLUSTER + rank``) over k-iterations [kb0, kb1); the same walk as
+        :func:`tilec.transforms.decompose.work_units`.  With partial units, ``fix_of`` says where
+        a partial goes and ``fix_slot`` where the i-th partial of a tile (K order) lives."""
+        w = self.plan.work
+        head = "TILEC_HD bool work_unit(int w, int j, int& g, int& kb0, int& kb1) {"
+        if self._dp_walk:
+            return [f"// {w.kind.value}: group w + j * WORKERS, whole K", head,
+                    "  g = w + j * WORKERS; kb0 = 0; kb1 = K_ITERS; return g < GROUPS;", "}"]
+        if w.kind is Decomposition.SPLIT_K:
+            return [
+                "// split-K: unit u = w + j * WORKERS is part u % SPLITS of group u / SPLITS", head,
+                "  const int u = w + j * WORKERS;",
+                "  if (u >= GROUPS * SPLITS) return false;",
+                "  const int part = u % SPLITS;",
+                "  g = u / SPLITS; kb0 = part * K_ITERS / SPLITS; kb1 = (part + 1) * K_ITERS / SPLITS;",
+                "  return true;", "}",
+                "// a partial's fix-up tile f, its place in K order, the number of partials, its slot",
+                "TILEC_HD void fix_of(int w, int j, int g, int& f, int& ord, int& cnt, int& slot) {",
+                "  const int u = w + j * WORKERS;",
+                "  f = g; ord = u % SPLITS; cnt = SPLITS; slot = u;", "}",
+                "TILEC_HD int fix_slot(int f, int i) { return f * SPLITS + i; }",
+            ]
+        first = "SK first, then data-parallel" if w.sk_first else "data-parallel, then SK"
+        return [
+            f"// {w.kind.value}: Stream-K over groups [SK_START, SK_START + SK_TILES) cut evenly "
+            f"over SK_CTAS workers by k-iterations; the other groups data-parallel ({first})",
+            "static_assert(SK_START + SK_TILES <= GROUPS && DP_START + DP_TILES <= GROUPS, \"regions\");",
+            "TILEC_HD long long sk_begin(int c) { return (long long)c * SK_TILES * K_ITERS / SK_CTAS; }",
+            "TILEC_HD int sk_owner(long long i) { return (int)(((i + 1) * SK_CTAS - 1) / ((long long)SK_TILES * K_ITERS)); }",
+            head,
+            "  long long b = 0, e = 0; int n_sk = 0;",
+            "  if (w < SK_CTAS) { b = sk_begin(w); e = sk_begin(w + 1); n_sk = e > b ? (int)((e - 1) / K_ITERS - b / K_ITERS + 1) : 0; }",
+            "  const int n_dp = w < DP_TILES ? (DP_TILES - w + WORKERS - 1) / WORKERS : 0;",
+            f"  const int sk_j = j{'' if w.sk_first else ' - n_dp'}, dp_j = j{' - n_sk' if w.sk_first else ''};",
+            f"  if ({'j < n_sk' if w.sk_first else 'j >= n_dp'}) {{",
+            "    if (sk_j >= n_sk) return false;",
+            "    const int lt = (int)(b / K_ITERS) + sk_j;",
+            "    kb0 = (int)tilec_max64(b - (long long)lt * K_ITERS, 0);",
+            "    kb1 = (int)tilec_min64(e - (long long)lt * K_ITERS, K_ITERS);",
+            "    g = SK_START + lt; return true;",
+            "  }",
+            "  if (dp_j >= n_dp) return false;",
+            "  g = DP_START + w + dp_j * WORKERS; kb0 = 0; kb1 = K_ITERS; return true;",
+            "}",
+            "// a partial's fix-up tile f (its SK-local tile), its place in K order, the number of",
+            "// partials, its slot (2c: worker c's first tile, 2c + 1: its last)",
+            "TILEC_HD void fix_of(int w, int j, int g, int& f, int& ord, int& cnt, int& slot) {",
+            "  (void)j;",
+            "  f = g - SK_START;",
+            "  const int lo = sk_owner((long long)f * K_ITERS), hi = sk_owner((long long)f * K_ITERS + K_ITERS - 1);",
+            "  ord = w - lo; cnt = hi - lo + 1;",
+            "  slot = 2 * w + (sk_begin(w) / K_ITERS == f ? 0 : 1);",
+            "}",
+            "TILEC_HD int fix_slot(int f, int i) {",
+            "  const int c = sk_owner((long long)f * K_ITERS) + i;",
+            "  return 2 * c + (sk_begin(c) / K_ITERS == f ? 0 : 1);",
+            "}",
+        ]
 
     # ------------------------------------------------------------------ schedule functions
     def _fn(self, ret: str, name: str, params: tuple[str, ...], expr: sympy.Basic) -> str:
@@ -385,6 +506,7 @@ class CudaPrinter:
             f"TILEC_HD bool tile_alive(int {t}) {{ return {t} < NUM_TILES && "
             f"tile_m({t}) < TILES_M && tile_n({t}) < TILES_N; }}"
         )
+        out += self._emit_work()
         for op in (self.plan.a, self.plan.b):
             if op.multicast is not None:
                 out += self._multicast_functions(op.name.lower(), op.multicast)
@@ -450,7 +572,8 @@ class CudaPrinter:
             "",
             f"__global__ void __launch_bounds__(THREADS, 1){cdims}",
             "gemm_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,",
-            "            const __grid_constant__ CUtensorMap tmC, TOut* __restrict__ C) {",
+            "            const __grid_constant__ CUtensorMap tmC, TOut* __restrict__ C,",
+            "            float* __restrict__ ws, int* __restrict__ tickets) {",
             "  extern __shared__ uint8_t smem_raw[];",
             "  // 1024-byte alignment for the 128B swizzle; the same offset in every CTA of the cluster.",
             "  uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));",
@@ -460,12 +583,15 @@ class CudaPrinter:
               if s.tma_store else []),
             "  uint64_t* full = reinterpret_cast<uint64_t*>(smem + STAGES * STAGE_BYTES + EPI_BYTES);",
             "  uint64_t* empty = full + STAGES;",
-            "  (void)C; (void)tmC;",
+            *(["  int* fix_last = reinterpret_cast<int*>(empty + STAGES);  // per consumer: reduces this tile"]
+              if self.partials else []),
+            "  (void)C; (void)tmC; (void)ws; (void)tickets;",
             "  const int wg = threadIdx.x / 128;",
             "  const int ctid = threadIdx.x % 128;",
             f"  const int rank = {'(int)tilec::cluster_ctarank()' if s.cluster > 1 else '0'};",
-            f"  const int cidx = {'(int)tilec::cluster_id_x()' if s.cluster > 1 else '(int)blockIdx.x'};",
-            "  (void)rank; (void)cidx;",
+            "  // the worker: this CTA (no cluster) or its cluster; it walks work units work_unit(worker, j)",
+            f"  const int worker = {'(int)tilec::cluster_id_x()' if s.cluster > 1 else '(int)blockIdx.x'};",
+            "  (void)rank;",
             "  if (threadIdx.x == 0) {",
             "    for (int s = 0; s < STAGES; ++s) {",
             "      tilec::mbar_init(&full[s], 1);  // the local producer's arrive.expect_tx",
@@ -477,7 +603,6 @@ class CudaPrinter:
             "    tilec::mbar_fence_init();",
             "  }",
             "  tilec::cluster_sync();" if s.cluster > 1 else "  __syncthreads();",
-            "  const int rounds = (NUM_TILES + (int)gridDim.x - 1) / (int)gridDim.x;",
             "  if (wg == 0) {",
             f"    tilec::setmaxnreg_dec<{_PRODUCER_REGS}>();",
             "    if (ctid == 0) {",
@@ -494,10 +619,14 @@ class CudaPrinter:
         ]
         return "\n".join(lines)
 
-    def _round_header(self, ind: str) -> list[str]:
+    def _unit_header(self, ind: str) -> list[str]:
+        """The tile of this CTA in work unit (g, kb0, kb1), and the schedule's own (round,
+        cluster) of that tile, which the multicast functions are written over."""
         t = self.plan.order.index.name
         return [
-            f"{ind}const int {t} = i_rt * (int)gridDim.x + (int)blockIdx.x;",
+            f"{ind}const int {t} = g * CLUSTER + rank;",
+            f"{ind}const int i_rt = g / ORDER_CLUSTERS, cidx = g % ORDER_CLUSTERS;",
+            f"{ind}(void)i_rt; (void)cidx;",
             f"{ind}const bool alive = tile_alive({t});",
             f"{ind}const int m0 = tile_m({t}) * BM, n0 = tile_n({t}) * BN;",
         ]
@@ -511,17 +640,17 @@ class CudaPrinter:
             if op.evict != "normal":
                 out.append(f"{ind}const uint64_t pol_{op.name.lower()} = tilec::policy_evict_{op.evict}();")
         out += [f"{ind}int stage = 0; uint32_t phase = 0;",
-                f"{ind}for (int i_rt = 0; i_rt < rounds; ++i_rt) {{"]
+                f"{ind}int g, kb0, kb1;",
+                f"{ind}for (int j = 0; work_unit(worker, j, g, kb0, kb1); ++j) {{"]
         i2 = ind + "  "
-        out += self._round_header(i2)
+        out += self._unit_header(i2)
         if exact:
-            out.append(f"{i2}if (!alive) continue;  // the whole cluster skips this round (checked when printed)")
+            out.append(f"{i2}if (!alive) continue;  // the whole cluster skips this unit (checked when printed)")
         elif s.cluster > 1 and (p.a.multicast or p.b.multicast):
-            t0 = "i_rt * (int)gridDim.x + cidx * CLUSTER"
             out += [
                 f"{i2}// Dead CTAs never receive: keep them out of every mask.",
                 f"{i2}int alive_mask = 0;",
-                f"{i2}for (int r = 0; r < CLUSTER; ++r) alive_mask |= tile_alive({t0} + r) ? 1 << r : 0;",
+                f"{i2}for (int r = 0; r < CLUSTER; ++r) alive_mask |= tile_alive(g * CLUSTER + r) ? 1 << r : 0;",
             ]
         for op in (p.a, p.b):
             x, mc = op.name.lower(), op.multicast
@@ -540,7 +669,7 @@ class CudaPrinter:
                 ]
         expect = "STAGE_BYTES" if exact else "alive ? STAGE_BYTES : 0u"
         out += [
-            f"{i2}for (int kb = 0; kb < K_ITERS; ++kb) {{",
+            f"{i2}for (int kb = kb0; kb < kb1; ++kb) {{",
             f"{i2}  // Every CTA of R'(rank) has released this stage's previous use (exact release),",
             f"{i2}  // or every consumer of the cluster has (all-cluster release).",
             f"{i2}  tilec::mbar_wait(&empty[stage], phase ^ 1);",
@@ -595,6 +724,11 @@ class CudaPrinter:
         exact = s.receivers is not None
         ind = "    "
         i2 = ind + "  "
+        # A dead CTA of a live cluster still waits for and releases every stage (all-cluster
+        # protocol); its MMAs are skipped.  The waits stay unconditional either way: a wait
+        # with nothing in flight is free, and ptxas then needs no wait of its own before the
+        # accumulators are read.
+        guard = "" if exact else "if (alive) "
         out = [
             f"{ind}const int cw = wg - 1;  // consumer warpgroup: rows [cw * WG_M, (cw + 1) * WG_M)",
             f"{ind}float acc[M_SUB][BN / 2];",
@@ -602,15 +736,16 @@ class CudaPrinter:
             *([f"{ind}uint32_t epi_count = 0;  // TMA-store staging boxes used so far (parity picks one)"]
               if s.tma_store else []),
             f"{ind}(void)prev;",
-            f"{ind}for (int i_rt = 0; i_rt < rounds; ++i_rt) {{",
-            *self._round_header(i2),
+            f"{ind}int g, kb0, kb1;",
+            f"{ind}for (int j = 0; work_unit(worker, j, g, kb0, kb1); ++j) {{",
+            *self._unit_header(i2),
         ]
         if exact:
             out.append(f"{i2}if (!alive) continue;")
         out += [
-            f"{i2}for (int kb = 0; kb < K_ITERS; ++kb) {{",
+            f"{i2}for (int kb = kb0; kb < kb1; ++kb) {{",
             f"{i2}  tilec::mbar_wait(&full[stage], phase);",
-            f"{i2}  if (alive) {{",
+            f"{i2}  {guard}{{",
             f"{i2}    const TIn* a = sA + stage * BM * BK + cw * WG_M * BK;",
             f"{i2}    const TIn* b = sB + stage * BN * BK;",
             f"{i2}    tilec::wgmma_fence();",
@@ -620,11 +755,11 @@ class CudaPrinter:
             f"{i2}      #pragma unroll",
             f"{i2}      for (int ms = 0; ms < M_SUB; ++ms)",
             f"{i2}        tilec::wgmma_m64n{p.BN}k16(acc[ms], tilec::smem_desc_sw128(a + ms * 64 * BK + kk * 16), db,",
-            f"{i2}                                  (kb > 0 || kk > 0) ? 1 : 0);",
+            f"{i2}                                  (kb > kb0 || kk > 0) ? 1 : 0);",
             f"{i2}    }}",
             f"{i2}    tilec::wgmma_commit();",
-            f"{i2}    tilec::wgmma_wait<{self.mma_in_flight}>();",
             f"{i2}  }}",
+            f"{i2}  tilec::wgmma_wait<{self.mma_in_flight}>();",
         ]
         if s.cluster > 1:
             who = "S'(rank)" if exact else "the whole cluster"
@@ -632,11 +767,11 @@ class CudaPrinter:
         if self.mma_in_flight:
             out += [
                 f"{i2}  // One wgmma group stays in flight: the previous stage is now read, release it.",
-                f"{i2}  if (kb > 0) {{ {self._release('prev')} }}",
+                f"{i2}  if (kb > kb0) {{ {self._release('prev')} }}",
                 f"{i2}  prev = stage;",
                 f"{i2}  if (++stage == STAGES) {{ stage = 0; phase ^= 1; }}",
                 f"{i2}}}",
-                f"{i2}if (alive) tilec::wgmma_wait<0>();",
+                f"{i2}tilec::wgmma_wait<0>();",
                 f"{i2}{self._release('prev')}",
             ]
         else:
@@ -646,6 +781,10 @@ class CudaPrinter:
                 f"{i2}}}",
             ]
         epi = self._epilogue_tma(i2 + "  ") if s.tma_store else self._epilogue(i2 + "  ")
+        if self.epilogue == "none":  # a measurement: the kernel without its epilogue
+            epi = [f"{i2}  if (acc[0][0] == 12345.678f) C[0] = TOut(0.f);  // keeps the MMAs alive"]
+        if self.partials:
+            out += [f"{i2}if (alive && (kb0 != 0 || kb1 != K_ITERS) && !{self._fixup_call()}) continue;"]
         out += [
             f"{i2}if (alive) {{",
             *epi,
@@ -655,6 +794,80 @@ class CudaPrinter:
         if s.tma_store:
             out.append(f"{ind}if (ctid == 0) tilec::tma_store_wait<0>();  // stores done before exit")
         return out
+
+    def _fixup_call(self) -> str:
+        return "fixup(acc, ws, tickets, fix_last, worker, j, g, rank, cw, ctid)"
+
+    def _emit_fixup(self) -> str:
+        """The fix-up of a partial tile, per consumer warpgroup (its WG_M rows): the partial goes
+        to the workspace in the accumulators' own layout (float4 ``q`` of thread ``ctid`` at
+        ``4 * (q * 128 + ctid)``, so a warp's stores are contiguous), then a ticket; the
+        warpgroup that takes the last ticket of the tile gets the whole sum in ``acc`` and
+        writes C (returns true).
+
+        deterministic: every partial has its own slot; the last sums the slots in K order
+        (bitwise repeatable).  atomic: partials are added (``red.global.add``) into one fp32
+        tile, in whatever order they come; the last reads it and zeroes it for the next launch.
+        """
+        det = self.plan.work.fixup is Fixup.DETERMINISTIC
+        sub = "WG_M * BN"
+        region = f"(size_t)((IDX * CLUSTER + rank) * CONSUMERS + cw) * ({sub})"
+        lines = [
+            "namespace " + self.cname + " {",
+            "__device__ __forceinline__ bool fixup(float (&acc)[M_SUB][BN / 2], float* ws, int* tickets,",
+            "                                      int* fix_last, int worker, int j, int g, int rank,",
+            "                                      int cw, int ctid) {",
+            "  int f, ord, cnt, slot;",
+            "  fix_of(worker, j, g, f, ord, cnt, slot);",
+            "  (void)ord;",
+            "  constexpr int Q = BN / 8;  // float4s per m64 row block",
+            f"  float4* mine = reinterpret_cast<float4*>(ws + {region.replace('IDX', 'slot' if det else 'f')});",
+            "  #pragma unroll",
+            "  for (int q = 0; q < M_SUB * Q; ++q) {",
+            "    float* v = &acc[q / Q][4 * (q % Q)];",
+            "    const float4 x = make_float4(v[0], v[1], v[2], v[3]);",
+            ("    __stcg(mine + q * 128 + ctid, x);" if det else
+             "    atomicAdd(mine + q * 128 + ctid, x);"),
+            "  }",
+            "  __threadfence();  // this thread's partial is visible device-wide before the ticket",
+            "  tilec::named_bar_sync(1 + cw, 128);",
+            "  int* ticket = tickets + (f * CLUSTER + rank) * CONSUMERS + cw;",
+            "  if (ctid == 0) fix_last[cw] = atomicAdd(ticket, 1) == cnt - 1;",
+            "  tilec::named_bar_sync(1 + cw, 128);",
+            "  if (!fix_last[cw]) return false;",
+            "  __threadfence();",
+        ]
+        if det:
+            lines += [
+                "  for (int i = 0; i < cnt; ++i) {  // K order: bitwise repeatable",
+                f"    const int s = fix_slot(f, i);",
+                f"    const float4* src = reinterpret_cast<const float4*>(ws + {region.replace('IDX', 's')});",
+                "    #pragma unroll",
+                "    for (int q = 0; q < M_SUB * Q; ++q) {",
+                "      const float4 x = __ldcg(src + q * 128 + ctid);",
+                "      float* v = &acc[q / Q][4 * (q % Q)];",
+                "      if (i == 0) { v[0] = x.x; v[1] = x.y; v[2] = x.z; v[3] = x.w; }",
+                "      else { v[0] += x.x; v[1] += x.y; v[2] += x.z; v[3] += x.w; }",
+                "    }",
+                "  }",
+            ]
+        else:
+            lines += [
+                "  #pragma unroll",
+                "  for (int q = 0; q < M_SUB * Q; ++q) {",
+                "    const float4 x = __ldcg(mine + q * 128 + ctid);",
+                "    __stcg(mine + q * 128 + ctid, make_float4(0.f, 0.f, 0.f, 0.f));  // clean for the next launch",
+                "    float* v = &acc[q / Q][4 * (q % Q)];",
+                "    v[0] = x.x; v[1] = x.y; v[2] = x.z; v[3] = x.w;",
+                "  }",
+            ]
+        lines += [
+            "  if (ctid == 0) *ticket = 0;  // every partial of this tile has arrived: reset for the next launch",
+            "  return true;",
+            "}",
+            "}  // namespace",
+        ]
+        return "\n".join(lines)
 
     def _epilogue_tma(self, ind: str) -> list[str]:
         """Registers -> a 64x64 staging box in shared memory (128-byte swizzle: 16-byte chunk
@@ -773,7 +986,9 @@ static int encode_map(CUtensorMap* map, CUtensorMapDataType dt, size_t elem, con
 // C (M x N, row-major) = A (M x K, row-major) @ B^T with B (N x K, row-major), all on `stream`.
 // Returns 0, a cudaError_t, 1000 + / 2000 + a driver error from the tensor-map encoder, or 3000
 // (C not 16-byte aligned for the TMA-store epilogue).
-extern "C" int {n}_launch(const void* A, const void* B, void* C, void* stream) {{
+// ws / tickets: the fix-up's fp32 workspace and zeroed int32 tickets ({n}_workspace tells the
+// sizes; null when both are 0); the kernel leaves the tickets (and an atomic workspace) zeroed.
+extern "C" int {n}_launch(const void* A, const void* B, void* C, void* ws, void* tickets, void* stream) {{
   using namespace {n};
   static bool attr_done = false;
   if (!attr_done) {{
@@ -789,7 +1004,8 @@ extern "C" int {n}_launch(const void* A, const void* B, void* C, void* stream) {
     if (reinterpret_cast<uintptr_t>(C) % 16 != 0) return 3000;  // TMA needs a 16-byte aligned C
     int r = encode_map(&tmC, {dtc}, sizeof(TOut), C, M, N, 64, 64); if (r) return r; lastC = C;
   }}
-  gemm_kernel<<<GRID, THREADS, SMEM_BYTES, (cudaStream_t)stream>>>(tmA, tmB, tmC, static_cast<TOut*>(C));
+  gemm_kernel<<<GRID, THREADS, SMEM_BYTES, (cudaStream_t)stream>>>(tmA, tmB, tmC, static_cast<TOut*>(C),
+                                                                 static_cast<float*>(ws), static_cast<int*>(tickets));
   return (int)cudaGetLastError();
 }}
 
@@ -819,6 +1035,7 @@ def emit(plan: KernelPlan, mma_in_flight: int = 1, epilogue: str = "auto") -> st
     ``mma_in_flight``: wgmma groups a consumer leaves running while it waits for the next stage
     (1: overlap the tensor cores with the next stage's wait; 0: wait for each stage's MMAs).
     ``epilogue``: "tma" (registers -> shared memory -> TMA store; needs a 16-bit C and the room),
+    "none" (a measurement only: C is not written, to time the kernel without its epilogue),
     "direct" (registers -> global), "auto" (tma where it fits).
     Raises :class:`~tilec.errors.UnsupportedError` for plan features this backend does not print.
     """

@@ -2,8 +2,9 @@
 
 tilec indices are nonnegative integers and divisors positive; C's ``/`` and ``%`` truncate toward
 zero, which equals Python's floor semantics only on nonnegative operands.  This printer emits
-``a / b`` for ``floor(a/b)`` and ``a % b`` for ``Mod(a, b)`` only where sympy proves both operands
-nonnegative (and the divisor positive); otherwise it calls the floor-semantics helpers
+``a / b`` for ``floor(a/b)`` and ``a % b`` for ``Mod(a, b)`` only where the proofs engine proves the
+dividend nonnegative and the divisor positive (under the facts it is given; a symbol that sympy does
+not know nonnegative counts as signed); otherwise it calls the floor-semantics helpers
 ``tilec_floordiv`` / ``tilec_mod`` that the generated file defines.  Everything is printed in
 ``int`` arithmetic; powers of two become shifts; ``Sum`` with numeric bounds is folded to a
 constant, otherwise printed as an immediately-invoked lambda loop.
@@ -24,10 +25,7 @@ import sympy
 from sympy.printing.c import C99CodePrinter
 
 from tilec.errors import InternalError
-
-
-def _nonneg(e: sympy.Expr) -> bool:
-    return bool(e.is_nonnegative) and bool(e.is_integer)
+from tilec.proofs import Context, Reasoner, frac
 
 
 class CudaExprPrinter(C99CodePrinter):
@@ -36,8 +34,19 @@ class CudaExprPrinter(C99CodePrinter):
     printmethod = "_cudacode"
     language = "CUDA"
 
-    def __init__(self, settings: dict[str, Any] | None = None) -> None:
+    def __init__(self, settings: dict[str, Any] | None = None, ctx: Context | None = None) -> None:
         super().__init__(settings or {})
+        self._ctx = ctx
+        self._signs: Reasoner | None = None
+
+    def doprint(self, expr: Any, assign_to: Any = None) -> str:
+        self._signs = Reasoner.for_signs_of(sympy.sympify(expr), self._ctx)
+        return super().doprint(expr, assign_to)
+
+    def _proven(self, num: sympy.Expr, den: sympy.Expr) -> bool:
+        """``num >= 0`` and ``den > 0``: C's truncating ``/`` and ``%`` are floor division here."""
+        r = self._signs or Reasoner.for_signs_of(sympy.Tuple(num, den), self._ctx)
+        return r.positive(den, []) and r.nonneg(num, [])
 
     # --- atoms -------------------------------------------------------------------------------
     def _print_Integer(self, expr: sympy.Integer) -> str:
@@ -61,26 +70,26 @@ class CudaExprPrinter(C99CodePrinter):
     # --- division ----------------------------------------------------------------------------
     # floor(n/d) -> n / d   (n >= 0, d > 0 proven)
     def _print_floor(self, expr: sympy.floor) -> str:
-        num, den = sympy.fraction(sympy.together(expr.args[0]))
+        num, den = frac(expr)
         if den == 1:
             return self._print(num)
-        if _nonneg(num) and bool(den.is_positive) and bool(den.is_integer):
+        if self._proven(num, den):
             return f"({self.parenthesize(num, 50)} / {self.parenthesize(den, 50)})"
         return f"tilec_floordiv({self._print(num)}, {self._print(den)})"
 
     # ceiling(n/d) -> (n + d - 1) / d   (n >= 0, d > 0 proven)
     def _print_ceiling(self, expr: sympy.ceiling) -> str:
-        num, den = sympy.fraction(sympy.together(expr.args[0]))
+        num, den = frac(expr)
         if den == 1:
             return self._print(num)
-        if _nonneg(num) and bool(den.is_positive) and bool(den.is_integer):
+        if self._proven(num, den):
             return f"(({self._print(num)} + {self.parenthesize(den - 1, 50)}) / {self.parenthesize(den, 50)})"
         return f"(-tilec_floordiv(-({self._print(num)}), {self._print(den)}))"
 
     # Mod(a, b) -> a % b   (a >= 0, b > 0 proven)
     def _print_Mod(self, expr: sympy.Mod) -> str:
         a, b = expr.args
-        if _nonneg(a) and bool(b.is_positive) and bool(b.is_integer):
+        if self._proven(a, b):
             return f"({self.parenthesize(a, 50)} % {self.parenthesize(b, 50)})"
         return f"tilec_mod({self._print(a)}, {self._print(b)})"
 
@@ -146,6 +155,6 @@ class CudaExprPrinter(C99CodePrinter):
         return "(" + " || ".join(self._print(a) for a in expr.args) + ")"
 
 
-def cexpr(expr: sympy.Basic | int | bool) -> str:
-    """Print one schedule expression as C (``int``/``bool``)."""
-    return CudaExprPrinter().doprint(sympy.sympify(expr))
+def cexpr(expr: sympy.Basic | int | bool, ctx: Context | None = None) -> str:
+    """Print one schedule expression as C (``int``/``bool``), proving signs under ``ctx``."""
+    return CudaExprPrinter(ctx=ctx).doprint(sympy.sympify(expr))

@@ -19,9 +19,12 @@ them is built by one emitter per feature, so a feature the plan does not use lea
 
 Example::
 
-    >>> from tilec.transforms.decompose import simple_plan
-    >>> src = emit(simple_plan(100, 70, 50, 32, 32, 16, decomposition="splitk", splits=2))
-    >>> "def gemm_kernel" in src and "def run(a, b, out=None)" in src
+    >>> from tilec.loader import load_schedule
+    >>> from tilec.transforms.lower import lower
+    >>> s = load_schedule("examples/split_k.py", {"M": 100, "N": 70, "K": 50, "BM": 32, "BN": 32,
+    ...                                            "BK": 16, "SPLITS": 2})
+    >>> src = emit(lower(s.fusion))
+    >>> "def gemm_kernel" in src and "def run(a, b, out=None)" in src and "SPLITS = " in src
     True
 """
 
@@ -39,14 +42,20 @@ import sympy
 
 from tilec.codegen.triton_expr import TritonExprPrinter
 from tilec.errors import UnsupportedError
-from tilec.transforms.decompose import sk_region
 from tilec.transforms.plan import (
+    IT_BEGIN,
+    IT_END,
+    PID,
+    TILE,
+    UNIT,
     Decomposition,
     DType,
     Fixup,
+    J,
     KernelPlan,
     LoadKind,
     OperandLoad,
+    kernel_symbol,
 )
 
 __all__ = ["TritonPrinter", "bench", "emit", "load", "run_plan"]
@@ -65,15 +74,6 @@ def _range_takes(arg: str) -> bool:
         return arg in inspect.signature(tl.range.__init__).parameters
     except (TypeError, ValueError):  # pragma: no cover
         return False
-
-
-def _sym(name: str) -> sympy.Symbol:
-    return sympy.Symbol(name, integer=True, nonnegative=True)
-
-
-# symbols of the schedule formulas (kernel variables of the same name)
-PID, U, S, TILE, J, CTA, ITER = (_sym(n) for n in ("pid", "u", "s", "tile", "j", "cta", "i"))
-IT_BEGIN, IT_END = _sym("it_begin"), _sym("it_end")
 
 
 class Code:
@@ -117,10 +117,10 @@ class TritonPrinter:
         self._check()
         w = plan.work
         self.kind = w.kind
-        self.num_tiles = int(plan.order.num_tiles)
-        self.split_k = w.kind is Decomposition.SPLIT_K and w.splits > 1
-        self.sk_start, self.sk_end = sk_region(w, self.num_tiles)
-        self.stream_k = self.sk_end > self.sk_start
+        self.num_tiles = w.num_tiles
+        self.split_k = w.split_k
+        self.sk_start, self.sk_end = w.sk_start, w.sk_end
+        self.stream_k = w.stream_k
         self.partials = self.split_k or self.stream_k
         self.fixup = w.fixup if self.partials else None
         self.padded = self.num_tiles > plan.tiles
@@ -171,7 +171,7 @@ class TritonPrinter:
 
     # ------------------------------------------------------------------ expressions
     def expr(self, e: sympy.Basic | int, **names: str) -> str:
-        syms = {_sym(k): v for k, v in names.items()}
+        syms = {kernel_symbol(k): v for k, v in names.items()}
         return TritonExprPrinter(syms).doprint(sympy.sympify(e))
 
     # ------------------------------------------------------------------ emitters
@@ -234,7 +234,7 @@ class TritonPrinter:
             vals.append(("SPLITS", w.splits))
         if self.stream_k:
             vals += [("SK_START", self.sk_start), ("SK_TILES", w.sk_tiles),
-                     ("SK_CTAS", w.sk_ctas), ("SK_ITERS", w.sk_tiles * p.k_iters)]
+                     ("SK_CTAS", w.sk_ctas), ("SK_ITERS", w.sk_iters)]
         for name, v in vals:
             c(f"{name} = tl.constexpr({v})")
         c(f"C_DTYPE = tl.constexpr({_TL[p.c_dtype]})")
@@ -330,35 +330,15 @@ class TritonPrinter:
 
     def partial_slots(self) -> str:
         """Where the j-th partial (K order) of partial-region tile ``tile`` lives, and how many."""
+        w = self.p.work
         c = Code()
-        k = self.p.k_iters
-        if self.split_k:
-            s = self.p.work.splits
-            c("@triton.jit", "def contributors(tile):")
-            c.indent()("return SPLITS").dedent()
-            c("", "", "@triton.jit", "def partial_slot(tile, j):")
-            c.indent()
-            c(f"return {self.expr(TILE * s + J, tile='tile', j='j')}")
-            return c.text()
-        total, ctas = self.p.work.sk_tiles * k, self.p.work.sk_ctas
-        owner = sympy.floor(((ITER + 1) * ctas - 1) / total)  # largest c with c*total//ctas <= i
-        c("@triton.jit", "def sk_owner(i):")
-        c.indent()
-        c('"""The Stream-K CTA whose iteration range holds SK iteration i."""')
-        c(f"return {self.expr(owner, i='i')}")
-        c.dedent()
-        c("", "", "@triton.jit", "def contributors(tile):")
-        c.indent()
-        c(f"return sk_owner({self.expr(TILE * k + k - 1, tile='tile')})"
-          f" - sk_owner({self.expr(TILE * k, tile='tile')}) + 1")
-        c.dedent()
+        c("@triton.jit", "def contributors(tile):")
+        c.indent()(f"return {self.expr(w.contributors(TILE), tile='tile')}").dedent()
         c("", "", "@triton.jit", "def partial_slot(tile, j):")
         c.indent()
-        c('"""Slot 2*cta for the CTA\'s first tile, 2*cta + 1 for its last."""')
-        c(f"cta = sk_owner({self.expr(TILE * k, tile='tile')}) + j")
-        first = sympy.floor(sympy.floor(CTA * total / ctas) / k)
-        c(f"first = {self.expr(first, cta='cta')}")
-        c("return 2 * cta + tl.where(first == tile, 0, 1)")
+        if self.stream_k:
+            c('"""Slot 2*cta for the CTA\'s first tile, 2*cta + 1 for its last."""')
+        c(f"return {self.expr(w.partial_slot(TILE, J), tile='tile', j='j')}")
         return c.text()
 
     def fixup_fn(self) -> str:
@@ -444,34 +424,38 @@ class TritonPrinter:
             c.indent()("unit_full(a, b, c, t)").dedent()
 
     def _split_k_loop(self, c: Code) -> None:
-        w, k = self.p.work, self.p.k_iters
+        w = self.p.work
         units = self.num_tiles * w.splits
         if units <= w.grid:
             c("u = pid")
         else:
             c("for u in range(pid, NUM_TILES * SPLITS, GRID):")
             c.indent()
-        c(f"t = {self.expr(sympy.floor(U / w.splits), u='u')}")
-        c(f"s = {self.expr(sympy.Mod(U, w.splits), u='u')}")
-        c(f"k_begin = {self.expr(sympy.floor(S * k / w.splits), s='s')}")
-        c(f"k_end = {self.expr(sympy.floor((S + 1) * k / w.splits), s='s')}")
+        tile, part = w.split_k_unit(UNIT)
+        c(f"t = {self.expr(tile, u='u')}")
+        c(f"s = {self.expr(part, u='u')}")
+        k_begin, k_end = w.split_k_range(kernel_symbol("s"))
+        c(f"k_begin = {self.expr(k_begin, s='s')}")
+        c(f"k_end = {self.expr(k_end, s='s')}")
         c("unit_partial(a, b, c, ws, tickets, t, k_begin, k_end, t, u)")
         if units > w.grid:
             c.dedent()
 
     def _sk_loop(self, c: Code) -> None:
-        w, k = self.p.work, self.p.k_iters
-        total, ctas = w.sk_tiles * k, w.sk_ctas
-        c(f"if pid < SK_CTAS:  # Stream-K: {total} iterations over {ctas} CTAs")
+        w = self.p.work
+        c(f"if pid < SK_CTAS:  # Stream-K: {w.sk_iters} iterations over {w.sk_ctas} CTAs")
         c.indent()
-        c(f"it_begin = {self.expr(sympy.floor(PID * total / ctas), pid='pid')}")
-        c(f"it_end = {self.expr(sympy.floor((PID + 1) * total / ctas), pid='pid')}")
-        c(f"first = {self.expr(sympy.floor(IT_BEGIN / k), it_begin='it_begin')}")
-        c(f"for tile in range(first, {self.expr(sympy.floor((IT_END - 1) / k) + 1, it_end='it_end')}):")
+        it_begin, it_end = w.sk_range(PID)
+        c(f"it_begin = {self.expr(it_begin, pid='pid')}")
+        c(f"it_end = {self.expr(it_end, pid='pid')}")
+        first, end = w.sk_tiles_of(IT_BEGIN, IT_END)
+        c(f"first = {self.expr(first, it_begin='it_begin')}")
+        c(f"for tile in range(first, {self.expr(end, it_end='it_end')}):")
         c.indent()
         names = dict(tile="tile", it_begin="it_begin", it_end="it_end")
-        c(f"k_begin = {self.expr(sympy.Max(IT_BEGIN - TILE * k, 0), **names)}")
-        c(f"k_end = {self.expr(sympy.Min(IT_END - TILE * k, k), **names)}")
+        k_begin, k_end = w.sk_unit_range(TILE, IT_BEGIN, IT_END)
+        c(f"k_begin = {self.expr(k_begin, **names)}")
+        c(f"k_end = {self.expr(k_end, **names)}")
         c("slot = 2 * pid + tl.where(tile == first, 0, 1)")
         c(f"unit_partial(a, b, c, ws, tickets, {self.expr(TILE + self.sk_start, tile='tile')},"
           " k_begin, k_end, tile, slot)")
@@ -489,7 +473,7 @@ class TritonPrinter:
         if self.split_k:
             self._split_k_loop(c)
         elif self.stream_k:
-            dp = (self.sk_end, self.num_tiles) if w.sk_first else (0, self.sk_start)
+            dp = w.dp_range
             if w.sk_first:
                 self._sk_loop(c)
                 self._dp_loop(c, *dp)
@@ -499,9 +483,6 @@ class TritonPrinter:
         else:
             self._dp_loop(c, 0, self.num_tiles)
         return c.text()
-
-    def _partial_tiles(self) -> int:
-        return self.num_tiles if self.split_k else self.p.work.sk_tiles
 
     def reduce_kernel(self) -> str:
         c = Code()
@@ -574,16 +555,14 @@ class TritonPrinter:
                   f"strides=[{cl}, 1], block_shape=[{box[0]}, {box[1]}])")
         args = "a, b, out"
         if self.partials:
-            n_tickets = self._partial_tiles()
-            if self.fixup is Fixup.ATOMIC:
-                slots = n_tickets  # one fp32 buffer per partial tile
-            else:
-                slots = self.num_tiles * w.splits if self.split_k else 2 * w.sk_ctas
+            n_tickets = w.partial_tiles
+            # one fp32 buffer per partial tile (atomic), else one slot per partial
+            slots = n_tickets if self.fixup is Fixup.ATOMIC else w.partial_slots
             c(f"ws, tickets = _workspace(out.device, {slots * BM * BN}, {n_tickets})")
             args += ", ws, tickets"
         c(f"gemm_kernel[(GRID,)]({args}, num_warps={p.num_warps}, num_stages={p.num_stages})")
         if self.fixup is Fixup.REDUCE_KERNEL:
-            c(f"reduce_kernel[({self._partial_tiles()},)](out, ws, num_warps=4)")
+            c(f"reduce_kernel[({w.partial_tiles},)](out, ws, num_warps=4)")
         c("return out")
         return c.text()
 

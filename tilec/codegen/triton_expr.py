@@ -1,9 +1,15 @@
-"""Sympy -> Triton expression printer.
+"""Sympy -> Triton expression printer, sign-aware.
 
-tilec indices are nonnegative integers and divisors positive constants, so sympy's floor
-division and ``Mod`` (floor semantics) equal Triton's ``//`` and ``%`` (C truncation) on them.
-The printer emits ``//``/``%`` only for a positive constant divisor and refuses anything else
-(an :class:`~tilec.errors.InternalError`: the schedule layers must not hand such expressions over).
+sympy's ``floor(a/b)`` and ``Mod(a, b)`` are floor division; Triton's integer ``//`` and ``%``
+truncate toward zero, like C.  The two agree only for ``a >= 0`` and ``b > 0``, so the printer emits
+``a // b`` and ``a % b`` only where the proofs engine proves both (under the facts it is given; a
+symbol that sympy does not know nonnegative counts as signed).  Elsewhere it prints floor division
+spelled out with operators whose result is the same in either semantics::
+
+    fmod(a, b) = ((a % b + b) % b)          # in [0, b) for b > 0, in (b, 0] for b < 0
+    fdiv(a, b) = ((a - fmod(a, b)) // b)    # an exact division: truncation and floor agree
+
+There are no silent guards: a divisor is printed as it is.
 
 Example::
 
@@ -11,6 +17,9 @@ Example::
     >>> t = sympy.Symbol("t", integer=True, nonnegative=True)
     >>> TritonExprPrinter({t: "t"}).doprint(sympy.floor(t / 4) * 2 + sympy.Mod(t, 3))
     '(t % 3) + 2*(t // 4)'
+    >>> x = sympy.Symbol("x", integer=True)
+    >>> TritonExprPrinter({t: "t", x: "x"}).doprint(sympy.floor((t - x) / 4))
+    '((t - x - ((t - x) % 4 + 4) % 4) // 4)'
 """
 
 from __future__ import annotations
@@ -21,6 +30,7 @@ import sympy
 from sympy.printing.str import StrPrinter
 
 from tilec.errors import InternalError, UnsupportedError
+from tilec.proofs import Context, Reasoner, frac
 
 __all__ = ["TritonExprPrinter", "print_expr"]
 
@@ -29,12 +39,24 @@ class TritonExprPrinter(StrPrinter):
     """Print integer index expressions (and their comparisons) as Triton scalar code.
 
     ``names`` maps each free symbol to the Triton variable holding it; any other symbol is
-    refused (the kernel could not evaluate it).
+    refused (the kernel could not evaluate it).  ``ctx`` holds facts (bounds, signs) under which
+    the signs of dividends and divisors are proven.
     """
 
-    def __init__(self, names: Mapping[sympy.Symbol, str]) -> None:
+    def __init__(self, names: Mapping[sympy.Symbol, str], ctx: Context | None = None) -> None:
         super().__init__()
         self._names = dict(names)
+        self._ctx = ctx
+        self._signs: Reasoner | None = None
+
+    def doprint(self, expr: sympy.Basic) -> str:  # type: ignore[override]
+        self._signs = Reasoner.for_signs_of(expr, self._ctx)
+        return super().doprint(expr)
+
+    def _proven(self, num: sympy.Expr, den: sympy.Expr) -> bool:
+        """``num >= 0`` and ``den > 0``: C-like ``//`` and ``%`` are floor division here."""
+        r = self._signs or Reasoner.for_signs_of(sympy.Tuple(num, den), self._ctx)
+        return r.positive(den, []) and r.nonneg(num, [])
 
     # leaves ------------------------------------------------------------------------------
     def _print_Symbol(self, expr: sympy.Symbol) -> str:
@@ -70,48 +92,43 @@ class TritonExprPrinter(StrPrinter):
             raise InternalError(f"triton: cannot print power {expr} as integer arithmetic")
         return "(" + " * ".join([self.parenthesize(base, 100)] * int(exp)) + ")"
 
-    def _divisor(self, den: sympy.Expr, expr: sympy.Expr) -> int | str:
-        if not den.is_Integer:
-            # A run-time divisor: only the IR's grouped raster makes one (the last group's size
-            # Min(G, tiles_m - g*G), which sympy may fold to tiles_m - g*G), positive on every
-            # tile the kernel walks. Clamped to 1 so that a tile past the end, masked off anyway,
-            # can never divide by zero or a negative (Triton truncates; floor != truncation).
-            return f"tl.maximum({self._print(den)}, 1)"
-        if int(den) <= 0:
-            # Triton's // and % truncate toward zero; floor semantics only hold for b > 0.
-            raise InternalError(f"triton: divisor {den} of {expr} is not positive")
-        return int(den)
+    def _fdiv(self, num: sympy.Expr, den: sympy.Expr) -> str:
+        # floor(a/b) -> a // b  (a >= 0, b > 0 proven), else ((a - fmod(a, b)) // b)
+        if self._proven(num, den):
+            return f"({self._operand(num)} // {self._operand(den)})"
+        a, b = self._print(num), self._operand(den)
+        return f"(({a} - {self._fmod_text(num, den)}) // {b})"
 
-    def _quotient(self, expr: sympy.Expr) -> tuple[sympy.Expr, int | str]:
-        num, den = sympy.fraction(sympy.together(expr.args[0]))
-        d = self._divisor(den, expr)
-        if num.is_negative or num.could_extract_minus_sign():
-            # sympy moves a negative divisor's sign into the numerator: floor(a/-b) = floor(-a/b)
-            raise InternalError(f"triton: {expr} divides a negative numerator (negative divisor?)")
-        return num, d
+    def _fmod_text(self, num: sympy.Expr, den: sympy.Expr) -> str:
+        b = self._operand(den)
+        return f"({self._operand(num)} % {b} + {b}) % {b}"
 
     def _print_floor(self, expr: sympy.floor) -> str:
-        # floor(a/b) -> a // b   (a >= 0, b > 0)
-        num, d = self._quotient(expr)
-        return self._print(num) if d == 1 else f"({self._operand(num)} // {d})"
+        num, den = frac(expr)
+        return self._print(num) if den == 1 else self._fdiv(num, den)
 
     def _print_ceiling(self, expr: sympy.ceiling) -> str:
-        # ceiling(a/b) -> (a + b - 1) // b   (a >= 0, b > 0)
-        num, d = self._quotient(expr)
-        if isinstance(d, str):
-            return f"(({self._print(num)} + {d} - 1) // {d})"
-        return self._print(num) if d == 1 else f"(({self._print(num)} + {d - 1}) // {d})"
+        # ceiling(a/b) -> (a + b - 1) // b  (a >= 0, b > 0 proven), else -floor(-a/b)
+        num, den = frac(expr)
+        if den == 1:
+            return self._print(num)
+        if self._proven(num, den):
+            return f"(({self._print(num + den - 1)}) // {self._operand(den)})"
+        return f"(-{self._fdiv(-num, den)})"
 
     def _operand(self, e: sympy.Expr) -> str:
         # an operand of // or %: parenthesised unless atomic (// and % bind like *)
         s = self._print(e)
-        return s if (e.is_Atom or s.startswith("(")) and not e.is_Add else f"({s})"
+        if (e.is_Atom and not (e.is_Number and e < 0)) or isinstance(e, sympy.Min | sympy.Max):
+            return s
+        return s if s.startswith("(") and s.endswith(")") and _balanced(s[1:-1]) else f"({s})"
 
     def _print_Mod(self, expr: sympy.Mod) -> str:
-        # Mod(a, b) -> a % b   (a >= 0, b > 0)
+        # Mod(a, b) -> a % b  (a >= 0, b > 0 proven), else ((a % b + b) % b)
         a, b = expr.args
-        d = self._divisor(b, expr)
-        return f"({self._operand(a)} % {d})"
+        if self._proven(a, b):
+            return f"({self._operand(a)} % {self._operand(b)})"
+        return f"({self._fmod_text(a, b)})"
 
     def _print_Min(self, expr: sympy.Min) -> str:
         return self._fold("tl.minimum", expr.args)
@@ -152,6 +169,16 @@ class TritonExprPrinter(StrPrinter):
         raise InternalError(f"triton: no printing rule for {type(expr).__name__}: {expr}")
 
 
-def print_expr(expr: sympy.Basic | int, names: Mapping[sympy.Symbol, str]) -> str:
-    """Print ``expr`` with ``names`` for its symbols (ints print as themselves)."""
-    return TritonExprPrinter(names).doprint(sympy.sympify(expr))
+def _balanced(s: str) -> bool:
+    depth = 0
+    for ch in s:
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+def print_expr(expr: sympy.Basic | int, names: Mapping[sympy.Symbol, str], ctx: Context | None = None) -> str:
+    """Print ``expr`` with ``names`` for its symbols (ints print as themselves), proving signs
+    under ``ctx``."""
+    return TritonExprPrinter(names, ctx).doprint(sympy.sympify(expr))

@@ -228,11 +228,26 @@ def _rat(e: sympy.Basic) -> _IntSource:
         a, b = _mul(f"({n1})", d2 and f"({d2})"), _mul(f"({n2})", d1 and f"({d1})")
         return f"({a} - {b} * (({a}) // ({b})))", _mul(d1 and f"({d1})", d2 and f"({d2})")
     if isinstance(e, sympy.Piecewise):
-        out = "None"
-        for val, cond in reversed(e.args):
-            v = _bool(val) if isinstance(val, sympy.logic.boolalg.Boolean) else _int(val)
-            out = v if cond is sympy.true else f"({v} if {_bool(cond)} else {out})"
-        return out, None
+        if any(isinstance(val, sympy.logic.boolalg.Boolean) and not val.is_Symbol
+               for val, _ in e.args):
+            out = "None"
+            for val, cond in reversed(e.args):
+                v = _bool(val) if isinstance(val, sympy.logic.boolalg.Boolean) else _int(val)
+                out = v if cond is sympy.true else f"({v} if {_bool(cond)} else {out})"
+            return out, None
+        # each branch as num / den: a rational branch (floor(Piecewise((1/3, c), ...) * x))
+        # must not be floored before it is multiplied
+        branches = [(_rat(val), cond) for val, cond in e.args]
+        rational = any(d is not None for (_, d), _ in branches)
+        num, den = "None", "None"
+        for (n, d), cond in reversed(branches):
+            d = d or "1"
+            if cond is sympy.true:
+                num, den = n, d
+            else:
+                c = _bool(cond)
+                num, den = f"({n} if {c} else {num})", f"({d} if {c} else {den})"
+        return num, (den if rational else None)
     if isinstance(e, sympy.Min | sympy.Max) and all(a.is_integer for a in e.args):
         fn = "min" if isinstance(e, sympy.Min) else "max"
         return f"{fn}(" + ", ".join(_int(a) for a in e.args) + ")", None

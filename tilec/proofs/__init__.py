@@ -13,7 +13,7 @@ Example:
 """
 
 from .bounds import Reasoner, bounds
-from .build import canon
+from .build import canon, frac
 from .context import Context, Fact, FactKind
 from .evaluate import compile_int, ediv, emod
 from .prover import implies, narrow, prove_eq
@@ -59,6 +59,7 @@ __all__ = [
     "ediv",
     "emod",
     "fmt",
+    "frac",
     "implies",
     "narrow",
     "prove_eq",

@@ -18,7 +18,7 @@ from functools import lru_cache
 import sympy
 from sympy import oo
 
-from .build import canon, exact_quotient, is_int, mk_ceiling, mk_floor, mono_gcd
+from .build import as_expr, canon, exact_quotient, is_int, mk_ceiling, mk_floor, mono_gcd
 from .build import frac as _build_frac
 from .context import Context, Fact
 from .lru import LRU
@@ -30,7 +30,7 @@ Bounds = tuple[sympy.Expr, sympy.Expr]
 
 def bounds(expr: sympy.Expr, ctx: Context) -> Bounds:
     """Symbolic lower and upper bound of an integer expression (``-oo``/``oo`` when unknown)."""
-    return Reasoner.for_context(ctx).bounds(canon(sympy.sympify(expr)), [])
+    return Reasoner.for_context(ctx).bounds(canon(as_expr(expr)), [])
 
 
 _SHARED: LRU[Reasoner] = LRU(64)
@@ -56,6 +56,22 @@ class Reasoner:
         if len(hit._nonneg_cache) + len(hit._bounds_cache) + len(hit._divides_cache) > _CACHE_LIMIT:
             hit.__init__(hit.ctx)  # type: ignore[misc]
         return hit
+
+    @classmethod
+    def for_signs_of(cls, expr: sympy.Basic, ctx: Context | None = None) -> Reasoner:
+        """A reasoner for proving signs inside ``expr`` before printing it as C or Triton.
+
+        Stricter than the default context: a free symbol of ``expr`` that sympy does not know to be
+        nonnegative is signed unless ``ctx`` states a fact about it.
+
+        >>> n, s = sympy.Symbol("n", integer=True, nonnegative=True), sympy.Symbol("s", integer=True)
+        >>> r = Reasoner.for_signs_of(n + s)
+        >>> r.nonneg(n, []), r.nonneg(s, [])
+        (True, False)
+        """
+        local = (ctx or Context()).copy()
+        local.signed(*(x for x in expr.free_symbols if x.is_Symbol and not x.is_nonnegative))
+        return cls.for_context(local)
 
     # -- bounds -------------------------------------------------------------------------------
     def bounds(self, e: sympy.Expr, used: list[Fact]) -> Bounds:
@@ -132,7 +148,7 @@ class Reasoner:
         used.extend(local)
         hi = m - 1
         xlo, xhi = self.bounds(x, local)
-        if self._nonneg_number(xlo) and xhi is not oo and (hi - xhi).is_number and hi - xhi > 0:
+        if self._nonneg_number(xlo) and xhi is not oo and _is_nonneg_number(hi - xhi - 1):
             used.extend(local)
             hi = xhi
         return sympy.Integer(0), hi
@@ -241,7 +257,7 @@ class Reasoner:
         return self.nonneg(b - a, used)
 
     def _nonneg_number(self, e: sympy.Expr) -> bool:
-        return bool(e.is_number and e is not -oo and e >= 0)
+        return bool(e.is_number and e is not -oo and _is_nonneg_number(e))
 
     # -- divisibility -------------------------------------------------------------------------
     def divides(self, d: sympy.Expr, n: sympy.Expr, used: list[Fact]) -> str | None:
@@ -257,6 +273,8 @@ class Reasoner:
         return hit[0]
 
     def _divides(self, d: sympy.Expr, n: sympy.Expr, used: list[Fact]) -> str | None:
+        if not (is_int(n) and is_int(d)) or d == 0:
+            return None  # divisibility is a statement about integers (x/(CM + 1) is no multiple of 2)
         if n == 0:
             return "0 is a multiple of everything"
         q = exact_quotient(n, d)
@@ -411,9 +429,11 @@ def _lazy(op: type, x: sympy.Expr) -> sympy.Expr:
 
 
 def _is_nonneg_number(e: sympy.Expr) -> bool:
+    if not e.is_number:
+        return False
     try:
         return bool(e.doit() >= 0)
-    except TypeError:
+    except TypeError:  # an unevaluated number sympy cannot order
         return False
 
 

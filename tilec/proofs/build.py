@@ -49,8 +49,26 @@ def _remember(cache: dict, key: sympy.Basic, value: object) -> None:
     cache[key] = value
 
 
-def _sym(e: object) -> sympy.Basic:
-    return e if isinstance(e, sympy.Basic) else sympy.sympify(e)
+def as_expr(e: object) -> sympy.Basic:
+    """``e`` as a sympy object; a string is parsed *unevaluated* and then canonicalised here.
+
+    sympy's own ``Mod`` evaluation is wrong on nested remainders (sympy 1.12 to 1.14 give
+    ``Mod(3*Mod(x, 6), 6) -> 3*Mod(x, 6)``; sympy issues 29757 and 28744), so nothing the proofs
+    build goes through it.
+
+    >>> as_expr("Mod(3*Mod(x, 6), 6)")
+    3*(Mod(Mod(x, 6), 2))
+    """
+    if isinstance(e, sympy.Basic):
+        return e
+    if isinstance(e, str):
+        from sympy.parsing.sympy_parser import parse_expr
+
+        return canon(parse_expr(e, evaluate=False))
+    return sympy.sympify(e)
+
+
+_sym = as_expr
 
 
 def is_int(e: sympy.Basic) -> bool:
@@ -188,6 +206,8 @@ def mk_mod(p: sympy.Expr, q: sympy.Expr) -> sympy.Expr:
         raise ZeroDivisionError("Modulo by zero")
     if p.is_Number and q.is_Number:
         return p % q
+    if q.could_extract_minus_sign():  # floor semantics: p % (-q) == -((-p) % q)   (2.6)
+        return -mk_mod(-p, -q)
     if p == 0 or p == q or p == -q:
         return S.Zero
     if exact_quotient(p, q) is not None:
@@ -212,7 +232,7 @@ def mk_mod(p: sympy.Expr, q: sympy.Expr) -> sympy.Expr:
         keep = []
         changed = False
         for t in p.args:
-            if t.is_Integer and q.is_Integer and not (0 <= t < q):
+            if t.is_Integer and q.is_Integer and t % q != t:
                 t, changed = t % q, True
                 if t == 0:
                     continue
@@ -224,7 +244,7 @@ def mk_mod(p: sympy.Expr, q: sympy.Expr) -> sympy.Expr:
             return mk_mod(Add(*keep), q)
     elif p.is_Mul and q.is_Integer and is_int(p):
         coeff, rest = p.as_coeff_Mul()
-        if coeff.is_Integer and not (0 <= coeff < q):
+        if coeff.is_Integer and coeff % q != coeff:
             return mk_mod((coeff % q) * rest, q)
     return Mod(p, q, evaluate=False)
 
@@ -299,31 +319,46 @@ def frac(e: sympy.Basic) -> tuple[sympy.Expr, sympy.Expr]:
     """Numerator and denominator of the argument of a floor/ceiling: ``floor(a/b)`` -> ``(a, b)``.
 
     Structural: the denominator is the product of the atoms' largest negative powers times the
-    least common multiple of the coefficients' denominators.
+    least common multiple of the coefficients' denominators.  The numerator is built from each
+    term's exponents, never as ``term * den``: sympy distributes a number over a sum
+    (``2*(CM + 1) -> 2*CM + 2``), and ``x/(2*(CM + 1)) * (2*CM + 2)`` would stay a fraction.
+
+    >>> x, CM, CN = sympy.symbols("x CM CN", integer=True, positive=True)
+    >>> frac(sympy.floor(x * CN / (2 * CN * (CM + 1))))
+    (x, 2*CM + 2)
     """
     arg = e.args[0]
     terms = Add.make_args(arg)
     qden = 1
     neg: dict[sympy.Expr, int] = {}
+    monos = []
     for t in terms:
         mono = monomial(t)
-        if mono is None:
-            return sympy.fraction(sympy.together(arg))
+        if mono is None or not mono[0].is_Rational:
+            return _fraction(arg)
         coeff, powers = mono
-        if coeff.is_Rational:
-            qden = qden * coeff.q // igcd(qden, coeff.q)
-        else:
-            return sympy.fraction(sympy.together(arg))
+        qden = qden * coeff.q // igcd(qden, coeff.q)
         for b, k in powers.items():
             if k < 0:
                 neg[b] = max(neg.get(b, 0), -k)
+        monos.append(mono)
     den: sympy.Expr = sympy.Integer(qden)
     for b, k in neg.items():
         den = den * b**k
     if den == 1:
         return arg, S.One
-    num = Add(*[t * den for t in terms])
-    return num, den
+    out = []
+    for coeff, powers in monos:
+        factors = [b ** (powers.get(b, 0) + neg.get(b, 0)) for b in {**powers, **neg}]
+        out.append(Mul(coeff * qden, *factors))
+    return Add(*out), den
+
+
+def _fraction(arg: sympy.Expr) -> tuple[sympy.Expr, sympy.Expr]:
+    num, den = sympy.fraction(sympy.together(arg))
+    if den.could_extract_minus_sign():
+        num, den = -num, -den
+    return sympy.expand(num), den
 
 
 # -- unevaluated construction (for the trace's display; never under sympy.evaluate(False), whose

@@ -19,6 +19,8 @@ from enum import Enum
 
 import sympy
 
+from .build import as_expr, mk_mod
+
 
 class FactKind(Enum):
     """What a fact states about its subject."""
@@ -55,7 +57,7 @@ class Fact:
             return sympy.Gt(self.subject, 0)
         if self.kind is FactKind.BOUND:
             return sympy.Lt(self.subject, self.other)
-        return sympy.Eq(sympy.Mod(self.subject, self.other), 0)
+        return sympy.Eq(mk_mod(self.subject, self.other), 0, evaluate=False)
 
 
 def _paren(e: sympy.Expr | None) -> str:
@@ -90,12 +92,12 @@ class Context:
 
     def bound(self, sym: sympy.Symbol, upper: sympy.Expr | int) -> Context:
         """State ``0 <= sym < upper``."""
-        self._add(Fact(FactKind.BOUND, sym, sympy.sympify(upper)))
+        self._add(Fact(FactKind.BOUND, sym, as_expr(upper)))
         return self
 
     def divisible(self, n: sympy.Expr, d: sympy.Expr | int) -> Context:
         """State ``n % d == 0`` (a fact nvFuser cannot assume; tilec reports each use)."""
-        self._add(Fact(FactKind.DIVISIBLE, sympy.sympify(n), sympy.sympify(d)))
+        self._add(Fact(FactKind.DIVISIBLE, as_expr(n), as_expr(d)))
         return self
 
     def signed(self, *syms: sympy.Symbol) -> Context:
@@ -112,9 +114,9 @@ class Context:
         """
         for c in sympy.And.make_args(cond):
             if isinstance(c, sympy.StrictLessThan) and c.lhs.is_Symbol:
-                self.bound(c.lhs, c.rhs)
+                self._upper(c.lhs, c.rhs)
             elif isinstance(c, sympy.StrictGreaterThan) and c.rhs.is_Symbol and c.lhs != 0:
-                self.bound(c.rhs, c.lhs)
+                self._upper(c.rhs, c.lhs)
             elif isinstance(c, sympy.StrictGreaterThan) and c.rhs == 0 and c.lhs.is_Symbol:
                 self.positive(c.lhs)
             elif isinstance(c, sympy.Eq) and isinstance(c.lhs, sympy.Mod) and c.rhs == 0:
@@ -122,6 +124,13 @@ class Context:
             elif isinstance(c, sympy.Eq) and isinstance(c.rhs, sympy.Mod) and c.lhs == 0:
                 self.divisible(*c.rhs.args)
         return self
+
+    def _upper(self, sym: sympy.Symbol, upper: sympy.Expr) -> None:
+        """``sym < upper`` is a bound fact (``0 <= sym < upper``) only for a symbol known nonnegative:
+        for a signed one it says nothing about the lower end, so it is not recorded."""
+        if self.is_nonneg_symbol(sym) is False:
+            return
+        self.bound(sym, upper)
 
     def copy(self) -> Context:
         """An independent copy."""

@@ -24,10 +24,12 @@ from __future__ import annotations
 import sympy
 from sympy import Eq, Mod, floor
 
+from . import theorems as T
 from .bounds import Reasoner, frac
-from .build import canon, mk_eq
+from .build import as_expr, canon, mk_div, mk_eq, rebuild
 from .context import Context, Fact
 from .lru import LRU
+from .rules import Env
 from .simplify import simplify
 from .trace import LazyConditions, Result, Step, Trace, Why, fmt
 
@@ -41,20 +43,62 @@ def prove_eq(a: sympy.Expr, b: sympy.Expr, ctx: Context | None = None) -> Result
     ['2.11']
     """
     ctx = ctx or Context()
-    a, b = sympy.sympify(a), sympy.sympify(b)
+    a, b = as_expr(a), as_expr(b)
     res = simplify(a - b, ctx)
     if sympy.expand(res.expr) == 0:
         return Result(sympy.true, res.trace, original=Eq(a, b, evaluate=False))
     ra, rb = simplify(a, ctx), simplify(b, ctx)
     if sympy.expand(ra.expr - rb.expr) == 0:
         return Result(sympy.true, Trace([*ra.trace, *rb.trace]), original=Eq(a, b, evaluate=False))
+    steps: list[Step] = []
+    na, nb = normal_form(a, ctx, steps), normal_form(b, ctx, steps)
+    if (na, nb) != (a, b):
+        res = simplify(na - nb, ctx)
+        if sympy.expand(res.expr) == 0:
+            return Result(sympy.true, Trace([*steps, *res.trace]), original=Eq(a, b, evaluate=False))
     return None
+
+
+def normal_form(e: sympy.Basic, ctx: Context, steps: list[Step]) -> sympy.Basic:
+    """``e`` with every ceiling written as a floor (ceil.1) and nested quotients merged (2.11), where
+    the divisors are proven positive: the form in which two ways of writing one split compare.
+
+    >>> x, b, c = sympy.symbols("x b c", integer=True, positive=True)
+    >>> normal_form(sympy.ceiling(x / c) + sympy.floor(sympy.floor(x / b) / c), Context(), [])
+    floor((c + x - 1)/c) + floor(x/(b*c))
+    """
+    env = Env(ctx, e)
+
+    def go(node: sympy.Basic) -> sympy.Basic:
+        if node.is_Atom or not node.args:
+            return node
+        args = [go(a) for a in node.args]
+        out = rebuild(node, args) if any(x is not y for x, y in zip(args, node.args, strict=True)) else node
+        if isinstance(out, sympy.ceiling):
+            n, d = frac(out)
+            after = mk_div(n + d - 1, d)
+            st = env.step("ceil.1", out, after, {T.a: n, T.b: d}) if d != 1 else None
+            if st is not None:
+                steps.append(st)
+                out = go(after)
+        if isinstance(out, floor):
+            n, d = frac(out)
+            if isinstance(n, floor) and d != 1:
+                n2, d2 = frac(n)
+                after = mk_div(n2, d2 * d)
+                st = env.step("2.11", out, after, {T.a: n2, T.b: d2, T.c: d}) if d2 != 1 else None
+                if st is not None:
+                    steps.append(st)
+                    out = go(after)
+        return out
+
+    return go(canon(e))
 
 
 def narrow(cond: sympy.Basic, ctx: Context | None = None) -> Result:
     """A condition that implies ``cond`` under ``ctx`` (never weaker), with its proof trace."""
     ctx = ctx or Context()
-    cond = sympy.sympify(cond)
+    cond = as_expr(cond)
     key = (cond, ctx.key())
     def compute() -> tuple[sympy.Basic, tuple[Step, ...]]:
         first = simplify(canon(cond), ctx)
@@ -76,7 +120,7 @@ def implies(p: sympy.Basic, q: sympy.Basic, ctx: Context | None = None) -> bool:
     True
     """
     ctx = ctx or Context()
-    p, q = sympy.sympify(p), sympy.sympify(q)
+    p, q = as_expr(p), as_expr(q)
     if q is sympy.true or p is sympy.false or p == q:
         return True
     have = set(sympy.And.make_args(p))

@@ -27,6 +27,7 @@ from . import theorems as T
 from .bounds import Reasoner, frac
 from .build import (
     exact_quotient,
+    is_int,
     mk_ceiling,
     mk_div,
     mk_mod,
@@ -67,6 +68,8 @@ class Env:
     def step(self, number: str, before: sympy.Basic, after: sympy.Basic, binding: dict) -> Step | None:
         """A step of theorem ``number`` with ``binding``, or None if a side condition fails."""
         thm = THEOREMS[number]
+        if not all(is_int(v) for v in binding.values()):
+            return None  # pattern symbols are integers: x/(CM + 1) or a bound 3/2 never binds one
         used: list[Fact] = []
         shown_how: list[tuple[object, object]] = []
         for cond in thm.conditions:
@@ -121,9 +124,10 @@ def rule_2_9(e: sympy.Basic, env: Env) -> Rewrite | None:
     return _one(env, "2.9", e, sympy.Integer(0), {T.a: e.args[0], T.b: e.args[1]})
 
 
-def _cofactor(big: sympy.Expr, small: sympy.Expr) -> sympy.Expr | None:
-    """``big / small`` when it is a polynomial with integer coefficients other than 1."""
-    if small == 1 or (small.is_number and big.is_number):
+def _cofactor(big: sympy.Expr, small: sympy.Expr, numbers: bool = False) -> sympy.Expr | None:
+    """``big / small`` when it is a polynomial with integer coefficients other than 1 (for two
+    numbers only when ``numbers``)."""
+    if small == 1 or (small.is_number and big.is_number and not numbers):
         return None
     q = exact_quotient(big, small)
     return q if q is not None and q != 1 else None
@@ -137,7 +141,7 @@ def rule_2_12_floor(e: sympy.Basic, env: Env) -> Rewrite | None:
     if not isinstance(num, Mod):
         return None
     x, big = num.args
-    c = _cofactor(big, b)
+    c = _cofactor(big, b, numbers=True)
     if c is None:
         return None
     digit = mk_mod(mk_div(x, b), c)
@@ -159,7 +163,7 @@ def rule_2_12_mod(e: sympy.Basic, env: Env) -> Rewrite | None:
     if not isinstance(e, Mod) or not isinstance(e.args[0], Mod):
         return None
     (x, big), b = e.args[0].args, e.args[1]
-    c = _cofactor(big, b)
+    c = _cofactor(big, b, numbers=True)
     if c is None:
         return None
     digit = mk_mod(mk_div(x, b), c)
@@ -404,10 +408,155 @@ def rule_ceil_4(e: sympy.Basic, env: Env) -> Rewrite | None:
     return _one(env, "ceil.4", e, mk_div(a, b), {T.a: a, T.b: b})
 
 
+def _flat(q: sympy.Expr) -> tuple[sympy.Expr, sympy.Expr, list[dict]]:
+    """A quotient ``floor(n/d)`` with nested quotients merged: ``(X/b)/c`` -> ``(X, b*c)``, with the
+    2.11 bindings that justify each merge (``c > 0``)."""
+    n, d = _frac(q)
+    merges: list[dict] = []
+    while isinstance(n, floor):
+        n2, d2 = _frac(n)
+        if d2 == 1:
+            break
+        merges.append({T.a: n2, T.b: d2, T.c: d})
+        n, d = n2, d2 * d
+    return n, d, merges
+
+
+def _merge_steps(env: Env, merges: list[dict]) -> list[Step] | None:
+    out = []
+    for b in merges:
+        st = env.step("2.11", u_div(u_div(b[T.a], b[T.b]), b[T.c]), mk_div(b[T.a], b[T.b] * b[T.c]), b)
+        if st is None:
+            return None
+        out.append(st)
+    return out
+
+
+def _terms(e: sympy.Expr) -> tuple[sympy.Expr, ...]:
+    """The summands of ``e`` with products of sums distributed (``P*(t + x/P)`` -> ``P*t + P*(x/P)``)."""
+    out: list[sympy.Expr] = []
+    for u in e.args:
+        if u.is_Mul and any(f.is_Add for f in u.args):
+            out.extend(sympy.Add.make_args(sympy.expand_mul(u)))
+        else:
+            out.append(u)
+    return tuple(out)
+
+
+def _as_quotient(z: sympy.Expr, merged: bool) -> tuple[sympy.Expr, sympy.Expr, list[dict]] | None:
+    """``z`` as one quotient ``n/d`` (with nested quotients merged when ``merged``, see
+    :func:`_flat`): a floor, or integer terms plus one floor (``2*x + (3*y + 1)/2`` is
+    ``(4*x + 3*y + 1)/2``)."""
+    if isinstance(z, floor):
+        return _flat(z) if merged else (*_frac(z), [])
+    if not z.is_Add:
+        return None
+    floors = [t for t in z.args if isinstance(t, floor)]
+    if len(floors) != 1:
+        return None
+    rest = z - floors[0]
+    if not is_int(rest):
+        return None
+    n, d, merges = _flat(floors[0]) if merged else (*_frac(floors[0]), [])
+    return sympy.expand(n + rest * d), d, merges
+
+
+# k*(Y % w) + k*w*(Y/w) -> k*Y   (1.1);  k*(Y % w) + k*w*((Y/w) % c) -> k*(Y % (w*c))   (2.12)
+# Y is read off the quotient: any Y with Y % w == the remainder term (canonically) and Y/w == the
+# quotient term; nested quotients are compared merged, (X/b)/w is X/(b*w)   (2.11)
+def rule_recombine(e: sympy.Basic, env: Env) -> Rewrite | None:
+    if not e.is_Add or not e.has(Mod):
+        return None
+    terms = _terms(e)
+    for i, u in enumerate(terms):
+        mods = [f for f in sympy.Mul.make_args(u) if isinstance(f, Mod)]
+        if len(mods) != 1:
+            continue
+        m = mods[0]
+        k = u / m
+        w = m.args[1]
+        for j, v in enumerate(terms):
+            if j == i:
+                continue
+            q = v / (k * w)
+            high = None
+            if isinstance(q, Mod):
+                q, high = q.args
+            found = None
+            for merged in (False, True):
+                quotient = _as_quotient(q, merged)
+                if quotient is not None:
+                    n, d, merges = quotient
+                    y = exact_quotient(n * w, d)
+                    if y is not None and mk_mod(y, w) == m:
+                        found = y, merges
+                        break
+            if found is None:
+                continue
+            y, merges = found
+            steps = _merge_steps(env, merges)
+            if steps is None:
+                continue
+            pair = u_add(m, u_mul(w, q if high is None else u_mod(q, high)))
+            if high is None:
+                s1 = env.step("1.1", pair, y, {T.a: y, T.c: w})
+                after = y
+            else:
+                after = mk_mod(y, w * high)
+                s1 = env.step("2.12", pair, after, {T.a: y, T.b: w, T.c: high})
+            if s1 is None:
+                continue
+            rest = [t for n_, t in enumerate(terms) if n_ not in (i, j)]
+            return sympy.Add(*rest, k * after), [*steps, s1]
+    return None
+
+
+# min(a, b) -> a where a <= b   (tilec.min);  max(a, b) -> a where b <= a   (tilec.max)
+def rule_min_max(e: sympy.Basic, env: Env) -> Rewrite | None:
+    if not isinstance(e, sympy.Min | sympy.Max):
+        return None
+    number = "tilec.min" if isinstance(e, sympy.Min) else "tilec.max"
+    for keep in e.args:
+        for drop in e.args:
+            if drop is keep:
+                continue
+            after = e.func(*[t for t in e.args if t is not drop])
+            st = env.step(number, u_minmax(e.func, keep, drop), keep, {T.a: keep, T.b: drop})
+            if st is not None:
+                return after, [st]
+    return None
+
+
+def u_minmax(func: type, a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
+    return func(a, b, evaluate=False)
+
+
+# a/c -> k, a%c -> a - k*c where k*c <= a < (k+1)*c   (tilec.const-div, tilec.const-mod)
+def rule_const_quotient(e: sympy.Basic, env: Env) -> Rewrite | None:
+    if isinstance(e, floor):
+        num, den = _frac(e)
+        number = "tilec.const-div"
+    elif isinstance(e, Mod):
+        num, den = e.args
+        number = "tilec.const-mod"
+    else:
+        return None
+    if not den.is_Integer or den <= 1 or num.is_number:
+        return None
+    lo, hi = env.reasoner.bounds(num, [])
+    if not (lo.is_Integer and hi.is_Integer) or lo // den != hi // den:
+        return None
+    k = sympy.Integer(lo // den)
+    after = k if number == "tilec.const-div" else num - k * den
+    return _one(env, number, e, after, {T.a: num, T.c: den, T.k: k})
+
+
 STRUCTURE = "structure"
 DISTRIBUTE = "distribute"
 
 RULES: dict[str, Rule] = {
+    "1.1/2.12 recombine": Rule("1.1", STRUCTURE, rule_recombine),
+    "tilec.min/max": Rule("tilec.min", STRUCTURE, rule_min_max),
     "2.5 r%a": Rule("2.5", STRUCTURE, rule_2_5_mod),
     "2.5 r/a": Rule("2.5", STRUCTURE, rule_2_5_floor),
     "2.9": Rule("2.9", STRUCTURE, rule_2_9),
@@ -427,6 +576,7 @@ RULES: dict[str, Rule] = {
     "2.7.1": Rule("2.7.1", DISTRIBUTE, rule_2_7_1),
     "2.10": Rule("2.10", DISTRIBUTE, rule_2_10),
     "2.15": Rule("2.15", DISTRIBUTE, rule_2_15),
+    "tilec.const-div/mod": Rule("tilec.const-div", DISTRIBUTE, rule_const_quotient),
 }
 """All rules, in the order the driver tries them at a node."""
 

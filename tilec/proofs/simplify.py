@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import sympy
 
-from .build import canon, rebuild
+from .build import as_expr, canon, rebuild
 from .context import Context
 from .lru import LRU
 from .rules import DISTRIBUTE, ROOT_DEPENDENT, RULES, STRUCTURE, Env, Rule
@@ -38,7 +38,7 @@ def simplify(expr: sympy.Basic, ctx: Context | None = None) -> Result:
     with the proof ``trace`` and the ``facts_used``.
     """
     ctx = ctx or Context()
-    given = sympy.sympify(expr)
+    given = as_expr(expr)
     key = (given, ctx.key())
     hit = _RESULTS.get_or(key, lambda: _simplify(canon(given), ctx))
     return Result(hit[0], Trace(hit[1]), original=None)

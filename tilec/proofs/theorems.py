@@ -3,14 +3,18 @@
 Every theorem is a :class:`Theorem`: its number (the one in nvFuser's ``doc/math/integer-division.md``,
 or a ``tilec.*`` / ``ceil.*`` name for the few facts that doc does not number), a statement in sympy over
 the pattern symbols ``a, b, c, d, ...``, and its side conditions.  ``/`` and ``%`` in the statements are
-``floor(x/y)`` and ``Mod(x, y)``; nvFuser states them for Euclidean division, which equals floor division
-whenever the divisor is positive -- every divisor tilec builds is.
+``floor(x/y)`` and ``Mod(x, y)``, and each theorem holds in *floor* semantics (Python's and sympy's) for all
+integers that meet its side conditions, of any sign.  nvFuser states them for Euclidean division; where the
+two differ (a divisor that may be negative) the conditions here are the ones floor semantics needs -- the
+positivity of each divisor factor that matters, ``r < a`` rather than ``r < |a|`` in 2.5 -- and each one is
+necessary: dropping it admits a small counterexample (tests/proofs/test_theorems.py).  Every pattern symbol
+is an integer, so a rule may only bind it to an integer-valued expression (``Env.step`` checks).
 
 Example:
     >>> THEOREMS["2.11"].statement
     Eq(floor(a/(b*c)), floor(floor(a/b)/c))
     >>> [str(c) for c in THEOREMS["2.11"].conditions]
-    ['b > 0']
+    ['c > 0']
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 import sympy
-from sympy import Abs, And, Eq, Equivalent, Implies, Le, Lt, Mod, ceiling, floor
+from sympy import And, Eq, Equivalent, Implies, Le, Lt, Mod, ceiling, floor
 
 from .build import canon
 
@@ -80,9 +84,12 @@ def _thm(number: str, name: str, statement: sympy.Basic, conditions: tuple = (),
 def _theorem_list() -> list[Theorem]:
     """The theorems as written (called under ``sympy.evaluate(False)``; see :func:`_canonical`)."""
     return [
+        # a%c + c*(a/c) -> a
+        _thm("1.1", "division with remainder", Eq(Mod(a, c) + c * floor(a / c), a),
+             rewrite="a%c + c*(a/c) -> a", uses="recombine a split index: t%132 + 132*(t/132) -> t"),
         # r%a -> r ; r/a -> 0
         _thm("2.5", "small dividend", And(Eq(Mod(r, a), r), Eq(floor(r / a), 0)),
-             (Le(0, r), Lt(r, Abs(a))),
+             (Le(0, r), Lt(r, a)),
              rewrite="r % a -> r, r/a -> 0", uses="drop a remainder/quotient whose dividend is provably in [0, a)"),
         # (a+b)%c == (a%c + b%c)%c
         _thm("2.7", "remainder of a sum", Eq(Mod(a + b, c), Mod(Mod(a, c) + Mod(b, c), c, evaluate=False)),
@@ -92,7 +99,7 @@ def _theorem_list() -> list[Theorem]:
              rewrite="(a+b)%c -> b%c", uses="drop i_rt*SMs from (i_rt*SMs + rank) % CN given SMs % CN == 0"),
         # (a+b)%c -> a%c + b
         _thm("2.7.2", "remainder of a sum with a small part", Eq(Mod(a + b, c), Mod(a, c) + b),
-             (Le(0, b), Lt(b, Gcd(a, c))),
+             (sympy.Gt(c, 0), Le(0, b), Lt(b, Gcd(a, c))),
              rewrite="(a+b)%c -> a%c + b", uses="(CN*x + r) % (CN*CM) -> CN*(x % CM) + r for r < CN"),
         # (a*b)%c == ((a%c)*(b%c))%c
         _thm("2.8", "remainder of a product", Eq(Mod(a * b, c), Mod(Mod(a, c) * Mod(b, c), c, evaluate=False)),
@@ -104,23 +111,23 @@ def _theorem_list() -> list[Theorem]:
         _thm("2.10", "quotient of a multiple", Eq(a * floor(b / c), floor(a * b / c)), (Eq(Mod(b, c), 0),),
              rewrite="(a*b)/c -> a*(b/c)", uses="(i_rt*SMs)/CN -> i_rt*(SMs/CN) given SMs % CN == 0"),
         # a/(b*c) -> a/b/c
-        _thm("2.11", "nested quotient", Eq(floor(a / (b * c)), floor(floor(a / b) / c)), (sympy.Gt(b, 0),),
+        _thm("2.11", "nested quotient", Eq(floor(a / (b * c)), floor(floor(a / b) / c)), (sympy.Gt(c, 0),),
              rewrite="a/(b*c) -> a/b/c", uses="I/(CM*CN) -> I/CN/CM where I/CN also occurs"),
         # a%(b*c) -> a%b + ((a/b)%c)*b
         _thm("2.12", "mixed-radix remainder", Eq(Mod(a, b * c), Mod(a, b) + Mod(floor(a / b), c) * b),
-             (sympy.Gt(b, 0),),
+             (sympy.Gt(c, 0),),
              rewrite="a%(b*c) -> a%b + ((a/b)%c)*b", uses="I%(CM*CN)/CN -> (I/CN)%CM (with 2.15.1 and 2.5)"),
         # a%b -> ((a/d)%(b/d))*d
         _thm("2.13", "common factor of a remainder", Eq(Mod(a, b), Mod(floor(a / d), floor(b / d)) * d),
-             (sympy.Gt(d, 0), Eq(Mod(a, d), 0), Eq(Mod(b, d), 0)),
+             (Eq(Mod(a, d), 0), Eq(Mod(b, d), 0)),
              rewrite="a%b -> ((a/d)%(b/d))*d", uses="pull a common symbolic factor out of a remainder"),
         # a/(b/c) -> (a*c)/b
         _thm("2.14", "quotient by an exact quotient", Eq(floor(a / floor(b / c)), floor(a * c / b)),
-             (Eq(Mod(b, c), 0), sympy.Gt(c, 0)),
+             (Eq(Mod(b, c), 0),),
              rewrite="a/(b/c) -> (a*c)/b", uses="divide by SMs/CN where SMs % CN == 0"),
         # (a+b)/c -> a/c + b/c
         _thm("2.15", "quotient of a sum", Eq(floor((a + b) / c), floor(a / c) + floor(b / c)),
-             (Lt(Mod(a, c) + Mod(b, c), Abs(c)),),
+             (sympy.Gt(c, 0), Lt(Mod(a, c) + Mod(b, c), c)),
              rewrite="(a+b)/c -> a/c + b/c", uses="split a quotient when the remainders cannot carry"),
         # (a+b)/c -> a/c + b/c
         _thm("2.15.1", "quotient of a sum with a multiple", Eq(floor((a + b) / c), floor(a / c) + floor(b / c)),
@@ -128,7 +135,7 @@ def _theorem_list() -> list[Theorem]:
              rewrite="(a+b)/c -> a/c + b/c", uses="(i_rt*SMs + cidx*cluster + rank)/CN drops i_rt and cidx"),
         # (a+b)/c -> a/c
         _thm("2.15.2", "quotient of a sum with a small part", Eq(floor((a + b) / c), floor(a / c)),
-             (Le(0, b), Lt(b, Gcd(a, c))),
+             (sympy.Gt(c, 0), Le(0, b), Lt(b, Gcd(a, c))),
              rewrite="(a+b)/c -> a/c", uses="(CN*x + r)/CN -> x for 0 <= r < CN"),
         # i/d < D -> i < D*d
         _thm("2.16", "bound of a quotient", Equivalent(Lt(floor(i / d), D), Lt(i, D * d)), (sympy.Gt(d, 0),),
@@ -139,7 +146,7 @@ def _theorem_list() -> list[Theorem]:
                  Eq(Mod(floor(i / n), m), floor(Mod(i, m * n) / n)),
                  Eq(Mod(i, n), Mod(Mod(i, m * n), n, evaluate=False), evaluate=False),
                  Eq(ceiling(ceiling(E / n) / m), ceiling(E / (m * n)))),
-             (sympy.Gt(n, 0), sympy.Gt(m, 0)),
+             (sympy.Gt(m, 0),),
              rewrite="split(n) then split(m) of the outer == split(m*n) then split(n) of the inner",
              uses="nvFuser doc/reading/iterdomain.md theorem 2.1; proved by 2.11, 2.12, 2.15.1, 2.5, ceil.3"),
         # ceil(a/b) == (a + b - 1)/b
@@ -154,6 +161,16 @@ def _theorem_list() -> list[Theorem]:
         # ceil(a/b) -> a/b
         _thm("ceil.4", "divisible ceil division", Eq(ceiling(a / b), floor(a / b)), (Eq(Mod(a, b), 0),),
              rewrite="ceil(a/b) -> a/b", uses="a divisible split needs no predicate"),
+        # a/c -> k ; a%c -> a - k*c   (a's bounds pin the quotient)
+        _thm("tilec.const-div", "quotient pinned by bounds", Eq(floor(a / c), k), (Le(k * c, a), Lt(a, (k + 1) * c)),
+             rewrite="a/c -> k", uses="(t % 512)/128 -> 3 where 384 <= t % 512 < 512 is proven"),
+        _thm("tilec.const-mod", "remainder pinned by bounds", Eq(Mod(a, c), a - k * c), (Le(k * c, a), Lt(a, (k + 1) * c)),
+             rewrite="a%c -> a - k*c", uses="the remainder when the quotient is pinned"),
+        # min(a, b) -> a ; max(a, b) -> a
+        _thm("tilec.min", "minimum of ordered terms", Eq(sympy.Min(a, b), a), (Le(a, b),),
+             rewrite="min(a, b) -> a", uses="a grouped raster's last-group size min(G, tiles_m - g*G) -> G on full groups"),
+        _thm("tilec.max", "maximum of ordered terms", Eq(sympy.Max(a, b), a), (Le(b, a),),
+             rewrite="max(a, b) -> a", uses="drop a clamp that cannot bind"),
         # a*c + b == d*c + e  <=>  a == d & b == e
         _thm("tilec.mixed-radix", "mixed-radix equality",
              Equivalent(Eq(a * c + b, d * c + e), And(Eq(a, d), Eq(b, e))),
@@ -161,12 +178,12 @@ def _theorem_list() -> list[Theorem]:
              rewrite="a*c + b == d*c + e -> a == d & b == e", uses="split 'same bulk' into digit equalities"),
         # (c*a + b)/(c*d) -> a/d   (derived: 2.11, then 2.15.2 and 2.10)
         _thm("tilec.radix-div", "quotient drops a low digit", Eq(floor((c * a + b) / (c * d)), floor(a / d)),
-             (Le(0, b), Lt(b, c)),
+             (sympy.Gt(d, 0), Le(0, b), Lt(b, c)),
              rewrite="(c*a + b)/(c*d) -> a/d",
              uses="coalescing: (c*a + b)/(c*d) -> a/d for 0 <= b < c; derived from 2.11 and 2.15.2, cited so in the trace"),
         # (c*a + b)%(c*d) -> c*(a%d) + b   (derived: 2.12, then 2.7.1, 2.5 and 2.15.2)
         _thm("tilec.radix-mod", "remainder keeps a low digit", Eq(Mod(c * a + b, c * d), c * Mod(a, d) + b),
-             (Le(0, b), Lt(b, c)),
+             (sympy.Gt(d, 0), Le(0, b), Lt(b, c)),
              rewrite="(c*a + b)%(c*d) -> c*(a%d) + b",
              uses="coalescing: (c*a + b)%(c*d) -> c*(a%d) + b for 0 <= b < c; derived from 2.12, 2.7.1, 2.5 and 2.15.2"),
         # x/c == y/c & x%c == y%c  <=>  x == y

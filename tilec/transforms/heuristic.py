@@ -45,9 +45,9 @@ from typing import Any
 
 from tilec.errors import ParamError
 from tilec.policy import PolicyEnum
+from tilec.transforms.cost_model import estimate_cost
 from tilec.transforms.decompose import (
     choose_decomposition,
-    estimate_cost,
     make_work_split,
     rank_decompositions,
 )
@@ -246,8 +246,7 @@ def heuristic(M: int, N: int, K: int, *, sms: int = 132, fixed: Mapping[str, Any
         split = make_work_split(cand.DECOMP, M=M, N=N, K=K, BM=cand.BM, BN=cand.BN, BK=cand.BK,
                                 sms=sms, splits=cand.SPLITS, sk_waves=cand.SK_WAVES,
                                 fixup=cand.FIXUP)
-        iters = estimate_cost(split, _cdiv(M, cand.BM) * _cdiv(N, cand.BN), _cdiv(K, cand.BK),
-                              sms, cand.BM, cand.BN, cand.BK).total
+        iters = estimate_cost(split, sms, cand.BM, cand.BN, cand.BK).total
         time_ = iters * (cand.BM * cand.BN * cand.BK) / (128 * 128 * 64) / rate
         scored.append((time_, i, cand, why))
         head.append(f"  {cand.short()}: {iters:.1f} iters, rate {rate:.2f} -> {time_:.1f}")

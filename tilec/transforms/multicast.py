@@ -3,56 +3,69 @@
 Semantics (DESIGN.md, "Multicast derivation"; seed 004). For an operand tile loaded by TMA, read
 off its index map with the Bulk indices at 0 (the box origin):
 
+* ``alive(rank)``: every predicate of the index map holds at the box origin: the CTA's tile
+  exists in this round *and* the CTA has K work at this loop point (a split-K part of an uneven
+  split has fewer k-iterations; the predicate of that split is kept, with the K-loop variable it
+  mentions). Only predicates over the serial K loop alone that hold at every k-iteration of the
+  launch are dropped (they gate nobody).
 * ``same(r1, r2)``: every non-Broadcast logical index of the box origin is equal for ranks r1 and
-  r2 at the same loop point (persistent round, cluster index, k-iteration), and both are alive
-  (their tile exists in this round: the split predicates at the box origin hold).
+  r2 at the same loop point, and both are alive.
 * **leader** mode: ``issue(rank) = alive(rank) and not any(same(r, rank) for r < rank)``,
   ``mask(rank) = sum(same(r, rank) << r)``.
 * **sliced** mode: each of the n members of a group issues slice ``#{r < rank: same(r, rank)}``
   of ``n`` of the box (cut along its outermost dimension) with the group's mask.
 
-Both come as the **general form** (an unrolled sum over the cluster's ranks; always correct) and,
-where the proofs engine narrows ``same`` to a pattern in the ranks alone under the schedule's
-divisibility facts, a **closed form** (``rank % CN == 0``, ``((1 << CN) - 1) << (CN*(rank//CN))``).
-Narrowing may lose sharing, never invent it. A closed form is also checked against the general
-form on every CTA of the concrete launch before it is reported; the facts it rests on become the
-run-time ``guard``.
+The **general form** is that definition unrolled over the cluster's ranks (always correct). The
+**closed form** (:mod:`tilec.transforms.multicast_closed`) exists when the sharing groups are the
+same at every loop point of the launch; it is built from the rank structure of those groups and
+proved by the theorems where they reach, else checked over the whole launch.
+
+A derivation is a value: :func:`derive` returns frozen objects and never changes them afterwards.
 
 Example::
 
-    >>> from tilec.transforms.multicast import derive_from_file
-    >>> d = derive_from_file("examples/seed004_persistent_cluster.py", {"CM": 1, "CN": 2})
-    >>> d.operands["A"].issue  # the CTA's tile must exist in this round (the last is partial)
-    Eq(Mod(rank, CN), 0) & (CLUSTER*cidx + SMS*i_rt + rank < CM*CN*ceiling(M/(BM*CM))*ceiling(N/(BN*CN)))
-    >>> d.operands["A"].closed_form, "CLUSTER % CN == 0" in d.operands["A"].facts
-    (True, True)
+    >>> from tilec.ir import GemmFusion, ParallelType as P
+    >>> f = GemmFusion(M=256, N=512, K=64, dtype="fp16")
+    >>> _ = f.c.split(0, 64).split(2, 64).split(4, 64).reorder([0, 2, 4, 1, 3, 5])
+    >>> _ = f.c.parallelize(0, P.BIDy).parallelize(1, P.BIDx)
+    >>> _ = f.c.parallelize(3, P.Mma).parallelize(4, P.Mma).parallelize(5, P.Mma)
+    >>> _ = f.set_cluster(2); f.propagate()
+    >>> d = derive(f, "leader")
+    >>> d.operands["A"].issue, d.operands["A"].mask
+    (Eq(Mod(rank, 2), 0), 3*2**(2*floor(rank/2)))
+    >>> d.operands["B"].issue, d.operands["B"].mask
+    (True, 2**rank)
 """
 
 from __future__ import annotations
 
 import functools
-import inspect
 import itertools
-import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sympy
 
-from tilec.errors import LaunchError, TilecError
+from tilec.errors import TilecError, UnsupportedError
 from tilec.ir import GemmFusion, IndexMap, ParallelType, index_map, index_symbol, infer_launch
 from tilec.ir.pyeval import compile_int
 from tilec.ir.tensorview import TensorView
 from tilec.transforms.plan import MulticastMode
 
+if TYPE_CHECKING:
+    from tilec.proofs import Fact
+    from tilec.transforms.multicast_closed import ClosedForm
+
 RANK = index_symbol("rank")
 R1, R2 = index_symbol("r1"), index_symbol("r2")
 _R = index_symbol("r")
+# the names a derivation's expressions use for its own variables: a schedule parameter may not
+# take one of them (its symbol would be the same sympy symbol)
+RESERVED = ("rank", "r1", "r2", "r", "j", "t")
 
 
-@dataclass
+@dataclass(frozen=True)
 class Row:
     point: dict[str, int]  # the variables (i_rt, cidx, ...) and rank
     alive: bool
@@ -62,65 +75,113 @@ class Row:
     slice_count: int | None
 
 
-@dataclass
+@dataclass(frozen=True)
+class AlivePart:
+    """One predicate of the index map at the box origin, in ``rank`` and the variables.
+
+    ``exact_when = (E, f)``: the predicate comes from a split of extent E by f, and vanishes when
+    ``E % f == 0`` (the closed form then drops it, stating that fact)."""
+
+    pred: sympy.Boolean
+    exact_when: tuple[sympy.Expr, sympy.Expr]
+
+
+@dataclass(frozen=True)
+class OperandForms:
+    """What the operand's index map says, for every launch of one schedule structure."""
+
+    origin: dict[str, sympy.Expr]  # rank-dependent box origin per non-broadcast logical axis
+    parts: tuple[AlivePart, ...]  # predicates that mention the CTA (rank or its loop point)
+    k_parts: tuple[AlivePart, ...]  # predicates over the serial K loop alone (same for all CTAs)
+    cta_vars: tuple[sympy.Symbol, ...]  # the CTA's loop point: rounds, cluster and block indices
+    k_vars: tuple[sympy.Symbol, ...]  # serial K-loop symbols
+    bounds: dict[sympy.Symbol, sympy.Expr]  # exclusive upper bounds of all of the above
+    rank_extent: sympy.Expr  # the number of ranks, as the schedule writes it (CN, CLUSTER, 4)
+    rank_dims: tuple[sympy.Expr, ...]  # per clustered hardware dimension, its rank extent
+
+
+@dataclass(frozen=True)
 class OperandMulticast:
     """The derivation for one operand. Expressions are over ``variables`` and the parameters."""
 
     operand: str
     mode: MulticastMode
     cluster_size: int
-    variables: list[sympy.Symbol]
-    origin: dict[str, sympy.Expr]  # box origin per non-broadcast logical axis, in rank
+    variables: tuple[sympy.Symbol, ...]  # rank first, then the loop point
+    origin: dict[str, sympy.Expr]
     alive: sympy.Boolean
-    general: _LazyGeneral
-    closed_form: bool = False
-    issue: sympy.Boolean = sympy.false
-    mask: sympy.Expr = sympy.S.Zero
-    slice_index: sympy.Expr | None = None
-    slice_count: sympy.Expr | None = None
+    alive_parts: tuple[AlivePart, ...]
+    bounds: dict[sympy.Symbol, sympy.Expr]
+    rank_extent: sympy.Expr
+    rank_dims: tuple[sympy.Expr, ...]
+    box_bytes: int
+    table: tuple[Row, ...]
+    closed: ClosedForm | None
+    notes: tuple[str, ...] = ()
+    proof: tuple[dict[str, str], ...] = ()
     narrowed_same: sympy.Boolean | None = None
-    facts: list[str] = field(default_factory=list)
-    proof: list[dict[str, str]] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    box_bytes: int = 0
-    alive_parts: list[tuple[sympy.Boolean, Any]] = field(default_factory=list)
-    rank_extent: sympy.Expr = sympy.S.One
-    bounds: dict[sympy.Symbol, sympy.Expr] = field(default_factory=dict)
-    table: list[Row] = field(default_factory=list)
+    forms_key: Any = field(default=None, repr=False, compare=False)
+
+    @property
+    def closed_form(self) -> bool:
+        return self.closed is not None
+
+    @property
+    def issue(self) -> sympy.Boolean:
+        return self.closed.issue if self.closed else sympy.false
+
+    @property
+    def mask(self) -> sympy.Expr:
+        return self.closed.mask if self.closed else sympy.S.Zero
+
+    @property
+    def slice_index(self) -> sympy.Expr | None:
+        return self.closed.slice_index if self.closed else None
+
+    @property
+    def slice_count(self) -> sympy.Expr | None:
+        return self.closed.slice_count if self.closed else None
+
+    @property
+    def facts(self) -> tuple[Fact, ...]:
+        """The facts about the parameters the closed form rests on (objects, printable)."""
+        return self.closed.facts if self.closed else ()
 
     @property
     def guard(self) -> sympy.Boolean:
         """The closed form's facts as one condition (true when it rests on none): what a run-time
         guard tests when sizes are only known at launch."""
-        from tilec.transforms.multicast_closed import fact_expr
+        return sympy.And(*[f.condition() for f in self.facts]) if self.closed else sympy.true
 
-        return sympy.And(*[fact_expr(f) for f in self.facts]) if self.closed_form else sympy.true
+    @functools.cached_property
+    def _general(self) -> tuple[Any, ...]:
+        return _general(self.origin, self.alive, self.cluster_size)
 
     @property
     def same(self) -> sympy.Boolean:
         """same(r1, r2) over the variables: origins equal and both alive (the general form)."""
-        return self.general.forms[0]
+        return self._general[0]
 
     @property
     def general_issue(self) -> sympy.Boolean:
         # sliced: every alive member of a group issues its own slice
-        return self.alive if self.mode is MulticastMode.SLICED else self.general.forms[1]
+        return self.alive if self.mode is MulticastMode.SLICED else self._general[1]
 
     @property
     def general_mask(self) -> sympy.Expr:
-        return self.general.forms[2]
+        return self._general[2]
 
     @property
     def general_slice_index(self) -> sympy.Expr:
-        return self.general.forms[3]
+        return self._general[3]
 
     @property
     def general_slice_count(self) -> sympy.Expr:
-        return self.general.forms[4]
+        return self._general[4]
 
     def forms(self) -> tuple[sympy.Boolean, sympy.Expr, sympy.Expr | None, sympy.Expr | None]:
-        """The forms a kernel should use: closed where proven, else general."""
-        if self.closed_form:
+        """The forms a kernel should use: closed where it holds, else general."""
+        if self.closed:
             return self.issue, self.mask, self.slice_index, self.slice_count
         if self.mode is MulticastMode.SLICED:
             return (self.general_issue, self.general_mask, self.general_slice_index,
@@ -128,7 +189,7 @@ class OperandMulticast:
         return self.general_issue, self.general_mask, None, None
 
 
-@dataclass
+@dataclass(frozen=True)
 class MulticastDerivation:
     params: dict[str, Any]
     cluster_size: int
@@ -137,12 +198,10 @@ class MulticastDerivation:
 
     def to_json(self) -> dict[str, Any]:
         """The ``tilec masks --json`` object (see docs/cli.md)."""
-        from tilec.transforms.multicast_closed import fact_sympy_text
-
         ops = {}
+        sliced = self.mode is MulticastMode.SLICED
         for name, op in self.operands.items():
             issue, mask, sidx, scount = op.forms()
-            sliced = self.mode is MulticastMode.SLICED
             ops[name] = {
                 "closed_form": op.closed_form,
                 "variables": [str(v) for v in op.variables],
@@ -150,8 +209,8 @@ class MulticastDerivation:
                 "mask": _text(mask),
                 "slice_index": _text(sidx) if sliced and sidx is not None else None,
                 "slice_count": _text(scount) if sliced and scount is not None else None,
-                "facts": [fact_sympy_text(f) for f in op.facts],
-                "proof": list(op.proof),
+                "facts": [_fact_text(f) for f in op.facts],
+                "proof": [dict(s) for s in op.proof],
                 "table": [
                     {**row.point, "alive": row.alive, "issue": row.issue, "mask": row.mask,
                      "slice_index": row.slice_index if sliced else None,
@@ -161,6 +220,12 @@ class MulticastDerivation:
             }
         return {"params": self.params, "cluster_size": self.cluster_size,
                 "mode": self.mode.value, "operands": ops}
+
+
+def _fact_text(fact: Fact) -> str:
+    """A fact as sympy reads it back (``Eq(Mod(SMS, CN), 0)``; ``CN > 0`` left unevaluated)."""
+    with sympy.evaluate(False):
+        return str(fact.condition())
 
 
 @functools.lru_cache(maxsize=4096)
@@ -173,8 +238,9 @@ def _text(expr: sympy.Basic) -> str:
 
 
 def _rank_substitution(im: IndexMap, cluster: tuple[int, int, int],
-                       extra_bounds: dict[sympy.Symbol, sympy.Expr] | None = None,
-                       ) -> tuple[dict[sympy.Symbol, sympy.Expr], list[sympy.Symbol]]:
+                       extra_bounds: dict[sympy.Symbol, sympy.Expr],
+                       ) -> tuple[dict[sympy.Symbol, sympy.Expr], list[sympy.Symbol],
+                                  list[sympy.Expr]]:
     """Express the per-dimension rank (or blockIdx under set_cluster) in the linear ``rank``."""
     cx, cy, _ = cluster
     linear = {0: sympy.Mod(RANK, cx) if (cy, cluster[2]) != (1, 1) else RANK,
@@ -183,59 +249,86 @@ def _rank_substitution(im: IndexMap, cluster: tuple[int, int, int],
         linear[0] = sympy.Integer(0)
     subs: dict[sympy.Symbol, sympy.Expr] = {}
     extra: list[sympy.Symbol] = []
-    extra_bounds = {} if extra_bounds is None else extra_bounds
+    dims: dict[int, sympy.Expr] = {}
     for ax, sym in im.loop:
         pt, d = ax.ptype, ax.ptype.dim
         if pt.is_rank and d is not None:
             subs[sym] = linear[d] if cluster[d] > 1 else sympy.Integer(0)
+            if cluster[d] > 1:
+                dims[d] = ax.extent
         elif pt.is_block and d is not None and cluster[d] > 1:
             cid = index_symbol(f"cid{'xyz'[d]}")
             subs[sym] = cid * cluster[d] + linear[d]
             extra.append(cid)
             extra_bounds[cid] = sympy.ceiling(ax.extent / cluster[d])
-    return subs, extra
+            dims[d] = sympy.Integer(cluster[d])
+    return subs, extra, [dims[d] for d in sorted(dims)]
 
 
-def _operand_forms(view: TensorView, cluster: tuple[int, int, int],
-                   alive_parts: list[tuple[sympy.Boolean, Any]]
-                   ) -> tuple[dict[str, sympy.Expr], sympy.Boolean, list[sympy.Symbol],
-                              dict[sympy.Symbol, sympy.Expr]]:
+def operand_forms(view: TensorView, cluster: tuple[int, int, int]) -> OperandForms:
+    """The rank-dependent box origin and the alive predicates of one operand view."""
     im = index_map(view)
     with sympy.evaluate(False):
-        return _operand_forms_unevaluated(im, cluster, alive_parts)
+        return _operand_forms(im, cluster)
 
 
-def _operand_forms_unevaluated(im: IndexMap, cluster: tuple[int, int, int],
-                               alive_parts: list[tuple[sympy.Boolean, Any]]) -> tuple[dict[str, sympy.Expr], sympy.Boolean, list[sympy.Symbol],
-                                          dict[sympy.Symbol, sympy.Expr]]:
+def _operand_forms(im: IndexMap, cluster: tuple[int, int, int]) -> OperandForms:
     extra_bounds: dict[sympy.Symbol, sympy.Expr] = {}
-    subs, extra = _rank_substitution(im, cluster, extra_bounds)
+    subs, extra, rank_dims = _rank_substitution(im, cluster, extra_bounds)
     bulk = {s: sympy.Integer(0) for a, s in im.loop
             if a.ptype in (ParallelType.Bulk, ParallelType.Multicast)}
     every = {**bulk, **subs}
     origin = {name: sympy.sympify(e).xreplace(every) for name, e in im.logical.items()
               if name not in im.broadcast}
-    # k-loop symbols: they index only K; every CTA of a cluster walks them in lockstep
+    # serial K-loop symbols: they index only K and no hardware index runs them; every CTA of a
+    # cluster walks them in lockstep. A K-only axis bound to a CTA index (the part of a split-K)
+    # is part of the CTA's identity instead.
     mn = set().union(*[sympy.sympify(e).free_symbols for n, e in im.logical.items() if n != "K"])
     k_only = sympy.sympify(im.logical.get("K", 0)).free_symbols - mn
-    cta_level = [s for a, s in im.loop if s not in bulk and s not in subs and s not in k_only]
-    # a predicate on k-loop symbols alone bounds the K loop; it is not about the CTA
-    parts = [(p.xreplace(every), f) for p, f in zip(im.predicates, im.predicate_facts, strict=True)
-             if not (p.free_symbols & set(im.symbols)) <= k_only]
-    alive = sympy.And(*[p for p, _ in parts])
-    alive_parts[:] = parts
-    # an origin that does not depend on the rank is equal for every CTA of the cluster
+    serial_k = [s for a, s in im.loop if s in k_only and s not in every
+                and not a.ptype.is_hardware_index]
+    cta_vars = [s for a, s in im.loop if s not in every and s not in serial_k]
+    # every predicate at the box origin: a CTA whose tile or K part is empty there is dead
+    parts: list[AlivePart] = []
+    k_parts: list[AlivePart] = []
+    cta = {RANK, *cta_vars, *extra}
+    for p, f in zip(im.predicates, im.predicate_facts, strict=True):
+        q = p.xreplace(every)
+        if q is sympy.true or not q.free_symbols & (cta | set(serial_k)):
+            continue  # a predicate of Bulk indices alone holds at the origin
+        (parts if q.free_symbols & cta else k_parts).append(AlivePart(q, f))
+    # an origin coordinate that does not depend on the rank is equal for the whole cluster
     origin = {n: e for n, e in origin.items() if RANK in e.free_symbols}
-    # a k-loop symbol matters only if the ranks' origins depend on it (K offsets per CTA)
-    same_syms = set().union(*[e.free_symbols for e in origin.values()])
-    variables = cta_level + extra + [s for s in im.symbols if s in k_only and s in same_syms]
-    bounds = {s: b for s, b in im.bounds.items() if s in variables} | extra_bounds
-    return origin, alive, variables, bounds
+    bounds = {s: b for s, b in im.bounds.items() if s in cta_vars or s in serial_k} | extra_bounds
+    rank_extent = sympy.Mul(*rank_dims) if rank_dims else sympy.Integer(1)
+    return OperandForms(origin, tuple(parts), tuple(k_parts), (*cta_vars, *extra),
+                        tuple(serial_k), bounds, rank_extent, tuple(rank_dims))
 
 
 def _same(origin: dict[str, sympy.Expr], a: sympy.Expr, b: sympy.Expr) -> sympy.Boolean:
     return sympy.And(*[sympy.Eq(e.xreplace({RANK: a}), e.xreplace({RANK: b}))
                        for e in origin.values()])
+
+
+class FormsCache:
+    """Operand forms keyed by the view's structure (uid-free content) and the cluster: every
+    launch of one schedule structure shares them. Explicit, so that a caller owns its lifetime."""
+
+    def __init__(self, size: int = 64) -> None:
+        self._data: dict[Any, OperandForms] = {}
+        self._size = size
+
+    def get(self, view: TensorView, cluster: tuple[int, int, int]) -> tuple[Any, OperandForms]:
+        key = (view.structure(), cluster)
+        hit = self._data.get(key)
+        if hit is None:
+            if len(self._data) >= self._size:
+                self._data.pop(next(iter(self._data)))
+            hit = self._data[key] = operand_forms(view, cluster)
+        return key, hit
+
+
+FORMS = FormsCache()
 
 
 # -- the derivation ------------------------------------------------------------------------
@@ -249,40 +342,163 @@ def derive(
     params: dict[str, Any] | None = None,
     table: bool = True,
     closed: bool = True,
+    prove: bool = True,
+    cluster_k_ranges: bool = False,
 ) -> MulticastDerivation:
     """Derive issue predicates and masks for A and B of a (concrete) scheduled ``fusion``.
 
+    ``cluster_k_ranges``: the caller runs a ``fusion.decompose(...)`` split so that every CTA of
+    a cluster works on one group of ``cluster`` consecutive tiles and one K range at a time (the
+    CUDA lowering's cluster work split); the derivation over the schedule's walk then holds per
+    group. Without it a cluster schedule with a split-K or Stream-K decomposition is refused.
+
     ``symbolic`` is the same schedule built with its integer parameters as symbols (see
-    :func:`symbolic_instance`); when given, the closed forms are derived over the parameter
-    names, which is where the theorems apply cleanly, and evaluated at ``params``.
+    :func:`symbolic_instance`); when given, the forms are over the parameter names (where the
+    theorems apply) and evaluated at ``params``. The table covers every CTA of the launch at
+    every loop point; a closed form is reported only where it equals it everywhere. ``prove``:
+    also prove the closed forms with the theorems (for every launch that meets their facts).
     """
-    mode = MulticastMode(mode) if isinstance(mode, str) else mode
+    if not isinstance(fusion, GemmFusion):
+        raise TilecError(f"derive: fusion must be a GemmFusion but got {type(fusion).__name__} "
+                         f"{fusion!r}")
+    mode = MulticastMode(mode)
+    if symbolic is not None and not isinstance(symbolic, GemmFusion):
+        raise TilecError(f"derive: symbolic must be a GemmFusion or None but got {symbolic!r}")
     params = dict(params or {})
+    check_params(params)
     launch = infer_launch(fusion)
     cs = launch.cluster_size
+    kind = fusion.decomposition.describe()
+    if cs > 1 and kind not in ("dp", "auto") and not cluster_k_ranges:
+        raise UnsupportedError(
+            f"multicast needs the CTAs of a cluster on one K range, but fusion.decompose("
+            f"{kind!r}) hands them different K parts at lowering, which the schedule's index map "
+            f"does not show: split K in the schedule instead (split rKo and bind the part to a "
+            f"CTA index) so that the derivation sees each CTA's K range, or launch no cluster")
     a, b = fusion.operands()
     sym_views = symbolic.operands() if symbolic is not None else (a, b)
     values = {sympy.Symbol(k, integer=True, positive=True): v for k, v in params.items()
               if isinstance(v, int) and not isinstance(v, bool)}
-    out: dict[str, OperandMulticast] = {}
-    for name, view, sview in (("A", a, sym_views[0]), ("B", b, sym_views[1])):
-        out[name] = _derive_operand(name, view, sview, launch.cluster, mode, values, fusion, table,
-                                    closed)
+    out = {name: _derive_operand(name, view, sview, launch.cluster, mode, values, fusion, table,
+                                 closed, prove, concrete=symbolic is None)
+           for name, view, sview in (("A", a, sym_views[0]), ("B", b, sym_views[1]))}
     return MulticastDerivation(params, cs, mode, out)
 
 
-class _LazyGeneral:
-    """The general forms, built on first use (a closed form usually makes them unneeded)."""
+def check_params(params: dict[str, Any]) -> None:
+    """A parameter named like a derivation variable would be confused with it: refuse."""
+    from tilec.errors import ParamError
 
-    def __init__(self, origin: dict[str, sympy.Expr], alive: sympy.Boolean, cs: int) -> None:
-        self.origin, self.alive, self.cs = origin, alive, cs
-        self._forms: tuple[Any, ...] | None = None
+    taken = {*RESERVED, "i_rt", "cidx", "cidy", "cidz", "bidx", "bidy", "bidz", "rank_x",
+             "rank_y", "rank_z"}
+    for k in params:
+        if k in taken or k.startswith("i_"):
+            raise ParamError(
+                f"schedule parameter {k!r} has the name of a variable of the multicast derivation "
+                f"(rank, r1, r2, cidx, bidx, rank_x, i_<axis>, ...): rename the parameter")
 
-    @property
-    def forms(self) -> tuple[Any, ...]:
-        if self._forms is None:
-            self._forms = _general(self.origin, self.alive, self.cs)
-        return self._forms
+
+def _selected_parts(forms: OperandForms, values: dict[sympy.Symbol, int]
+                    ) -> tuple[AlivePart, ...]:
+    """The alive predicates of this launch: a K-loop predicate that holds at every k-iteration
+    (``i_Ko*BK < K``) gates nobody and is left out; one that fails somewhere is kept."""
+    kept = list(forms.parts)
+    for part in forms.k_parts:
+        syms = sorted(part.pred.free_symbols & set(forms.k_vars), key=str)
+        psyms = sorted(part.pred.free_symbols - set(syms), key=str)
+        if any(p not in values for p in psyms):
+            kept.append(part)
+            continue
+        pv = [values[p] for p in psyms]
+        fn = _compiled([part.pred], [*syms, *psyms])
+        ext = _compiled([forms.bounds[s] for s in syms], psyms)(*pv)
+        if not all(fn(*pt, *pv)[0] for pt in itertools.product(*[range(int(e)) for e in ext])):
+            kept.append(part)
+    return tuple(kept)
+
+
+def _derive_operand(
+    name: str, view: TensorView, sview: TensorView, cluster: tuple[int, int, int],
+    mode: MulticastMode, values: dict[sympy.Symbol, int], fusion: GemmFusion, table: bool,
+    closed: bool, prove: bool, concrete: bool,
+) -> OperandMulticast:
+    from tilec.transforms.multicast_closed import derive_closed
+
+    cs = cluster[0] * cluster[1] * cluster[2]
+    key, forms = FORMS.get(sview, cluster)
+    parts = _selected_parts(forms, {} if concrete else values)
+    alive = sympy.And(*[p.pred for p in parts])
+    used = set().union(alive.free_symbols, *[e.free_symbols for e in forms.origin.values()])
+    variables = (*forms.cta_vars, *[s for s in forms.k_vars if s in used])
+    bounds = {v: forms.bounds[v] for v in variables}
+    rows_ = [a for a in view.loop if a.ptype is ParallelType.Bulk]
+    box_elems = sympy.Mul(*[a.extent for a in rows_ if not a.is_broadcast])
+    rows = _table(mode, forms.origin, alive, variables, bounds, {} if concrete else values, cs) \
+        if table or closed else ()
+    op = OperandMulticast(
+        operand=name, mode=mode, cluster_size=cs, variables=(RANK, *variables),
+        origin=forms.origin, alive=alive, alive_parts=parts, bounds=bounds,
+        rank_extent=forms.rank_extent, rank_dims=forms.rank_dims,
+        box_bytes=int(box_elems) * fusion.dtype.nbytes if box_elems.is_Integer else 0,
+        table=tuple(rows), closed=None, forms_key=key)
+    if not closed:
+        return _replace(op, notes=("closed form not asked for",), table=op.table if table else ())
+    result = derive_closed(op, forms, {} if concrete else values, prove)
+    return _replace(op, closed=result.closed, notes=result.notes, proof=result.proof,
+                    narrowed_same=result.narrowed, table=op.table if table else ())
+
+
+def _replace(op: OperandMulticast, **kw: Any) -> OperandMulticast:
+    from dataclasses import replace
+
+    return replace(op, **kw)
+
+
+def _points(variables: tuple[sympy.Symbol, ...], bounds: dict[sympy.Symbol, int]
+            ) -> Iterator[tuple[int, ...]]:
+    return itertools.product(*[range(int(bounds[v])) for v in variables])
+
+
+@functools.lru_cache(maxsize=512)
+def _compiled_cached(exprs: tuple[Any, ...], args: tuple[sympy.Symbol, ...]
+                     ) -> Callable[..., tuple[Any, ...]]:
+    return compile_int(list(exprs), list(args))
+
+
+def _compiled(exprs: list[Any], args: list[sympy.Symbol]) -> Callable[..., tuple[Any, ...]]:
+    """compile_int, memoised by content: the symbolic forms are shared by every launch."""
+    return _compiled_cached(tuple(sympy.sympify(e) for e in exprs), tuple(args))
+
+
+def launch_values(bounds: dict[sympy.Symbol, sympy.Expr], variables: tuple[sympy.Symbol, ...],
+                  values: dict[sympy.Symbol, int]) -> tuple[list[sympy.Symbol], list[int],
+                                                            dict[sympy.Symbol, int]]:
+    """The parameters as arguments, their values, and each variable's concrete extent."""
+    psyms = sorted(values, key=str)
+    pvals = [values[p] for p in psyms]
+    ext = _compiled([bounds[v] for v in variables], psyms)(*pvals)
+    return psyms, pvals, dict(zip(variables, ext, strict=True))
+
+
+def _table(mode: MulticastMode, origin: dict[str, sympy.Expr], alive: sympy.Boolean,
+           variables: tuple[sympy.Symbol, ...], bounds: dict[sympy.Symbol, sympy.Expr],
+           values: dict[sympy.Symbol, int], cs: int) -> list[Row]:
+    """Every (variables, rank) of the concrete launch, by brute force over ranks."""
+    psyms, pvals, ext = launch_values(bounds, variables, values)
+    key_fn = _compiled([*origin.values(), alive], [RANK, *variables, *psyms])
+    names = [str(v) for v in variables]
+    sliced = mode is MulticastMode.SLICED
+    rows: list[Row] = []
+    for point in _points(variables, ext):
+        keys = [key_fn(r, *point, *pvals) for r in range(cs)]
+        at = dict(zip(names, point, strict=True))
+        for r in range(cs):
+            live = bool(keys[r][-1])
+            group = [q for q in range(cs) if live and keys[q][-1] and keys[q][:-1] == keys[r][:-1]]
+            rows.append(Row({**at, "rank": r}, live, live and (sliced or group[0] == r),
+                            sum(1 << q for q in group), group.index(r) if live else 0,
+                            len(group) if live else 0))
+    return rows
 
 
 def _general(origin: dict[str, sympy.Expr], alive: sympy.Boolean, cs: int
@@ -290,198 +506,73 @@ def _general(origin: dict[str, sympy.Expr], alive: sympy.Boolean, cs: int
     # built unevaluated: these are printed and compiled, never simplified (and sympy's
     # canonicalisation of Piecewise over floor/Mod costs seconds)
     with sympy.evaluate(False):
-        return _general_unevaluated(origin, alive, cs)
-
-
-def _general_unevaluated(origin: dict[str, sympy.Expr], alive: sympy.Boolean, cs: int
-                         ) -> tuple[sympy.Boolean, sympy.Boolean, sympy.Expr, sympy.Expr, sympy.Expr]:
-    same = sympy.And(_same(origin, R1, R2), alive.xreplace({RANK: R1}), alive.xreplace({RANK: R2}))
-    same_r = same.xreplace({R1: _R, R2: RANK})
-    before = sympy.Sum(sympy.Piecewise((1, sympy.And(same_r, sympy.Lt(_R, RANK))), (0, True)),
-                       (_R, 0, cs - 1))
-    issue = sympy.And(alive, sympy.Eq(before, 0))
-    mask = sympy.Sum(sympy.Piecewise((2**_R, same_r), (0, True)), (_R, 0, cs - 1))
-    count = sympy.Sum(sympy.Piecewise((1, same_r), (0, True)), (_R, 0, cs - 1))
+        same = sympy.And(_same(origin, R1, R2), alive.xreplace({RANK: R1}),
+                         alive.xreplace({RANK: R2}))
+        same_r = same.xreplace({R1: _R, R2: RANK})
+        before = sympy.Sum(sympy.Piecewise((1, sympy.And(same_r, sympy.Lt(_R, RANK))), (0, True)),
+                           (_R, 0, cs - 1))
+        issue = sympy.And(alive, sympy.Eq(before, 0))
+        mask = sympy.Sum(sympy.Piecewise((2**_R, same_r), (0, True)), (_R, 0, cs - 1))
+        count = sympy.Sum(sympy.Piecewise((1, same_r), (0, True)), (_R, 0, cs - 1))
     return same, issue, mask, before, count
-
-
-def _derive_operand(
-    name: str, view: TensorView, sview: TensorView, cluster: tuple[int, int, int],
-    mode: MulticastMode, values: dict[sympy.Symbol, int], fusion: GemmFusion, table: bool,
-    closed: bool = True,
-) -> OperandMulticast:
-    cs = cluster[0] * cluster[1] * cluster[2]
-    fkey = (id(sview), sview is view or sview.structure(), cluster)
-    if fkey not in _FORMS or _FORMS[fkey][0] is not sview:
-        alive_parts: list[tuple[sympy.Boolean, Any]] = []
-        origin, alive, variables, bounds = _operand_forms(sview, cluster, alive_parts)
-        rank_axes = [a for a in sview.loop if a.ptype.is_rank and a.ptype.dim is not None
-                     and cluster[a.ptype.dim] > 1]
-        rank_extent = rank_axes[0].extent if len(rank_axes) == 1 else sympy.Integer(cs)
-        _FORMS[fkey] = (sview, origin, alive, variables, bounds, alive_parts, rank_extent,
-                        _LazyGeneral(origin, alive, cs))
-    (_, origin, alive, variables, bounds, alive_parts, rank_extent, general) = _FORMS[fkey]
-    rows = [a for a in view.loop if a.ptype is ParallelType.Bulk]
-    box_elems = sympy.Mul(*[a.extent for a in rows if not a.is_broadcast])
-    op = OperandMulticast(
-        operand=name, mode=mode, cluster_size=cs, variables=[RANK, *variables], origin=origin,
-        alive=alive, general=general,
-        box_bytes=int(box_elems) * fusion.dtype.nbytes if box_elems.is_Integer else 0,
-        alive_parts=alive_parts, bounds=bounds, rank_extent=rank_extent,
-    )
-    if cs > 1 and not closed:
-        op.notes.append("closed form not asked for")
-    elif cs > 1:
-        from tilec.transforms.multicast_closed import close  # the proofs-based narrowing
-
-        close(op, values)
-    else:
-        op.closed_form, op.issue, op.mask = True, alive, sympy.Piecewise((1, alive), (0, True))
-        op.slice_index, op.slice_count = sympy.Integer(0), sympy.Integer(1)
-        op.notes.append("cluster of one CTA: no multicast")
-    # the concrete launch: evaluate, and check the closed form against the general form
-    if table:
-        if view is sview:
-            op.table = _table(op, origin, alive, variables, bounds, {}, cs)
-        else:
-            op.table = _table(op, origin, alive, variables, bounds, values, cs)
-    op.variables = [RANK, *variables]
-    return op
-
-
-def _points(variables: list[sympy.Symbol], bounds: dict[sympy.Symbol, sympy.Expr]
-            ) -> Iterator[tuple[int, ...]]:
-    return itertools.product(*[range(int(bounds[v])) for v in variables])
-
-
-_COMPILED: dict[tuple[Any, ...], Callable[..., tuple[Any, ...]]] = {}
-
-
-def _compiled(exprs: list[Any], args: list[sympy.Symbol]) -> Callable[..., tuple[Any, ...]]:
-    """compile_int, memoised: the symbolic forms are shared by every launch of a schedule."""
-    key = (tuple(exprs), tuple(args))
-    fn = _COMPILED.get(key)
-    if fn is None:
-        fn = _COMPILED[key] = compile_int(exprs, args)
-    return fn
-
-
-def _table(op: OperandMulticast, origin: dict[str, sympy.Expr], alive: sympy.Boolean,
-           variables: list[sympy.Symbol], bounds: dict[sympy.Symbol, sympy.Expr],
-           values: dict[sympy.Symbol, int], cs: int) -> list[Row]:
-    """Every (variables, rank) of the concrete launch, by brute force over ranks."""
-    used = list(variables)
-    # parameters are passed as arguments: no sympy evaluation at concrete values (slow)
-    psyms = sorted(values, key=str)
-    pvals = [values[p] for p in psyms]
-    key_fn: Callable[..., tuple[Any, ...]] = _compiled([*origin.values(), alive],
-                                                       [RANK, *used, *psyms])
-    closed_fn = None
-    if op.closed_form:
-        issue, mask, sidx, scount = op.issue, op.mask, op.slice_index, op.slice_count
-        exprs = [sympy.sympify(e) for e in
-                 (issue, mask, sidx if sidx is not None else 0, scount if scount is not None else 1)]
-        closed_fn = _compiled(exprs, [RANK, *used, *psyms])
-    bound_fn = _compiled([bounds[v] for v in used], psyms)
-    conc_bounds = dict(zip(used, bound_fn(*pvals), strict=True))
-    names = [str(v) for v in used]
-    rows: list[Row] = []
-    for point in _points(used, conc_bounds):
-        keys = [key_fn(r, *point, *pvals) for r in range(cs)]
-        for r in range(cs):
-            live = bool(keys[r][-1])
-            group = [q for q in range(cs) if live and keys[q][-1] and keys[q][:-1] == keys[r][:-1]]
-            issue_v = live and (group[0] == r or op.mode is MulticastMode.SLICED)
-            mask_v = sum(1 << q for q in group)
-            row = Row({**dict(zip(names, point, strict=True)), "rank": r}, live, issue_v, mask_v,
-                      group.index(r) if live else 0, len(group) if live else 0)
-            if closed_fn is not None:
-                ci, cm, csi, csc = closed_fn(r, *point, *pvals)
-                sliced = op.mode is MulticastMode.SLICED
-                if (bool(ci), int(cm)) != (row.issue, row.mask) or (
-                        sliced and live and (int(csi), int(csc)) != (row.slice_index, row.slice_count)):
-                    # never report an unsound closed form: fall back to the general form
-                    op.closed_form = False
-                    op.notes.append(
-                        f"closed form disagreed with the general form at {row.point}: "
-                        f"issue {bool(ci)} vs {row.issue}, mask {int(cm):#b} vs {row.mask:#b}; "
-                        f"using the general form")
-                    closed_fn = None
-            rows.append(row)
-    return rows
 
 
 # -- schedules built over symbols ----------------------------------------------------------
 
 
-_SYMBOLIC: dict[tuple[Any, ...], GemmFusion | None] = {}
-_LAST_SYMBOLIC_ERROR: list[str] = [""]
-_FORMS: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+@dataclass(frozen=True)
+class SymbolicInstance:
+    """The schedule rebuilt over symbols, or why it could not be (``fusion`` None)."""
+
+    fusion: GemmFusion | None
+    why: str = ""
 
 
 def symbolic_instance(schedule: Callable[..., GemmFusion], params: dict[str, Any]
                       ) -> GemmFusion | None:
-    """The schedule rebuilt with every integer parameter a positive integer symbol.
+    """The schedule rebuilt with every positive integer parameter a positive integer symbol (a
+    parameter of 0 or less stays as it is: a positive symbol cannot stand for it, and a schedule
+    may branch on it, as the seed's GROUP=0 does).
 
     Returns None when the schedule cannot be built symbolically (it branches on a value, say).
     """
+    return symbolic_build(schedule, params).fusion
+
+
+def symbolic_build(schedule: Callable[..., GemmFusion], params: dict[str, Any]
+                   ) -> SymbolicInstance:
+    """:func:`symbolic_instance` with the reason when the schedule cannot be built over symbols."""
+    import inspect
+
+    check_params(params)
     sig = inspect.signature(schedule)
     sym_params = {}
     for k, v in params.items():
         if k not in sig.parameters:
             continue
-        if isinstance(v, int) and not isinstance(v, bool):
+        if isinstance(v, int) and not isinstance(v, bool) and v > 0:
             sym_params[k] = sympy.Symbol(k, integer=True, positive=True)
         else:
             sym_params[k] = v
     try:
-        return schedule(**sym_params)
+        return SymbolicInstance(schedule(**sym_params))
     except (TilecError, TypeError, ValueError) as e:
-        _LAST_SYMBOLIC_ERROR[0] = f"{type(e).__name__}: {e}"
-        return None
+        return SymbolicInstance(None, f"{type(e).__name__}: {e}")
 
 
-def derive_from_file(path: str | Path, overrides: dict[str, Any] | None = None,
-                     mode: MulticastMode | str = MulticastMode.LEADER,
-                     table: bool = True, closed: bool = True) -> MulticastDerivation:
-    """Load a schedule file, build it concretely and symbolically, and derive."""
-    from tilec.loader import load_schedule
-
-    mode = MulticastMode(mode) if isinstance(mode, str) else mode
-    return _derive_loaded(path, load_schedule(path, overrides), mode, table, closed)
-
-
-def masks_json(path: str | Path, overrides: dict[str, Any] | None = None,
-               mode: MulticastMode | str = MulticastMode.LEADER) -> str:
-    """``tilec masks --json`` as text, kept on disk between runs (see :mod:`tilec.cache`)."""
-    from tilec import cache
-
-    mode = MulticastMode(mode) if isinstance(mode, str) else mode
-    key = cache.masks_key(path, dict(overrides or {}), mode.value)
-    text = cache.read(key)
-    if text is None:
-        text = json.dumps(derive_from_file(path, overrides, mode).to_json(), separators=(",", ":"))
-        cache.write(key, text)
-    return text
-
-
-def _derive_loaded(path: str | Path, loaded: Any, mode: MulticastMode, table: bool,
-                   closed: bool) -> MulticastDerivation:
-    p = Path(path).resolve()
-    shape = tuple(sorted((k, v) for k, v in loaded.params.items()
-                         if not isinstance(v, int) or isinstance(v, bool)))
-    key = (str(p), p.stat().st_mtime, shape)
-    if key not in _SYMBOLIC:
-        _SYMBOLIC[key] = symbolic_instance(loaded.module.schedule, loaded.params)
-    sym = _SYMBOLIC[key]
-    if infer_launch(loaded.fusion).cluster_size == 1:
-        raise LaunchError(
-            f"{Path(path).name}: the schedule launches no cluster (cluster of 1 CTA): "
-            f"there is nothing to multicast; bind CIDx/RankX or call fusion.set_cluster()")
-    d = derive(loaded.fusion, mode, symbolic=sym, params=loaded.params, table=table,
-               closed=closed)
-    if sym is None:
-        for op in d.operands.values():
-            op.notes.append("the schedule could not be built over symbolic parameters "
-                            f"({_LAST_SYMBOLIC_ERROR[0]}): closed forms are over numbers")
+def derive_loaded(loaded: Any, mode: MulticastMode | str = MulticastMode.LEADER,
+                  table: bool = True, closed: bool = True,
+                  symbolic: SymbolicInstance | None = None, prove: bool = True
+                  ) -> MulticastDerivation:
+    """Derive for a loaded schedule (:func:`tilec.loader.load_schedule`): built concretely and
+    over symbols. Loading files and caching on disk are the caller's (the CLI's) business."""
+    mode = MulticastMode(mode)
+    sym = symbolic or symbolic_build(loaded.module.schedule, loaded.params)
+    d = derive(loaded.fusion, mode, symbolic=sym.fusion, params=loaded.params, table=table,
+               closed=closed, prove=prove)
+    if sym.fusion is None:
+        note = (f"the schedule could not be built over symbolic parameters ({sym.why}): "
+                f"closed forms are over numbers")
+        d = MulticastDerivation(d.params, d.cluster_size, d.mode, {
+            k: _replace(op, notes=(*op.notes, note)) for k, op in d.operands.items()})
     return d

@@ -1,56 +1,385 @@
-"""Closed forms of multicast issue predicates and masks, from the proofs engine.
+"""Closed forms of multicast issue predicates and masks, from the rank structure of the sharing.
 
-Steps (each recorded in the operand's proof trace):
+The method, for one operand of one launch:
 
-1. Candidate facts: ``c % d == 0`` for every coefficient ``c`` of a CTA-level variable (``SMS`` of
-   ``i_rt``, ``CLUSTER`` of ``cidx``) and every divisor ``d`` of the tile-index arithmetic (``CN``,
-   ``CM*CN``), kept only when true at the schedule's parameters; and the exactness of each split
-   that adds an alive predicate.
-2. ``narrow(same)`` under those facts. The result must depend on the two ranks alone; it is a
-   sufficient condition, so sharing may be lost, never invented.
-3. Pattern: ``floor(r/d)`` equal -> contiguous groups of d; ``floor(r/g)`` and ``r % d`` equal ->
-   groups of g/d ranks strided by d; ``r`` equal -> no sharing; ``true`` -> the whole cluster.
-4. Alive must be uniform over each group (a group is all alive or all dead), shown by rewriting
-   each alive predicate so that the rank appears only inside the group key (2.16 then 2.15.1).
+1. **Decide.** The exact table (every CTA at every loop point, from the index maps) says whether
+   the sharing groups depend on the loop point: the sharing is *uniform* when every alive rank is
+   in the same group at every loop point where it is alive. If it is not, there is no closed form
+   in the ranks alone (the general form is used, with the loop point where the groups change).
+2. **Rank structure.** A uniform partition of the ranks is matched against mixed-radix digits of
+   the rank (``rank = d0 + R0*(d1 + R1*(d2 + ...))``, the axes of a 2-D cluster are digits too):
+   ranks share when they agree on the *kept* digits and may differ on the *shared* ones. Groups
+   of consecutive ranks, strided ranks, an axis of a 2-D cluster, the whole cluster, never
+   shared and a cluster of one are all such digit patterns. The digit boundaries are written
+   with the schedule's own expressions (``CN``, ``CM*CN``, ``CLUSTER``) where one has the value.
+   A partition that no digit pattern matches gets a closed form by rank cases.
+3. **Forms** from the digits: the leader is the rank whose shared digits are 0
+   (``Eq(Mod(rank, CN), 0)``), the mask is the kept digits' bits times one geometric sum per run
+   of shared digits (``(2**CN - 1)*2**(CN*floor(rank/CN))``); in sliced mode the slice is the
+   shared digits' value. The CTA's own ``alive`` gates both (alive is uniform over a group).
+4. **Proof.** The proofs engine narrows ``same(r1, r2)`` under divisibility facts about the
+   parameters (each true at this launch). Where the narrowed condition is a relation of the ranks
+   alone with the same groups, and each alive predicate depends on the rank only through the
+   group, the closed form is *proved* for every launch that meets the facts; otherwise it is
+   *checked*: it equals the exact table at every CTA of this launch, and holds for this launch.
+   Either way the forms are compared with the table before they are reported.
 
-Anything that does not fit leaves ``closed_form`` False: the general form is used.
+Facts are objects (:class:`tilec.proofs.Fact`) about the parameters, never about loop variables.
 """
 
 from __future__ import annotations
 
-import re
+import functools
+import itertools
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import sympy
 
-from tilec.ir.pyeval import compile_int
-from tilec.transforms.multicast import R1, R2, RANK, _same
+from tilec.transforms.multicast import R1, R2, RANK, _compiled, _same, launch_values
 
 if TYPE_CHECKING:
-    from tilec.proofs import Context
-    from tilec.transforms.multicast import OperandMulticast
+    from tilec.proofs import Context, Fact
+    from tilec.transforms.multicast import OperandForms, OperandMulticast, Row
 
 _J = sympy.Symbol("j", integer=True, nonnegative=True)
 
 
-_COMPILED: dict[sympy.Expr, tuple[list[sympy.Symbol], Any]] = {}
+@dataclass(frozen=True)
+class RankDigits:
+    """Mixed-radix digits of the rank (innermost first) and which of them a group spans."""
+
+    radices: tuple[int, ...]
+    shared: frozenset[int]
+
+    def key(self, rank: int) -> tuple[int, ...]:
+        out, rest = [], rank
+        for i, r in enumerate(self.radices):
+            if i not in self.shared:
+                out.append(rest % r)
+            rest //= r
+        return tuple(out)
+
+    def runs(self) -> list[tuple[int, int, bool]]:
+        """Maximal runs of digits with the same status: (first digit, end digit, shared)."""
+        out: list[tuple[int, int, bool]] = []
+        for i in range(len(self.radices)):
+            s = i in self.shared
+            if out and out[-1][2] == s:
+                out[-1] = (out[-1][0], i + 1, s)
+            else:
+                out.append((i, i + 1, s))
+        return out
+
+    def describe(self) -> str:
+        n = len(self.radices)
+        if not self.shared:
+            return "never shared"
+        if len(self.shared) == n:
+            return "the whole cluster shares"
+        return ("groups of ranks agreeing on digits " +
+                ", ".join(f"{i} (radix {r})" for i, r in enumerate(self.radices)
+                          if i not in self.shared))
+
+
+@dataclass(frozen=True)
+class ClosedForm:
+    issue: sympy.Boolean
+    mask: sympy.Expr
+    slice_index: sympy.Expr
+    slice_count: sympy.Expr
+    facts: tuple[Fact, ...]
+    proved: bool  # True: for every launch meeting the facts; False: checked on this launch
+    structure: str
+
+
+@dataclass(frozen=True)
+class ClosedResult:
+    closed: ClosedForm | None
+    notes: tuple[str, ...] = ()
+    proof: tuple[dict[str, str], ...] = ()
+    narrowed: sympy.Boolean | None = None
+
+
+# -- 1. decide ----------------------------------------------------------------------------
+
+
+def uniform_partition(table: tuple[Row, ...] | list[Row], cs: int
+                      ) -> tuple[tuple[int, ...] | None, str]:
+    """Per rank, the mask of its group when the groups never change (else None and where).
+
+    A rank that is never alive is a group of its own (it is in no mask)."""
+    seen: dict[int, tuple[int, dict[str, int]]] = {}
+    for row in table:
+        if not row.alive:
+            continue
+        r = row.point["rank"]
+        first = seen.setdefault(r, (row.mask, row.point))
+        if first[0] != row.mask:
+            return None, (f"the sharing changes with the loop point: rank {r} shares "
+                          f"{_bits(first[0])} at {_at(first[1])} but {_bits(row.mask)} at "
+                          f"{_at(row.point)}")
+    return tuple(seen[r][0] if r in seen else 1 << r for r in range(cs)), ""
+
+
+def _bits(mask: int) -> str:
+    return "{" + ", ".join(str(i) for i in range(mask.bit_length()) if mask >> i & 1) + "}"
+
+
+def _at(point: dict[str, int]) -> str:
+    return " ".join(f"{k}={v}" for k, v in point.items() if k != "rank")
+
+
+# -- 2. rank structure --------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=64)
+def _factorizations(n: int) -> tuple[tuple[int, ...], ...]:
+    """Ordered factorizations of n into factors > 1, fewest factors first."""
+    if n == 1:
+        return ((),)
+    out = [(n,)]
+    for d in range(2, n):
+        if n % d == 0:
+            out += [(d, *rest) for rest in _factorizations(n // d) if rest]
+    return tuple(sorted(set(out), key=len))
+
+
+def rank_digits(groups: tuple[int, ...]) -> RankDigits | None:
+    """The fewest mixed-radix digits whose shared ones span exactly the given groups."""
+    cs = len(groups)
+    for radices in _factorizations(cs):
+        for k in range(len(radices) + 1):
+            for shared in itertools.combinations(range(len(radices)), k):
+                d = RankDigits(radices, frozenset(shared))
+                keys = [d.key(r) for r in range(cs)]
+                if all((keys[r] == keys[q]) == (groups[r] == groups[q])
+                       for r in range(cs) for q in range(r)):
+                    return d
+    return None
+
+
+def _candidates(op: OperandMulticast, forms: OperandForms, extra: list[sympy.Expr]
+                ) -> list[sympy.Expr]:
+    """Expressions of the schedule that may name a digit boundary, preferred first."""
+    dims = list(forms.rank_dims)
+    prods = [sympy.Mul(*dims[:i]) for i in range(1, len(dims) + 1)]
+    whole = sympy.Tuple(*op.origin.values(), op.alive)
+    return list(dict.fromkeys([*extra, forms.rank_extent, *prods, *_inner_divisors(whole),
+                               *sorted(_divisors(whole), key=sympy.count_ops)]))
+
+
+def _inner_divisors(expr: sympy.Basic) -> list[sympy.Expr]:
+    """Divisors applied to the rank's tile index itself (``T/CN``, ``T % CN``), before those
+    applied to a quotient of it (``(T/CN)/CM``): the digit nearest the rank comes first."""
+    out = []
+    for node in sympy.preorder_traversal(expr):
+        if isinstance(node, sympy.floor):
+            x, d = sympy.fraction(node.args[0])
+        elif isinstance(node, sympy.Mod):
+            x, d = node.args
+        else:
+            continue
+        if RANK in x.free_symbols and not x.has(sympy.floor, sympy.Mod) and RANK not in d.free_symbols:
+            out.append(d)
+    return sorted(dict.fromkeys(out), key=sympy.count_ops)
+
+
+def _boundaries(digits: RankDigits, cands: list[sympy.Expr], values: dict[sympy.Symbol, int],
+                cs: int) -> list[sympy.Expr]:
+    """Symbolic cumulative weights 1, R0, R0*R1, ..., cs of the digits."""
+    by_value: dict[int, sympy.Expr] = {}
+    for c in cands:
+        v = _value(c, values)
+        if v is not None:
+            by_value.setdefault(v, c)
+    out, w = [sympy.Integer(1)], 1
+    for r in digits.radices:
+        w *= r
+        out.append(by_value.get(w, sympy.Integer(w)))
+    return out
+
+
+# -- 3. forms -----------------------------------------------------------------------------
+
+
+def _quotient(hi: sympy.Expr, lo: sympy.Expr) -> sympy.Expr:
+    q = hi / lo
+    return q if q.is_integer or not sympy.fraction(q)[1].free_symbols and q.is_Integer \
+        else sympy.floor(q)
+
+
+def digit_forms(digits: RankDigits, b: list[sympy.Expr]
+                ) -> tuple[sympy.Boolean, sympy.Expr, sympy.Expr, sympy.Expr]:
+    """Leader predicate, mask, slice index and slice count of a digit pattern (alive aside)."""
+    conds, base, geo = [], [], []
+    sidx: sympy.Expr = sympy.Integer(0)
+    scount: sympy.Expr = sympy.Integer(1)
+    runs = digits.runs()
+    for i, (a, e, shared) in enumerate(runs):
+        lo, hi, top = b[a], b[e], i == len(runs) - 1
+        if shared:
+            conds.append(sympy.Eq(sympy.Mod(RANK, hi), 0) if lo == 1
+                         else sympy.Lt(sympy.Mod(RANK, hi), lo))
+            n = _quotient(hi, lo)
+            geo.append(2**hi - 1 if lo == 1 else sympy.Sum(2 ** (lo * _J), (_J, 0, n - 1)))
+            value = sympy.Mod(RANK, hi) if lo == 1 else sympy.floor(sympy.Mod(RANK, hi) / lo)
+            sidx, scount = sidx + scount * value, scount * n
+            if top:
+                base.append(hi * sympy.floor(RANK / hi))
+        elif lo == 1 and top:
+            base.append(RANK)
+        elif lo == 1:
+            base.append(sympy.Mod(RANK, hi))
+        elif top:
+            base.append(lo * sympy.floor(RANK / lo))
+        else:
+            base.append(lo * sympy.Mod(sympy.floor(RANK / lo), _quotient(hi, lo)))
+    mask = sympy.Mul(*geo) * 2 ** sympy.Add(*base)
+    return sympy.And(*conds), mask, sidx, scount
+
+
+def _case_forms(groups: tuple[int, ...]) -> tuple[sympy.Boolean, sympy.Expr, sympy.Expr,
+                                                  sympy.Expr]:
+    """A partition no digit pattern matches: the forms by rank cases."""
+    cs = len(groups)
+    lead = [r for r in range(cs) if groups[r] & ((1 << r) - 1) == 0]
+    issue = sympy.Or(*[sympy.Eq(RANK, r) for r in lead])
+    mask = sympy.Piecewise(*[(groups[r], sympy.Eq(RANK, r)) for r in range(cs - 1)],
+                           (groups[cs - 1], True))
+    sidx = sympy.Piecewise(*[(bin(groups[r] & ((1 << r) - 1)).count("1"), sympy.Eq(RANK, r))
+                             for r in range(cs - 1)],
+                           (bin(groups[cs - 1] & ((1 << (cs - 1)) - 1)).count("1"), True))
+    scount = sympy.Piecewise(*[(bin(groups[r]).count("1"), sympy.Eq(RANK, r))
+                               for r in range(cs - 1)], (bin(groups[cs - 1]).count("1"), True))
+    return issue, mask, sidx, scount
+
+
+# -- the closed form of one operand -------------------------------------------------------
+
+
+def derive_closed(op: OperandMulticast, forms: OperandForms, values: dict[sympy.Symbol, int],
+                  prove: bool = True) -> ClosedResult:
+    """The closed form of ``op`` at this launch, or why there is none (see module docstring)."""
+    cs = op.cluster_size
+    groups, why = uniform_partition(op.table, cs)
+    if groups is None:
+        return ClosedResult(None, (f"{why}: general form",))
+    digits = rank_digits(groups)
+    proof = _prove(op, forms, values, groups) if prove and cs > 1 and digits is not None \
+        else None
+    facts: list[Fact] = []
+    rows: tuple[dict[str, str], ...] = ()
+    narrowed = None
+    keys: list[sympy.Expr] = []
+    if proof is not None:
+        facts += proof.facts
+        rows, narrowed, keys = proof.rows, proof.narrowed, proof.divisors
+    alive, alive_facts = _alive_at_launch(op, values)
+    facts += alive_facts
+    if digits is not None:
+        b = _boundaries(digits, _candidates(op, forms, keys), values, cs)
+        lead, mask, sidx, scount = digit_forms(digits, b)
+        facts += _boundary_facts(b, values)
+        structure = digits.describe()
+    else:
+        lead, mask, sidx, scount = _case_forms(groups)
+        structure = "groups by rank cases"
+    if cs == 1:
+        mask = sympy.Integer(1)
+    issue = sympy.true if op.mode.value == "sliced" else lead
+    issue = issue if alive is sympy.true else sympy.And(alive, issue)
+    mask = mask if alive is sympy.true else sympy.Piecewise((mask, alive), (0, True))
+    closed = ClosedForm(issue, mask, sidx, scount, _parameter_facts(facts, op),
+                        proof is not None and proof.alive_proved, structure)
+    bad = _disagreement(op, closed, values)
+    if bad:  # an internal inconsistency: never report a closed form the table contradicts
+        return ClosedResult(None, (f"closed form disagreed with the table at {bad}: general "
+                                   f"form",), rows, narrowed)
+    how = "proved for every launch that meets its facts" if closed.proved else (
+        "checked at every CTA of this launch" + (
+            "" if proof is not None or not prove or cs == 1 else "; the theorems do not reach it")
+        + ("" if proof is None else "; the proof covers the sharing, not the alive predicates")
+        + ("" if prove or cs == 1 else "; `tilec explain` proves it where the theorems reach"))
+    return ClosedResult(closed, (f"closed form ({structure}): {how}",), rows, narrowed)
+
+
+def _alive_at_launch(op: OperandMulticast, values: dict[sympy.Symbol, int]
+                     ) -> tuple[sympy.Boolean, list[Fact]]:
+    """The alive predicates that can fail at this launch, and the facts that drop the others
+    (an exact split has no predicate)."""
+    from tilec.proofs import Fact, FactKind
+
+    kept, facts = [], []
+    for part in op.alive_parts:
+        e, f = part.exact_when
+        ev, fv = _value(e, values), _value(f, values)
+        if ev is not None and fv and ev % fv == 0:
+            facts.append(Fact(FactKind.DIVISIBLE, e, f))
+        else:
+            kept.append(part.pred)
+    return sympy.And(*kept), facts
+
+
+def _boundary_facts(b: list[sympy.Expr], values: dict[sympy.Symbol, int]) -> list[Fact]:
+    """Each symbolic digit boundary divides the next: the digits tile the cluster."""
+    from tilec.proofs import Fact, FactKind
+
+    out = []
+    for lo, hi in itertools.pairwise(b):
+        if lo != 1 and (lo.free_symbols or hi.free_symbols) and not (hi / lo).is_integer:
+            out.append(Fact(FactKind.DIVISIBLE, hi, lo))
+    return out
+
+
+def _parameter_facts(facts: list[Fact], op: OperandMulticast) -> tuple[Fact, ...]:
+    """Facts about the parameters only (a bound on a loop variable is not a fact to guard on)."""
+    loop = {*op.variables, R1, R2, RANK}
+    return tuple(dict.fromkeys(f for f in facts if f.subject.free_symbols
+                               and not (f.subject.free_symbols | (
+                                   f.other.free_symbols if f.other is not None else set())) & loop))
+
+
+def _disagreement(op: OperandMulticast, closed: ClosedForm, values: dict[sympy.Symbol, int]
+                  ) -> dict[str, int] | None:
+    """The first row of the table where the closed form differs from it, or None."""
+    variables = op.variables[1:]
+    psyms, pvals, _ = launch_values(op.bounds, variables, values)
+    fn = _compiled([closed.issue, closed.mask, closed.slice_index, closed.slice_count],
+                   [RANK, *variables, *psyms])
+    names = [str(v) for v in variables]
+    sliced = op.mode.value == "sliced"
+    for row in op.table:
+        ci, cm, si, sc = fn(row.point["rank"], *[row.point[n] for n in names], *pvals)
+        if (bool(ci), int(cm)) != (row.issue, row.mask) or (
+                sliced and row.alive and (int(si), int(sc)) != (row.slice_index, row.slice_count)):
+            return row.point
+    return None
+
+
+# -- 4. proof -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Proof:
+    facts: list[Fact]
+    rows: tuple[dict[str, str], ...]
+    narrowed: sympy.Boolean
+    divisors: list[sympy.Expr]
+    alive_proved: bool
+    keys: tuple[sympy.Expr, ...]
 
 
 def _value(expr: sympy.Expr, values: dict[sympy.Symbol, int]) -> int | None:
-    """The exact integer value of a parameter expression (compiled once per expression)."""
-    hit = _COMPILED.get(expr)
-    if hit is None:
-        syms = sorted(expr.free_symbols, key=str)
-        try:
-            hit = (syms, compile_int([expr], syms))
-        except ValueError:
-            hit = (syms, None)
-        _COMPILED[expr] = hit
-    syms, fn = hit
-    if fn is None or any(s not in values for s in syms):
+    """The exact integer value of a parameter expression."""
+    expr = sympy.sympify(expr)
+    if expr.is_Integer:
+        return int(expr)
+    syms = sorted(expr.free_symbols, key=str)
+    if any(s not in values for s in syms):
         return None
     try:
-        return int(fn(*[values[s] for s in syms])[0])
+        return int(_compiled([expr], syms)(*[values[s] for s in syms])[0])
     except (ValueError, TypeError, ZeroDivisionError):
         return None
 
@@ -62,8 +391,7 @@ def _divisors(expr: sympy.Basic) -> set[sympy.Expr]:
     def chain(e: sympy.Basic) -> list[sympy.Expr]:
         if isinstance(e, sympy.floor):
             num, den = sympy.fraction(e.args[0])
-            inner = chain(num)
-            return [den, *[den * i for i in inner]]
+            return [den, *[den * i for i in chain(num)]]
         return []
 
     for node in sympy.preorder_traversal(expr):
@@ -92,82 +420,20 @@ def _coefficients(expr: sympy.Basic, variables: list[sympy.Symbol]) -> set[sympy
     return out
 
 
-def _context(op: OperandMulticast, values: dict[sympy.Symbol, int]) -> tuple[Context, sympy.Expr]:
+def _context(op: OperandMulticast, values: dict[sympy.Symbol, int]) -> Context:
     from tilec.proofs import Context
 
     ctx = Context()
-    params = {s for s in values if s.is_positive}
     exprs = [*op.origin.values(), op.alive]
     present = set().union(*[e.free_symbols for e in exprs]) | set().union(
         *[b.free_symbols for b in op.bounds.values()])
-    for p in sorted(params & present, key=str):
+    for p in sorted(set(values) & present, key=str):
         ctx.positive(p)
-    rank_extent = op.rank_extent
     for r in (R1, R2, RANK):
-        ctx.bound(r, rank_extent)
+        ctx.bound(r, op.rank_extent)
     for v, b in op.bounds.items():
         ctx.bound(v, b)
-    return ctx, rank_extent
-
-
-def close(op: OperandMulticast, values: dict[sympy.Symbol, int]) -> None:
-    """Fill ``op``'s closed forms where the proofs engine allows (see module docstring)."""
-    from tilec.proofs import narrow, simplify
-
-    if not op.origin:
-        _set(op, [], [], sympy.Integer(op.cluster_size), values, rank_extent=op.rank_extent)
-        return
-    ctx, rank_extent = _context(op, values)
-    variables = [v for v in op.variables if v != RANK]
-    exprs = [*op.origin.values()]
-    facts: list[str] = []
-    pairs = _candidates(op, variables, exprs)
-    held = tuple(_holds(c, d, values) for c, d in pairs)
-    split_exact = tuple(_holds(e, f, values) for _, (e, f) in op.alive_parts)
-    key = (id(op.origin), op.mode, held, split_exact)
-    cached = _CLOSED.get(key)
-    if cached is not None and cached[0] is op.origin:
-        for name, value in cached[1].items():
-            setattr(op, name, value() if callable(value) else value)
-        return
-    for (c, d), ok in zip(pairs, held, strict=True):
-        if ok:
-            ctx.divisible(c, d)
-    origin = {}
-    for name, e in op.origin.items():
-        res = simplify(e, ctx)
-        op.proof.extend(_trace_rows(res))
-        folded = fold_nested_floors(res.expr)
-        if folded != res.expr:
-            op.proof.append({"theorem": "2.11", "before": str(res.expr), "after": str(folded)})
-        origin[name] = folded
-    # unevaluated: narrow() rewrites each equation itself (sympy's Eq would first try to
-    # decide e(r1) - e(r2) == 0 over floors, for nothing)
-    with sympy.evaluate(False):
-        same_exact = _same(origin, R1, R2)
-    _close_narrowed(op, narrow(same_exact, ctx), ctx, variables, facts, values, rank_extent)
-    fields = ("closed_form", "issue", "mask", "slice_index", "slice_count", "narrowed_same",
-              "facts")
-    saved: dict[str, Any] = {f: getattr(op, f) for f in fields}
-    saved |= {"proof": list(op.proof), "notes": list(op.notes)}
-    _CLOSED[key] = (op.origin, {k: (lambda v=v: list(v)) if isinstance(v, list) else v
-                                for k, v in saved.items()})
-
-
-_CLOSED: dict[tuple[Any, ...], tuple[Any, dict[str, Any]]] = {}
-_PAIRS: dict[int, tuple[Any, list[tuple[sympy.Expr, sympy.Expr]]]] = {}
-
-
-def _candidates(op: OperandMulticast, variables: list[sympy.Symbol], exprs: list[sympy.Expr]
-                ) -> list[tuple[sympy.Expr, sympy.Expr]]:
-    hit = _PAIRS.get(id(op.origin))
-    if hit is not None and hit[0] is op.origin:
-        return hit[1]
-    whole = sympy.Tuple(*exprs)  # a container to walk; an evaluated And of Eqs cost 0.1 s
-    pairs = [(c, d) for c in sorted(_coefficients(whole, variables), key=str)
-             for d in sorted(_divisors(whole), key=str) if c != d]
-    _PAIRS[id(op.origin)] = (op.origin, pairs)
-    return pairs
+    return ctx
 
 
 def _holds(c: sympy.Expr, d: sympy.Expr, values: dict[sympy.Symbol, int]) -> bool:
@@ -175,20 +441,187 @@ def _holds(c: sympy.Expr, d: sympy.Expr, values: dict[sympy.Symbol, int]) -> boo
     return cv is not None and dv is not None and dv != 0 and cv % dv == 0
 
 
-def _close_narrowed(op: OperandMulticast, res: Any, ctx: Context, variables: list[sympy.Symbol],
-                    facts: list[str], values: dict[sympy.Symbol, int], rank_extent: sympy.Expr
-                    ) -> None:
-    op.proof.extend(_trace_rows(res))
-    op.narrowed_same = res.expr
-    if res.expr.free_symbols & set(variables):
-        op.notes.append(f"narrowed same still depends on {sorted(map(str, res.expr.free_symbols & set(variables)))}: general form")
-        return
-    keys = _keys(res.expr)
-    if keys is None:
-        op.notes.append(f"narrowed same {res.expr} is not a recognised group pattern: general form")
-        return
-    facts.extend(res.facts_used)
-    _set(op, keys, facts, rank_extent, values, rank_extent=rank_extent, ctx=ctx)
+class ProofCache:
+    """Proofs keyed by content: the operand's forms, which candidate facts hold, which splits
+    are exact and the groups. Launches that agree on all of these share one proof."""
+
+    def __init__(self, size: int = 256) -> None:
+        self._data: dict[Any, Any] = {}
+        self._size = size
+
+    def get_or(self, key: Any, compute: Any) -> Any:
+        if key not in self._data:
+            if len(self._data) >= self._size:
+                self._data.pop(next(iter(self._data)))
+            self._data[key] = compute()
+        return self._data[key]
+
+
+PROOFS = ProofCache()
+
+
+def _pairs(op: OperandMulticast, forms: OperandForms) -> list[tuple[sympy.Expr, sympy.Expr]]:
+    """Candidate facts ``c % d == 0``: coefficients of the loop variables and divisors of the
+    rank's tile index by those divisors and by the rank's groupings; the alive bounds by both."""
+    variables = list(op.variables[1:])
+    whole = sympy.Tuple(*op.origin.values())
+    divs = sorted(_divisors(whole), key=str)
+    groupings = _groupings(op, forms)
+    pairs = [(c, d) for c in sorted(_coefficients(whole, variables), key=str)
+             for d in [*divs, *groupings] if c != d]
+    pairs += [(d, g) for d in divs for g in groupings if d != g]
+    pairs += [(p.pred.args[1], d) for p in op.alive_parts
+              if isinstance(p.pred, sympy.StrictLessThan) for d in [*divs, *groupings]]
+    return list(dict.fromkeys(pairs))
+
+
+def _groupings(op: OperandMulticast, forms: OperandForms) -> list[sympy.Expr]:
+    return [d for d in [op.rank_extent, *op.rank_dims] if d.free_symbols or d != 1]
+
+
+def _prove(op: OperandMulticast, forms: OperandForms, values: dict[sympy.Symbol, int],
+           groups: tuple[int, ...]) -> _Proof | None:
+    """Narrow same(r1, r2) under the facts that hold here; a proof when it leaves the same
+    groups as a relation of the ranks alone."""
+    if not op.origin:
+        return None
+    pairs = PROOFS.get_or(("pairs", op.forms_key, op.alive_parts), lambda: _pairs(op, forms))
+    held = tuple(_holds(c, d, values) for c, d in pairs)
+    exact = tuple(_holds(*p.exact_when, values) for p in op.alive_parts)
+    key = (op.forms_key, op.alive_parts, held, exact, groups)
+    proof = PROOFS.get_or(key, lambda: _prove_uncached(op, forms, values, groups, pairs, held))
+    if proof is None or _groups_of(proof.keys, values, len(groups)) != groups:
+        return None
+    return proof
+
+
+def _prove_uncached(op: OperandMulticast, forms: OperandForms, values: dict[sympy.Symbol, int],
+                    groups: tuple[int, ...], pairs: list[tuple[sympy.Expr, sympy.Expr]],
+                    held: tuple[bool, ...]) -> _Proof | None:
+    from tilec.proofs import narrow, simplify
+
+    ctx = _context(op, values)
+    variables = list(op.variables[1:])
+    groupings = _groupings(op, forms)
+    for (c, d), ok in zip(pairs, held, strict=True):
+        if ok:
+            ctx.divisible(c, d)
+    # first as the schedule writes it; then with the divisors cut by the rank's grouping
+    for cut in (False, True):
+        local = ctx.copy()
+        rows: list[dict[str, str]] = []
+        origin = {}
+        for name, e in op.origin.items():
+            if cut:
+                e = _factor_divisors(e, groupings, local, values, rows)
+            res = simplify(e, local)
+            rows += _trace_rows(res)
+            folded = fold_nested_floors(res.expr)
+            if folded != res.expr:
+                rows.append({"theorem": "2.11", "before": str(res.expr), "after": str(folded)})
+            origin[name] = folded
+        with sympy.evaluate(False):
+            same_exact = _same(origin, R1, R2)
+        res = narrow(same_exact, local)
+        rows += _trace_rows(res)
+        keys = None if res.expr.free_symbols & set(variables) else _keys(res.expr)
+        if keys is not None and _groups_of(keys, values, len(groups)) == groups:
+            break
+    else:
+        return None
+    ctx = local
+    by_text = {str(f): f for f in ctx.facts}
+    facts = [by_text[t] for t in res.facts_used if t in by_text]
+    alive_ok = _alive_uniform(op, keys, groups, ctx, values, facts, rows)
+    key_divs = sorted(_divisors(sympy.Tuple(*keys)), key=sympy.count_ops)
+    return _Proof(facts, tuple(rows), res.expr, key_divs, alive_ok, tuple(keys))
+
+
+def _factor_divisors(e: sympy.Expr, groupings: list[sympy.Expr], ctx: Context,
+                     values: dict[sympy.Symbol, int], rows: list[dict[str, str]]) -> sympy.Expr:
+    """Cut a divisor D of the rank's tile index by a rank grouping g with D % g == 0:
+    ``x/D -> (x/g)/(D/g)`` (2.11) and ``x%D -> x%g + ((x/g)%(D/g))*g`` (2.12). The rank then
+    stays in ``x/g`` and ``x%g``, where the facts on the other summands drop the loop variables
+    (2.15.1, 2.7.1): a cluster that never straddles a tile row shares that row."""
+
+    def cut(node: sympy.Basic) -> sympy.Basic:
+        if isinstance(node, sympy.floor):
+            x, d = sympy.fraction(node.args[0])
+        elif isinstance(node, sympy.Mod):
+            x, d = node.args
+        else:
+            return node
+        if RANK not in x.free_symbols or RANK in d.free_symbols:
+            return node
+        for g in groupings:
+            if g == d or not _holds(d, g, values):
+                continue
+            q = sympy.floor(d / g)
+            if isinstance(node, sympy.floor):
+                new = sympy.floor(sympy.floor(x / g) / q)
+                theorem = "2.11"
+            else:
+                new = sympy.Mod(x, g) + g * sympy.Mod(sympy.floor(x / g), q)
+                theorem = "2.12"
+            ctx.divisible(d, g)
+            rows.append({"theorem": theorem, "before": str(node), "after": str(new)})
+            return new
+        return node
+
+    with sympy.evaluate(False):
+        return e.replace(lambda n: isinstance(n, (sympy.floor, sympy.Mod)), cut)
+
+
+def _groups_of(keys: list[sympy.Expr], values: dict[sympy.Symbol, int], cs: int
+               ) -> tuple[int, ...] | None:
+    """The groups rank-only keys make at this launch."""
+    if not keys:
+        return tuple((1 << cs) - 1 for _ in range(cs))
+    syms = sorted(set().union(*[k.free_symbols for k in keys]) - {RANK}, key=str)
+    if any(s not in values for s in syms):
+        return None
+    fn = _compiled(keys, [RANK, *syms])
+    pv = [values[s] for s in syms]
+    kv = [fn(r, *pv) for r in range(cs)]
+    return tuple(sum(1 << q for q in range(cs) if kv[q] == kv[r]) for r in range(cs))
+
+
+def _alive_uniform(op: OperandMulticast, keys: list[sympy.Expr], groups: tuple[int, ...],
+                   ctx: Context, values: dict[sympy.Symbol, int], facts: list[Fact],
+                   rows: list[dict[str, str]]) -> bool:
+    """Each alive predicate that can fail here depends on the rank only through the group: a
+    group is all alive or all dead at every launch meeting the facts."""
+    from tilec.proofs import Fact, FactKind, simplify
+
+    span = max(g.bit_length() - (g & -g).bit_length() + 1 for g in groups)
+    block = next((d for d in _divisors(sympy.Tuple(*keys)) if _value(d, values) == span),
+                 op.rank_extent if _value(op.rank_extent, values) == span else sympy.Integer(span))
+    marker = sympy.Symbol("_group", integer=True, nonnegative=True)
+    for part in op.alive_parts:
+        e, f = part.exact_when
+        if _holds(e, f, values) or RANK not in part.pred.free_symbols:
+            continue
+        cands = [part.pred]
+        if isinstance(part.pred, sympy.StrictLessThan) and len(set(groups)) < len(groups):
+            lhs, rhs = part.pred.args
+            if _holds(rhs, block, values):
+                ctx.divisible(rhs, block)
+                # 2.16: e < B*g  <=>  e/g < B   (g > 0)
+                cands.append(sympy.Lt(sympy.floor(lhs / block), sympy.floor(rhs / block)))
+        for cand in cands:
+            res = simplify(cand, ctx)
+            left = res.expr.xreplace({sympy.floor(RANK / block): marker})
+            if RANK not in left.free_symbols or len(set(groups)) == len(groups):
+                rows.extend(_trace_rows(res))
+                if cand is not part.pred:
+                    rows.append({"theorem": "2.16", "before": str(part.pred), "after": str(cand)})
+                    facts.append(Fact(FactKind.DIVISIBLE, part.pred.args[1], block))
+                by_text = {str(fc): fc for fc in ctx.facts}
+                facts.extend(by_text[t] for t in res.facts_used if t in by_text)
+                break
+        else:
+            return False
+    return True
 
 
 def fold_nested_floors(expr: sympy.Expr) -> sympy.Expr:
@@ -201,7 +634,6 @@ def fold_nested_floors(expr: sympy.Expr) -> sympy.Expr:
 
     def fold(e: sympy.Basic) -> sympy.Basic:
         if isinstance(e, sympy.floor):
-            # no together() here: a sum of two or more terms never has a lone floor numerator
             num, den = sympy.fraction(e.args[0])
             if isinstance(num, sympy.floor) and den.is_positive:
                 inum, iden = sympy.fraction(sympy.together(num.args[0]))
@@ -216,21 +648,19 @@ def fold_nested_floors(expr: sympy.Expr) -> sympy.Expr:
 
 
 def _trace_rows(res: Any) -> list[dict[str, str]]:
-    rows = []
-    for step in res.trace:
-        rows.append({"theorem": str(step.theorem), "before": str(step.before),
-                     "after": str(step.after)})
-    return rows
+    return [{"theorem": str(s.theorem), "before": str(s.before), "after": str(s.after)}
+            for s in res.trace]
 
 
 def _keys(cond: sympy.Boolean) -> list[sympy.Expr] | None:
+    """``Eq(k(r1), k(r2)) & ...`` as the list of rank keys ``k(rank)`` (None if not of that
+    form); ``true`` is the empty list (one group)."""
     if cond is sympy.true:
         return []
     if cond is sympy.false:
         return None
-    conj = cond.args if isinstance(cond, sympy.And) else (cond,)
     keys = []
-    for c in conj:
+    for c in sympy.And.make_args(cond):
         if not isinstance(c, sympy.Eq):
             return None
         lhs, rhs = c.lhs, c.rhs
@@ -241,168 +671,87 @@ def _keys(cond: sympy.Boolean) -> list[sympy.Expr] | None:
             return None
         if kl != kr and sympy.expand(kl - kr) != 0:
             return None
-        keys.append(_strip(kl))
+        keys.append(kl)
     return keys
 
 
-def _strip(key: sympy.Expr) -> sympy.Expr:
-    """Drop rank-free offsets and positive factors: ``c*f(rank) + e`` is equal iff ``f`` is."""
-    while True:
-        _, dep = key.as_independent(RANK, as_Add=True)
-        coeff, dep = dep.as_independent(RANK, as_Add=False)
-        if dep == key or not (coeff.is_positive or coeff == 1):
-            return key
-        key = dep
+# -- what would close it ------------------------------------------------------------------
 
 
-def _classify(keys: list[sympy.Expr], cs: sympy.Expr) -> tuple[str, sympy.Expr, sympy.Expr] | None:
-    """('contiguous', d, _) | ('strided', g, d) | ('single', 1, 1)."""
-    div = mod = None
-    for k in keys:
-        if k == RANK:
-            return ("single", sympy.Integer(1), sympy.Integer(1))
-        if isinstance(k, sympy.floor):
-            num, den = sympy.fraction(sympy.together(k.args[0]))
-            if num != RANK or div is not None:
-                return None
-            div = den
-        elif isinstance(k, sympy.Mod) and k.args[0] == RANK and mod is None:
-            mod = k.args[1]
-        else:
-            return None
-    if div is None and mod is None:
-        return ("contiguous", cs, sympy.Integer(1))
-    if mod is None:
-        return ("contiguous", div, sympy.Integer(1))
-    return ("strided", div if div is not None else cs, mod)
+@dataclass(frozen=True)
+class Closer:
+    """A fact about the parameters that would give a closed form, and the form it gives."""
+
+    fact: Fact
+    change: dict[str, tuple[int, int]]  # a launch that meets it: parameter -> (now, then)
+    structure: str
+    issue: sympy.Boolean
+    mask: sympy.Expr
 
 
-def _set(op: OperandMulticast, keys: list[sympy.Expr], facts: list[str], cs: sympy.Expr,
-         values: dict[sympy.Symbol, int], *, rank_extent: sympy.Expr, ctx: Any = None) -> None:
-    kind = _classify(keys, cs)
-    if kind is None:
-        op.notes.append(f"group keys {keys} are not a recognised pattern: general form")
-        return
-    name, g, d = kind
-    csv = _value(cs, values) if cs.free_symbols else int(cs)
-    gv, dv = _value(g, values), _value(d, values)
-    if csv is None or gv is None or dv is None:
-        op.notes.append("group sizes unknown at these parameters: general form")
-        return
-    if name == "contiguous":
-        if csv % gv:
-            op.notes.append(f"cluster size {csv} is not a multiple of the group size {g} = {gv}: general form")
-            return
-        if g != cs:
-            facts.append(divisible_text(rank_extent, g))
-        issue = sympy.Eq(sympy.Mod(RANK, g), 0)
-        mask = (2**g - 1) * 2 ** (g * sympy.floor(RANK / g))
-        sidx, scount = sympy.Mod(RANK, g), g
-    elif name == "strided":
-        if csv % gv or gv % dv:
-            op.notes.append(f"strided groups {g} / {d} do not tile the cluster: general form")
-            return
-        if g != cs:
-            facts.append(divisible_text(rank_extent, g))
-        facts.append(divisible_text(g, d))
-        m = g / d if (g / d).is_integer or not (g / d).free_symbols else sympy.floor(g / d)
-        issue = sympy.Lt(sympy.Mod(RANK, g), d)
-        mask = sympy.Sum(2 ** (_J * d), (_J, 0, m - 1)) * 2 ** (sympy.Mod(RANK, d) + g * sympy.floor(RANK / g))
-        sidx, scount = sympy.floor(sympy.Mod(RANK, g) / d), m
-    else:
-        issue, mask, sidx, scount = sympy.true, 2**RANK, sympy.Integer(0), sympy.Integer(1)
-    alive = _uniform_alive(op, keys, kind, values, facts, ctx)
-    if alive is None:
-        return
-    op.closed_form = True
-    if op.mode.value == "sliced":
-        issue = sympy.true  # every alive member issues its own slice
-    op.issue = sympy.And(alive, issue) if alive is not sympy.true else issue
-    op.mask = mask if alive is sympy.true else sympy.Piecewise((mask, alive), (0, True))
-    op.slice_index, op.slice_count = sidx, scount
-    op.facts = list(dict.fromkeys(facts))
+def what_would_close(op: OperandMulticast, values: dict[sympy.Symbol, int], *,
+                     search: int = 64) -> list[Closer]:
+    """The single divisibility facts about the parameters, false at this launch, under which
+    the sharing becomes uniform: for each, the nearest launch that meets it (one parameter
+    moved by the least relative change, the cluster kept) is tabulated exactly and must have
+    uniform sharing. Weakest first (the smallest divisor: it holds for the most launches).
 
-
-def divisible_text(n: sympy.Expr, d: sympy.Expr) -> str:
-    """``n % d == 0`` as the proofs context prints it (operands parenthesised where needed).
-
-        >>> cm, cn, cl = sympy.symbols("CM CN CLUSTER", integer=True, positive=True)
-        >>> divisible_text(cl, cm * cn)
-        'CLUSTER % (CM*CN) == 0'
+    >>> from tilec.loader import derive_from_file
+    >>> d = derive_from_file("examples/my_gemm.py", {"M": 4096, "N": 7800})
+    >>> values = {sympy.Symbol(k, integer=True, positive=True): v for k, v in d.params.items()
+    ...           if isinstance(v, int)}
+    >>> c = what_would_close(d.operands["A"], values)[0]
+    >>> str(c.fact), c.change, str(c.issue)
+    ('ceiling(N/BN) % CN == 0', {'N': (7800, 7680)}, 'Eq(Mod(rank, CN), 0)')
     """
-    from tilec.proofs.context import Fact, FactKind
+    from tilec.proofs import Fact, FactKind
+    from tilec.transforms.multicast import _table
 
-    return str(Fact(FactKind.DIVISIBLE, n, d))
-
-
-_DIVISIBLE_TEXT = re.compile(r"(.+?)\s*%\s*(.+?)\s*==\s*0")
-
-
-def fact_sympy_text(text: str) -> str:
-    """A fact string in the form ``sympy.sympify`` reads back as a condition (``a % b == 0``
-    would be read as Python's ``==``, a plain False): ``Eq(Mod(a, b), 0)``; ``>``/``<`` forms
-    are already readable.
-
-        >>> fact_sympy_text("CLUSTER % (CM*CN) == 0"), fact_sympy_text("CN > 0")
-        ('Eq(Mod(CLUSTER, (CM*CN)), 0)', 'CN > 0')
-    """
-    m = _DIVISIBLE_TEXT.fullmatch(text.strip())
-    return f"Eq(Mod({m.group(1)}, {m.group(2)}), 0)" if m else text
-
-
-def fact_expr(text: str) -> sympy.Boolean:
-    """A fact string ("SMS % CN == 0", "CN > 0", "i < E") as a sympy condition over positive
-    symbols: the proofs context's four fact forms, read through :func:`fact_sympy_text`."""
-    names = set(re.findall(r"[A-Za-z_]\w*", text)) - {"Eq", "Mod", "ceiling", "floor"}
-    local: dict[str, Any] = {n: sympy.Symbol(n, integer=True, positive=True) for n in names}
-    local |= {"ceiling": sympy.ceiling, "floor": sympy.floor, "Mod": sympy.Mod, "Eq": sympy.Eq}
-    return sympy.sympify(fact_sympy_text(text), locals=local)
-
-
-def _uniform_alive(op: OperandMulticast, keys: list[sympy.Expr], kind: tuple[str, sympy.Expr, sympy.Expr],
-                   values: dict[sympy.Symbol, int], facts: list[str], ctx: Any) -> sympy.Boolean | None:
-    """The alive condition if it is constant over each group, else None (general form)."""
-    from tilec.proofs import simplify
-
-    kept: list[sympy.Boolean] = []
-    for pred, (extent, factor) in op.alive_parts:
-        ev, fv = _value(extent, values), _value(factor, values)
-        if ev is not None and fv and ev % fv == 0:
-            facts.append(divisible_text(extent, factor))
-            continue  # the split is exact at these parameters: no predicate
-        if RANK not in pred.free_symbols:
-            kept.append(pred)
+    if op.closed_form or not values:
+        return []
+    keep = op.rank_extent.free_symbols
+    out: list[tuple[int, int, Closer]] = []
+    for c, d in _pairs(op, None):  # type: ignore[arg-type]
+        if _holds(c, d, values):
             continue
-        if ctx is None or not _rank_only_in_keys(pred, keys, kind, ctx, op, facts):
-            op.notes.append(f"alive predicate {pred} may differ inside a sharing group: general form")
-            return None
-        kept.append(pred)
-    if not kept:
-        return sympy.true
-    return simplify(sympy.And(*kept), ctx).expr if ctx is not None else sympy.And(*kept)
+        dv = _value(d, values)
+        if not dv or dv <= 1:
+            continue
+        moves = [(abs(m[p] - values[p]) / values[p], str(p), p, m) for p in
+                 c.free_symbols - keep - d.free_symbols
+                 if (m := _nearest(c, d, p, values, max(search, values[p]))) is not None]
+        for _, _, p, moved in sorted(moves, key=lambda x: x[:2]):
+            table = _table(op.mode, op.origin, op.alive, op.variables[1:], op.bounds, moved,
+                           op.cluster_size)
+            groups, _ = uniform_partition(table, op.cluster_size)
+            if groups is None:
+                continue
+            digits = rank_digits(groups)
+            if digits is None:
+                continue
+            b = _boundaries(digits, [op.rank_extent, *op.rank_dims,
+                                     *sorted(_divisors(sympy.Tuple(*op.origin.values())),
+                                             key=sympy.count_ops)], moved, op.cluster_size)
+            lead, mask, _, _ = digit_forms(digits, b)
+            out.append((dv, sympy.count_ops(d), Closer(
+                Fact(FactKind.DIVISIBLE, c, d), {str(p): (values[p], moved[p])},
+                digits.describe(), lead, mask)))
+            break
+    out.sort(key=lambda x: (x[0], x[1], str(x[2].fact)))
+    seen: dict[Fact, Closer] = {}
+    for _, _, closer in out:
+        seen.setdefault(closer.fact, closer)
+    return list(seen.values())
 
 
-def _rank_only_in_keys(pred: sympy.Boolean, keys: list[sympy.Expr], kind: tuple[str, sympy.Expr, sympy.Expr],
-                       ctx: Any, op: OperandMulticast, facts: list[str]) -> bool:
-    from tilec.proofs import simplify
-
-    name, g, _ = kind
-    block = g  # ranks of one group share floor(rank / g) (contiguous) or lie in one g-block
-    candidates = [pred]
-    if isinstance(pred, sympy.StrictLessThan) and name != "single":
-        lhs, rhs = pred.args
-        if sympy.Mod(rhs, block) == 0:
-            # 2.16: e < B*g  <=>  e/g < B   (g > 0)
-            candidates.append(sympy.Lt(sympy.floor(lhs / block), rhs / block))
-    for cand in candidates:
-        res = simplify(cand, ctx)
-        expr = res.expr
-        marker = sympy.Symbol("_key", integer=True, nonnegative=True)
-        replaced = expr.xreplace({sympy.floor(RANK / block): marker})
-        if name == "single" or RANK not in replaced.free_symbols:
-            op.proof.extend(_trace_rows(res))
-            if cand is not pred:
-                op.proof.append({"theorem": "2.16", "before": str(pred), "after": str(cand)})
-            facts.extend(res.facts_used)
-            return True
-    return False
+def _nearest(c: sympy.Expr, d: sympy.Expr, p: sympy.Symbol, values: dict[sympy.Symbol, int],
+             search: int) -> dict[sympy.Symbol, int] | None:
+    """The launch nearest to ``values`` with ``c % d == 0``, moving only ``p``."""
+    v = values[p]
+    for step in range(1, search + 1):
+        for nv in (v + step, v - step):
+            if nv >= 1:
+                moved = {**values, p: nv}
+                if _holds(c, d, moved):
+                    return moved
+    return None

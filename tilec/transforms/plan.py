@@ -21,7 +21,10 @@ Example::
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
+from functools import cached_property
+from types import MappingProxyType
 
 import sympy
 
@@ -49,13 +52,47 @@ __all__ = [
 ]
 
 
+def kernel_symbol(name: str) -> sympy.Symbol:
+    """A nonnegative integer variable of the generated kernel (``pid``, ``tile``, ``u``, ...)."""
+    return sympy.Symbol(name, integer=True, nonnegative=True)
+
+
+# the variables the WorkSplit formulas are written over (the kernels' variables of the same name)
+PID, UNIT, PART, TILE, J, CTA, ITER = (kernel_symbol(n) for n in ("pid", "u", "s", "tile", "j",
+                                                                   "cta", "i"))
+IT_BEGIN, IT_END = kernel_symbol("it_begin"), kernel_symbol("it_end")
+
+Formula = sympy.Expr | int
+
+
+class _Frozen:
+    """Pickles and copies a frozen dataclass by its fields only (compiled evaluators and other
+    caches kept on the value are rebuilt on first use)."""
+
+    def __getstate__(self) -> dict[str, object]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}  # type: ignore[arg-type]
+
+
 @dataclass(frozen=True)
-class TileOrder:
+class TileOrder(_Frozen):
     """Where the linear tile index ``t`` lands in the C tile grid.
 
     ``tile_m``/``tile_n`` are sympy expressions of ``index`` (and nothing else unknown at launch);
     ``num_tiles`` counts the linear indices walked (it may exceed tiles_m * tiles_n when the
     order pads to whole cluster groups: such tiles fail ``alive``).
+    ``ctas``: the CTAs of the schedule's own walk, ``t = round * ctas + pid`` (0: unknown); a
+    backend that runs another work split maps a tile back to (round, pid) with it.
+
+    The one answer to "is tile t alive?" is :meth:`is_alive` (and its sympy form :attr:`alive`
+    on coordinates in range); :meth:`evaluate` is compiled once, by the exact integer evaluator,
+    and kept on the value.
+
+    >>> t = sympy.Symbol("t", integer=True, nonnegative=True)
+    >>> o = TileOrder(t, sympy.Mod(t, 4), sympy.floor(t / 4), sympy.Integer(12), 3, 3)
+    >>> o.is_alive(2), o.is_alive(3), o.is_alive(12)
+    (True, False, False)
+    >>> list(o.alive_tiles())[:4]
+    [0, 1, 2, 4]
     """
 
     index: sympy.Symbol
@@ -65,19 +102,54 @@ class TileOrder:
     tiles_m: int
     tiles_n: int
     description: str = "row-major"
+    ctas: int = 0
 
     @property
     def alive(self) -> sympy.Boolean:
+        """The tile at ``index`` exists (for indices below ``num_tiles``)."""
         return sympy.And(sympy.Lt(self.tile_m, self.tiles_m), sympy.Lt(self.tile_n, self.tiles_n))
 
+    @cached_property
+    def coords(self) -> Callable[[int], tuple[int, int]]:
+        """``t -> (tile_m(t), tile_n(t))`` as exact integer Python, compiled once."""
+        from tilec.ir.pyeval import compile_int
+
+        fn = compile_int([self.tile_m, self.tile_n], [self.index])
+
+        def coords(t: int) -> tuple[int, int]:
+            m, n = fn(t)
+            return int(m), int(n)
+
+        return coords
+
     def evaluate(self, t: int) -> tuple[int, int]:
-        sub = {self.index: t}
-        return int(self.tile_m.subs(sub)), int(self.tile_n.subs(sub))
+        """``(tile_m(t), tile_n(t))``; may raise ZeroDivisionError past a grouped raster's end."""
+        return self.coords(t)
+
+    def is_alive(self, t: int) -> bool:
+        """Whether linear index ``t`` is walked and names a C tile (padded indices do not)."""
+        return t in self._alive
+
+    def alive_tiles(self) -> Mapping[int, tuple[int, int]]:
+        """``t -> (tile_m, tile_n)`` for every alive index, in order of ``t`` (read-only)."""
+        return self._alive
+
+    @cached_property
+    def _alive(self) -> Mapping[int, tuple[int, int]]:
+        out: dict[int, tuple[int, int]] = {}
+        for t in range(int(self.num_tiles)):
+            try:
+                m, n = self.coords(t)
+            except ZeroDivisionError:  # past the last band of a grouped raster: padding
+                continue
+            if 0 <= m < self.tiles_m and 0 <= n < self.tiles_n:
+                out[t] = (m, n)
+        return MappingProxyType(out)
 
 
 @dataclass(frozen=True)
-class WorkSplit:
-    """The decomposition's numbers, as the kernel needs them.
+class WorkSplit(_Frozen):
+    """The decomposition's numbers, and its index formulas as the kernel needs them.
 
     DATA_PARALLEL: tiles ``t = pid + r * grid`` for r = 0, 1, ... (persistent when grid < tiles).
     SPLIT_K: unit u in [0, num_tiles * splits): tile u // splits, K part u % splits;
@@ -85,6 +157,28 @@ class WorkSplit:
     Stream-K family: the first (``sk_first``) or last ``sk_tiles`` tiles of the order are split
       evenly over ``sk_ctas`` CTAs by k-iterations; the other tiles go data-parallel over all
       ``grid`` CTAs.
+
+    ``group`` > 1 (CUDA clusters, set by lowering): the split is over groups of ``group``
+    consecutive linear tiles and clusters of ``group`` CTAs, so every CTA of a cluster runs the
+    same K range (multicast shares each stage); then ``sk_tiles`` counts groups and ``sk_ctas``
+    clusters, while ``grid`` still counts CTAs.
+    Stream-K family: the first (``sk_first``) or last ``sk_tiles`` tiles of the order (linear
+      indices ``[sk_start, sk_end)``) are split evenly over ``sk_ctas`` CTAs by k-iterations
+      (``sk_iters`` in all); the other tiles go data-parallel over all ``grid`` CTAs.
+
+    ``num_tiles`` counts the linear tile indices of the order walked, ``k_iters`` the
+    k-iterations of one tile (0 only in a data-parallel split built by hand, outside lowering).
+
+    The formula methods return sympy expressions of the kernel variables they are given (the
+    module's ``PID``, ``TILE``, ... or any expression); a printer prints them as they are, and
+    ``decompose.work_units`` is their brute-force oracle in the tests.
+
+    >>> w = WorkSplit(Decomposition.STREAM_K, grid=3, num_tiles=2, k_iters=3, sk_tiles=2,
+    ...               sk_ctas=3, sk_first=True)
+    >>> w.sk_range(PID), w.sk_owner(ITER)
+    ((2*pid, 2*pid + 2), floor(i/2 + 1/3))
+    >>> [w.contributors(t) for t in range(2)], w.partial_slot(1, 0)
+    ([2, 2], 3)
     """
 
     kind: Decomposition
@@ -95,6 +189,127 @@ class WorkSplit:
     sk_first: bool = False
     sk_waves: int = 0
     fixup: Fixup = Fixup.ATOMIC
+    group: int = 1
+    num_tiles: int = 0
+    k_iters: int = 0
+
+    def __post_init__(self) -> None:
+        if self.kind is not Decomposition.DATA_PARALLEL:
+            assert self.num_tiles >= 1 and self.k_iters >= 1, self
+
+    # -- the regions --------------------------------------------------------------------
+    @property
+    def split_k(self) -> bool:
+        """Tiles are cut into ``splits`` K parts (a split-K with one part is data-parallel)."""
+        return self.kind is Decomposition.SPLIT_K and self.splits > 1
+
+    @property
+    def sk_start(self) -> int:
+        """First linear tile index of the Stream-K region (== sk_end when there is none)."""
+        if self.kind in (Decomposition.DATA_PARALLEL, Decomposition.SPLIT_K) or self.sk_first:
+            return 0
+        return self.num_tiles - self.sk_tiles
+
+    @property
+    def sk_end(self) -> int:
+        """One past the last linear tile index of the Stream-K region."""
+        if self.kind in (Decomposition.DATA_PARALLEL, Decomposition.SPLIT_K):
+            return 0
+        return self.sk_tiles if self.sk_first else self.num_tiles
+
+    @property
+    def stream_k(self) -> bool:
+        return self.sk_end > self.sk_start
+
+    @property
+    def sk_iters(self) -> int:
+        """k-iterations of the Stream-K region, cut evenly over ``sk_ctas`` CTAs."""
+        return self.sk_tiles * self.k_iters
+
+    @property
+    def dp_range(self) -> tuple[int, int]:
+        """Linear tile indices run data-parallel (whole K) beside the Stream-K region."""
+        if not self.stream_k:
+            return (0, 0) if self.split_k else (0, self.num_tiles)
+        return (self.sk_end, self.num_tiles) if self.sk_first else (0, self.sk_start)
+
+    @property
+    def partial_tiles(self) -> int:
+        """Tiles whose partials need a fix-up (tickets): all under split-K, the Stream-K region."""
+        if self.split_k:
+            return self.num_tiles
+        return self.sk_tiles if self.stream_k else 0
+
+    @property
+    def partial_slots(self) -> int:
+        """Workspace slots of partials: one per split-K unit, two per Stream-K CTA (its first
+        and its last tile)."""
+        return self.num_tiles * self.splits if self.split_k else 2 * self.sk_ctas
+
+    # -- split-K ------------------------------------------------------------------------
+    def split_k_unit(self, u: Formula) -> tuple[Formula, Formula]:
+        """Unit ``u`` -> (tile, K part)."""
+        return sympy.floor(sympy.sympify(u) / self.splits), sympy.Mod(u, self.splits)
+
+    def split_k_range(self, s: Formula) -> tuple[Formula, Formula]:
+        """K part ``s`` -> its k-iterations ``[k_begin, k_end)``."""
+        s = sympy.sympify(s)
+        k, n = self.k_iters, self.splits
+        return sympy.floor(s * k / n), sympy.floor((s + 1) * k / n)
+
+    # -- Stream-K -----------------------------------------------------------------------
+    def sk_range(self, cta: Formula) -> tuple[Formula, Formula]:
+        """Stream-K CTA ``cta`` -> its region iterations ``[it_begin, it_end)``."""
+        c = sympy.sympify(cta)
+        total, ctas = self.sk_iters, self.sk_ctas
+        return sympy.floor(c * total / ctas), sympy.floor((c + 1) * total / ctas)
+
+    def sk_owner(self, i: Formula) -> Formula:
+        """The Stream-K CTA whose range holds region iteration ``i`` (the largest c with
+        ``c * sk_iters // sk_ctas <= i``)."""
+        return sympy.floor(((sympy.sympify(i) + 1) * self.sk_ctas - 1) / self.sk_iters)
+
+    def sk_tiles_of(self, it_begin: Formula, it_end: Formula) -> tuple[Formula, Formula]:
+        """The region tiles ``[first, end)`` that iterations ``[it_begin, it_end)`` touch."""
+        k = self.k_iters
+        return (sympy.floor(sympy.sympify(it_begin) / k),
+                sympy.floor((sympy.sympify(it_end) - 1) / k) + 1)
+
+    def sk_unit_range(self, tile: Formula, it_begin: Formula,
+                      it_end: Formula) -> tuple[Formula, Formula]:
+        """The k-iterations ``[k_begin, k_end)`` of region tile ``tile`` inside
+        ``[it_begin, it_end)``."""
+        k, t = self.k_iters, sympy.sympify(tile)
+        return sympy.Max(sympy.sympify(it_begin) - t * k, 0), sympy.Min(sympy.sympify(it_end) - t * k, k)
+
+    def sk_first_tile(self, cta: Formula) -> Formula:
+        """The first region tile of Stream-K CTA ``cta``."""
+        return sympy.floor(self.sk_range(cta)[0] / self.k_iters)
+
+    # -- partials (split-K and Stream-K) ------------------------------------------------
+    def first_contributor(self, tile: Formula) -> Formula:
+        """The first (lowest K) unit or CTA adding into partial-region tile ``tile``."""
+        if self.split_k:
+            return sympy.sympify(tile) * self.splits
+        return self.sk_owner(sympy.sympify(tile) * self.k_iters)
+
+    def contributors(self, tile: Formula) -> Formula:
+        """How many partials partial-region tile ``tile`` gets."""
+        if self.split_k:
+            return sympy.Integer(self.splits)
+        k = self.k_iters
+        t = sympy.sympify(tile)
+        return self.sk_owner(t * k + k - 1) - self.sk_owner(t * k) + 1
+
+    def partial_slot(self, tile: Formula, j: Formula) -> Formula:
+        """Workspace slot of the ``j``-th partial (K order) of partial-region tile ``tile``:
+        split-K, ``tile * splits + j``; Stream-K, ``2 * cta`` when it is the CTA's first tile
+        and ``2 * cta + 1`` when it is its last."""
+        c = self.first_contributor(tile) + sympy.sympify(j)
+        if self.split_k:
+            return c
+        first = sympy.Eq(self.sk_first_tile(c), tile)
+        return 2 * c + sympy.Piecewise((0, first), (1, True))
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,190 @@
+"""The decomposition cost model: a work split's units simulated on the SMs, in k-iterations.
+
+One model serves the choice of a decomposition (:func:`estimate_cost`, used by
+:func:`~tilec.transforms.decompose.rank_decompositions` and the parameter heuristic) and the
+timeline picture (``tilec viz --kind timeline`` draws :func:`simulate`'s blocks):
+
+* a unit ``(tile, k_begin, k_end)`` costs its k-iterations, ``+SK penalty`` each inside the
+  Stream-K region (:func:`sk_penalty`: worse L2 reuse), plus :data:`UNIT_OVERHEAD` (pipeline fill
+  and epilogue);
+* a partial unit (split-K part, Stream-K range) is followed by its fix-up, :func:`fixup_iters`;
+* CTAs start on SMs in pid order as SMs free up (one CTA per SM at a time), each running its
+  units (:func:`~tilec.transforms.decompose.work_units`) back to back.
+
+Example::
+
+    >>> from tilec.transforms.decompose import make_work_split
+    >>> ws = make_work_split("dp", M=128, N=128, K=64, BM=64, BN=64, BK=16, sms=3)
+    >>> estimate_cost(ws, 3, 64, 64, 16).total  # two waves of (4 + 2) iterations
+    12.0
+    >>> [(b.sm, b.kind, b.start, b.end) for b in simulate(ws, 3, 64, 64, 16).blocks][-2:]
+    [(1, 'idle', 6.0, 12.0), (2, 'idle', 6.0, 12.0)]
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Container
+from dataclasses import dataclass
+
+from tilec.transforms.decompose import work_units
+from tilec.transforms.plan import Decomposition, KernelPlan, WorkSplit
+
+__all__ = [
+    "FIXUP_SCALE",
+    "SK_L2_PENALTY",
+    "SK_L2_PENALTY_WIDE",
+    "UNIT_OVERHEAD",
+    "Block",
+    "Cost",
+    "Timeline",
+    "describe_model",
+    "estimate_cost",
+    "fixup_iters",
+    "plan_timeline",
+    "simulate",
+    "sk_penalty",
+]
+
+UNIT_OVERHEAD = 2.0  # pipeline fill + epilogue of one unit, in k-iterations
+# Stream-K iterations run at odd K offsets: worse L2 reuse (seed 001).  Calibrated on the H200
+# (bench/results/triton_h200_2026-11-21.json, "previous"): when Stream-K is the whole problem
+# (no DP tiles) or its region has more tiles than CTAs, every CTA streams its own tiles at its own
+# K offset from the start and the operands stop being shared through L2: whole-grid Stream-K ran
+# at 0.75x DP on 1664^2 x 8192 with 128x128 tiles (a Stream-K iteration ~2.0x a DP one) and at
+# 0.77x with 128x256 tiles (~1.6x).  A partial last wave spread over every SM after DP waves is
+# cheaper: DP + 1 SK wave on 8192^3 ran at 1.11x DP (the model without penalty says 1.02x).
+SK_L2_PENALTY = 0.15  # Stream-K region after DP tiles, fewer tiles than Stream-K CTAs
+SK_L2_PENALTY_WIDE = 0.8  # whole-problem Stream-K, or more Stream-K tiles than CTAs
+FIXUP_SCALE = 2.0  # measured fix-ups (atomics / workspace round trip) cost ~2x their bytes
+
+
+def sk_penalty(split: WorkSplit) -> float:
+    """Extra cost of one Stream-K iteration (fraction of a DP iteration) for ``split``."""
+    wide = split.sk_tiles >= split.num_tiles or split.sk_tiles >= split.sk_ctas
+    return SK_L2_PENALTY_WIDE if wide else SK_L2_PENALTY
+
+
+def fixup_iters(BM: int, BN: int, BK: int, dtype_bytes: int = 2) -> float:
+    """One partial tile's fix-up (fp32 write + read back), in k-iterations of the same CTA."""
+    return FIXUP_SCALE * 2 * (4 * BM * BN) / (dtype_bytes * BK * (BM + BN))
+
+
+def describe_model(BM: int, BN: int, BK: int, dtype_bytes: int = 2) -> str:
+    """The model's constants in one sentence (``tilec explain`` prints it)."""
+    return (f"model: a unit costs its k-iterations + {UNIT_OVERHEAD:g} (fill/epilogue); a partial"
+            f" tile adds {fixup_iters(BM, BN, BK, dtype_bytes):.2f} (fp32 fix-up); Stream-K"
+            f" iterations cost +{100 * SK_L2_PENALTY:.0f}% (L2 reuse),"
+            f" +{100 * SK_L2_PENALTY_WIDE:.0f}% when Stream-K is the whole problem or has more"
+            f" tiles than CTAs")
+
+
+@dataclass(frozen=True)
+class Block:
+    """A span of one SM's time, in k-iterations.
+
+    ``kind``: "dp" (a whole tile), "splitk" (a split-K part), "streamk" (a Stream-K range), each
+    lasting its modeled cost; "fixup" (the partial's fix-up after it); "idle" (the SM's tail
+    until the last SM finishes).
+    """
+
+    sm: int
+    cta: int
+    kind: str
+    start: float
+    end: float
+    tile: int | None = None
+    k_begin: int | None = None
+    k_end: int | None = None
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """Every SM's blocks; ``fixup`` and ``overhead`` are the model's per-unit constants."""
+
+    sms: int
+    k_iters: int
+    fixup: float
+    overhead: float
+    penalty: float  # extra cost of a Stream-K iteration
+    blocks: tuple[Block, ...]
+
+    @property
+    def makespan(self) -> float:
+        return max((b.end for b in self.blocks), default=0.0)
+
+    def busy(self) -> float:
+        return sum(b.end - b.start for b in self.blocks if b.kind != "idle")
+
+    def units(self) -> list[Block]:
+        """The work blocks (not fix-ups, not idle tails)."""
+        return [b for b in self.blocks if b.kind in ("dp", "splitk", "streamk")]
+
+
+@dataclass(frozen=True)
+class Cost:
+    """Modeled time of one split, in k-iteration units of one CTA (1 CTA per SM)."""
+
+    total: float  # critical path: when the last SM finishes
+    busy: float  # summed work of all CTAs
+    partial_units: int
+    units: int
+
+    @property
+    def utilisation(self) -> float:
+        return self.busy / self.total if self.total else 1.0
+
+
+def simulate(split: WorkSplit, sms: int, BM: int, BN: int, BK: int, *, dtype_bytes: int = 2,
+             alive: Container[int] | None = None) -> Timeline:
+    """The units of ``split`` on ``sms`` SMs (see the module docstring); ``alive`` leaves out the
+    linear indices a padded tile order skips."""
+    k_iters = split.k_iters
+    fix = fixup_iters(BM, BN, BK, dtype_bytes)
+    sk_start, sk_end = split.sk_start, split.sk_end
+    pen = sk_penalty(split) if sk_end > sk_start else 0.0
+    split_k = split.kind is Decomposition.SPLIT_K
+    per_cta = work_units(split, alive)
+    blocks: list[Block] = []
+    free = [(0.0, sm) for sm in range(min(sms, len(per_cta)))]
+    heapq.heapify(free)
+    for cta, units in enumerate(per_cta):
+        now, sm = heapq.heappop(free)
+        for t, kb, ke in units:
+            n = ke - kb
+            sk = sk_start <= t < sk_end
+            kind = "streamk" if sk else ("splitk" if split_k and n != k_iters else "dp")
+            end = now + n * (1 + (pen if sk else 0.0)) + UNIT_OVERHEAD
+            blocks.append(Block(sm, cta, kind, now, end, t, kb, ke))
+            now = end
+            if n != k_iters:
+                blocks.append(Block(sm, cta, "fixup", now, now + fix, t, kb, ke))
+                now += fix
+        heapq.heappush(free, (now, sm))
+    makespan = max((b.end for b in blocks), default=0.0)
+    for now, sm in sorted(free, key=lambda x: x[1]):
+        if now < makespan:
+            blocks.append(Block(sm, -1, "idle", now, makespan))
+    return Timeline(len(free), k_iters, fix, UNIT_OVERHEAD, pen, tuple(blocks))
+
+
+def estimate_cost(split: WorkSplit, sms: int, BM: int, BN: int, BK: int, *,
+                  dtype_bytes: int = 2, alive: Container[int] | None = None) -> Cost:
+    """The critical path and utilisation of :func:`simulate`'s timeline.
+
+    >>> from tilec.transforms.decompose import make_work_split
+    >>> ws = make_work_split("splitk", M=64, N=64, K=256, BM=64, BN=64, BK=16, sms=4, splits=4)
+    >>> c = estimate_cost(ws, 4, 64, 64, 16)
+    >>> c.total == 4 + UNIT_OVERHEAD + fixup_iters(64, 64, 16), c.partial_units
+    (True, 4)
+    """
+    tl = simulate(split, sms, BM, BN, BK, dtype_bytes=dtype_bytes, alive=alive)
+    units = tl.units()
+    partial = sum(1 for b in units if b.k_end - b.k_begin != split.k_iters)  # type: ignore[operator]
+    return Cost(total=tl.makespan, busy=tl.busy(), partial_units=partial, units=len(units))
+
+
+def plan_timeline(plan: KernelPlan, sms: int) -> Timeline:
+    """:func:`simulate` of the plan's split, on its tile and dtype, skipping padded indices."""
+    return simulate(plan.work, sms, plan.BM, plan.BN, plan.BK, dtype_bytes=plan.dtype.nbytes,
+                    alive=plan.order.alive_tiles())
