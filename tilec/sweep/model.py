@@ -3,7 +3,7 @@
 ``tilec sweep --model`` (and the tests and doctests) put these in place of
 :func:`tilec.runtime.autotune.measure`: the rows, the summary and the picture then show what the
 cost model predicts, not what a GPU does. The time is the modeled critical path in k-iterations
-(:func:`~tilec.transforms.decompose.estimate_cost`) at :data:`ITER_MS` per 128x128x64
+(:func:`~tilec.transforms.cost_model.estimate_cost`) at :data:`ITER_MS` per 128x128x64
 k-iteration (the H200's dense bf16 rate over its 132 SMs); cuBLAS is taken to run at
 :data:`CUBLAS_TFLOPS`.
 
@@ -32,7 +32,7 @@ def measure(path: str, params: Mapping[str, Any], *, target: str = "triton",
     from tilec.loader import load_schedule
     from tilec.runtime.autotune import Measurement
     from tilec.runtime.build import kernel_plan
-    from tilec.transforms.decompose import estimate_cost
+    from tilec.transforms.cost_model import estimate_cost
 
     try:
         from tilec.runtime.autotune import _schedule_params
@@ -41,7 +41,8 @@ def measure(path: str, params: Mapping[str, Any], *, target: str = "triton",
         plan = kernel_plan(loaded, target=target)
         sms = loaded.params.get("SMS", 132)
         sms = sms if isinstance(sms, int) else 132
-        cost = estimate_cost(plan.work, plan.tiles, plan.k_iters, sms, plan.BM, plan.BN, plan.BK)
+        cost = estimate_cost(plan.work, sms, plan.BM, plan.BN, plan.BK,
+                             dtype_bytes=plan.dtype.nbytes, alive=plan.order.alive_tiles())
         ms = cost.total * plan.BM * plan.BN * plan.BK / (128 * 128 * 64) * ITER_MS
         return Measurement(ms, True, None, 2.0 * plan.M * plan.N * plan.K / (ms * 1e-3) / 1e12)
     except Exception as e:
