@@ -81,8 +81,10 @@ def figure(results: Sequence[ShapeResult], *, title: str = "", baseline: str = "
     if len(ms) * len(kn) <= 600:
         for (y, x), v in np.ndenumerate(speed):
             if math.isfinite(v):
+                r, g, b, _ = im.to_rgba(v)
+                light = 0.299 * r + 0.587 * g + 0.114 * b > 0.5  # dark text on light cells
                 ax.text(x, y, f"{v:.2f}", ha="center", va="center", fontsize=6,
-                        color="black" if 0.6 < v < 1.6 else "white")
+                        color="black" if light else "white")
     colors = [DECOMP_COLORS.get(d, _EXTRA[i % len(_EXTRA)]) for i, d in enumerate(decomps)]
     cmap2 = ListedColormap(colors or ["#d9d9d9"]).with_extremes(bad="#eeeeee")
     ax2.imshow(np.ma.masked_invalid(code), cmap=cmap2, vmin=-0.5,
