@@ -174,7 +174,11 @@ def build(spec: Spec, task: Task) -> bool:
     from tilec.loader import load_schedule
     from tilec.runtime.build import kernel_plan
 
-    loaded = load_schedule(spec.path, dict(task.params), target=spec.target, tuned=False)
+    from tilec.runtime.autotune import _schedule_params
+
+    # the very plan measure() builds, so that the kernel source (Triton's cache key) is the same
+    loaded = load_schedule(spec.path, _schedule_params(spec.path, task.params),
+                           target=spec.target, tuned=False)
     plan = kernel_plan(loaded, target=spec.target)
     mod = load(plan)
     dt = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[plan.dtype.value]
