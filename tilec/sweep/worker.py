@@ -172,9 +172,8 @@ def build(spec: Spec, task: Task) -> bool:
 
     from tilec.codegen.triton import load
     from tilec.loader import load_schedule
-    from tilec.runtime.build import kernel_plan
-
     from tilec.runtime.autotune import _schedule_params
+    from tilec.runtime.build import kernel_plan
 
     # the very plan measure() builds, so that the kernel source (Triton's cache key) is the same
     loaded = load_schedule(spec.path, _schedule_params(spec.path, task.params),
