@@ -220,7 +220,7 @@ def _load_plugins() -> None:
     """Subcommands that live beside their layer register themselves on import."""
     import importlib
 
-    for mod in ("tilec.cli_commands",):
+    for mod in ("tilec.cli_commands", "tilec.sweep.cli"):
         try:
             importlib.import_module(mod)
         except ModuleNotFoundError as e:
