@@ -35,6 +35,9 @@ def _gen_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-tuned", action="store_true",
                    help="resolve 'auto' parameters by the heuristic even where tilec tune "
                         "recorded a choice")
+    p.add_argument("--rules", metavar="FILE",
+                   help="a rules file (tilec sweep --export) for the 'auto' parameters at shapes "
+                        "in or near the swept set; a tuned record still comes first")
 
 
 def kernel_plan(args: argparse.Namespace, loaded: Any) -> Any:
