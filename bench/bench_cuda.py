@@ -34,9 +34,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tilec.codegen.cuda import CudaPrinter, emit  # noqa: E402
-from tilec.codegen.cuda_launch import LaunchError, build  # noqa: E402
-from tilec.loader import load_schedule  # noqa: E402
+from tilec.codegen.cuda.printer import CudaPrinter, emit  # noqa: E402
+from tilec.codegen.cuda.launch import LaunchError, build  # noqa: E402
+from tilec.app.loader import load_schedule  # noqa: E402
 from tilec.runtime.build import kernel_plan  # noqa: E402
 
 SEED = ROOT / "examples" / "seed004_persistent_cluster.py"

@@ -24,11 +24,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tilec.sweep.plot import render  # noqa: E402
-from tilec.sweep.run import run_sweep  # noqa: E402
-from tilec.sweep.shapes import parse_shapes  # noqa: E402
-from tilec.sweep.store import Store  # noqa: E402
-from tilec.sweep.summary import format_summary, shape_results, summarize  # noqa: E402
+from tilec.runtime.sweep.plot import render  # noqa: E402
+from tilec.runtime.sweep.run import run_sweep  # noqa: E402
+from tilec.runtime.sweep.shapes import parse_shapes  # noqa: E402
+from tilec.runtime.sweep.store import Store  # noqa: E402
+from tilec.runtime.sweep.summary import format_summary, shape_results, summarize  # noqa: E402
 
 EX = str(ROOT / "examples" / "gemm_decomposition.py")
 

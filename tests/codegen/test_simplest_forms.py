@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 import sympy
 
-from tilec.codegen.cuda_printer import cexpr
-from tilec.codegen.triton_expr import print_expr
-from tilec.loader import load_schedule
+from tilec.codegen.cuda.expr import cexpr
+from tilec.codegen.triton.expr import print_expr
+from tilec.app.loader import load_schedule
 from tilec.proofs import Context
-from tilec.transforms import lower as lower_mod
+from tilec.transforms import pipeline as lower_mod
 
 EX = Path(__file__).resolve().parents[2] / "examples"
 

@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from tilec.cli import main
+from tilec.app.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 EX = ROOT / "examples"

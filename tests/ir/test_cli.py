@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tilec.cli import main
+from tilec.app.cli import main
 
 from .helpers import ROOT
 

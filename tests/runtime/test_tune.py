@@ -15,9 +15,9 @@ import pytest  # noqa: E402
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from tilec.cli import main  # noqa: E402
+from tilec.app.cli import main  # noqa: E402
 from tilec.errors import ParamError, PolicyError, TilecError  # noqa: E402
-from tilec.loader import load_schedule  # noqa: E402
+from tilec.app.loader import load_schedule  # noqa: E402
 from tilec.runtime.autotune import measure, space, tune  # noqa: E402
 from tilec.runtime.records import Records, schedule_key  # noqa: E402
 from tilec.transforms.decompose import make_work_split  # noqa: E402

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from tests.sweep.fakes import DIES, HANGS, RAISES
-from tilec.sweep.run import DEFAULT_BASELINE, run_sweep, tasks_of
-from tilec.sweep.store import Store
+from tilec.runtime.sweep.run import DEFAULT_BASELINE, run_sweep, tasks_of
+from tilec.runtime.sweep.store import Store
 
 ROOT = Path(__file__).resolve().parents[2]
 EX = str(ROOT / "examples" / "gemm_decomposition.py")
@@ -79,7 +79,7 @@ def test_ray_local_gives_the_rows_of_the_pool(tmp_path: Path, inline) -> None:
 def test_kill_9_then_resume_loses_nothing(tmp_path: Path) -> None:
     db = tmp_path / "s.sqlite"
     shapes = [(64, 1024, 1024), (128, 1024, 2048), (256, 2048, 1024)]
-    code = (f"from tilec.sweep.run import run_sweep\n"
+    code = (f"from tilec.runtime.sweep.run import run_sweep\n"
             f"run_sweep({EX!r}, {shapes!r}, db={str(db)!r}, limit=2, executor='pool', gpus=1, "
             f"build_ahead=0, progress=False, measure='tests.sweep.fakes:slow', "
             f"cublas='tests.sweep.fakes:cublas')\n")

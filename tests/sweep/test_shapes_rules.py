@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tilec.runtime.rules import FORMAT, Rules, RulesError
-from tilec.sweep.shapes import ShapeError, parse_shapes
+from tilec.runtime.sweep.shapes import ShapeError, parse_shapes
 
 
 def test_grid_is_the_product_of_its_values() -> None:
@@ -98,8 +98,8 @@ def test_bad_rules_files(tmp_path: Path, data: dict, msg: str) -> None:
 
 def test_exported_rules_choose_the_auto_knobs(tmp_path: Path) -> None:
     """--export of a (cost-model) sweep, read back by the loader as `tilec gen --rules` does."""
-    from tilec.cli import main
-    from tilec.loader import load_schedule
+    from tilec.app.cli import main
+    from tilec.app.loader import load_schedule
     from tilec.transforms.heuristic import KNOBS, Source
 
     ex = str(Path(__file__).resolve().parents[2] / "examples" / "gemm_decomposition.py")

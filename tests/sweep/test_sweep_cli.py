@@ -15,11 +15,11 @@ import matplotlib.image
 import numpy as np
 import pytest
 
-from tilec.cli import main
+from tilec.app.cli import main
 from tilec.runtime.rules import Rules
-from tilec.sweep.plot import figure
-from tilec.sweep.store import Row, Store
-from tilec.sweep.summary import shape_results, summarize
+from tilec.runtime.sweep.plot import figure
+from tilec.runtime.sweep.store import Row, Store
+from tilec.runtime.sweep.summary import shape_results, summarize
 
 EX = str(Path(__file__).resolve().parents[2] / "examples" / "gemm_decomposition.py")
 

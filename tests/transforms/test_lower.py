@@ -7,7 +7,7 @@ import sympy
 
 from tests.plans import plan, schedule
 from tilec.ir.types import LoadKind
-from tilec.transforms.lower import lower
+from tilec.transforms.pipeline import lower
 
 
 @pytest.mark.parametrize("target", ["triton", "cuda"])
@@ -25,7 +25,7 @@ def test_kernel_options_reach_the_plan(target: str) -> None:
 
 
 def test_multicast_plan_carries_its_facts_as_objects_and_the_guard_they_make() -> None:
-    from tilec.loader import load_schedule
+    from tilec.app.loader import load_schedule
     from tilec.proofs.context import Fact
     from tilec.runtime.build import kernel_plan
 
@@ -42,7 +42,7 @@ def test_multicast_plan_carries_its_facts_as_objects_and_the_guard_they_make() -
 
 
 def test_the_pipeline_fills_one_part_per_pass() -> None:
-    from tilec.transforms.lower import PIPELINE, lower_steps
+    from tilec.transforms.pipeline import PIPELINE, lower_steps
 
     f = schedule(100, 70, 50, 16, 16, 16, decomposition="streamk", sms=5, order="grouped",
                  group_m=2)

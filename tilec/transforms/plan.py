@@ -1,6 +1,6 @@
 """KernelPlan: the backend-neutral description of one GEMM kernel.
 
-Lowering (``tilec.transforms.lower``) turns a scheduled fusion into a plan; each backend in
+Lowering (``tilec.transforms.pipeline``) turns a scheduled fusion into a plan; each backend in
 ``tilec.codegen`` prints the same plan.  A feature in the plan is either printed by a backend or
 refused by it with a :class:`~tilec.errors.UnsupportedError`; it is never silently dropped.
 

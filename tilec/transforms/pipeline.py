@@ -18,7 +18,7 @@ plan filled in (a pass that does not apply returns its input)::
 :func:`lower_steps` yields every intermediate state (``tilec explain``, tests); :func:`lower`
 returns the plan. Example::
 
-    >>> from tilec.loader import load_schedule
+    >>> from tilec.app.loader import load_schedule
     >>> s = load_schedule("examples/seed004_persistent_cluster.py", {"M": 512, "N": 512})
     >>> plan = lower(s.fusion, target="triton", params=s.params)
     >>> (plan.BM, plan.BN, plan.BK, plan.order.tiles_m, plan.order.tiles_n, plan.work.grid)
@@ -181,7 +181,7 @@ def tile_axes(s: Lowering) -> Lowering:
         triton: C[256, 384] += A[256, 128] @ B, bf16
         tile: 128x128x64
 
-    >>> from tilec.loader import load_schedule
+    >>> from tilec.app.loader import load_schedule
     >>> f = load_schedule("examples/gemm_basic.py", {"M": 256, "N": 384, "K": 128}).fusion
     >>> tile_axes(Lowering(f, Target.TRITON)).tile
     (128, 128, 64)
@@ -232,7 +232,7 @@ def tile_order(s: Lowering) -> Lowering:
         tile: 128x128x64
         order: t -> (floor(t/2), Mod(t, 2)), 4 indices over 2 x 2 tiles, 4 CTAs
 
-    >>> from tilec.loader import load_schedule
+    >>> from tilec.app.loader import load_schedule
     >>> f = load_schedule("examples/stream_k.py", dict(M=384, N=384, SMS=4)).fusion
     >>> s = tile_order(tile_axes(Lowering(f, Target.TRITON)))
     >>> [s.order.evaluate(t) for t in range(5)], s.num_ctas, s.persistent
@@ -329,7 +329,7 @@ def decomposition(s: Lowering) -> Lowering:
         order: t -> (floor(t/2), Mod(t, 2)), 4 indices over 2 x 2 tiles, 4 CTAs
         work: splitk, grid 16, splits 4, fix-up atomic
 
-    >>> from tilec.loader import load_schedule
+    >>> from tilec.app.loader import load_schedule
     >>> f = load_schedule("examples/stream_k.py", dict(M=384, N=384, SMS=4)).fusion
     >>> s = decomposition(tile_order(tile_axes(Lowering(f, Target.TRITON))))
     >>> print(s.summary().splitlines()[-1])
@@ -390,7 +390,7 @@ def _cluster_work_split(fusion: GemmFusion, work: WorkSplit, K: int, BK: int, nu
 
 
 def multicast(s: Lowering) -> Lowering:
-    """Per operand, the multicast TMA load of the derivation (:mod:`tilec.transforms.multicast`),
+    """Per operand, the multicast TMA load of the derivation (:mod:`tilec.transforms.multicast.derive`),
     with the schedule's parameters substituted; ``None`` where nothing is shared. Applies to the
     CUDA target with clusters of more than one CTA (Triton issues no multicast).
 
@@ -403,7 +403,7 @@ def multicast(s: Lowering) -> Lowering:
         work: dp, grid 8
         multicast B: leader, closed form, issue Eq(Mod(rank, 2), 0)
 
-    >>> from tilec.loader import load_schedule
+    >>> from tilec.app.loader import load_schedule
     >>> s = load_schedule("examples/seed004_persistent_cluster.py", dict(M=512, N=512, SMS=8))
     >>> st = multicast(Lowering(s.fusion, Target.CUDA, s.params))
     >>> st.multicasts[0], st.multicasts[1].issue, st.multicasts[1].cluster_size
@@ -416,7 +416,7 @@ def multicast(s: Lowering) -> Lowering:
         return s
     if infer_launch(s.fusion).cluster_size == 1:
         return s
-    from tilec.transforms.multicast import derive
+    from tilec.transforms.multicast.derive import derive
 
     params = dict(s.params)
     d = derive(s.fusion, s.mode, symbolic=s.symbolic, params=params, table=True,
@@ -491,7 +491,7 @@ def legalize(s: Lowering) -> Lowering:
         load B: tma box (64, 128)
         launch: cluster (1, 1, 1), 4 warps, 3 stages
 
-    >>> from tilec.loader import load_schedule
+    >>> from tilec.app.loader import load_schedule
     >>> s = load_schedule("examples/gemm_basic.py", {"M": 256, "N": 256, "K": 64})
     >>> st = Lowering(s.fusion, Target.TRITON)
     >>> print(legalize(st).summary())

@@ -2,7 +2,7 @@
 
 ``--ray ADDRESS`` joins the cluster at ADDRESS (``ray start --head`` printed it; ``auto`` finds
 the local one); ``--ray local`` starts a private one on this host. Each task runs
-:func:`~tilec.sweep.worker.run_task`, the same function the local pool runs, so the rows are the
+:func:`~tilec.runtime.sweep.worker.run_task`, the same function the local pool runs, so the rows are the
 same either way. On a cluster with GPUs each task asks for one GPU (Ray sets its
 ``CUDA_VISIBLE_DEVICES``); without GPUs, for one CPU.
 
@@ -24,8 +24,8 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from tilec.errors import TilecError
-from tilec.sweep.pool import failure_row
-from tilec.sweep.worker import Spec, Task, run_task
+from tilec.runtime.sweep.pool import failure_row
+from tilec.runtime.sweep.worker import Spec, Task, run_task
 
 __all__ = ["RayPool", "ray_task"]
 

@@ -8,7 +8,7 @@ driver hands it one task at a time, so it always knows which config a worker is 
   its config recorded as failed with the exit status; either way a fresh worker takes its place
   and the sweep goes on;
 * ``build_ahead`` more processes compile the Triton kernels of the next tasks into Triton's
-  disk cache (:func:`~tilec.sweep.worker.build`) while the GPUs time the current ones: a kernel
+  disk cache (:func:`~tilec.runtime.sweep.worker.build`) while the GPUs time the current ones: a kernel
   is specialised to its shape, and compiling it costs ten times what timing it does. A timing
   worker takes the first task already built, else the first no builder has taken (and compiles
   it itself), so the GPUs never wait for the builders.
@@ -29,7 +29,7 @@ from multiprocessing.connection import wait
 from typing import Any
 
 from tilec.errors import TilecError
-from tilec.sweep.worker import Spec, Task, main
+from tilec.runtime.sweep.worker import Spec, Task, main
 
 __all__ = ["LocalPool", "failure_row"]
 

@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from tilec.errors import TilecError
-from tilec.loader import parse_params
+from tilec.app.loader import parse_params
 
 if TYPE_CHECKING:
-    from tilec.loader import LoadedSchedule
+    from tilec.app.loader import LoadedSchedule
 
 Command = Callable[[argparse.Namespace], int]
 _COMMANDS: dict[str, tuple[Command, str, Callable[[argparse.ArgumentParser], None]]] = {}
@@ -69,9 +69,9 @@ def params_file(path: str) -> dict[str, Any]:
 
 
 def load_args(args: argparse.Namespace) -> LoadedSchedule:
-    """Load the schedule file (every mistake in it is a TilecError: see tilec.loader); knobs
+    """Load the schedule file (every mistake in it is a TilecError: see tilec.app.loader); knobs
     left "auto" are resolved for the command's target (a tuned record unless --no-tuned)."""
-    from tilec.loader import load_schedule
+    from tilec.app.loader import load_schedule
 
     rules = None
     if getattr(args, "rules", None):
@@ -220,7 +220,7 @@ def _load_plugins() -> None:
     """Subcommands that live beside their layer register themselves on import."""
     import importlib
 
-    for mod in ("tilec.cli_commands", "tilec.sweep.cli"):
+    for mod in ("tilec.app.commands", "tilec.runtime.sweep.cli"):
         try:
             importlib.import_module(mod)
         except ModuleNotFoundError as e:

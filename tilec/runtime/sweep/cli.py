@@ -1,4 +1,4 @@
-"""``tilec sweep``: the seed-001 study at scale (registered into tilec.cli on import).
+"""``tilec sweep``: the seed-001 study at scale (registered into tilec.app.cli on import).
 
     tilec sweep SCHEDULE.py --shapes FILE|GRID [--baseline PARAMS] [--gpus all|N]
                 [--ray ADDRESS] [--db FILE] [--timeout S] [--limit N]
@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tilec.cli import atomic_path, command, overrides, positive_int, write_output
+from tilec.app.cli import atomic_path, command, overrides, positive_int, write_output
 from tilec.errors import TilecError
 
 __all__ = ["cmd_sweep"]
@@ -77,7 +77,7 @@ def _options(p: argparse.ArgumentParser) -> None:
 
 
 def _baseline(text: str) -> dict[str, Any]:
-    from tilec.loader import parse_params
+    from tilec.app.loader import parse_params
 
     items = [t for t in text.replace(",", " ").split() if t]
     try:
@@ -90,11 +90,11 @@ def _baseline(text: str) -> dict[str, Any]:
 @command("sweep", "tune the schedule over many shapes on every GPU at hand, against a baseline "
          "and cuBLAS; summary, map (PNG) and rules file", _options)
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from tilec.loader import load_module
+    from tilec.app.loader import load_module
     from tilec.runtime.records import schedule_key
-    from tilec.sweep.run import gpu_list, run_sweep
-    from tilec.sweep.shapes import parse_shapes
-    from tilec.sweep.store import Store, sweep_id
+    from tilec.runtime.sweep.run import gpu_list, run_sweep
+    from tilec.runtime.sweep.shapes import parse_shapes
+    from tilec.runtime.sweep.store import Store, sweep_id
 
     path = Path(args.schedule)
     load_module(path)  # a missing or broken file is one line before anything starts
@@ -106,7 +106,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         gpus = args.gpus
         if not args.ray:
             gpu_list(gpus)  # a bad --gpus is a usage error before the sweep starts
-        model = ({"measure": "tilec.sweep.model:measure", "cublas": "tilec.sweep.model:cublas"}
+        model = ({"measure": "tilec.runtime.sweep.model:measure", "cublas": "tilec.runtime.sweep.model:cublas"}
                  if args.model else {"measure": None, "cublas": None})
         run = run_sweep(path, shapes, db=db, fixed=fixed, baseline=baseline, target=args.target,
                         sms=args.sms, limit=args.limit, gpus=gpus,
@@ -146,14 +146,14 @@ def _log(line: str) -> None:
 
 def _report(args: argparse.Namespace, path: Path, rows: list[Any], fixed: dict[str, Any],
             baseline: dict[str, Any]) -> int:
-    from tilec.sweep.summary import format_summary, shape_results, summarize
+    from tilec.runtime.sweep.summary import format_summary, shape_results, summarize
 
     results = shape_results(rows)
     summary = summarize(results, threshold=args.threshold)
     devices = sorted({r.device for r in rows if r.device})
     base = "baseline " + ",".join(f"{k}={v}" for k, v in baseline.items())
     if args.plot:
-        from tilec.sweep.plot import render
+        from tilec.runtime.sweep.plot import render
 
         out = Path(args.plot)
         with atomic_path(out) as tmp:

@@ -7,8 +7,8 @@ which decomposition won each shape.
 
 Example::
 
-    >>> from tilec.sweep.summary import ShapeResult
-    >>> from tilec.sweep.store import Row
+    >>> from tilec.runtime.sweep.summary import ShapeResult
+    >>> from tilec.runtime.sweep.store import Row
     >>> best = Row("s", 64, 1024, 2048, "tuned", "{}", "t", "dp", True, 1.0)
     >>> fig = figure([ShapeResult(64, 1024, 2048, best, 1.25, 0.9, 1, 0)])
     >>> [ax.get_xlabel() for ax in fig.axes[:2]]
@@ -30,7 +30,7 @@ from matplotlib.colors import ListedColormap, TwoSlopeNorm
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from tilec.sweep.summary import ShapeResult
+from tilec.runtime.sweep.summary import ShapeResult
 
 __all__ = ["DECOMP_COLORS", "figure", "render"]
 

@@ -19,8 +19,8 @@ them is built by one emitter per feature, so a feature the plan does not use lea
 
 Example::
 
-    >>> from tilec.loader import load_schedule
-    >>> from tilec.transforms.lower import lower
+    >>> from tilec.app.loader import load_schedule
+    >>> from tilec.transforms.pipeline import lower
     >>> s = load_schedule("examples/split_k.py", {"M": 100, "N": 70, "K": 50, "BM": 32, "BN": 32,
     ...                                            "BK": 16, "SPLITS": 2})
     >>> src = emit(lower(s.fusion))
@@ -40,7 +40,7 @@ from typing import Any
 
 import sympy
 
-from tilec.codegen.triton_expr import TritonExprPrinter
+from tilec.codegen.triton.expr import TritonExprPrinter
 from tilec.errors import UnsupportedError
 from tilec.proofs import Context
 from tilec.transforms.plan import (
@@ -651,7 +651,7 @@ def run_plan(plan: KernelPlan, a: Any, b: Any, out: Any = None, **opts: Any) -> 
 
 def bench(plan: KernelPlan, **kw: Any) -> dict[str, Any]:
     """Time the plan's kernel, torch.matmul and a plain Triton kernel (GPU); see triton_bench."""
-    from tilec.codegen.triton_bench import bench_plan
+    from tilec.runtime.bench import bench_plan
 
     return bench_plan(plan, **kw)
 

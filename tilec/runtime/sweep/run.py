@@ -1,18 +1,18 @@
 """The sweep driver: for every shape, the tasks (each config of the schedule's tuning space, the
 baseline, cuBLAS), spread over the workers, each row committed as it arrives.
 
-Example (the cost model stands in for the GPU: :mod:`tilec.sweep.model`)::
+Example (the cost model stands in for the GPU: :mod:`tilec.runtime.sweep.model`)::
 
     >>> import tempfile, pathlib
     >>> db = pathlib.Path(tempfile.mkdtemp()) / "s.sqlite"
     >>> r = run_sweep("examples/gemm_decomposition.py", [(256, 1024, 1024)], db=db, limit=2,
-    ...               executor="inline", measure="tilec.sweep.model:measure",
-    ...               cublas="tilec.sweep.model:cublas", progress=False)
+    ...               executor="inline", measure="tilec.runtime.sweep.model:measure",
+    ...               cublas="tilec.runtime.sweep.model:cublas", progress=False)
     >>> r.measured, r.skipped  # two configs, the baseline, cuBLAS
     (4, 0)
     >>> run_sweep("examples/gemm_decomposition.py", [(256, 1024, 1024)], db=db, limit=2,
-    ...           executor="inline", measure="tilec.sweep.model:measure",
-    ...           cublas="tilec.sweep.model:cublas", progress=False).skipped
+    ...           executor="inline", measure="tilec.runtime.sweep.model:measure",
+    ...           cublas="tilec.runtime.sweep.model:cublas", progress=False).skipped
     4
 """
 
@@ -26,10 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from tilec.errors import TilecError
-from tilec.progress import Progress
-from tilec.sweep.shapes import Shape
-from tilec.sweep.store import Row, Store, canonical
-from tilec.sweep.worker import Spec, Task, run_task
+from tilec.app.progress import Progress
+from tilec.runtime.sweep.shapes import Shape
+from tilec.runtime.sweep.store import Row, Store, canonical
+from tilec.runtime.sweep.worker import Spec, Task, run_task
 
 __all__ = ["DEFAULT_BASELINE", "SweepRun", "gpu_list", "run_sweep", "tasks_of"]
 
@@ -116,9 +116,9 @@ def run_sweep(path: str | Path, shapes: Sequence[Shape], *, db: str | Path,
     """Measure every (shape, config) of the sweep not yet in ``db`` and commit each row.
 
     ``time_limit``: start no new shape after this many seconds (the configs in flight finish;
-    a rerun goes on from there). ``executor``: ``"pool"`` (one process per GPU of this host, :class:`~tilec.sweep.pool.
+    a rerun goes on from there). ``executor``: ``"pool"`` (one process per GPU of this host, :class:`~tilec.runtime.sweep.pool.
     LocalPool`), ``"ray"`` (Ray tasks on the cluster at ``ray_address``, or a local one for
-    ``"local"``: :mod:`tilec.sweep.ray_pool`) or ``"inline"`` (this process; tests, doctests).
+    ``"local"``: :mod:`tilec.runtime.sweep.ray_pool`) or ``"inline"`` (this process; tests, doctests).
     """
     from tilec.runtime.records import schedule_key
 
@@ -185,7 +185,7 @@ def run_sweep(path: str | Path, shapes: Sequence[Shape], *, db: str | Path,
             for task in plan():
                 record(task, run_task(spec, task))
         elif executor == "pool":
-            from tilec.sweep.pool import LocalPool
+            from tilec.runtime.sweep.pool import LocalPool
 
             slots = gpu_list(gpus)
             workers = len(slots)
@@ -193,7 +193,7 @@ def run_sweep(path: str | Path, shapes: Sequence[Shape], *, db: str | Path,
                 build_ahead = default_build_ahead(slots, target)
             LocalPool(spec, slots, timeout=timeout, build_ahead=build_ahead).run(plan(), record)
         elif executor == "ray":
-            from tilec.sweep.ray_pool import RayPool
+            from tilec.runtime.sweep.ray_pool import RayPool
 
             pool = RayPool(spec, ray_address or "local", timeout=timeout, gpus=gpus)
             workers = pool.slots

@@ -1,5 +1,5 @@
 """What a sweep worker does with one task: measure a config (or cuBLAS) of one shape and return
-its row. The local pool (:mod:`tilec.sweep.pool`) and Ray (:mod:`tilec.sweep.ray_pool`) both run
+its row. The local pool (:mod:`tilec.runtime.sweep.pool`) and Ray (:mod:`tilec.runtime.sweep.ray_pool`) both run
 :func:`run_task`, so a sweep's rows are the same whichever spreads the work.
 
 A worker process sees one GPU (``CUDA_VISIBLE_DEVICES`` is set before torch is imported). After
@@ -35,7 +35,7 @@ class Spec:
     target: str = "triton"
     sweep: str = ""  # the sweep id the rows belong to
     measure: str = "tilec.runtime.autotune:measure"
-    cublas: str = "tilec.sweep.worker:cublas_measure"
+    cublas: str = "tilec.runtime.sweep.worker:cublas_measure"
     check: bool = True
 
 
@@ -95,7 +95,7 @@ def device_name() -> str:
 def cublas_measure(path: str, params: dict[str, Any], *, target: str = "triton",
                    timer: Callable[[Callable[[], Any]], float] | None = None) -> Any:
     """torch.matmul of the schedule's shape and dtype, timed like the configs."""
-    from tilec.loader import load_schedule
+    from tilec.app.loader import load_schedule
     from tilec.runtime.autotune import Measurement
 
     try:
@@ -119,7 +119,7 @@ def cublas_measure(path: str, params: dict[str, Any], *, target: str = "triton",
 
 
 def run_task(spec: Spec, task: Task) -> dict[str, Any]:
-    """Measure ``task``; the row's fields (see :class:`~tilec.sweep.store.Row`) as a dict.
+    """Measure ``task``; the row's fields (see :class:`~tilec.runtime.sweep.store.Row`) as a dict.
     ``fatal`` is true when this process's GPU can no longer be used."""
     t0 = time.perf_counter()
     timer = None if _gpu() else wall_timer
@@ -136,7 +136,7 @@ def run_task(spec: Spec, task: Task) -> dict[str, Any]:
                "error": f"{type(e).__name__}: {e}"[:400]}
     if row["ok"] and row["ms"] is None and timer is not None:
         row["ok"], row["error"] = False, "nothing timed it"
-    model = spec.measure.startswith("tilec.sweep.model:")
+    model = spec.measure.startswith("tilec.runtime.sweep.model:")
     row.update(seconds=time.perf_counter() - t0,
                device="cost model (no GPU)" if model else device_name(),
                worker=f"{socket.gethostname()}:{os.getpid()}", fatal=not row["ok"] and _poisoned())
@@ -170,8 +170,8 @@ def build(spec: Spec, task: Task) -> bool:
     import torch
     from triton.runtime.jit import JITFunction
 
-    from tilec.codegen.triton import load
-    from tilec.loader import load_schedule
+    from tilec.codegen.triton.printer import load
+    from tilec.app.loader import load_schedule
     from tilec.runtime.autotune import _schedule_params
     from tilec.runtime.build import kernel_plan
 
@@ -209,7 +209,7 @@ def main(conn: Any, spec: Spec, gpu: str | None, role: str) -> None:
     os.environ["CUDA_VISIBLE_DEVICES"] = "" if gpu is None else gpu
     _orphan_watch(os.getppid())
     try:
-        import tilec.loader  # noqa: F401  (before "ready": the first task's clock is fair)
+        import tilec.app.loader  # noqa: F401  (before "ready": the first task's clock is fair)
 
         if _gpu():
             import torch

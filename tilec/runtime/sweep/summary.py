@@ -8,7 +8,7 @@ decomposition won a shape is :attr:`ShapeResult.winner`.
 
 Example::
 
-    >>> from tilec.sweep.store import Row
+    >>> from tilec.runtime.sweep.store import Row
     >>> rows = [Row("s", 64, 1024, 1024, "tuned", '{"DECOMP": "dp"}', "dp", "dp", True, 1.0),
     ...         Row("s", 64, 1024, 1024, "tuned", '{"DECOMP": "splitk"}', "sk", "splitk", True, 2.0),
     ...         Row("s", 64, 1024, 1024, "baseline", '{}', "base", None, True, 1.5),
@@ -28,7 +28,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tilec.sweep.store import Row
+from tilec.runtime.sweep.store import Row
 
 __all__ = ["THRESHOLD", "ShapeResult", "format_summary", "shape_results", "summarize"]
 
