@@ -15,9 +15,11 @@ from sympy import Add, Eq, Mod, Mul, Pow, ceiling, floor
 
 from tilec.proofs import Context, canon, clear_caches, compile_int, narrow, simplify
 from tilec.proofs.build import exact_quotient, is_int, mk_floor, mk_mod, mono_gcd
-from tilec.proofs.rules import Env, rule_radix_div, rule_radix_mod
+from tilec.proofs.rules import RULES, Env
 
 from .oracles import brute_equal, brute_implies, symbols_of
+
+RADIX_DIV, RADIX_MOD = RULES["2.11+2.15.2 (c*a+b)/(c*d)"], RULES["2.12+2.7.1+2.5 (c*a+b)%(c*d)"]
 
 P = {n: sympy.Symbol(n, integer=True, positive=True) for n in ("CM", "CN", "C")}
 N = {n: sympy.Symbol(n, integer=True, nonnegative=True) for n in ("x", "y", "r", "j", "i", "cidx")}
@@ -137,7 +139,7 @@ def test_radix_quotient_cites_2_11_and_2_15_2() -> None:
 def test_radix_remainder_cites_2_12_2_7_1_2_5() -> None:
     ctx = Context().bound(r, CN)
     e = Mod(CN * x + r, CN * CM, evaluate=False)
-    out = rule_radix_mod(e, Env(ctx, e))
+    out = RADIX_MOD.apply(e, Env(ctx, e))
     assert out is not None
     expr, steps = out
     assert expr == CN * Mod(x, CM) + r
@@ -172,10 +174,10 @@ def test_radix_side_condition_is_needed() -> None:
     e = floor((CN * x + r) / (CN * CM))
     # no bound on r: no rewrite, and the unconditioned rewrite would be wrong
     assert simplify(e, Context()).expr == e
-    assert rule_radix_div(e, Env(Context(), e)) is None
+    assert RADIX_DIV.apply(e, Env(Context(), e)) is None
     assert brute_equal(e, floor(x / CM), Context(), n=4000) is not None
     m = Mod(CN * x + r, CN * CM, evaluate=False)
-    assert rule_radix_mod(m, Env(Context(), m)) is None
+    assert RADIX_MOD.apply(m, Env(Context(), m)) is None
     assert brute_equal(m, CN * Mod(x, CM) + r, Context(), n=4000) is not None
     # r < CN + 1 is not enough either (b == c is the boundary)
     ctx = Context().bound(r, CN + 1)

@@ -1,16 +1,19 @@
 """Rewrite rules: each instantiates one theorem of :data:`THEOREMS` at a sub-expression.
 
-A rule finds a binding of the theorem's pattern symbols, builds the right-hand side, and asks
-:meth:`Env.step` to discharge the theorem's own side conditions (taken from the theorem data, never
-restated here).  Rules are data: ``RULES`` maps a name to ``Rule(theorem, phase, fn)``; one driver
-(:mod:`.simplify`) applies them.
+Rules are data, in tinygrad's and Halide's style: ``RULES`` maps a name to ``Rule(theorem, phase,
+shape, body, rewrite)`` -- the pattern (a :class:`Shape`: ``floor(num/den)`` with ``num`` a sum, a
+remainder of a remainder, ...), the ``lhs -> rhs`` it performs, the theorem whose side conditions
+must hold.  One matcher (:meth:`Rule.apply`) matches the shape and hands the parts to the body, which
+binds the theorem's pattern symbols and builds the right-hand side; :meth:`Env.step` discharges the
+theorem's own side conditions (taken from the theorem data, never restated here) and refuses a
+binding that is not integer-valued.  One driver (:mod:`.simplify`) applies the rules.
 
 Example:
     >>> import sympy
     >>> from .context import Context
     >>> I, CN = sympy.symbols("I CN", integer=True, positive=True)
     >>> env = Env(Context(), sympy.Mod(sympy.Mod(I, 4 * CN), CN))
-    >>> out = rule_2_12_mod(sympy.Mod(sympy.Mod(I, 4 * CN), CN, evaluate=False), env)
+    >>> out = RULES["2.12 (a%(b*c))%b"].apply(sympy.Mod(sympy.Mod(I, 4 * CN), CN, evaluate=False), env)
     >>> out[0], [s.theorem for s in out[1]]
     (Mod(I, CN), ['2.12', '2.7.1'])
 """
@@ -82,13 +85,73 @@ class Env:
         return Step(number, before, after, LazyConditions(shown_how), facts, thm.exact)
 
 
+_KINDS: dict[str, Callable[[sympy.Basic], bool]] = {
+    "Add": lambda x: bool(x.is_Add),
+    "Mul": lambda x: bool(x.is_Mul),
+    "Mod": lambda x: isinstance(x, Mod),
+    "floor": lambda x: isinstance(x, floor),
+    "ceiling": lambda x: isinstance(x, ceiling),
+}
+_HEADS: dict[str, Callable[[sympy.Basic], bool]] = {
+    **_KINDS,
+    "MinMax": lambda x: isinstance(x, sympy.Min | sympy.Max),
+    "Rel": lambda x: isinstance(x, sympy.core.relational.Relational),
+}
+
+
 @dataclass(frozen=True)
+class Shape:
+    """The node a rule rewrites: ``head(num, den)``, optionally with the kind of ``num`` / ``den``.
+
+    For ``floor``/``ceiling`` heads ``num/den`` is the argument's fraction (``den != 1``), for ``Mod``
+    its two arguments; for ``Add``, ``MinMax`` and ``Rel`` both are the node itself.
+
+    >>> x, c = sympy.symbols("x c", integer=True, positive=True)
+    >>> Shape("floor", num="Add").match(sympy.floor((x + 1) / c))
+    (x + 1, c)
+    >>> Shape("floor", num="Mod").match(sympy.floor((x + 1) / c)) is None
+    True
+    """
+
+    head: str
+    num: str | None = None
+    den: str | None = None
+
+    def match(self, e: sympy.Basic) -> tuple[sympy.Expr, sympy.Expr] | None:
+        if not _HEADS[self.head](e):
+            return None
+        if self.head in ("floor", "ceiling"):
+            num, den = _frac(e)
+            if den == 1:
+                return None
+        elif self.head == "Mod":
+            num, den = e.args
+        else:
+            num = den = e
+        if self.num is not None and not _KINDS[self.num](num):
+            return None
+        if self.den is not None and not _KINDS[self.den](den):
+            return None
+        return num, den
+
+
+@dataclass(frozen=True, eq=False)
 class Rule:
-    """A rewrite of one theorem; ``fn(expr, env)`` returns ``(new, steps)`` or None."""
+    """A rewrite as data: the node's ``shape`` (the pattern), the ``rewrite`` it performs
+    (``lhs -> rhs``), the ``theorem`` it instantiates (whose side conditions :meth:`Env.step`
+    discharges) and the ``body`` that builds the right-hand side from the matched parts.
+    :meth:`apply` is the one matcher every rule goes through."""
 
     theorem: str
     phase: str
-    fn: Callable[[sympy.Basic, Env], Rewrite | None]
+    shape: Shape
+    body: Callable[[sympy.Basic, sympy.Expr, sympy.Expr, Env], Rewrite | None]
+    rewrite: str = ""
+
+    def apply(self, e: sympy.Basic, env: Env) -> Rewrite | None:
+        """``(new, steps)`` when ``e`` has the rule's shape and the theorem's conditions hold."""
+        parts = self.shape.match(e)
+        return None if parts is None else self.body(e, *parts, env)
 
 
 _frac = frac
@@ -100,28 +163,20 @@ def _one(env: Env, number: str, before: sympy.Basic, after: sympy.Basic, binding
 
 
 # r % a -> r   (2.5)
-def rule_2_5_mod(e: sympy.Basic, env: Env) -> Rewrite | None:
-    if not isinstance(e, Mod):
-        return None
-    x, m = e.args
-    return _one(env, "2.5", e, x, {T.r: x, T.a: m})
+def rule_2_5_mod(e: sympy.Basic, num: sympy.Expr, den: sympy.Expr, env: Env) -> Rewrite | None:
+    return _one(env, "2.5", e, num, {T.r: num, T.a: den})
 
 
 # r / a -> 0   (2.5)
-def rule_2_5_floor(e: sympy.Basic, env: Env) -> Rewrite | None:
-    if not isinstance(e, floor):
-        return None
-    num, den = _frac(e)
-    if den == 1:
-        return None
+def rule_2_5_floor(e: sympy.Basic, num: sympy.Expr, den: sympy.Expr, env: Env) -> Rewrite | None:
     return _one(env, "2.5", e, sympy.Integer(0), {T.r: num, T.a: den})
 
 
 # a % b -> 0   (2.9)
-def rule_2_9(e: sympy.Basic, env: Env) -> Rewrite | None:
-    if not isinstance(e, Mod) or e.args[0].is_number:
+def rule_2_9(e: sympy.Basic, num: sympy.Expr, den: sympy.Expr, env: Env) -> Rewrite | None:
+    if num.is_number:
         return None
-    return _one(env, "2.9", e, sympy.Integer(0), {T.a: e.args[0], T.b: e.args[1]})
+    return _one(env, "2.9", e, sympy.Integer(0), {T.a: num, T.b: den})
 
 
 def _cofactor(big: sympy.Expr, small: sympy.Expr, numbers: bool = False) -> sympy.Expr | None:
@@ -134,12 +189,8 @@ def _cofactor(big: sympy.Expr, small: sympy.Expr, numbers: bool = False) -> symp
 
 
 # a % (b*c) -> a%b + ((a/b)%c)*b   (2.12), then (...)/b -> (a/b)%c   (2.15.1, 2.5)
-def rule_2_12_floor(e: sympy.Basic, env: Env) -> Rewrite | None:
-    if not isinstance(e, floor):
-        return None
-    num, b = _frac(e)
-    if not isinstance(num, Mod):
-        return None
+def rule_2_12_floor(e: sympy.Basic, num: sympy.Expr, den: sympy.Expr, env: Env) -> Rewrite | None:
+    b = den
     x, big = num.args
     c = _cofactor(big, b, numbers=True)
     if c is None:
@@ -159,10 +210,8 @@ def rule_2_12_floor(e: sympy.Basic, env: Env) -> Rewrite | None:
 
 
 # (a % (b*c)) % b -> a % b   (2.12, then 2.7.1)
-def rule_2_12_mod(e: sympy.Basic, env: Env) -> Rewrite | None:
-    if not isinstance(e, Mod) or not isinstance(e.args[0], Mod):
-        return None
-    (x, big), b = e.args[0].args, e.args[1]
+def rule_2_12_mod(e: sympy.Basic, num: sympy.Expr, den: sympy.Expr, env: Env) -> Rewrite | None:
+    (x, big), b = num.args, den
     c = _cofactor(big, b, numbers=True)
     if c is None:
         return None
@@ -177,10 +226,7 @@ def rule_2_12_mod(e: sympy.Basic, env: Env) -> Rewrite | None:
 
 
 # a/(b*c) -> a/b/c   (2.11), only where a/b already occurs in the expression
-def rule_2_11(e: sympy.Basic, env: Env) -> Rewrite | None:
-    if not isinstance(e, floor):
-        return None
-    num, den = _frac(e)
+def rule_2_11(e: sympy.Basic, num: sympy.Expr, den: sympy.Expr, env: Env) -> Rewrite | None:
     for b in sorted(env.quotients.get(num, ()), key=sympy.default_sort_key):
         c = _cofactor(den, b) if b != den else None
         if c is not None:
@@ -191,10 +237,8 @@ def rule_2_11(e: sympy.Basic, env: Env) -> Rewrite | None:
 
 
 # a % b -> ((a/d) % (b/d))*d   (2.13), d a symbolic common factor
-def rule_2_13(e: sympy.Basic, env: Env) -> Rewrite | None:
-    if not isinstance(e, Mod):
-        return None
-    x, m = e.args
+def rule_2_13(e: sympy.Basic, num: sympy.Expr, den: sympy.Expr, env: Env) -> Rewrite | None:
+    x, m = num, den
     d = mono_gcd(x, m)
     if d == 1 or d.is_number or d == m:
         return None
@@ -206,12 +250,7 @@ def rule_2_13(e: sympy.Basic, env: Env) -> Rewrite | None:
 
 
 # a/(b/c) -> (a*c)/b   (2.14)
-def rule_2_14(e: sympy.Basic, env: Env) -> Rewrite | None:
-    if not isinstance(e, floor):
-        return None
-    num, den = _frac(e)
-    if not isinstance(den, floor):
-        return None
+def rule_2_14(e: sympy.Basic, num: sympy.Expr, den: sympy.Expr, env: Env) -> Rewrite | None:
     b, c = _frac(den)
     return _one(env, "2.14", e, mk_div(num * c, b), {T.a: num, T.b: b, T.c: c})
 
@@ -245,10 +284,7 @@ def _low_digit_splits(num: sympy.Expr, den: sympy.Expr) -> list[tuple[sympy.Expr
 
 
 # (c*a + b)/(c*d) -> (c*a + b)/c/d -> a/d   (2.11, then 2.15.2), 0 <= b < c
-def rule_radix_div(e: sympy.Basic, env: Env) -> Rewrite | None:
-    if not isinstance(e, floor):
-        return None
-    num, den = _frac(e)
+def rule_radix_div(e: sympy.Basic, num: sympy.Expr, den: sympy.Expr, env: Env) -> Rewrite | None:
     for c, a, b, d in _low_digit_splits(num, den):
         s1 = env.step("2.11", e, u_div(u_div(num, c), d), {T.a: num, T.b: c, T.c: d})
         if s1 is None:
@@ -261,10 +297,7 @@ def rule_radix_div(e: sympy.Basic, env: Env) -> Rewrite | None:
 
 
 # (c*a + b)%(c*d) -> (c*a + b)%c + c*(((c*a + b)/c)%d) -> b + c*(a%d)   (2.12; 2.7.1, 2.5; 2.15.2)
-def rule_radix_mod(e: sympy.Basic, env: Env) -> Rewrite | None:
-    if not isinstance(e, Mod):
-        return None
-    num, den = e.args
+def rule_radix_mod(e: sympy.Basic, num: sympy.Expr, den: sympy.Expr, env: Env) -> Rewrite | None:
     for c, a, b, d in _low_digit_splits(num, den):
         low, high = u_mod(num, c), u_div(num, c)
         s1 = env.step("2.12", e, u_add(low, u_mul(c, u_mod(high, d))), {T.a: num, T.b: c, T.c: d})
@@ -280,12 +313,8 @@ def rule_radix_mod(e: sympy.Basic, env: Env) -> Rewrite | None:
 
 
 # (a+b)/c -> a/c + b/c   (2.15.1), a the terms that are multiples of c
-def rule_2_15_1(e: sympy.Basic, env: Env) -> Rewrite | None:
-    if not isinstance(e, floor):
-        return None
-    num, c = _frac(e)
-    if c == 1 or not num.is_Add:
-        return None
+def rule_2_15_1(e: sympy.Basic, num: sympy.Expr, den: sympy.Expr, env: Env) -> Rewrite | None:
+    c = den
     div, rest = _divisible_split(num.args, c, env)
     if not div:
         return None
@@ -296,12 +325,8 @@ def rule_2_15_1(e: sympy.Basic, env: Env) -> Rewrite | None:
 
 
 # (a+b)/c -> a/c   (2.15.2), 0 <= b < gcd(a, c)
-def rule_2_15_2(e: sympy.Basic, env: Env) -> Rewrite | None:
-    if not isinstance(e, floor):
-        return None
-    num, c = _frac(e)
-    if c == 1 or not num.is_Add:
-        return None
+def rule_2_15_2(e: sympy.Basic, num: sympy.Expr, den: sympy.Expr, env: Env) -> Rewrite | None:
+    c = den
     div, rest = _divisible_split(num.args, c, env)
     if not div or not rest:
         return None
@@ -310,11 +335,9 @@ def rule_2_15_2(e: sympy.Basic, env: Env) -> Rewrite | None:
 
 
 # (a+b)/c -> a/c + b/c -> a/c   (2.15, 2.5) when b is small and a%c + b < c
-def rule_2_15(e: sympy.Basic, env: Env) -> Rewrite | None:
-    if not isinstance(e, floor):
-        return None
-    num, c = _frac(e)
-    if c == 1 or not num.is_Add or len(num.args) > 4:
+def rule_2_15(e: sympy.Basic, num: sympy.Expr, den: sympy.Expr, env: Env) -> Rewrite | None:
+    c = den
+    if len(num.args) > 4:
         return None
     for t in num.args:
         s2 = env.step("2.5", mk_div(t, c), sympy.Integer(0), {T.r: t, T.a: c})
@@ -328,10 +351,8 @@ def rule_2_15(e: sympy.Basic, env: Env) -> Rewrite | None:
 
 
 # (a+b) % c -> b % c   (2.7.1), a the terms that are multiples of c
-def rule_2_7_1(e: sympy.Basic, env: Env) -> Rewrite | None:
-    if not isinstance(e, Mod) or not e.args[0].is_Add:
-        return None
-    num, c = e.args
+def rule_2_7_1(e: sympy.Basic, num: sympy.Expr, den: sympy.Expr, env: Env) -> Rewrite | None:
+    c = den
     div, rest = _divisible_split(num.args, c, env)
     if not div or not rest:
         return None
@@ -340,10 +361,8 @@ def rule_2_7_1(e: sympy.Basic, env: Env) -> Rewrite | None:
 
 
 # (a+b) % c -> a % c + b   (2.7.2), 0 <= b < gcd(a, c)
-def rule_2_7_2(e: sympy.Basic, env: Env) -> Rewrite | None:
-    if not isinstance(e, Mod) or not e.args[0].is_Add:
-        return None
-    num, c = e.args
+def rule_2_7_2(e: sympy.Basic, num: sympy.Expr, den: sympy.Expr, env: Env) -> Rewrite | None:
+    c = den
     for t in num.args:
         a = num - t
         if mono_gcd(a, c) == 1 and env.reasoner.divides(c, a, []) is None:
@@ -355,12 +374,8 @@ def rule_2_7_2(e: sympy.Basic, env: Env) -> Rewrite | None:
 
 
 # (a*b)/c -> a*(b/c)   (2.10), b a multiple of c
-def rule_2_10(e: sympy.Basic, env: Env) -> Rewrite | None:
-    if not isinstance(e, floor):
-        return None
-    num, c = _frac(e)
-    if c == 1 or not num.is_Mul:
-        return None
+def rule_2_10(e: sympy.Basic, num: sympy.Expr, den: sympy.Expr, env: Env) -> Rewrite | None:
+    c = den
     for b in num.args:
         if b.is_number or env.reasoner.divides(c, b, []) is None:
             continue
@@ -370,7 +385,7 @@ def rule_2_10(e: sympy.Basic, env: Env) -> Rewrite | None:
 
 
 # i/d < D -> i < D*d   (2.16), and its negation D <= i/d -> D*d <= i
-def rule_2_16(e: sympy.Basic, env: Env) -> Rewrite | None:
+def rule_2_16(e: sympy.Basic, num: sympy.Expr, den: sympy.Expr, env: Env) -> Rewrite | None:
     if isinstance(e, sympy.StrictLessThan) and isinstance(e.lhs, floor):
         q, bound, make = e.lhs, e.rhs, (lambda i, Dd: mk_rel(sympy.Lt, i, Dd))
     elif isinstance(e, sympy.StrictGreaterThan) and isinstance(e.rhs, floor):
@@ -388,23 +403,15 @@ def rule_2_16(e: sympy.Basic, env: Env) -> Rewrite | None:
 
 
 # ceil(ceil(a/b)/c) -> ceil(a/(b*c))   (ceil.3)
-def rule_ceil_3(e: sympy.Basic, env: Env) -> Rewrite | None:
-    if not isinstance(e, ceiling):
-        return None
-    num, c = _frac(e)
-    if not isinstance(num, ceiling) or c == 1:
-        return None
+def rule_ceil_3(e: sympy.Basic, num: sympy.Expr, den: sympy.Expr, env: Env) -> Rewrite | None:
+    c = den
     a, b = _frac(num)
     return _one(env, "ceil.3", e, mk_ceiling(a / (b * c)), {T.a: a, T.b: b, T.c: c})
 
 
 # ceil(a/b) -> a/b   (ceil.4), b divides a
-def rule_ceil_4(e: sympy.Basic, env: Env) -> Rewrite | None:
-    if not isinstance(e, ceiling):
-        return None
-    a, b = _frac(e)
-    if b == 1:
-        return None
+def rule_ceil_4(e: sympy.Basic, num: sympy.Expr, den: sympy.Expr, env: Env) -> Rewrite | None:
+    a, b = num, den
     return _one(env, "ceil.4", e, mk_div(a, b), {T.a: a, T.b: b})
 
 
@@ -464,8 +471,8 @@ def _as_quotient(z: sympy.Expr, merged: bool) -> tuple[sympy.Expr, sympy.Expr, l
 # k*(Y % w) + k*w*(Y/w) -> k*Y   (1.1);  k*(Y % w) + k*w*((Y/w) % c) -> k*(Y % (w*c))   (2.12)
 # Y is read off the quotient: any Y with Y % w == the remainder term (canonically) and Y/w == the
 # quotient term; nested quotients are compared merged, (X/b)/w is X/(b*w)   (2.11)
-def rule_recombine(e: sympy.Basic, env: Env) -> Rewrite | None:
-    if not e.is_Add or not e.has(Mod):
+def rule_recombine(e: sympy.Basic, num: sympy.Expr, den: sympy.Expr, env: Env) -> Rewrite | None:
+    if not e.has(Mod):
         return None
     terms = _terms(e)
     for i, u in enumerate(terms):
@@ -518,12 +525,8 @@ def rule_recombine(e: sympy.Basic, env: Env) -> Rewrite | None:
 
 
 # (a/b)/c -> a/(b*c)   (2.11, read backwards): one division instead of two, for printing
-def rule_merge_quotients(e: sympy.Basic, env: Env) -> Rewrite | None:
-    if not isinstance(e, floor):
-        return None
-    n, d = _frac(e)
-    if d == 1 or not isinstance(n, floor):
-        return None
+def rule_merge_quotients(e: sympy.Basic, num: sympy.Expr, den: sympy.Expr, env: Env) -> Rewrite | None:
+    n, d = num, den
     n2, d2 = _frac(n)
     if d2 == 1:
         return None
@@ -532,9 +535,7 @@ def rule_merge_quotients(e: sympy.Basic, env: Env) -> Rewrite | None:
 
 
 # min(a, b) -> a where a <= b   (tilec.min);  max(a, b) -> a where b <= a   (tilec.max)
-def rule_min_max(e: sympy.Basic, env: Env) -> Rewrite | None:
-    if not isinstance(e, sympy.Min | sympy.Max):
-        return None
+def rule_min_max(e: sympy.Basic, num: sympy.Expr, den: sympy.Expr, env: Env) -> Rewrite | None:
     number = "tilec.min" if isinstance(e, sympy.Min) else "tilec.max"
     for keep in e.args:
         for drop in e.args:
@@ -552,15 +553,8 @@ def u_minmax(func: type, a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
 
 
 # a/c -> k, a%c -> a - k*c where k*c <= a < (k+1)*c   (tilec.const-div, tilec.const-mod)
-def rule_const_quotient(e: sympy.Basic, env: Env) -> Rewrite | None:
-    if isinstance(e, floor):
-        num, den = _frac(e)
-        number = "tilec.const-div"
-    elif isinstance(e, Mod):
-        num, den = e.args
-        number = "tilec.const-mod"
-    else:
-        return None
+def rule_const_quotient(e: sympy.Basic, num: sympy.Expr, den: sympy.Expr, env: Env) -> Rewrite | None:
+    number = "tilec.const-div" if isinstance(e, floor) else "tilec.const-mod"
     if not den.is_Integer or den <= 1 or num.is_number:
         return None
     lo, hi = env.reasoner.bounds(num, [])
@@ -575,30 +569,43 @@ STRUCTURE = "structure"
 DISTRIBUTE = "distribute"
 TIDY = "tidy"
 
+FLOOR, CEIL, MOD = Shape("floor"), Shape("ceiling"), Shape("Mod")
+
 RULES: dict[str, Rule] = {
-    "1.1/2.12 recombine": Rule("1.1", STRUCTURE, rule_recombine),
-    "tilec.min/max": Rule("tilec.min", STRUCTURE, rule_min_max),
-    "2.5 r%a": Rule("2.5", STRUCTURE, rule_2_5_mod),
-    "2.5 r/a": Rule("2.5", STRUCTURE, rule_2_5_floor),
-    "2.9": Rule("2.9", STRUCTURE, rule_2_9),
-    "2.12 (a%(b*c))/b": Rule("2.12", STRUCTURE, rule_2_12_floor),
-    "2.12 (a%(b*c))%b": Rule("2.12", STRUCTURE, rule_2_12_mod),
-    "2.11": Rule("2.11", STRUCTURE, rule_2_11),
-    "2.13": Rule("2.13", STRUCTURE, rule_2_13),
-    "2.14": Rule("2.14", STRUCTURE, rule_2_14),
-    "ceil.3": Rule("ceil.3", STRUCTURE, rule_ceil_3),
-    "ceil.4": Rule("ceil.4", STRUCTURE, rule_ceil_4),
-    "2.16": Rule("2.16", DISTRIBUTE, rule_2_16),
-    "2.15.2": Rule("2.15.2", DISTRIBUTE, rule_2_15_2),
-    "2.11+2.15.2 (c*a+b)/(c*d)": Rule("2.15.2", DISTRIBUTE, rule_radix_div),
-    "2.7.2": Rule("2.7.2", DISTRIBUTE, rule_2_7_2),
-    "2.12+2.7.1+2.5 (c*a+b)%(c*d)": Rule("2.12", DISTRIBUTE, rule_radix_mod),
-    "2.15.1": Rule("2.15.1", DISTRIBUTE, rule_2_15_1),
-    "2.7.1": Rule("2.7.1", DISTRIBUTE, rule_2_7_1),
-    "2.10": Rule("2.10", DISTRIBUTE, rule_2_10),
-    "2.15": Rule("2.15", DISTRIBUTE, rule_2_15),
-    "tilec.const-div/mod": Rule("tilec.const-div", DISTRIBUTE, rule_const_quotient),
-    "2.11 (a/b)/c -> a/(b*c)": Rule("2.11", TIDY, rule_merge_quotients),
+    "1.1/2.12 recombine": Rule("1.1", STRUCTURE, Shape("Add"), rule_recombine,
+                               "k*(Y%w) + k*w*(Y/w) -> k*Y ; k*(Y%w) + k*w*((Y/w)%c) -> k*(Y%(w*c))"),
+    "tilec.min/max": Rule("tilec.min", STRUCTURE, Shape("MinMax"), rule_min_max,
+                          "min(a, b) -> a (a <= b) ; max(a, b) -> a (b <= a)"),
+    "2.5 r%a": Rule("2.5", STRUCTURE, MOD, rule_2_5_mod, "r % a -> r"),
+    "2.5 r/a": Rule("2.5", STRUCTURE, FLOOR, rule_2_5_floor, "r/a -> 0"),
+    "2.9": Rule("2.9", STRUCTURE, MOD, rule_2_9, "a % b -> 0"),
+    "2.12 (a%(b*c))/b": Rule("2.12", STRUCTURE, Shape("floor", num="Mod"), rule_2_12_floor,
+                             "(a%(b*c))/b -> (a/b)%c"),
+    "2.12 (a%(b*c))%b": Rule("2.12", STRUCTURE, Shape("Mod", num="Mod"), rule_2_12_mod,
+                             "(a%(b*c))%b -> a%b"),
+    "2.11": Rule("2.11", STRUCTURE, FLOOR, rule_2_11, "a/(b*c) -> a/b/c where a/b occurs"),
+    "2.13": Rule("2.13", STRUCTURE, MOD, rule_2_13, "a%b -> ((a/d)%(b/d))*d"),
+    "2.14": Rule("2.14", STRUCTURE, Shape("floor", den="floor"), rule_2_14, "a/(b/c) -> (a*c)/b"),
+    "ceil.3": Rule("ceil.3", STRUCTURE, Shape("ceiling", num="ceiling"), rule_ceil_3,
+                   "ceil(ceil(a/b)/c) -> ceil(a/(b*c))"),
+    "ceil.4": Rule("ceil.4", STRUCTURE, CEIL, rule_ceil_4, "ceil(a/b) -> a/b"),
+    "2.16": Rule("2.16", DISTRIBUTE, Shape("Rel"), rule_2_16, "i/d < D -> i < D*d"),
+    "2.15.2": Rule("2.15.2", DISTRIBUTE, Shape("floor", num="Add"), rule_2_15_2, "(a+b)/c -> a/c"),
+    "2.11+2.15.2 (c*a+b)/(c*d)": Rule("2.15.2", DISTRIBUTE, Shape("floor", num="Add"), rule_radix_div,
+                                      "(c*a + b)/(c*d) -> a/d"),
+    "2.7.2": Rule("2.7.2", DISTRIBUTE, Shape("Mod", num="Add"), rule_2_7_2, "(a+b)%c -> a%c + b"),
+    "2.12+2.7.1+2.5 (c*a+b)%(c*d)": Rule("2.12", DISTRIBUTE, Shape("Mod", num="Add"), rule_radix_mod,
+                                         "(c*a + b)%(c*d) -> c*(a%d) + b"),
+    "2.15.1": Rule("2.15.1", DISTRIBUTE, Shape("floor", num="Add"), rule_2_15_1,
+                   "(a+b)/c -> a/c + b/c"),
+    "2.7.1": Rule("2.7.1", DISTRIBUTE, Shape("Mod", num="Add"), rule_2_7_1, "(a+b)%c -> b%c"),
+    "2.10": Rule("2.10", DISTRIBUTE, Shape("floor", num="Mul"), rule_2_10, "(a*b)/c -> a*(b/c)"),
+    "2.15": Rule("2.15", DISTRIBUTE, Shape("floor", num="Add"), rule_2_15,
+                 "(a+b)/c -> a/c (a%c + b < c)"),
+    "tilec.const-div": Rule("tilec.const-div", DISTRIBUTE, FLOOR, rule_const_quotient, "a/c -> k"),
+    "tilec.const-mod": Rule("tilec.const-mod", DISTRIBUTE, MOD, rule_const_quotient, "a%c -> a - k*c"),
+    "2.11 (a/b)/c -> a/(b*c)": Rule("2.11", TIDY, Shape("floor", num="floor"), rule_merge_quotients,
+                                    "(a/b)/c -> a/(b*c)"),
 }
 """All rules, in the order the driver tries them at a node."""
 

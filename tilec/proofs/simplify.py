@@ -31,7 +31,7 @@ PIPELINE: list[tuple[str, list[Rule]]] = [
     (STRUCTURE, [r for r in RULES.values() if r.phase == STRUCTURE]),
     (DISTRIBUTE, [r for r in RULES.values() if r.phase in (STRUCTURE, DISTRIBUTE)]),
     # last: what reads best -- nested quotients merged, and recombinations they enable
-    (TIDY, [r for r in RULES.values() if r.phase in (TIDY, STRUCTURE) and r.fn not in ROOT_DEPENDENT]),
+    (TIDY, [r for r in RULES.values() if r.phase in (TIDY, STRUCTURE) and r.body not in ROOT_DEPENDENT]),
 ]
 
 
@@ -81,15 +81,15 @@ def _pass(
     if isinstance(out, sympy.Expr | sympy.Rel) and not out.is_Atom and (phase, out) not in env.stuck:
         failed = env.reasoner.failed_rules  # (rule, node) that did not apply under this context
         for rule in rules:
-            key = (rule.fn, out)
+            key = (rule, out)
             if key in failed:
                 continue
-            hit = rule.fn(out, env)
+            hit = rule.apply(out, env)
             if hit is not None:
                 out, new_steps = hit
                 steps.extend(new_steps)
                 break
-            if rule.fn not in ROOT_DEPENDENT:
+            if rule.body not in ROOT_DEPENDENT:
                 failed.add(key)
         else:
             env.stuck.add((phase, out))
