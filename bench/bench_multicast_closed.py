@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 from tests.multicast.test_random_schedules import (  # noqa: E402
     Case, _forms_at, _uniform, brute_force, build, expected)
 from tilec.ir import infer_launch  # noqa: E402
-from tilec.transforms.multicast import derive  # noqa: E402
+from tilec.transforms.multicast.derive import derive  # noqa: E402
 
 
 def sample(n: int, seed: int = 13) -> list[Case]:
@@ -101,7 +101,7 @@ def _run(argv: list[str]) -> float:
 
 def speed(rounds: int) -> dict:
     py = sys.executable
-    tilec = [py, "-c", "import sys; from tilec.cli import main; sys.exit(main())"]
+    tilec = [py, "-c", "import sys; from tilec.app.cli import main; sys.exit(main())"]
     runs = {"floor: python -c 'import sympy'": [py, "-c", "import sympy"],
             "seed: tilec masks --json": [*tilec, "masks",
                                          "examples/seed004_persistent_cluster.py", "--json"],

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 import sympy
 
-from tilec.cli import main
+from tilec.app.cli import main
 from tilec.ir.pyeval import compile_int
-from tilec.loader import derive_from_file
-from tilec.transforms.multicast import RANK
-from tilec.transforms.multicast_closed import what_would_close
+from tilec.app.loader import derive_from_file
+from tilec.transforms.multicast.derive import RANK
+from tilec.transforms.multicast.closed import what_would_close
 
 EX = Path(__file__).resolve().parents[2] / "examples"
 

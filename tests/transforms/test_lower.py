@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
+import sympy
 
 from tests.plans import plan, schedule
 from tilec.ir.types import LoadKind
-from tilec.transforms.lower import lower
+from tilec.transforms.pipeline import lower
 
 
 @pytest.mark.parametrize("target", ["triton", "cuda"])
@@ -21,3 +22,53 @@ def test_kernel_options_reach_the_plan(target: str) -> None:
     p = lower(f, target="triton")
     assert (p.a.kind, p.b.kind) == (LoadKind.POINTER, LoadKind.POINTER)
     assert lower(schedule(256, 256, 128, 64, 64, 64), target="triton").a.kind is LoadKind.TMA
+
+
+def test_multicast_plan_carries_its_facts_as_objects_and_the_guard_they_make() -> None:
+    from tilec.app.loader import load_schedule
+    from tilec.proofs.context import Fact
+    from tilec.runtime.build import kernel_plan
+
+    s = load_schedule("examples/seed004_persistent_cluster.py", {"CN": 2, "CLUSTER": 4})
+    plan = kernel_plan(s, target="cuda")
+    values = {sympy.Symbol(k, integer=True, positive=True): v for k, v in s.params.items()
+              if isinstance(v, int) and not isinstance(v, bool)}
+    for mc in (plan.a.multicast, plan.b.multicast):
+        assert mc is not None and mc.closed_form and mc.facts
+        assert all(isinstance(f, Fact) for f in mc.facts)
+        # the guard is the facts' conjunction decided at the launch: every fact holds there
+        assert mc.guard is sympy.true
+        assert all(bool(f.condition().xreplace(values).doit()) for f in mc.facts)
+
+
+def test_the_pipeline_fills_one_part_per_pass() -> None:
+    from tilec.transforms.pipeline import PIPELINE, lower_steps
+
+    f = schedule(100, 70, 50, 16, 16, 16, decomposition="streamk", sms=5, order="grouped",
+                 group_m=2)
+    steps = list(lower_steps(f, target="triton"))
+    assert [n for n, _ in steps] == ["input", *(p.__name__ for p in PIPELINE)]
+    states = dict(steps)
+    filled = {"tile_axes": "tile", "tile_order": "order", "decomposition": "work",
+              "legalize": "a"}
+    for (_, before), (name, after) in zip(steps, steps[1:], strict=False):
+        if name in filled:  # the pass fills its part, on a new value
+            assert getattr(before, filled[name]) is None and getattr(after, filled[name])
+            assert after is not before
+    assert states["multicast"] is states["decomposition"]  # Triton: the pass does not apply
+    assert states["legalize"].plan() == lower(f, target="triton")
+    lines = states["legalize"].summary().splitlines()
+    assert lines[1] == "tile: 16x16x16" and lines[-1].startswith("launch: cluster (1, 1, 1)")
+
+
+@pytest.mark.parametrize(("sms", "grid"), [(None, 7 * 5 * 3), (4, 4), (200, 7 * 5 * 3)])
+def test_split_k_grid_follows_the_schedule(sms: int | None, grid: int) -> None:
+    # one CTA per unit, or a persistent grid walking the units (never more CTAs than units)
+    p = plan(100, 70, 50, 16, 16, 16, decomposition="splitk", splits=3, sms=sms)
+    assert (p.work.grid, p.work.num_tiles * p.work.splits) == (grid, 7 * 5 * 3)
+
+
+def test_auto_decomposition_says_why() -> None:
+    # 5 deep tiles on 4 CTAs: data-parallel takes two waves, the cost model picks Stream-K
+    p = plan(80, 16, 16 * 256, 16, 16, 16, decomposition="auto", sms=4)
+    assert p.work.kind.value != "dp" and any(n.startswith("chosen: ") for n in p.notes)

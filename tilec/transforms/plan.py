@@ -1,6 +1,6 @@
 """KernelPlan: the backend-neutral description of one GEMM kernel.
 
-Lowering (``tilec.transforms.lower``) turns a scheduled fusion into a plan; each backend in
+Lowering (``tilec.transforms.pipeline``) turns a scheduled fusion into a plan; each backend in
 ``tilec.codegen`` prints the same plan.  A feature in the plan is either printed by a backend or
 refused by it with a :class:`~tilec.errors.UnsupportedError`; it is never silently dropped.
 
@@ -12,6 +12,8 @@ printers; they never re-derive the schedule.
 Example::
 
     >>> import sympy
+
+from tilec.proofs.context import Fact
     >>> t = sympy.Symbol("t", integer=True, nonnegative=True)
     >>> order = TileOrder(t, tile_m=sympy.floor(t / 4), tile_n=sympy.Mod(t, 4),
     ...                   num_tiles=sympy.Integer(8), tiles_m=2, tiles_n=4)
@@ -36,6 +38,7 @@ from tilec.ir.types import (
     LoadKind,
     MulticastMode,
 )
+from tilec.proofs.context import Fact
 
 __all__ = [
     "DType",
@@ -154,17 +157,14 @@ class WorkSplit(_Frozen):
     DATA_PARALLEL: tiles ``t = pid + r * grid`` for r = 0, 1, ... (persistent when grid < tiles).
     SPLIT_K: unit u in [0, num_tiles * splits): tile u // splits, K part u % splits;
       units ``u = pid + r * grid``.
-    Stream-K family: the first (``sk_first``) or last ``sk_tiles`` tiles of the order are split
-      evenly over ``sk_ctas`` CTAs by k-iterations; the other tiles go data-parallel over all
-      ``grid`` CTAs.
-
-    ``group`` > 1 (CUDA clusters, set by lowering): the split is over groups of ``group``
-    consecutive linear tiles and clusters of ``group`` CTAs, so every CTA of a cluster runs the
-    same K range (multicast shares each stage); then ``sk_tiles`` counts groups and ``sk_ctas``
-    clusters, while ``grid`` still counts CTAs.
     Stream-K family: the first (``sk_first``) or last ``sk_tiles`` tiles of the order (linear
       indices ``[sk_start, sk_end)``) are split evenly over ``sk_ctas`` CTAs by k-iterations
       (``sk_iters`` in all); the other tiles go data-parallel over all ``grid`` CTAs.
+
+    ``group`` > 1 (CUDA clusters, set by lowering): the split is over groups of ``group``
+    consecutive linear tiles and clusters of ``group`` CTAs, so every CTA of a cluster runs the
+    same K range (multicast shares each stage); then ``num_tiles`` and ``sk_tiles`` count groups
+    and ``sk_ctas`` clusters, while ``grid`` still counts CTAs.
 
     ``num_tiles`` counts the linear tile indices of the order walked, ``k_iters`` the
     k-iterations of one tile (0 only in a data-parallel split built by hand, outside lowering).
@@ -306,8 +306,12 @@ class WorkSplit(_Frozen):
         split-K, ``tile * splits + j``; Stream-K, ``2 * cta`` when it is the CTA's first tile
         and ``2 * cta + 1`` when it is its last."""
         c = self.first_contributor(tile) + sympy.sympify(j)
-        if self.split_k:
-            return c
+        return c if self.split_k else self.sk_slot(c, tile)
+
+    def sk_slot(self, cta: Formula, tile: Formula) -> Formula:
+        """Workspace slot of Stream-K CTA ``cta``'s partial of region tile ``tile``: ``2 * cta``
+        for the CTA's first tile, ``2 * cta + 1`` for its last."""
+        c = sympy.sympify(cta)
         first = sympy.Eq(self.sk_first_tile(c), tile)
         return 2 * c + sympy.Piecewise((0, first), (1, True))
 
@@ -334,7 +338,7 @@ class MulticastPlan:
     slice_count: sympy.Expr | None
     closed_form: bool
     guard: sympy.Boolean = sympy.true
-    facts: tuple[str, ...] = ()
+    facts: tuple[Fact, ...] = ()  # what the closed form rests on; guard is their conjunction
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,8 @@ derivation) and then drawn with matplotlib's Agg backend:
 
 Example::
 
-    >>> from tilec.loader import load_schedule
-    >>> from tilec.transforms.lower import lower
+    >>> from tilec.app.loader import load_schedule
+    >>> from tilec.transforms.pipeline import lower
     >>> s = load_schedule("examples/gemm_basic.py", {"M": 256, "N": 384, "K": 128})
     >>> cells = tile_assignment(lower(s.fusion), grid=6, cluster_size=1)
     >>> [(c.tile_m, c.tile_n, c.cta, c.round) for c in cells[:4]]
@@ -320,11 +320,11 @@ class ThreadAccess:
 
 def thread_map(plan: Any, warps: Sequence[int] = (0, 1),
                point: dict[str, int] | None = None) -> list[ThreadAccess]:
-    """One :class:`ThreadAccess` per global access of a :class:`~tilec.transforms.simt.SimtPlan`
+    """One :class:`ThreadAccess` per global access of a :class:`~tilec.transforms.simt.lower.SimtPlan`
     (the seed's coalescing pictures as data; every lane evaluated from the plan's index).
 
-    >>> from tilec.loader import load_schedule
-    >>> from tilec.transforms.simt import lower_simt
+    >>> from tilec.app.loader import load_schedule
+    >>> from tilec.transforms.simt.lower import lower_simt
     >>> plan = lower_simt(load_schedule("examples/coalescing_naive.py", {"M": 64, "N": 64, "K": 64}).fusion)
     >>> a = thread_map(plan, warps=(0,))[0]
     >>> a.tensor, sorted(a.cells)[:3], a.cells[(1, 0)], a.sectors
@@ -333,8 +333,8 @@ def thread_map(plan: Any, warps: Sequence[int] = (0, 1),
     import numpy as np
     import sympy
 
-    from tilec.transforms.coalescing import analyze
-    from tilec.transforms.simt import _eval_floor
+    from tilec.ir.pyeval import compile_int
+    from tilec.transforms.simt.coalescing import analyze
 
     dx, dy, dz = plan.block
     threads = dx * dy * dz
@@ -362,8 +362,12 @@ def thread_map(plan: Any, warps: Sequence[int] = (0, 1),
             if not 0 <= v < int(bounds[s]):
                 raise TilecError(f"viz: {s}={v} is out of its range 0..{int(bounds[s]) - 1}")
         idx = acc.index.xreplace({s: sympy.Integer(v) for s, v in at.items()})
-        vals = np.asarray(_eval_floor(idx, tsyms, coords), dtype=np.int64) \
-            if idx.free_symbols else np.full(len(tids), int(idx))
+        if idx.free_symbols:  # the exact integer evaluator, at each thread drawn
+            f = compile_int([idx], tsyms)
+            vals = np.array([f(*p)[0] for p in zip(*(c.tolist() for c in coords), strict=True)],
+                            dtype=np.int64)
+        else:
+            vals = np.full(len(tids), int(idx))
         rows, cols = shapes[acc.tensor]
         ta = ThreadAccess(acc.tensor, acc.kind, acc.what, rows, cols, acc.width, tuple(warps),
                           {str(s): v for s, v in at.items()}, verdict=rep.verdict)

@@ -19,8 +19,8 @@ them is built by one emitter per feature, so a feature the plan does not use lea
 
 Example::
 
-    >>> from tilec.loader import load_schedule
-    >>> from tilec.transforms.lower import lower
+    >>> from tilec.app.loader import load_schedule
+    >>> from tilec.transforms.pipeline import lower
     >>> s = load_schedule("examples/split_k.py", {"M": 100, "N": 70, "K": 50, "BM": 32, "BN": 32,
     ...                                            "BK": 16, "SPLITS": 2})
     >>> src = emit(lower(s.fusion))
@@ -40,9 +40,11 @@ from typing import Any
 
 import sympy
 
-from tilec.codegen.triton_expr import TritonExprPrinter
+from tilec.codegen.triton.expr import TritonExprPrinter
 from tilec.errors import UnsupportedError
+from tilec.proofs import Context
 from tilec.transforms.plan import (
+    CTA,
     IT_BEGIN,
     IT_END,
     PID,
@@ -246,9 +248,9 @@ class TritonPrinter:
         c("@triton.jit", "def tile_coords(t):")
         c.indent()
         c(f'"""Linear tile index t -> (pid_m, pid_n): {o.description}."""')
-        names = {o.index: "t"}
-        c(f"pid_m = {TritonExprPrinter(names).doprint(o.tile_m)}")
-        c(f"pid_n = {TritonExprPrinter(names).doprint(o.tile_n)}")
+        names, live = {o.index: "t"}, Context().bound(o.index, o.num_tiles)  # t < num_tiles: signs
+        c(f"pid_m = {TritonExprPrinter(names, live).doprint(o.tile_m)}")
+        c(f"pid_n = {TritonExprPrinter(names, live).doprint(o.tile_n)}")
         c("return pid_m, pid_n")
         return c.text()
 
@@ -336,9 +338,12 @@ class TritonPrinter:
         c.indent()(f"return {self.expr(w.contributors(TILE), tile='tile')}").dedent()
         c("", "", "@triton.jit", "def partial_slot(tile, j):")
         c.indent()
-        if self.stream_k:
-            c('"""Slot 2*cta for the CTA\'s first tile, 2*cta + 1 for its last."""')
-        c(f"return {self.expr(w.partial_slot(TILE, J), tile='tile', j='j')}")
+        if self.split_k:
+            c(f"return {self.expr(w.partial_slot(TILE, J), tile='tile', j='j')}")
+            return c.text()
+        c('"""Slot 2*cta for the CTA\'s first tile, 2*cta + 1 for its last."""')
+        c(f"cta = {self.expr(w.first_contributor(TILE) + J, tile='tile', j='j')}")
+        c(f"return {self.expr(w.sk_slot(CTA, TILE), cta='cta', tile='tile')}")
         return c.text()
 
     def fixup_fn(self) -> str:
@@ -456,7 +461,9 @@ class TritonPrinter:
         k_begin, k_end = w.sk_unit_range(TILE, IT_BEGIN, IT_END)
         c(f"k_begin = {self.expr(k_begin, **names)}")
         c(f"k_end = {self.expr(k_end, **names)}")
-        c("slot = 2 * pid + tl.where(tile == first, 0, 1)")
+        # the slot of this CTA's partial, with its first tile already in `first`
+        slot = w.sk_slot(PID, TILE).xreplace({w.sk_first_tile(PID): kernel_symbol("first")})
+        c(f"slot = {self.expr(slot, pid='pid', tile='tile', first='first')}")
         c(f"unit_partial(a, b, c, ws, tickets, {self.expr(TILE + self.sk_start, tile='tile')},"
           " k_begin, k_end, tile, slot)")
         c.dedent().dedent()
@@ -644,7 +651,7 @@ def run_plan(plan: KernelPlan, a: Any, b: Any, out: Any = None, **opts: Any) -> 
 
 def bench(plan: KernelPlan, **kw: Any) -> dict[str, Any]:
     """Time the plan's kernel, torch.matmul and a plain Triton kernel (GPU); see triton_bench."""
-    from tilec.codegen.triton_bench import bench_plan
+    from tilec.runtime.bench import bench_plan
 
     return bench_plan(plan, **kw)
 

@@ -36,11 +36,11 @@ from typing import TYPE_CHECKING, Any
 
 import sympy
 
-from tilec.transforms.multicast import R1, R2, RANK, _compiled, _same, launch_values
+from tilec.transforms.multicast.derive import R1, R2, RANK, _compiled, _same, launch_values
 
 if TYPE_CHECKING:
     from tilec.proofs import Context, Fact
-    from tilec.transforms.multicast import OperandForms, OperandMulticast, Row
+    from tilec.transforms.multicast.derive import OperandForms, OperandMulticast, Row
 
 _J = sympy.Symbol("j", integer=True, nonnegative=True)
 
@@ -711,7 +711,7 @@ def what_would_close(op: OperandMulticast, values: dict[sympy.Symbol, int], *,
     moved by the least relative change, the cluster kept) is tabulated exactly and must have
     uniform sharing. Weakest first (the smallest divisor: it holds for the most launches).
 
-    >>> from tilec.loader import derive_from_file
+    >>> from tilec.app.loader import derive_from_file
     >>> d = derive_from_file("examples/my_gemm.py", {"M": 4096, "N": 7800})
     >>> values = {sympy.Symbol(k, integer=True, positive=True): v for k, v in d.params.items()
     ...           if isinstance(v, int)}
@@ -720,7 +720,7 @@ def what_would_close(op: OperandMulticast, values: dict[sympy.Symbol, int], *,
     ('ceiling(N/BN) % CN == 0', {'N': (7800, 7680)}, 'Eq(Mod(rank, CN), 0)')
     """
     from tilec.proofs import Fact, FactKind
-    from tilec.transforms.multicast import _table
+    from tilec.transforms.multicast.derive import _table
 
     if op.closed_form or not values:
         return []
