@@ -101,11 +101,12 @@ def _run(argv: list[str]) -> float:
 
 def speed(rounds: int) -> dict:
     py = sys.executable
+    tilec = [py, "-c", "import sys; from tilec.app.cli import main; sys.exit(main())"]
     runs = {"floor: python -c 'import sympy'": [py, "-c", "import sympy"],
-            "seed: tilec masks --json": [py, "-m", "tilec.app.cli", "masks",
+            "seed: tilec masks --json": [*tilec, "masks",
                                          "examples/seed004_persistent_cluster.py", "--json"],
             "tutorial: tilec masks --json (M=4096 N=8192)": [
-                py, "-m", "tilec.app.cli", "masks", "examples/my_gemm.py", "--param", "M=4096",
+                *tilec, "masks", "examples/my_gemm.py", "--param", "M=4096",
                 "--param", "N=8192", "--json"]}
     times: dict[str, list[float]] = {k: [] for k in runs}
     for _ in range(rounds):  # alternate: the machine's load hits every run alike

@@ -59,6 +59,12 @@ def build(c: Case) -> GemmFusion:
         f.propagate()
         return f
     v.reorder([0, 2, 4, 1, 3, 5])  # [Mo, No, rKo, Mi, Ni, rKi]
+    if c.order == "grid2d":  # tile rows on blockIdx.y, columns on blockIdx.x, 2-D clusters
+        v.parallelize(0, P.BIDy).parallelize(1, P.BIDx)
+        v.parallelize(3, P.Mma).parallelize(4, P.Mma).parallelize(5, P.Mma)
+        f.set_cluster(*c.cluster)
+        f.propagate()
+        return f
     if c.order == "col":
         v.reorder([1, 0, 2, 3, 4, 5])
     if c.order == "swizzle":
@@ -254,3 +260,21 @@ def test_issue_13_uneven_split_k_in_a_cluster(mode):
                 assert not any(r.mask >> q.point["rank"] & 1 for q in dead
                                if {k: v for k, v in q.point.items() if k != "rank"}
                                == {k: v for k, v in r.point.items() if k != "rank"})
+
+
+@pytest.mark.parametrize("cx,cy", [(2, 2), (4, 2), (2, 4), (1, 4)])
+@pytest.mark.parametrize("mode", ["leader", "sliced"])
+def test_two_dimensional_clusters(cx, cy, mode):
+    """Clusters of cx x cy over a 2-D grid of tiles: A is shared along x (one tile row), B along
+    y (one tile column); both are digit patterns of the rank (x + cx*y) with closed forms."""
+    c = Case("grid2d", 8 * cy * 2, 8 * cx * 3, 16, 8, 8, 8, (cx, cy, 1), 1)
+    check(c, mode)
+    d = derive(build(c), mode)
+    for name, op in d.operands.items():
+        assert op.closed_form, (name, op.notes)
+        for row in op.table:
+            r = row.point["rank"]
+            x, y = r % cx, r // cx
+            same = ([q for q in range(cx * cy) if q // cx == y] if name == "A"
+                    else [q for q in range(cx * cy) if q % cx == x])
+            assert row.mask == sum(1 << q for q in same), (name, row)
