@@ -34,9 +34,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tilec.codegen.cuda import CudaPrinter, emit  # noqa: E402
-from tilec.codegen.cuda_launch import LaunchError, build  # noqa: E402
-from tilec.loader import load_schedule  # noqa: E402
+from tilec.codegen.cuda.printer import CudaPrinter, emit  # noqa: E402
+from tilec.codegen.cuda.launch import LaunchError, build  # noqa: E402
+from tilec.app.loader import load_schedule  # noqa: E402
 from tilec.runtime.build import kernel_plan  # noqa: E402
 
 SEED = ROOT / "examples" / "seed004_persistent_cluster.py"
@@ -57,32 +57,35 @@ SHAPES = [(1000, 1100, 776, 256, 8), (777, 1000, 40, 128, 8), (1300, 1504, 1000,
 # perf: (M, N, K) -> variants (params of the seed schedule, multicast mode)
 BIG = [(4096, 4096, 4096), (8192, 8192, 8192), (6144, 6144, 2048), (4096, 6144, 4096),
        (4096, 28672, 4096), (4096, 4096, 14336), (6000, 6000, 6000)]
+_TILE3 = {"epilogue": "tma_tile", "stages": 3}
 BIG_VARIANTS = [(dict(CM=2, CN=1, SMS=128), "leader", {}),
-                (dict(CM=2, CN=1, SMS=128, GROUP=8), "leader", {}),
-                (dict(CM=2, CN=1, SMS=128, GROUP=4), "leader", {}),
-                (dict(CM=2, CN=1, SMS=132, GROUP=8, DECOMP="dp_1sk"), "leader", {}),
-                (dict(CM=2, CN=1, SMS=128, GROUP=8), "sliced", {}),
+                (dict(CM=2, CN=1, SMS=128), "leader", _TILE3),
+                (dict(CM=2, CN=1, SMS=128), "leader", {"stages": 3}),
+                (dict(CM=2, CN=1, SMS=132, DECOMP="dp_1sk"), "leader", {}),
+                (dict(CM=2, CN=1, SMS=132, DECOMP="dp_1sk"), "leader", _TILE3),
+                (dict(CM=2, CN=1, SMS=128, B_LAYOUT="kn"), "leader", _TILE3),
                 # measurement: the same kernel without its epilogue (C not written)
-                (dict(CM=2, CN=1, SMS=128, GROUP=8), "leader", {"epilogue": "none"})]
+                (dict(CM=2, CN=1, SMS=128), "leader", {"epilogue": "none"})]
 _S8 = dict(DECOMP="splitk", SPLITS=8)
+_S4 = dict(DECOMP="splitk", SPLITS=4)
 SMALL = {(512, 512, 65536): [(dict(BN=128, CM=1, CN=1, FIXUP="atomic", **_S8), {}),
-                             (dict(BN=128, CM=2, CN=2, **_S8), {}),
                              (dict(BN=128, CM=2, CN=2, FIXUP="atomic", **_S8), {}),
-                             (dict(BN=128, CM=1, CN=1, FIXUP="atomic", **_S8), {"stages": 6}),
+                             (dict(BN=128, CM=2, CN=2, **_S8), {}),
                              (dict(CM=2, CN=1, DECOMP="splitk", SPLITS=16, FIXUP="atomic"), {}),
-                             (dict(BN=128, CM=2, CN=2, DECOMP="streamk"), {})],
-         (1024, 1024, 32768): [(dict(CM=1, CN=1, DECOMP="splitk", SPLITS=4), {}),
-                               (dict(CM=1, CN=1, DECOMP="splitk", SPLITS=4, FIXUP="atomic"), {}),
-                               (dict(CM=2, CN=1, DECOMP="splitk", SPLITS=4), {}),
-                               (dict(CM=2, CN=2, DECOMP="splitk", SPLITS=4), {}),
-                               (dict(BN=128, CM=2, CN=2, DECOMP="splitk", SPLITS=4), {"stages": 6}),
+                             (dict(BN=128, CM=2, CN=2, DECOMP="streamk"), {}),
+                             (dict(BN=128, CM=2, CN=2, FIXUP="atomic", **_S8), {"stages": 6})],
+         (1024, 1024, 32768): [(dict(CM=1, CN=1, **_S4), {}),
+                               (dict(CM=1, CN=1, FIXUP="atomic", **_S4), {}),
+                               (dict(CM=2, CN=1, **_S4), {}),
+                               (dict(CM=2, CN=2, **_S4), {}),
+                               (dict(CM=2, CN=2, FIXUP="atomic", **_S4), {}),
                                (dict(CM=2, CN=2, DECOMP="streamk"), {})],
-         (128, 4096, 7168): [(dict(BN=128, CM=1, CN=1, DECOMP="splitk", SPLITS=4), {}),
-                             (dict(BN=128, CM=1, CN=1, DECOMP="splitk", SPLITS=4, FIXUP="atomic"), {}),
-                             (dict(BN=128, CM=1, CN=2, DECOMP="splitk", SPLITS=4), {}),
-                             (dict(BN=128, CM=1, CN=4, DECOMP="splitk", SPLITS=4), {}),
-                             (dict(CM=1, CN=2, DECOMP="splitk", SPLITS=8), {}),
-                             (dict(BN=128, CM=1, CN=1, DECOMP="splitk", SPLITS=4), {"stages": 6})]}
+         (128, 4096, 7168): [(dict(BN=128, CM=1, CN=1, **_S4), {}),
+                             (dict(BN=128, CM=1, CN=2, **_S4), {}),
+                             (dict(BN=128, CM=1, CN=4, **_S4), {}),
+                             (dict(BN=128, CM=1, CN=2, FIXUP="atomic", **_S4), {}),
+                             (dict(CM=1, CN=2, **_S8), {}),
+                             (dict(BN=128, CM=1, CN=2, **_S4), {"stages": 6})]}
 
 
 def plan_of(params: dict, mode: str = "leader"):  # type: ignore[no-untyped-def]
@@ -91,7 +94,7 @@ def plan_of(params: dict, mode: str = "leader"):  # type: ignore[no-untyped-def]
     return kernel_plan(load_schedule(SEED, p), target="cuda", mode=mode)
 
 
-def correctness_cases() -> list[tuple[dict, str]]:
+def correctness_cases() -> list[tuple[dict, str, dict]]:
     out = []
     for ci, (cm, cn, mode) in enumerate(CLUSTERS):
         for di, d in enumerate(DECOMPS):
@@ -100,7 +103,14 @@ def correctness_cases() -> list[tuple[dict, str]]:
                 i = (i + 1) % len(SHAPES)
             M, N, K, BN, sms = SHAPES[i]
             sms = sms if sms % (cm * cn) == 0 else sms - sms % (cm * cn)
-            out.append((dict(M=M, N=N, K=K, BN=BN, CM=cm, CN=cn, SMS=sms, **d), mode))
+            kn = (ci + di) % 2 == 1 and N % 8 == 0  # B given K x N in every other case
+            out.append((dict(M=M, N=N, K=K, BN=BN, CM=cm, CN=cn, SMS=sms, **d,
+                             **({"B_LAYOUT": "kn"} if kn else {})), mode, {}))
+    # the whole-tile TMA-store epilogue (3 stages), over the cluster shapes and some decompositions
+    tile = {"epilogue": "tma_tile", "stages": 3}
+    for ci, (cm, cn, mode) in enumerate(CLUSTERS[::2]):
+        d = DECOMPS[(3 * ci) % len(DECOMPS)]
+        out.append((dict(M=1300, N=1504, K=1000, BN=256, CM=cm, CN=cn, SMS=16, **d), mode, tile))
     return out
 
 
@@ -110,12 +120,12 @@ PLANS_FILE = CACHE / "plans.pkl"
 
 def _plan_key(key: str):  # type: ignore[no-untyped-def]
     params, mode, *opts = json.loads(key)
-    p = plan_of(params, mode)
-    if opts and opts[0].get("stages"):  # a plan choice: the pipeline depth
-        import dataclasses
-
-        p = dataclasses.replace(p, num_stages=opts[0]["stages"])
-    return p
+    if opts and opts[0].get("stages"):  # the schedule's pipeline depth (set_kernel(stages=...))
+        params = {**params, "STAGES": opts[0]["stages"]}
+    try:
+        return plan_of(params, mode)
+    except Exception as e:  # noqa: BLE001 - reported as this variant's result
+        return f"lowering failed: {type(e).__name__}: {e}"[:300]
 
 
 def make_plans(keys: list[str]) -> None:
@@ -156,12 +166,18 @@ def job_plan(job: list):  # type: ignore[no-untyped-def]
 
 
 def _inputs(p, seed: int):  # type: ignore[no-untyped-def]
+    """A (M x K) and B as the plan takes it: N x K, or K x N (row-major B)."""
     import torch
 
     g = torch.Generator(device="cuda").manual_seed(seed)
     A = torch.randn(p.M, p.K, device="cuda", generator=g).to(torch.bfloat16)
     B = torch.randn(p.N, p.K, device="cuda", generator=g).to(torch.bfloat16)
-    return A, B
+    return A, (B if p.b_transposed else B.T.contiguous())
+
+
+def _bt(p, B):  # type: ignore[no-untyped-def]
+    """B as N x K whatever the plan's layout (for the reference)."""
+    return B if p.b_transposed else B.T
 
 
 def _check(k, seed: int) -> tuple[float, int, object]:  # type: ignore[no-untyped-def]
@@ -172,7 +188,7 @@ def _check(k, seed: int) -> tuple[float, int, object]:  # type: ignore[no-untype
     C = torch.full((p.M, p.N), float("nan"), device="cuda", dtype=torch.bfloat16)
     k(A, B, C)
     torch.cuda.synchronize()
-    ref = A.float() @ B.float().T
+    ref = A.float() @ _bt(p, B).float().T
     nan = int(torch.isnan(C).sum())
     rel = float(torch.linalg.norm(C.float() - ref) / torch.linalg.norm(ref)) if nan == 0 else float("nan")
     return rel, nan, C
@@ -187,7 +203,8 @@ def _bad_launches(k) -> dict:  # type: ignore[no-untyped-def]
     bad = {
         "A shape": lambda: k(A[:-1], B),
         "A dtype": lambda: k(A.half(), B),
-        "B stride": lambda: k(A, torch.empty(p.K, p.N, device="cuda", dtype=torch.bfloat16).T),
+        "B stride": lambda: k(A, torch.empty(*(B.shape[::-1]), device="cuda", dtype=torch.bfloat16).T),
+        "B shape": lambda: k(A, B.T.contiguous() if B.shape[0] != B.shape[1] else B[:-1]),
         "A device": lambda: k(A.cpu(), B),
         "C dtype": lambda: k(A, B, torch.empty(p.M, p.N, device="cuda")),
         "A type": lambda: k(A.tolist()[:1], B),
@@ -240,16 +257,16 @@ def run_job(job: list, kernels: dict) -> dict:
     import torch
 
     if job[0] == "check":
-        k = kernels[json.dumps(job[1:3])]
+        k = kernels[json.dumps(job[1:4])]
         p = k.plan
         det = p.work.fixup.value == "deterministic" or p.work.kind.value == "dp" or not CudaPrinter(p).partials
-        seed = abs(hash(json.dumps(job[1:3]))) % 10**6
+        seed = abs(hash(json.dumps(job[1:4]))) % 10**6
         rel1, nan1, C1 = _check(k, seed)
         rel1b, nan1b, C1b = _check(k, seed)  # same inputs again: bitwise equal where deterministic
         rel2, nan2, _ = _check(k, seed + 1)  # fresh inputs
         same = bool(torch.equal(C1, C1b))
         mcs = [op.multicast for op in (p.a, p.b)]
-        r = {"name": p.name, "params": job[1], "mode": job[2], "M": p.M, "N": p.N, "K": p.K,
+        r = {"name": p.name, "params": job[1], "mode": job[2], "opts": job[3], "M": p.M, "N": p.N, "K": p.K,
              "tile": [p.BM, p.BN, p.BK], "cluster": p.cluster[0], "grid": p.work.grid,
              "decomposition": p.work.kind.value, "fixup": p.work.fixup.value,
              "sk_tiles": p.work.sk_tiles, "group": p.work.group,
@@ -260,7 +277,7 @@ def run_job(job: list, kernels: dict) -> dict:
              "deterministic": det, "bitwise_repeat": same,
              "ok": all(n == 0 and e < 1e-2 for e, n in ((rel1, nan1), (rel1b, nan1b), (rel2, nan2)))
              and (same or not det)}
-        if job[3]:
+        if job[4]:
             r["bad_launches"] = _bad_launches(k)
             r["ok"] = r["ok"] and all(v.startswith("LaunchError") for v in r["bad_launches"].values())
         return r
@@ -270,17 +287,19 @@ def run_job(job: list, kernels: dict) -> dict:
     g = torch.Generator(device="cuda").manual_seed(M + N + K)
     A = torch.randn(M, K, device="cuda", generator=g).to(torch.bfloat16)
     B = torch.randn(N, K, device="cuda", generator=g).to(torch.bfloat16)
+    Bkn = B.T.contiguous()  # row-major B, for plans that take B as K x N
     C = torch.empty(M, N, device="cuda", dtype=torch.bfloat16)
     cache = torch.empty(512 * 2**20, dtype=torch.uint8, device="cuda")
     ref = A.float() @ B.float().T
     errs = []
     for k in ks:
         C.fill_(float("nan"))
-        k(A, B, C)
+        k(A, B if k.plan.b_transposed else Bkn, C)
         torch.cuda.synchronize()
         errs.append(float(torch.linalg.norm(C.float() - ref) / torch.linalg.norm(ref)))
     del ref
-    fns = [lambda k=k: k(A, B, C) for k in ks] + [lambda: torch.matmul(A, B.T)]
+    fns = [lambda k=k, b=(B if k.plan.b_transposed else Bkn): k(A, b, C) for k in ks]
+    fns.append(lambda: torch.matmul(A, B.T))
     for fn in fns:  # warm up
         for _ in range(5):
             fn()
@@ -312,7 +331,7 @@ def worker(jobs: list) -> None:
     keys = set()
     for j in jobs:
         if j[0] == "check":
-            keys.add(json.dumps(j[1:3]))
+            keys.add(json.dumps(j[1:4]))
         else:
             keys |= {json.dumps([v, m, o]) for v, m, o in zip(j[2], j[3], j[4], strict=True)}
     keys_l = sorted(keys)
@@ -378,8 +397,8 @@ def run_jobs(jobs: list, per_job_s: float, log) -> list[dict]:
 def run_correctness(out: Path) -> list[dict]:
     cases = correctness_cases()
     t0 = time.time()
-    make_plans([json.dumps([p, m]) for p, m in cases])
-    build_all([get_plan(p, m) for p, m in cases])
+    make_plans([json.dumps([p, m, o]) for p, m, o in cases])
+    build_all([get_plan(p, m, o) for p, m, o in cases], [o.get("epilogue", "auto") for _, _, o in cases])
     print(f"built {len(cases)} correctness kernels in {time.time() - t0:.0f}s", flush=True)
 
     def log(r: dict) -> None:
@@ -388,7 +407,7 @@ def run_correctness(out: Path) -> list[dict]:
               f"{r['job'][2]} {r.get('M')}x{r.get('N')}x{r.get('K')} err={r.get('rel_err', r.get('error'))} "
               f"bitwise={r.get('bitwise_repeat')}", flush=True)
 
-    jobs = [["check", p, m, i == 0] for i, (p, m) in enumerate(cases)]
+    jobs = [["check", p, m, o, i == 0] for i, (p, m, o) in enumerate(cases)]
     results = run_jobs(jobs, 30.0, log)
     (out / f"cuda_correctness_{DATE}.json").write_text(json.dumps(
         {"device": device(), "date": DATE, "script": "bench/bench_cuda.py", "cases": results}, indent=1))
@@ -409,6 +428,16 @@ def run_perf(out: Path, which: str) -> list[dict]:
             jobs.append(["perf", list(shape), vs, ["leader"] * len(vs), [o for _, o in variants]])
     t0 = time.time()
     make_plans([json.dumps([v, m, o]) for j in jobs for v, m, o in zip(j[2], j[3], j[4], strict=True)])
+    failed = []
+    for j in jobs:  # variants whose lowering failed are reported, not run
+        keep = [i for i, x in enumerate(zip(j[2], j[3], j[4], strict=True))
+                if not isinstance(_PLANS[json.dumps(list(x))], str)]
+        failed += [{"shape": j[1], "params": j[2][i], "mode": j[3][i], "opts": j[4][i],
+                    "error": _PLANS[json.dumps([j[2][i], j[3][i], j[4][i]])]}
+                   for i in range(len(j[2])) if i not in keep]
+        j[2:5] = [[j[2][i] for i in keep], [j[3][i] for i in keep], [j[4][i] for i in keep]]
+    for f in failed:
+        print(f"  not run: {f}", flush=True)
     build_all([get_plan(v, m, o) for j in jobs for v, m, o in zip(j[2], j[3], j[4], strict=True)],
               [o.get("epilogue", "auto") for j in jobs for o in j[4]])
     print(f"built perf kernels in {time.time() - t0:.0f}s", flush=True)
@@ -417,7 +446,7 @@ def run_perf(out: Path, which: str) -> list[dict]:
         {"device": device(), "date": DATE, "script": "bench/bench_cuda.py",
          "method": "alternated, 7 rounds x 10 replays, L2 (512 MiB) zeroed before each replay, "
                    "CUDA events; median of round medians; spread = min/max of round medians",
-         "rows": rows}, indent=1))
+         "rows": rows, "not_run": failed}, indent=1))
     print(f"\n{'shape':>18} {'variant':>60} {'ms':>8} {'TFLOP/s':>8} {'x cuBLAS':>8} {'spread':>15}")
     for r in rows:
         if "variants" not in r:
@@ -449,7 +478,13 @@ int main() {
   void *dA, *dB, *dC;
   cudaMalloc(&dA, a.size() * 2); cudaMalloc(&dB, b.size() * 2); cudaMalloc(&dC, (size_t)M * N * 2);
   cudaMemcpy(dA, a.data(), a.size() * 2, cudaMemcpyHostToDevice);
-  cudaMemcpy(dB, b.data(), b.size() * 2, cudaMemcpyHostToDevice);
+  if (B_KN) {  // the kernel takes B as K x N
+    std::vector<__nv_bfloat16> bt(b.size());
+    for (int j = 0; j < N; ++j) for (int k = 0; k < K; ++k) bt[(size_t)k * N + j] = b[(size_t)j * K + k];
+    cudaMemcpy(dB, bt.data(), bt.size() * 2, cudaMemcpyHostToDevice);
+  } else {
+    cudaMemcpy(dB, b.data(), b.size() * 2, cudaMemcpyHostToDevice);
+  }
   cudaMemset(dC, 0xFF, (size_t)M * N * 2);
   void *dW = nullptr, *dT = nullptr;
   if (WS_FLOATS) { cudaMalloc(&dW, (size_t)WS_FLOATS * 4); cudaMemset(dW, 0, (size_t)WS_FLOATS * 4); }
@@ -483,7 +518,9 @@ def run_sanitizer(out: Path) -> str:
     cases = [(dict(M=512, N=1024, K=192, BN=256, CM=2, CN=2, SMS=8), "sliced"),
              (dict(M=320, N=448, K=640, BN=128, CM=2, CN=1, SMS=4, DECOMP="streamk"), "leader"),
              (dict(M=200, N=256, K=600, BN=128, CM=1, CN=1, SMS=8, DECOMP="splitk", SPLITS=3,
-                   FIXUP="atomic"), "leader")]
+                   FIXUP="atomic"), "leader"),
+             (dict(M=256, N=320, K=384, BN=128, CM=1, CN=2, SMS=4, B_LAYOUT="kn",
+                   DECOMP="streamk"), "sliced")]
     log = [f"device: {device()}  date: {DATE}"]
     for i, (params, mode) in enumerate(cases):
         plan = get_plan(params, mode)
@@ -491,7 +528,8 @@ def run_sanitizer(out: Path) -> str:
         name = pr.cname
         wsf, tk = pr.workspace()
         src = emit(plan) + SANITIZER_MAIN.replace("NS", name).replace("LAUNCH", f"{name}_launch") \
-            .replace("WS_FLOATS", str(wsf)).replace("TICKETS", str(tk))
+            .replace("WS_FLOATS", str(wsf)).replace("TICKETS", str(tk)) \
+            .replace("B_KN", str(int(not plan.b_transposed)))
         exe = CACHE / f"sanitize_main{i}"
         cu = exe.with_suffix(".cu")
         cu.parent.mkdir(parents=True, exist_ok=True)

@@ -28,7 +28,7 @@ SEED = ROOT / "examples" / "seed004_persistent_cluster.py"
 
 def fresh_process(runs: int) -> dict[str, float]:
     """Cold: a fresh process and an empty cache each run. Warm: a fresh process, cache filled."""
-    cmd = [sys.executable, "-c", "from tilec.cli import entry; entry()", "masks", str(SEED),
+    cmd = [sys.executable, "-c", "from tilec.app.cli import entry; entry()", "masks", str(SEED),
            "--json", "-o", os.devnull]
     cold, warm, imports, bare, sym = [], [], [], [], []
     for _ in range(runs):
@@ -60,8 +60,8 @@ def fresh_process(runs: int) -> dict[str, float]:
 
 
 def in_process() -> dict[str, float]:
-    from tilec.loader import load_schedule
-    from tilec.loader import derive_from_file
+    from tilec.app.loader import load_schedule
+    from tilec.app.loader import derive_from_file
 
     t0 = time.perf_counter()
     load_schedule(SEED)

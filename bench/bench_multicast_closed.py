@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 from tests.multicast.test_random_schedules import (  # noqa: E402
     Case, _forms_at, _uniform, brute_force, build, expected)
 from tilec.ir import infer_launch  # noqa: E402
-from tilec.transforms.multicast import derive  # noqa: E402
+from tilec.transforms.multicast.derive import derive  # noqa: E402
 
 
 def sample(n: int, seed: int = 13) -> list[Case]:
@@ -102,10 +102,10 @@ def _run(argv: list[str]) -> float:
 def speed(rounds: int) -> dict:
     py = sys.executable
     runs = {"floor: python -c 'import sympy'": [py, "-c", "import sympy"],
-            "seed: tilec masks --json": [py, "-m", "tilec.cli", "masks",
+            "seed: tilec masks --json": [py, "-m", "tilec.app.cli", "masks",
                                          "examples/seed004_persistent_cluster.py", "--json"],
             "tutorial: tilec masks --json (M=4096 N=8192)": [
-                py, "-m", "tilec.cli", "masks", "examples/my_gemm.py", "--param", "M=4096",
+                py, "-m", "tilec.app.cli", "masks", "examples/my_gemm.py", "--param", "M=4096",
                 "--param", "N=8192", "--json"]}
     times: dict[str, list[float]] = {k: [] for k in runs}
     for _ in range(rounds):  # alternate: the machine's load hits every run alike

@@ -6,7 +6,7 @@
 * ``tuned``: ``tilec tune`` of the same schedule at that shape (``--limit`` configs), then
              ``tilec gen`` again, which now reads the tuned record;
 * ``cublas``: torch.matmul;
-* ``plain``: a plain Triton GEMM (tilec.codegen.triton_bench.plain_matmul, 128x256x64, 8 warps,
+* ``plain``: a plain Triton GEMM (tilec.runtime.bench.plain_matmul, 128x256x64, 8 warps,
              3 stages: the anchor configuration of the 2026-11-21 figures).
 
 Each kernel is checked against an fp32 product first (NaN-poisoned output). Then ``--rounds``
@@ -40,8 +40,8 @@ sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
 
-from tilec.cli import main as tilec  # noqa: E402
-from tilec.codegen.triton_bench import plain_matmul, rel_err, tflops, time_ms  # noqa: E402
+from tilec.app.cli import main as tilec  # noqa: E402
+from tilec.runtime.bench import plain_matmul, rel_err, tflops, time_ms  # noqa: E402
 from tilec.runtime.autotune import tune  # noqa: E402
 
 EXAMPLE = ROOT / "examples" / "gemm_decomposition.py"

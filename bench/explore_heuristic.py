@@ -19,7 +19,7 @@ sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
 
-from tilec.codegen.triton_bench import time_ms  # noqa: E402
+from tilec.runtime.bench import time_ms  # noqa: E402
 from tilec.runtime.autotune import measure  # noqa: E402
 
 EX = ROOT / "examples" / "gemm_decomposition.py"

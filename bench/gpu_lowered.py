@@ -1,4 +1,4 @@
-"""Schedules lowered through the IR (tilec.transforms.lower) on the GPU: the kernels `tilec gen`
+"""Schedules lowered through the IR (tilec.transforms.pipeline) on the GPU: the kernels `tilec gen`
 prints, with the derived multicast masks (CUDA) and the IR's tile orders (Triton).
 
 Checks each against a float32 torch reference on random inputs with a NaN-poisoned output, then
@@ -23,9 +23,9 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tilec.loader import load_schedule  # noqa: E402
-from tilec.transforms.lower import lower  # noqa: E402
-from tilec.transforms.multicast import symbolic_instance  # noqa: E402
+from tilec.app.loader import load_schedule  # noqa: E402
+from tilec.transforms.pipeline import lower  # noqa: E402
+from tilec.transforms.multicast.derive import symbolic_instance  # noqa: E402
 
 SEED = ROOT / "examples" / "seed004_persistent_cluster.py"
 DECOMP = ROOT / "examples" / "gemm_decomposition.py"
@@ -42,7 +42,7 @@ def time_ms(fn) -> float:
 
 
 def cuda_case(params: dict, mode: str, timing: bool) -> dict:
-    from tilec.codegen.cuda_launch import build
+    from tilec.codegen.cuda.launch import build
 
     s = load_schedule(SEED, params)
     sym = symbolic_instance(s.module.schedule, s.params)
@@ -76,7 +76,7 @@ def cuda_case(params: dict, mode: str, timing: bool) -> dict:
 
 
 def triton_case(params: dict, timing: bool) -> dict:
-    from tilec.codegen.triton import load
+    from tilec.codegen.triton.printer import load
 
     s = load_schedule(DECOMP, params)
     plan = lower(s.fusion, target="triton", params=s.params)

@@ -34,6 +34,6 @@ def schedule(M: int, N: int, K: int, B: int, TRANSPOSED_2D: bool = False) -> Gem
 
 
 if __name__ == "__main__":
-    from tilec.cli import main
+    from tilec.app.cli import main
 
     raise SystemExit(main(["show", __file__, *__import__("sys").argv[1:]]))

@@ -28,6 +28,6 @@ def schedule(M: int, N: int, K: int, B: int) -> GemmFusion:
 
 
 if __name__ == "__main__":
-    from tilec.cli import main
+    from tilec.app.cli import main
 
     raise SystemExit(main(["show", __file__, *__import__("sys").argv[1:]]))

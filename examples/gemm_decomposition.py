@@ -8,7 +8,7 @@ walked by a persistent grid of SMS CTAs; the decomposition cuts the tiles x k-it
   SK_WAVES trailing waves in Stream-K (skpp, 0..7)
   FIXUP    atomic | deterministic | reduce_kernel (how partial tiles are summed)
   STAGES   K tiles in flight;  WARPS: warps per CTA;  LOAD: tma | pointer
-  B_LAYOUT kn | nk (B given N x K: what --target cuda needs; CUDA prints DECOMP=dp only)
+  B_LAYOUT kn | nk (B given K x N or N x K; both backends print every DECOMP)
 
 Thin variants: examples/split_k.py, examples/stream_k.py (Stream-K and its hybrids).
 

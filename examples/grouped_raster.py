@@ -35,6 +35,6 @@ def schedule(M: int, N: int, K: int, BM: int, BN: int, BK: int, GROUP_M: int, DT
 
 
 if __name__ == "__main__":
-    from tilec.cli import main
+    from tilec.app.cli import main
 
     raise SystemExit(main(["explain", __file__, *__import__("sys").argv[1:]]))

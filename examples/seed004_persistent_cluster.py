@@ -10,8 +10,9 @@ into the cluster index (CIDx) and the CTA's rank in the cluster (RankX).
     tile column i_bn = T / (CM*CN) % RN * CN + T % CN
 
 DECOMP (dp | splitk | streamk | dp_1sk | sk2_dp | skpp), SPLITS, SK_WAVES and FIXUP (atomic |
-deterministic) choose the work decomposition; GROUP > 0 walks the cluster groups in a grouped
-raster (GROUP group rows, column by column: a wave reads fewer rows of A and columns of B); with a cluster, lowering for CUDA cuts the work per
+deterministic) choose the work decomposition; ORDER="grouped" walks the cluster groups in a
+grouped raster (GROUP group rows, column by column: a wave reads fewer rows of A and columns of
+B; "rows": row-major groups); STAGES sets the shared-memory pipeline depth; with a cluster, lowering for CUDA cuts the work per
 cluster, so every CTA of a cluster keeps the same K range and multicast stays valid.
 
 Run ``tilec show examples/seed004_persistent_cluster.py --param CN=2`` or
@@ -25,13 +26,14 @@ from tilec.ir import ParallelType as P
 
 # B_LAYOUT "nk": B given as N x K (K-major), what the Hopper WGMMA path reads; "kn" for K x N.
 PARAMS = dict(M=8192, N=8192, K=8192, BM=128, BN=256, BK=64, CM=2, CN=1, SMS=132, CLUSTER=2,
-              DTYPE="bf16", B_LAYOUT="nk", DECOMP="dp", SPLITS=1, SK_WAVES=1, FIXUP="deterministic", GROUP=0)
+              DTYPE="bf16", B_LAYOUT="nk", DECOMP="dp", SPLITS=1, SK_WAVES=1,
+              FIXUP="deterministic", ORDER="rows", GROUP=8, STAGES=None)
 
 
 def schedule(M: int, N: int, K: int, BM: int, BN: int, BK: int, CM: int, CN: int, SMS: int,
              CLUSTER: int, DTYPE: str = "bf16", B_LAYOUT: str = "nk", DECOMP: str = "dp",
              SPLITS: int = 1, SK_WAVES: int = 1, FIXUP: str = "deterministic",
-             GROUP: int = 0) -> GemmFusion:
+             ORDER: str = "rows", GROUP: int = 8, STAGES: int | None = None) -> GemmFusion:
     # clusters of more than 8 CTAs are non-portable (up to 16: the multicast mask's width);
     # CLUSTER is a symbol when tilec derives closed forms over the parameters
     fusion = GemmFusion(M, N, K, dtype=DTYPE, b_layout=B_LAYOUT,
@@ -43,7 +45,7 @@ def schedule(M: int, N: int, K: int, BM: int, BN: int, BK: int, CM: int, CN: int
     # tile counts by the cluster factors: [RM, CM, RN, CN, rKo, Mi, Ni, rKi] -> [RM, RN, CM, CN, ...]
     c.split(0, CM, names=("RM", "CM")).split(2, CN, names=("RN", "CN"))
     c.reorder([0, 2, 1, 3, 4, 5, 6, 7])
-    if not isinstance(GROUP, int) or GROUP > 0:
+    if ORDER == "grouped":
         # grouped raster of the cluster groups: GROUP group rows walked column by column (L2 reuse)
         c.swizzle(0, 1, GROUP)
     # one tile index T, walked by a persistent grid of SMS CTAs in clusters of CLUSTER
@@ -56,11 +58,13 @@ def schedule(M: int, N: int, K: int, BM: int, BN: int, BK: int, CM: int, CN: int
         # (the symbolic instance, built for the multicast closed forms, needs only index maps)
         fusion.decompose(DECOMP, splits=SPLITS, sk_waves=SK_WAVES, fixup=FIXUP,
                          sms=SMS if isinstance(SMS, int) else None)
+    if isinstance(STAGES, int):  # shared-memory pipeline stages (None: the target's default)
+        fusion.set_kernel(stages=STAGES)
     fusion.propagate()
     return fusion
 
 
 if __name__ == "__main__":
-    from tilec.cli import main
+    from tilec.app.cli import main
 
     raise SystemExit(main(["show", __file__, *__import__("sys").argv[1:]]))

@@ -71,6 +71,6 @@ def schedule(M: int, N: int, K: int, KIND: str = "vec", BM: int = 0, BN: int = 0
 
 
 if __name__ == "__main__":
-    from tilec.cli import main
+    from tilec.app.cli import main
 
     raise SystemExit(main(["show", __file__, *__import__("sys").argv[1:]]))

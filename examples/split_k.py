@@ -11,7 +11,7 @@ Worth it when there are few, deep tiles (fewer tiles than SMs, long K): the defa
     tilec viz examples/split_k.py --kind timeline -o splitk.png
     tilec gen examples/split_k.py --param SPLITS=4 -o kernel.py
 
-The CUDA backend prints data-parallel plans only so far: generate split-K with the Triton target.
+Both backends print it (--target cuda: the fix-up runs in the kernel; FIXUP=reduce_kernel is Triton only).
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ data-parallel would run on 12 SMs while 120 idle.
     tilec viz examples/stream_k.py --param DECOMP=dp_1sk --kind timeline -o dp_1sk.png
     tilec gen examples/stream_k.py --param DECOMP=sk2_dp -o kernel.py
 
-The CUDA backend prints data-parallel plans only so far: generate these with the Triton target.
+Both backends print these (--target cuda: the fix-up runs in the kernel; FIXUP=reduce_kernel is Triton only).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Small schedules written through the verbs, and their lowered plans, for tests.
 
 Tests that want a plan of a given shape, decomposition and tile order build it the way a user
-does: a schedule (:func:`schedule`) lowered by :func:`tilec.transforms.lower.lower`
+does: a schedule (:func:`schedule`) lowered by :func:`tilec.transforms.pipeline.lower`
 (:func:`plan`). There is no other road to a KernelPlan.
 
 * ``order="row"``: the C tiles in row-major order, one linear tile index;
@@ -21,7 +21,7 @@ from __future__ import annotations
 from tilec.ir import GemmFusion
 from tilec.ir import ParallelType as P
 from tilec.ir.types import Decomposition, DType, Fixup, LoadKind
-from tilec.transforms.lower import Target, lower
+from tilec.transforms.pipeline import Target, lower
 from tilec.transforms.plan import InputPrecision, KernelPlan
 
 

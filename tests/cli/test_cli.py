@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import sympy
 
-from tilec.cli import main
+from tilec.app.cli import main
 from tilec.errors import TilecError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,7 +36,7 @@ def _one_line_error(capsys: pytest.CaptureFixture[str]) -> str:
 
 
 def test_help_lists_the_seven_subcommands() -> None:
-    r = subprocess.run([sys.executable, "-c", "from tilec.cli import entry; entry()", "--help"],
+    r = subprocess.run([sys.executable, "-c", "from tilec.app.cli import entry; entry()", "--help"],
                        capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0
     listed = [line.split()[0] for line in r.stdout.splitlines()

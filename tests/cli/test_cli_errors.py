@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tilec.cli import build_parser, main
-from tilec.transforms.lower import Target
+from tilec.app.cli import build_parser, main
+from tilec.transforms.pipeline import Target
 from tilec.transforms.plan import MulticastMode
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -21,7 +21,7 @@ BASIC = str(ROOT / "examples" / "gemm_basic.py")
 
 def test_a_closed_pipe_ends_quietly() -> None:
     """`tilec show ... | head`: the reader is gone before tilec writes; no traceback."""
-    p = subprocess.Popen([sys.executable, "-c", "from tilec.cli import entry; entry()", "show",
+    p = subprocess.Popen([sys.executable, "-c", "from tilec.app.cli import entry; entry()", "show",
                           BASIC], stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
     assert p.stdout is not None and p.stderr is not None
     p.stdout.close()  # like `head` exiting at once
@@ -35,12 +35,12 @@ def test_an_output_is_never_partial(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     out = tmp_path / "k.py"
     out.write_text("the old kernel\n")
     # a failure while the output is put in place leaves the old file and no temporary file
-    import tilec.cli
+    import tilec.app.cli
 
     def fail(src: object, dst: object) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(tilec.cli.os, "replace", fail)
+    monkeypatch.setattr(tilec.app.cli.os, "replace", fail)
     assert main(["gen", BASIC, "-o", str(out)]) == 2
     assert capsys.readouterr().err.splitlines() == [
         f"tilec: error: cannot write {str(out)!r}: No space left on device"]

@@ -1,4 +1,4 @@
-"""tilec.progress: draws on a terminal only, TILEC_PROGRESS=0/1 overrides, items pass through."""
+"""tilec.app.progress: draws on a terminal only, TILEC_PROGRESS=0/1 overrides, items pass through."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import io
 
 import pytest
 
-from tilec.progress import Progress
+from tilec.app.progress import Progress
 
 
 class _Tty(io.StringIO):

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from tests.codegen.cuda_plans import mc_values, seed
-from tilec.codegen.cuda import SCHEDULE_END, CudaPrinter, emit, host_prefix
-from tilec.codegen.cuda_launch import CudaBuildError, compile_cu
+from tilec.codegen.cuda.printer import SCHEDULE_END, CudaPrinter, emit, host_prefix
+from tilec.codegen.cuda.launch import CudaBuildError, compile_cu
 from tilec.errors import UnsupportedError
 from tilec.transforms.decompose import work_units
 from tilec.transforms.plan import Decomposition, DType, Fixup, MulticastMode
@@ -65,8 +65,8 @@ SLOW_MATRIX = [
 
 def plan_of(row: tuple, **kw: object):  # type: ignore[no-untyped-def]
     M, N, K, BM, BN, CM, CN, mode, form, sms = row
-    p = seed(mode, form == "closed", M=M, N=N, K=K, BM=BM, BN=BN, CM=CM, CN=CN, SMS=sms, **kw)
-    return dataclasses.replace(p, num_stages=4 if BM + BN <= 384 else 3)
+    return seed(mode, form == "closed", M=M, N=N, K=K, BM=BM, BN=BN, CM=CM, CN=CN, SMS=sms,
+                STAGES=4 if BM + BN <= 384 else 3, **kw)
 
 
 def _ids(rows: list) -> list[str]:
@@ -206,12 +206,15 @@ DECOMPS = [
     (dict(M=1000, N=1000, K=1000, CM=1, CN=1, SMS=6, DECOMP="skpp", SK_WAVES=2), L, True),
     (dict(M=1000, N=1000, K=1000, CM=2, CN=1, SMS=6, DECOMP="skpp", SK_WAVES=0), L, True),
     (dict(M=777, N=1000, K=40, CM=1, CN=2, SMS=4, DECOMP="streamk", FIXUP="atomic"), L, False),
+    # B given K x N (row-major B): 64-column boxes, wgmma transpose-B
+    (dict(M=1000, N=1104, K=776, CM=2, CN=1, SMS=8, DECOMP="dp", B_LAYOUT="kn"), S, False),
+    (dict(M=1000, N=1104, K=776, CM=1, CN=2, SMS=8, DECOMP="streamk", B_LAYOUT="kn"), S, False),
 ]
 
 
 @needs_gxx
 @pytest.mark.parametrize("params,mode,closed", DECOMPS,
-                         ids=[f"{d[0]['DECOMP']}-c{d[0]['CM']}x{d[0]['CN']}-{i}"
+                         ids=[f"{d[0]['DECOMP']}-c{d[0]['CM']}x{d[0]['CN']}-{d[0].get('B_LAYOUT', 'nk')}-{i}"
                               for i, d in enumerate(DECOMPS)])
 def test_printed_work_units_equal_the_decomposition(params: dict, mode: MulticastMode,
                                                     closed: bool, tmp_path: Path) -> None:
@@ -264,6 +267,19 @@ def test_decompositions_compile_without_warnings(tmp_path: Path) -> None:
     assert not errors, errors[0]
 
 
+def test_b_given_k_by_n_is_printed_mn_major() -> None:
+    kn = seed(S, False, M=1000, N=1104, K=776, CM=2, CN=1, SMS=8, B_LAYOUT="kn")
+    src = emit(kn)
+    assert not kn.b_transposed and kn.b.box == (64, 256)
+    assert "p, 1, 1, 0, 1;" in src and "smem_desc_sw128_mn(" in src  # transpose-B, MN-major
+    assert "encode_map(&tmB, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, sizeof(TIn), B, K, N, BK, 64)" in src
+    nk = seed(S, False, M=1000, N=1104, K=776, CM=2, CN=1, SMS=8)
+    assert "p, 1, 1, 0, 0;" in emit(nk)
+    odd = seed(L, False, M=1000, N=1100, K=776, CM=1, CN=1, SMS=8, B_LAYOUT="kn")
+    with pytest.raises(UnsupportedError, match="N \\* 2 of 16 bytes"):
+        emit(odd)
+
+
 def test_reduce_kernel_fixup_is_refused() -> None:
     p = seed(M=1000, N=1500, K=776, CM=1, CN=1, SMS=6, DECOMP="splitk", SPLITS=3)
     bad = dataclasses.replace(p, work=dataclasses.replace(p.work, fixup=Fixup.REDUCE_KERNEL))
@@ -277,7 +293,6 @@ def test_reduce_kernel_fixup_is_refused() -> None:
 @pytest.mark.parametrize(
     ("change", "match"),
     [
-        ({"b_transposed": False}, "B must be stored N x K"),
         ({"dtype": DType.FP32}, "bf16 or fp16"),
         ({"BK": 32}, "BK must be 64"),
         ({"cluster": (2, 2, 1)}, "1-D along x"),

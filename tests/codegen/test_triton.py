@@ -20,11 +20,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.plans import plan
-from tilec.codegen.triton import emit, load
+from tilec.codegen.triton.printer import emit, load
 from tilec.errors import UnsupportedError
-from tilec.loader import load_schedule
+from tilec.app.loader import load_schedule
 from tilec.transforms.decompose import work_units
-from tilec.transforms.lower import lower
+from tilec.transforms.pipeline import lower
 from tilec.transforms.plan import (
     DType,
     Fixup,

@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from tilec.cli import main
+from tilec.app.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 EX = ROOT / "examples"
@@ -66,6 +66,8 @@ CUDA: list[tuple[str, str, Params, list[str]]] = [
     ("tutorial", "my_gemm.py", dict(M=1024, N=1024, K=512, SMS=8), []),
     ("decomp-dp", "gemm_decomposition.py",
      dict(M=512, N=512, K=256, SMS=8, DECOMP="dp", B_LAYOUT="nk"), []),
+    ("splitk", "split_k.py", dict(M=512, N=512, K=4096, SPLITS=4, FIXUP="deterministic"), []),
+    ("streamk", "stream_k.py", dict(M=512, N=768, K=1024, SMS=8), []),
     ("simt-vec", "simt_sgemm.py", dict(M=1000, N=1000, K=1001), []),
     ("simt-smem", "simt_sgemm.py", dict(M=256, N=256, K=64, KIND="smem"), []),
     ("simt-warp-tiled", "simt_warp_tiled.py", dict(M=300, N=257, K=131), []),
@@ -75,8 +77,7 @@ CUDA: list[tuple[str, str, Params, list[str]]] = [
 
 # (id, example, params, target, what the one-line error must say)
 REFUSED: list[tuple[str, str, Params, str, str]] = [
-    ("splitk-cuda", "split_k.py", {}, "cuda", "B must be stored N x K"),
-    ("streamk-cuda", "stream_k.py", {}, "cuda", "B must be stored N x K"),
+    ("splitk-cuda-reduce-kernel", "split_k.py", {"FIXUP": "reduce_kernel"}, "cuda", "reduce_kernel"),
     ("simt-triton", "simt_sgemm.py", {}, "triton", "--target cuda"),
     ("coalescing-triton", "coalescing_naive.py", {}, "triton", "--target cuda"),
 ]

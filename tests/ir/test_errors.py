@@ -48,7 +48,7 @@ from tilec.ir.types import (
     LoadKind,
     MulticastMode,
 )
-from tilec.loader import load_schedule
+from tilec.app.loader import load_schedule
 
 from .helpers import ROOT, SEED
 
@@ -269,7 +269,7 @@ def test_a_schedule_taking_any_params(tmp_path: Path) -> None:
 
 
 def test_internal_error_example() -> None:
-    from tilec.codegen.triton_expr import print_expr
+    from tilec.codegen.triton.expr import print_expr
 
     t = sympy.Symbol("t", integer=True, nonnegative=True)
     with pytest.raises(InternalError, match=esc("triton: non-integer coefficient in t/2")):

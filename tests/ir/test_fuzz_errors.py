@@ -32,8 +32,8 @@ from tilec.ir import (
     index_map,
     infer_launch,
 )
-from tilec.loader import load_schedule, parse_params
-from tilec.transforms.lower import Target
+from tilec.app.loader import load_schedule, parse_params
+from tilec.transforms.pipeline import Target
 from tilec.transforms.plan import Decomposition, Fixup, InputPrecision, LoadKind, MulticastMode
 
 from .helpers import ROOT

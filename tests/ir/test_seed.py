@@ -13,7 +13,7 @@ import pytest
 import sympy
 
 from tilec.ir import ParallelType, index_map, infer_launch
-from tilec.loader import load_schedule
+from tilec.app.loader import load_schedule
 
 from .helpers import SEED, cdiv, seed_ctas, seed_tile, symbols_by_axis
 

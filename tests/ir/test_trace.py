@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from tilec.errors import TilecError
 from tilec.ir import GemmFusion, ParallelType
-from tilec.loader import load_schedule
+from tilec.app.loader import load_schedule
 
 from .helpers import SEED
 

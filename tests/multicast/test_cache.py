@@ -9,9 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tilec import cache
-from tilec.cache import masks_json
-from tilec.loader import derive_from_file
+from tilec.app import cache
+from tilec.app.cache import masks_json
+from tilec.app.loader import derive_from_file
 
 ROOT = Path(__file__).resolve().parents[2]
 SEED = ROOT / "examples" / "seed004_persistent_cluster.py"
@@ -43,7 +43,7 @@ def test_a_hit_imports_no_sympy(tmp_path):
     env = dict(os.environ, TILEC_CACHE=str(tmp_path))
     args = ["masks", str(SEED), "--json", "--param", "CN=2", "--param", "M=512", "-o",
             str(tmp_path / "out.json")]
-    code = (f"import sys; from tilec.cli import main; rc = main({args!r}); "
+    code = (f"import sys; from tilec.app.cli import main; rc = main({args!r}); "
             "print('sympy' in sys.modules); sys.exit(rc)")
     first = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                            cwd=ROOT, check=True)

@@ -7,7 +7,7 @@ import pytest
 
 from tilec.ir import GemmFusion
 from tilec.ir import ParallelType as P
-from tilec.transforms.multicast import derive
+from tilec.transforms.multicast.derive import derive
 
 
 def split_k_cluster(M=256, N=512, K=1024, BM=64, BN=64, BK=64, S=2):
@@ -65,7 +65,7 @@ def test_guard_is_the_conjunction_of_the_facts():
 
     import sympy
 
-    from tilec.loader import derive_from_file
+    from tilec.app.loader import derive_from_file
 
     seed = Path(__file__).resolve().parents[2] / "examples" / "seed004_persistent_cluster.py"
     params = dict(M=8192, N=8192, BM=128, BN=256, CM=2, CN=2, SMS=128, CLUSTER=4)

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from tilec.ir.pyeval import compile_int
-from tilec.loader import derive_from_file
+from tilec.app.loader import derive_from_file
 
 SEED = Path(__file__).resolve().parents[2] / "examples" / "seed004_persistent_cluster.py"
 MANY = int(os.environ.get("TILEC_HYPOTHESIS_EXAMPLES", "0"))

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 import sympy
 
-from tilec.cli import main
+from tilec.app.cli import main
 from tilec.ir.pyeval import compile_int
-from tilec.loader import derive_from_file
-from tilec.transforms.multicast import RANK
-from tilec.transforms.multicast_closed import what_would_close
+from tilec.app.loader import derive_from_file
+from tilec.transforms.multicast.derive import RANK
+from tilec.transforms.multicast.closed import what_would_close
 
 EX = Path(__file__).resolve().parents[2] / "examples"
 
@@ -50,3 +50,36 @@ def test_explain_prints_it(capsys):
                  "N=7800"]) == 0
     text = capsys.readouterr().out
     assert "would close with ceiling(N/BN) % CN == 0 (N=7800 -> 7680 meets it)" in text
+
+
+@pytest.mark.parametrize("path,params,vary", [
+    ("my_gemm.py", {"M": 256, "N": 1024, "SMS": 4}, {"M": [128, 384, 640], "N": [512, 1536, 520],
+                                                    "SMS": [2, 6, 8, 5]}),
+    ("seed004_persistent_cluster.py", {"M": 1024, "N": 1024, "SMS": 8, "CN": 2, "CLUSTER": 4},
+     {"M": [512, 1536, 1000], "N": [2048, 1024, 1000], "SMS": [4, 12, 16, 10]}),
+])
+def test_a_proved_closed_form_holds_at_every_launch_meeting_its_facts(path, params, vary):
+    """"Proved" means: at any other launch where every listed fact holds, the same symbolic
+    issue and mask equal the exact table there (a missing fact would show as a mismatch)."""
+    d = derive_from_file(EX / path, params)
+    checked = 0
+    for name, op in d.operands.items():
+        assert op.closed_form and "proved" in op.notes[-1], op.notes
+        for k, options in vary.items():
+            for v in options:
+                q = {**params, k: v}
+                again = derive_from_file(EX / path, q)
+                vals = _values(again.params)
+                if not all(f.condition().xreplace(vals) is sympy.true for f in op.facts):
+                    continue
+                other = again.operands[name]
+                names = [str(s) for s in other.variables[1:]]
+                fn = compile_int([op.issue, op.mask], [*op.variables, *vals])
+                syms = {str(s): s for s in op.variables}
+                assert set(names) <= set(syms)
+                for row in other.table:
+                    args = [row.point[str(s)] for s in op.variables]
+                    assert tuple(map(int, fn(*args, *vals.values()))) == (row.issue, row.mask), (
+                        name, q, row.point)
+                checked += 1
+    assert checked >= 4

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tilec.errors import PolicyError
 from tilec.ir import GemmFusion
-from tilec.transforms.lower import lower
+from tilec.transforms.pipeline import lower
 
 EXPECT = PolicyError, "target must be one of triton, cuda but got 'ptx'"
 

@@ -24,7 +24,7 @@ from types import ModuleType
 
 import pytest
 
-from tilec.cli import main
+from tilec.app.cli import main
 from tilec.errors import TilecError
 
 HERE = Path(__file__).resolve().parent

@@ -15,9 +15,9 @@ import pytest  # noqa: E402
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from tilec.cli import main  # noqa: E402
+from tilec.app.cli import main  # noqa: E402
 from tilec.errors import ParamError, PolicyError, TilecError  # noqa: E402
-from tilec.loader import load_schedule  # noqa: E402
+from tilec.app.loader import load_schedule  # noqa: E402
 from tilec.runtime.autotune import measure, space, tune  # noqa: E402
 from tilec.runtime.records import Records, schedule_key  # noqa: E402
 from tilec.transforms.decompose import make_work_split  # noqa: E402
@@ -200,3 +200,23 @@ def test_set_kernel_knobs_reach_the_plan() -> None:
         kernel_plan(load_schedule(EX, {**shape, "K": 100, "LOAD": "tma"}))
     with pytest.raises(TilecError, match="warps must be a power of two or a multiple of 4"):
         load_schedule(EX, {**shape, "WARPS": 6})
+
+
+def test_gen_uses_a_rules_file_and_says_which_rule(tmp_path: Path, capsys) -> None:
+    from tilec.runtime.rules import FORMAT
+
+    choice = {"BM": 64, "BN": 64, "BK": 32, "GROUP_M": 4, "DECOMP": "dp", "SPLITS": 1,
+              "SK_WAVES": 1, "FIXUP": "atomic", "STAGES": 2, "WARPS": 4, "LOAD": "pointer"}
+    rules = tmp_path / "heuristic.json"
+    rules.write_text(json.dumps({"format": FORMAT, "schedule": "gemm_decomposition.py",
+                                 "schedule_key": "x", "radius": 1.0,
+                                 "rules": [{"M": 512, "N": 512, "K": 512, "params": choice}]}))
+    argv = ["gen", EX, "--param", "M=600", "--param", "N=512", "--param", "K=512", "--no-tuned",
+            "--rules", str(rules), "--json"]
+    assert main(argv) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert all(data["params"][k] == v for k, v in choice.items())
+    assert data["notes"][0].startswith("rules chose BM=64") and "nearest tuned shape" in data["notes"][0]
+    # far from every rule: the heuristic decides
+    assert main([*argv[:3], "M=8192", *argv[4:]]) == 0
+    assert json.loads(capsys.readouterr().out)["notes"][0].startswith("heuristic chose")

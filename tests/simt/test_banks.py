@@ -13,10 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from simt_helpers import ROOT, load
 
-from tilec.loader import load_schedule
-from tilec.transforms import banks, coalescing
-from tilec.transforms.banks import analyze_shared, paired, wavefronts
-from tilec.transforms.simt import lower_simt
+from tilec.app.loader import load_schedule
+from tilec.transforms.simt import banks, coalescing
+from tilec.transforms.simt.banks import analyze_shared, paired, wavefronts
+from tilec.transforms.simt.lower import lower_simt
 
 
 def simulate(words: list[int], width: int, load: bool) -> int:

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.plans import plan
-from tilec.codegen.triton import emit
+from tilec.codegen.triton.printer import emit
 from tilec.errors import TilecError, UnsupportedError
 from tilec.ir.pyeval import compile_int
 from tilec.transforms.cost_model import (
@@ -22,7 +22,7 @@ from tilec.transforms.cost_model import (
     fixup_iters,
 )
 from tilec.transforms.decompose import choose_decomposition, make_work_split, work_units
-from tilec.transforms.lower import choose_load_kind
+from tilec.transforms.pipeline import choose_load_kind
 from tilec.transforms.plan import (
     IT_BEGIN,
     IT_END,

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
+import sympy
 
 from tests.plans import plan, schedule
 from tilec.ir.types import LoadKind
-from tilec.transforms.lower import lower
+from tilec.transforms.pipeline import lower
 
 
 @pytest.mark.parametrize("target", ["triton", "cuda"])
@@ -23,8 +24,25 @@ def test_kernel_options_reach_the_plan(target: str) -> None:
     assert lower(schedule(256, 256, 128, 64, 64, 64), target="triton").a.kind is LoadKind.TMA
 
 
+def test_multicast_plan_carries_its_facts_as_objects_and_the_guard_they_make() -> None:
+    from tilec.app.loader import load_schedule
+    from tilec.proofs.context import Fact
+    from tilec.runtime.build import kernel_plan
+
+    s = load_schedule("examples/seed004_persistent_cluster.py", {"CN": 2, "CLUSTER": 4})
+    plan = kernel_plan(s, target="cuda")
+    values = {sympy.Symbol(k, integer=True, positive=True): v for k, v in s.params.items()
+              if isinstance(v, int) and not isinstance(v, bool)}
+    for mc in (plan.a.multicast, plan.b.multicast):
+        assert mc is not None and mc.closed_form and mc.facts
+        assert all(isinstance(f, Fact) for f in mc.facts)
+        # the guard is the facts' conjunction decided at the launch: every fact holds there
+        assert mc.guard is sympy.true
+        assert all(bool(f.condition().xreplace(values).doit()) for f in mc.facts)
+
+
 def test_the_pipeline_fills_one_part_per_pass() -> None:
-    from tilec.transforms.lower import PIPELINE, lower_steps
+    from tilec.transforms.pipeline import PIPELINE, lower_steps
 
     f = schedule(100, 70, 50, 16, 16, 16, decomposition="streamk", sms=5, order="grouped",
                  group_m=2)

@@ -12,12 +12,12 @@ import matplotlib.image as mpimg
 import numpy as np
 import pytest
 
-from tilec.cli import main
-from tilec.loader import load_schedule
+from tilec.app.cli import main
+from tilec.app.loader import load_schedule
 from tilec.transforms.cost_model import UNIT_OVERHEAD, estimate_cost
-from tilec.transforms.lower import lower
-from tilec.loader import derive_from_file
-from tilec.viz import multicast_patterns, tile_assignment, timeline
+from tilec.transforms.pipeline import lower
+from tilec.app.loader import derive_from_file
+from tilec.app.viz import multicast_patterns, tile_assignment, timeline
 
 ROOT = Path(__file__).resolve().parents[2]
 SEED = str(ROOT / "examples" / "seed004_persistent_cluster.py")

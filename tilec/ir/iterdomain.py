@@ -51,13 +51,34 @@ def ceil_div(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
 
 
 def divides(factor: sympy.Expr, extent: sympy.Expr) -> bool | None:
-    """True if ``factor`` provably divides ``extent``, False if provably not, None if unknown."""
+    """True if ``factor`` provably divides ``extent``, False if provably not, None if unknown.
+
+    Over symbols, only a syntactic multiple counts (``CM*CN`` by ``CN``): sympy's ``Mod`` would
+    ask the assumptions system about every ceiling in the extent (seconds per schedule) and
+    proves nothing more for tile extents.
+    """
+    if extent.free_symbols or factor.free_symbols:
+        return True if _obviously_integer(extent / factor) else None
     rem = sympy.Mod(extent, factor)
     if rem == 0:
         return True
     if rem.is_Integer:
         return False
     return None
+
+
+def _obviously_integer(e: sympy.Basic) -> bool:
+    """An integer by its shape: integers, integer symbols, floor/ceiling/Mod, and sums, products
+    and natural powers of those (no assumption queries)."""
+    if e.is_Integer or (e.is_Symbol and e.is_integer):
+        return True
+    if isinstance(e, (sympy.floor, sympy.ceiling, sympy.Mod)):
+        return True
+    if isinstance(e, (sympy.Add, sympy.Mul)):
+        return all(_obviously_integer(a) for a in e.args)
+    if isinstance(e, sympy.Pow):
+        return e.exp.is_Integer and e.exp >= 0 and _obviously_integer(e.base)
+    return False
 
 
 @dataclass(frozen=True, eq=False)

@@ -368,7 +368,8 @@ class TensorView:
             return canon.setdefault(a.uid, len(canon))
 
         def desc(a: IterDomain) -> tuple[Any, ...]:
-            return (cid(a), a.name, sympy.srepr(a.extent), a.iter_type, a.ptype, a.expanded)
+            # the extent itself: sympy compares and hashes it by content (assumptions included)
+            return (cid(a), a.name, a.extent, a.iter_type, a.ptype, a.expanded)
 
         logical = tuple(desc(a) for a in self.logical)
         trans = []

@@ -101,7 +101,7 @@ def narrow(cond: sympy.Basic, ctx: Context | None = None) -> Result:
     cond = as_expr(cond)
     key = (cond, ctx.key())
     def compute() -> tuple[sympy.Basic, tuple[Step, ...]]:
-        first = simplify(canon(cond), ctx)
+        first = simplify(canon(cond), ctx, tidy=False)
         steps = list(first.trace)
         return _Narrower(ctx, steps).boolean(first.expr), tuple(steps)
 

@@ -491,6 +491,12 @@ def rule_recombine(e: sympy.Basic, env: Env) -> Rewrite | None:
                     if y is not None and mk_mod(y, w) == m:
                         found = y, merges
                         break
+            y = m.args[0]
+            if found is None and isinstance(y, floor) and quotient is not None:
+                # (X/b) % w + w*(X/(b*w)): the quotient is (X/b)/w   (2.11)
+                yn, yd, ymerges = _flat(y)
+                if yd != 1 and sympy.expand(n * yd * w - yn * d) == 0:
+                    found = y, [*merges, *ymerges, {T.a: yn, T.b: yd, T.c: w}]
             if found is None:
                 continue
             y, merges = found
@@ -509,6 +515,20 @@ def rule_recombine(e: sympy.Basic, env: Env) -> Rewrite | None:
             rest = [t for n_, t in enumerate(terms) if n_ not in (i, j)]
             return sympy.Add(*rest, k * after), [*steps, s1]
     return None
+
+
+# (a/b)/c -> a/(b*c)   (2.11, read backwards): one division instead of two, for printing
+def rule_merge_quotients(e: sympy.Basic, env: Env) -> Rewrite | None:
+    if not isinstance(e, floor):
+        return None
+    n, d = _frac(e)
+    if d == 1 or not isinstance(n, floor):
+        return None
+    n2, d2 = _frac(n)
+    if d2 == 1:
+        return None
+    after = mk_div(n2, d2 * d)
+    return _one(env, "2.11", e, after, {T.a: n2, T.b: d2, T.c: d})
 
 
 # min(a, b) -> a where a <= b   (tilec.min);  max(a, b) -> a where b <= a   (tilec.max)
@@ -553,6 +573,7 @@ def rule_const_quotient(e: sympy.Basic, env: Env) -> Rewrite | None:
 
 STRUCTURE = "structure"
 DISTRIBUTE = "distribute"
+TIDY = "tidy"
 
 RULES: dict[str, Rule] = {
     "1.1/2.12 recombine": Rule("1.1", STRUCTURE, rule_recombine),
@@ -577,6 +598,7 @@ RULES: dict[str, Rule] = {
     "2.10": Rule("2.10", DISTRIBUTE, rule_2_10),
     "2.15": Rule("2.15", DISTRIBUTE, rule_2_15),
     "tilec.const-div/mod": Rule("tilec.const-div", DISTRIBUTE, rule_const_quotient),
+    "2.11 (a/b)/c -> a/(b*c)": Rule("2.11", TIDY, rule_merge_quotients),
 }
 """All rules, in the order the driver tries them at a node."""
 

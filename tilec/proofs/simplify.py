@@ -1,8 +1,10 @@
 """The one rewrite driver: apply the rules of :mod:`.rules` bottom-up to a fixed point.
 
-The pipeline has two named phases: ``structure`` (rules that reshape quotients and remainders:
-2.5, 2.9, 2.11, 2.12, 2.13, 2.14, ceil.*) runs to a fixed point first, so that 2.11 sees the
-quotients 2.12 creates; then ``distribute`` (all rules, adding 2.7.x, 2.10, 2.15.x, 2.16).
+The pipeline has three named phases: ``structure`` (rules that reshape quotients and remainders:
+1.1 and 2.12 recombination, 2.5, 2.9, 2.11, 2.12, 2.13, 2.14, ceil.*, min/max) runs to a fixed point
+first, so that 2.11 sees the quotients 2.12 creates; then ``distribute`` (adding 2.7.x, 2.10, 2.15.x,
+2.16, pinned quotients); last ``tidy`` merges nested quotients ``(a/b)/c -> a/(b*c)`` (2.11 read
+backwards, where ``c > 0``) with the structure rules, so what is printed divides once.
 
 Example:
     >>> import sympy
@@ -20,37 +22,42 @@ import sympy
 from .build import as_expr, canon, rebuild
 from .context import Context
 from .lru import LRU
-from .rules import DISTRIBUTE, ROOT_DEPENDENT, RULES, STRUCTURE, Env, Rule
+from .rules import DISTRIBUTE, ROOT_DEPENDENT, RULES, STRUCTURE, TIDY, Env, Rule
 from .trace import Result, Step, Trace
 
 MAX_PASSES = 24
 
 PIPELINE: list[tuple[str, list[Rule]]] = [
     (STRUCTURE, [r for r in RULES.values() if r.phase == STRUCTURE]),
-    (DISTRIBUTE, list(RULES.values())),
+    (DISTRIBUTE, [r for r in RULES.values() if r.phase in (STRUCTURE, DISTRIBUTE)]),
+    # last: what reads best -- nested quotients merged, and recombinations they enable
+    (TIDY, [r for r in RULES.values() if r.phase in (TIDY, STRUCTURE) and r.fn not in ROOT_DEPENDENT]),
 ]
 
 
-def simplify(expr: sympy.Basic, ctx: Context | None = None) -> Result:
+def simplify(expr: sympy.Basic, ctx: Context | None = None, *, tidy: bool = True) -> Result:
     """Simplify an integer expression or condition with the theorems, under ``ctx``.
 
     Returns a :class:`Result` whose ``expr`` equals ``expr`` for every assignment ``ctx`` allows,
-    with the proof ``trace`` and the ``facts_used``.
+    with the proof ``trace`` and the ``facts_used``.  ``tidy=False`` skips the last phase (the
+    prover keeps quotients split where they pair with remainders).
     """
     ctx = ctx or Context()
     given = as_expr(expr)
-    key = (given, ctx.key())
-    hit = _RESULTS.get_or(key, lambda: _simplify(canon(given), ctx))
+    key = (given, ctx.key(), tidy)
+    hit = _RESULTS.get_or(key, lambda: _simplify(canon(given), ctx, tidy))
     return Result(hit[0], Trace(hit[1]), original=None)
 
 
-_RESULTS: LRU[tuple[sympy.Basic, tuple[Step, ...]]] = LRU(4096)
+_RESULTS: LRU[tuple[sympy.Basic, tuple[Step, ...]]] = LRU(4096)  # (expr, context, tidy) -> result
 
 
-def _simplify(expr: sympy.Basic, ctx: Context) -> tuple[sympy.Basic, tuple[Step, ...]]:
+def _simplify(expr: sympy.Basic, ctx: Context, tidy: bool) -> tuple[sympy.Basic, tuple[Step, ...]]:
     steps: list[Step] = []
     env = Env(ctx, expr)
     for phase, rules in PIPELINE:
+        if phase == TIDY and not tidy:
+            continue
         for _ in range(MAX_PASSES):
             env.set_root(expr)
             new = _pass(expr, phase, rules, env, steps, {})

@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from tilec.errors import TilecError
-from tilec.loader import load_schedule
-from tilec.progress import Progress
+from tilec.app.loader import load_schedule
+from tilec.app.progress import Progress
 from tilec.runtime.build import kernel, kernel_plan
 from tilec.runtime.records import Records, default_records, schedule_key
 from tilec.transforms.heuristic import AUTO, KNOBS, Config, candidates, parse_knob
@@ -91,7 +91,7 @@ def space(path: str | Path, overrides: Mapping[str, Any] | None = None, *,
 
 def _schedule_params(path: str | Path, params: Mapping[str, Any]) -> dict[str, Any]:
     """``params`` without the knobs the schedule does not declare (a Config sets all)."""
-    from tilec.loader import load_module
+    from tilec.app.loader import load_module
 
     declared = set(getattr(load_module(path), "PARAMS", {}))
     return {k: v for k, v in params.items() if k not in KNOBS or k in declared}
@@ -99,7 +99,7 @@ def _schedule_params(path: str | Path, params: Mapping[str, Any]) -> dict[str, A
 
 def gpu_timer(fn: Callable[[], Any]) -> float:
     """Median ms of ``fn()`` on the GPU, L2 flushed before each replay (triton's do_bench)."""
-    from tilec.codegen.triton_bench import time_ms
+    from tilec.runtime.bench import time_ms
 
     return time_ms(fn, warmup=10, rep=40)
 

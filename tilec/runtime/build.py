@@ -3,7 +3,7 @@
 
 Example::
 
-    >>> from tilec.loader import load_schedule
+    >>> from tilec.app.loader import load_schedule
     >>> plan = kernel_plan(load_schedule("examples/gemm_basic.py", {"M": 256, "N": 256, "K": 64}))
     >>> plan.name, (plan.BM, plan.BN)
     ('tilec_gemm_basic', (128, 128))
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from tilec.errors import TilecError
 
 if TYPE_CHECKING:
-    from tilec.loader import LoadedSchedule
+    from tilec.app.loader import LoadedSchedule
 
 __all__ = ["is_thread_level", "kernel", "kernel_plan", "kernel_source"]
 
@@ -30,7 +30,7 @@ def is_thread_level(fusion: Any) -> bool:
 def kernel_plan(loaded: LoadedSchedule, *, target: str = "triton", mode: str = "leader",
                 multicast: bool = True) -> Any:
     """The KernelPlan (a SimtPlan for a thread-level schedule) of ``loaded`` for ``target``."""
-    from tilec.transforms.lower import lower
+    from tilec.transforms.pipeline import lower
 
     fusion = loaded.fusion
     name = "tilec_" + "".join(ch if ch.isalnum() else "_" for ch in loaded.path.stem)
@@ -39,12 +39,12 @@ def kernel_plan(loaded: LoadedSchedule, *, target: str = "triton", mode: str = "
             raise TilecError(
                 f"{loaded.path.name}: a thread-level (TIDx/TIDy) schedule is a SIMT kernel; "
                 f"generate it with --target cuda")
-        from tilec.transforms.simt import lower_simt
+        from tilec.transforms.simt.lower import lower_simt
 
         return lower_simt(fusion, name=name)
     sym = None
     if target == "cuda":
-        from tilec.transforms.multicast import symbolic_instance
+        from tilec.transforms.multicast.derive import symbolic_instance
 
         sym = symbolic_instance(loaded.module.schedule, loaded.params)
     return lower(fusion, target=target, params=loaded.params, symbolic=sym, mode=mode,
@@ -56,14 +56,14 @@ def kernel_source(plan: Any, target: str = "triton") -> str:
     from tilec.transforms.plan import KernelPlan
 
     if not isinstance(plan, KernelPlan):
-        from tilec.codegen.cuda_simt import emit_simt
+        from tilec.codegen.cuda.simt import emit_simt
 
         return emit_simt(plan)
     if target == "triton":
-        from tilec.codegen.triton import emit
+        from tilec.codegen.triton.printer import emit
 
         return emit(plan)
-    from tilec.codegen.cuda import emit as emit_cuda
+    from tilec.codegen.cuda.printer import emit as emit_cuda
 
     return emit_cuda(plan)
 
@@ -71,11 +71,11 @@ def kernel_source(plan: Any, target: str = "triton") -> str:
 def kernel(plan: Any, target: str = "triton") -> Callable[..., Any]:
     """A callable ``f(a, b, out)`` -> C that runs ``plan``'s kernel (compiled once)."""
     if target == "triton":
-        from tilec.codegen.triton import load
+        from tilec.codegen.triton.printer import load
 
         mod = load(plan)
         return lambda a, b, out=None: mod.run(a, b, out=out)
-    from tilec.codegen.cuda_launch import build
+    from tilec.codegen.cuda.launch import build
 
     k = build(plan)
     return lambda a, b, out=None: k(a, b, out)

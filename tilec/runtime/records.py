@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from tilec import cache
+from tilec.app import cache
 
 __all__ = ["Records", "default_records", "fixed_params", "schedule_key"]
 

@@ -1,6 +1,6 @@
 """KernelPlan: the backend-neutral description of one GEMM kernel.
 
-Lowering (``tilec.transforms.lower``) turns a scheduled fusion into a plan; each backend in
+Lowering (``tilec.transforms.pipeline``) turns a scheduled fusion into a plan; each backend in
 ``tilec.codegen`` prints the same plan.  A feature in the plan is either printed by a backend or
 refused by it with a :class:`~tilec.errors.UnsupportedError`; it is never silently dropped.
 
@@ -12,6 +12,8 @@ printers; they never re-derive the schedule.
 Example::
 
     >>> import sympy
+
+from tilec.proofs.context import Fact
     >>> t = sympy.Symbol("t", integer=True, nonnegative=True)
     >>> order = TileOrder(t, tile_m=sympy.floor(t / 4), tile_n=sympy.Mod(t, 4),
     ...                   num_tiles=sympy.Integer(8), tiles_m=2, tiles_n=4)
@@ -36,6 +38,7 @@ from tilec.ir.types import (
     LoadKind,
     MulticastMode,
 )
+from tilec.proofs.context import Fact
 
 __all__ = [
     "DType",
@@ -331,7 +334,7 @@ class MulticastPlan:
     slice_count: sympy.Expr | None
     closed_form: bool
     guard: sympy.Boolean = sympy.true
-    facts: tuple[str, ...] = ()
+    facts: tuple[Fact, ...] = ()  # what the closed form rests on; guard is their conjunction
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,15 @@ Example::
     'squares [########################] 3/3'
     >>> list(Progress(range(3), stream=io.StringIO()))  # not a TTY: silent
     [0, 1, 2]
+
+A bar driven by events (``update``) with a ``unit`` shows the rate and the time left::
+
+    >>> bar = Progress(range(100), "sweep", stream=out, enabled=True, unit="shapes")
+    >>> bar.t0 -= 60.0  # as if a minute had passed
+    >>> bar.update(25)
+    >>> out.getvalue().rsplit("\\r", 1)[-1].split("  ")[1].strip()
+    '25.0 shapes/min, 3m00s left'
+
 """
 
 from __future__ import annotations
@@ -49,13 +58,15 @@ class Progress(Generic[X]):
     """
 
     def __init__(self, items: Iterable[X], label: str = "", *, stream: TextIO | None = None,
-                 enabled: bool | None = None) -> None:
+                 enabled: bool | None = None, unit: str = "", initial: int = 0) -> None:
         self.items = list(items)
+        self.unit = unit  # when set, the bar shows the rate (per minute) and the time left
+        self.initial = initial  # items done before this run began (a resumed sweep)
         self.label = label
         self.stream: TextIO = stream or sys.stderr
         self.enabled = enabled_for(self.stream) if enabled is None else enabled
         self.postfix = ""
-        self.done = 0
+        self.done = initial
         self.t0 = time.monotonic()
         self._last_len = 0
 
@@ -76,6 +87,23 @@ class Progress(Generic[X]):
                 self.stream.write("\n")
                 self.stream.flush()
 
+    def update(self, done: int) -> None:
+        """Set how many items are done (a bar driven by events rather than by iteration)."""
+        self.done = done
+        self._draw()
+
+    def close(self) -> None:
+        """End the bar's line (an event-driven bar; iterating ends it by itself)."""
+        if self.enabled:
+            self.stream.write("\n")
+            self.stream.flush()
+
+    def rate(self) -> float | None:
+        """Items per minute done in this run (None before the first)."""
+        elapsed = time.monotonic() - self.t0
+        now = self.done - self.initial
+        return now / elapsed * 60.0 if now > 0 and elapsed > 0 else None
+
     def set_postfix(self, text: str) -> None:
         self.postfix = text
         self._draw()
@@ -94,9 +122,23 @@ class Progress(Generic[X]):
         fill = WIDTH * self.done // max(n, 1)
         text = (f"{self.label} [{'#' * fill}{'.' * (WIDTH - fill)}] {self.done}/{n} "
                 f"{time.monotonic() - self.t0:.0f}s")
+        rate = self.rate() if self.unit else None
+        if rate:
+            left = (n - self.done) / rate * 60.0
+            text += f"  {rate:.1f} {self.unit}/min, {_duration(left)} left"
         if self.postfix:
             text += f"  {self.postfix}"
         pad = max(self._last_len - len(text), 0)
         self.stream.write("\r" + text + " " * pad)
         self.stream.flush()
         self._last_len = len(text)
+
+
+def _duration(seconds: float) -> str:
+    """``42s``, ``3m05s``, ``2h10m``."""
+    s = round(seconds)
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{s % 3600 // 60:02d}m"

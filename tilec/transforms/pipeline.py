@@ -18,7 +18,7 @@ plan filled in (a pass that does not apply returns its input)::
 :func:`lower_steps` yields every intermediate state (``tilec explain``, tests); :func:`lower`
 returns the plan. Example::
 
-    >>> from tilec.loader import load_schedule
+    >>> from tilec.app.loader import load_schedule
     >>> s = load_schedule("examples/seed004_persistent_cluster.py", {"M": 512, "N": 512})
     >>> plan = lower(s.fusion, target="triton", params=s.params)
     >>> (plan.BM, plan.BN, plan.BK, plan.order.tiles_m, plan.order.tiles_n, plan.work.grid)
@@ -76,7 +76,8 @@ class Target(PolicyEnum, label="target"):
     TRITON: pointer or tensor-descriptor loads; no clusters (Triton cannot issue multicast):
       a cluster schedule keeps its tile order and each CTA loads its own tiles (noted in the
       plan).
-    CUDA: sm_90a TMA + WGMMA, clusters and multicast; B must be given N x K.
+    CUDA: sm_90a TMA + WGMMA, clusters and multicast; B given N x K or K x N; with a cluster
+      the work split is made per cluster (every CTA of a cluster keeps one K range).
     """
 
     TRITON = "triton"
@@ -180,7 +181,7 @@ def tile_axes(s: Lowering) -> Lowering:
         triton: C[256, 384] += A[256, 128] @ B, bf16
         tile: 128x128x64
 
-    >>> from tilec.loader import load_schedule
+    >>> from tilec.app.loader import load_schedule
     >>> f = load_schedule("examples/gemm_basic.py", {"M": 256, "N": 384, "K": 128}).fusion
     >>> tile_axes(Lowering(f, Target.TRITON)).tile
     (128, 128, 64)
@@ -231,7 +232,7 @@ def tile_order(s: Lowering) -> Lowering:
         tile: 128x128x64
         order: t -> (floor(t/2), Mod(t, 2)), 4 indices over 2 x 2 tiles, 4 CTAs
 
-    >>> from tilec.loader import load_schedule
+    >>> from tilec.app.loader import load_schedule
     >>> f = load_schedule("examples/stream_k.py", dict(M=384, N=384, SMS=4)).fusion
     >>> s = tile_order(tile_axes(Lowering(f, Target.TRITON)))
     >>> [s.order.evaluate(t) for t in range(5)], s.num_ctas, s.persistent
@@ -281,14 +282,19 @@ def tile_order(s: Lowering) -> Lowering:
     m0 = sympy.sympify(im.logical["M"]).xreplace(subs)
     n0 = sympy.sympify(im.logical["N"]).xreplace(subs)
     num_tiles = total_rounds * num_ctas
-    tile_m = _simplified(sympy.sympify(str(m0), locals={"t": T}) / BM, num_tiles)
-    tile_n = _simplified(sympy.sympify(str(n0), locals={"t": T}) / BN, num_tiles)
     M, N, _ = s.sizes
+    # the persistent split pads the walk to whole rounds; a predicate t < E of the schedule
+    # (the merged tile count) ends it where the real tiles end, so a Stream-K region or a
+    # grouped raster's last group is placed on real tiles, not on padding
     preds = [sympy.sympify(str(p.xreplace(subs)), locals={"t": T}) for p in im.predicates]
     preds = [p for p in preds if isinstance(p, sympy.Basic) and p.free_symbols <= {T}]
     if preds:
         walked = compile_int([sympy.And(*preds)], [T])
         num_tiles = max((t for t in range(num_tiles) if walked(t)[0]), default=-1) + 1
+    # simplified under 0 <= t < num_tiles (the real tiles): a grouped raster's last-group size
+    # min(G, tiles_m - g*G) is G on every real tile when G divides tiles_m
+    tile_m = _simplified(sympy.sympify(str(m0), locals={"t": T}) / BM, num_tiles)
+    tile_n = _simplified(sympy.sympify(str(n0), locals={"t": T}) / BN, num_tiles)
     desc = "from the schedule: " + ", ".join(str(a) for a in fusion.c.loop
                                               if a.ptype is not ParallelType.Mma)
     order = TileOrder(T, tile_m, tile_n, sympy.Integer(num_tiles), -(-M // BM), -(-N // BN), desc,
@@ -323,7 +329,7 @@ def decomposition(s: Lowering) -> Lowering:
         order: t -> (floor(t/2), Mod(t, 2)), 4 indices over 2 x 2 tiles, 4 CTAs
         work: splitk, grid 16, splits 4, fix-up atomic
 
-    >>> from tilec.loader import load_schedule
+    >>> from tilec.app.loader import load_schedule
     >>> f = load_schedule("examples/stream_k.py", dict(M=384, N=384, SMS=4)).fusion
     >>> s = decomposition(tile_order(tile_axes(Lowering(f, Target.TRITON))))
     >>> print(s.summary().splitlines()[-1])
@@ -384,7 +390,7 @@ def _cluster_work_split(fusion: GemmFusion, work: WorkSplit, K: int, BK: int, nu
 
 
 def multicast(s: Lowering) -> Lowering:
-    """Per operand, the multicast TMA load of the derivation (:mod:`tilec.transforms.multicast`),
+    """Per operand, the multicast TMA load of the derivation (:mod:`tilec.transforms.multicast.derive`),
     with the schedule's parameters substituted; ``None`` where nothing is shared. Applies to the
     CUDA target with clusters of more than one CTA (Triton issues no multicast).
 
@@ -397,7 +403,7 @@ def multicast(s: Lowering) -> Lowering:
         work: dp, grid 8
         multicast B: leader, closed form, issue Eq(Mod(rank, 2), 0)
 
-    >>> from tilec.loader import load_schedule
+    >>> from tilec.app.loader import load_schedule
     >>> s = load_schedule("examples/seed004_persistent_cluster.py", dict(M=512, N=512, SMS=8))
     >>> st = multicast(Lowering(s.fusion, Target.CUDA, s.params))
     >>> st.multicasts[0], st.multicasts[1].issue, st.multicasts[1].cluster_size
@@ -410,7 +416,7 @@ def multicast(s: Lowering) -> Lowering:
         return s
     if infer_launch(s.fusion).cluster_size == 1:
         return s
-    from tilec.transforms.multicast import derive
+    from tilec.transforms.multicast.derive import derive
 
     params = dict(s.params)
     d = derive(s.fusion, s.mode, symbolic=s.symbolic, params=params, table=True,
@@ -427,12 +433,29 @@ def multicast(s: Lowering) -> Lowering:
             out[name] = None  # nothing is shared: plain TMA loads
             continue
         issue, mask, sidx, scount = op.forms()
+        # the run-time guard is the closed form's facts at the launch's parameters: true here,
+        # since the derivation ran at them; a plan whose facts fail keeps the general form
+        guard = _at_launch(conc(op.guard))
+        closed = op.closed_form and guard is not sympy.false
+        if not closed:
+            sliced = s.mode is MulticastMode.SLICED
+            issue, mask = op.general_issue, op.general_mask
+            sidx, scount = ((op.general_slice_index, op.general_slice_count) if sliced
+                            else (None, None))
         out[name] = MulticastPlan(
             mode=s.mode, cluster_size=d.cluster_size, variables=tuple(op.variables),
             same=conc(op.same), issue=conc(issue), mask=conc(mask),
-            slice_index=conc(sidx), slice_count=conc(scount), closed_form=op.closed_form,
-            guard=sympy.true, facts=tuple(str(f) for f in op.facts))
+            slice_index=conc(sidx), slice_count=conc(scount), closed_form=closed,
+            guard=guard if closed else sympy.true, facts=op.facts if closed else ())
     return replace(s, multicasts=(out.get("A"), out.get("B")))
+
+
+def _at_launch(cond: sympy.Basic) -> sympy.Basic:
+    """A condition over the parameters decided where they are all known (``true``/``false``);
+    one that still names a parameter is kept for a run-time guard."""
+    if cond.free_symbols:
+        return cond
+    return sympy.true if bool(cond.doit()) else sympy.false
 
 
 def choose_load_kind(cols: int, dtype: DType, box: tuple[int, int]) -> LoadKind:
@@ -468,7 +491,7 @@ def legalize(s: Lowering) -> Lowering:
         load B: tma box (64, 128)
         launch: cluster (1, 1, 1), 4 warps, 3 stages
 
-    >>> from tilec.loader import load_schedule
+    >>> from tilec.app.loader import load_schedule
     >>> s = load_schedule("examples/gemm_basic.py", {"M": 256, "N": 256, "K": 64})
     >>> st = Lowering(s.fusion, Target.TRITON)
     >>> print(legalize(st).summary())

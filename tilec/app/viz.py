@@ -18,8 +18,8 @@ derivation) and then drawn with matplotlib's Agg backend:
 
 Example::
 
-    >>> from tilec.loader import load_schedule
-    >>> from tilec.transforms.lower import lower
+    >>> from tilec.app.loader import load_schedule
+    >>> from tilec.transforms.pipeline import lower
     >>> s = load_schedule("examples/gemm_basic.py", {"M": 256, "N": 384, "K": 128})
     >>> cells = tile_assignment(lower(s.fusion), grid=6, cluster_size=1)
     >>> [(c.tile_m, c.tile_n, c.cta, c.round) for c in cells[:4]]
@@ -320,11 +320,11 @@ class ThreadAccess:
 
 def thread_map(plan: Any, warps: Sequence[int] = (0, 1),
                point: dict[str, int] | None = None) -> list[ThreadAccess]:
-    """One :class:`ThreadAccess` per global access of a :class:`~tilec.transforms.simt.SimtPlan`
+    """One :class:`ThreadAccess` per global access of a :class:`~tilec.transforms.simt.lower.SimtPlan`
     (the seed's coalescing pictures as data; every lane evaluated from the plan's index).
 
-    >>> from tilec.loader import load_schedule
-    >>> from tilec.transforms.simt import lower_simt
+    >>> from tilec.app.loader import load_schedule
+    >>> from tilec.transforms.simt.lower import lower_simt
     >>> plan = lower_simt(load_schedule("examples/coalescing_naive.py", {"M": 64, "N": 64, "K": 64}).fusion)
     >>> a = thread_map(plan, warps=(0,))[0]
     >>> a.tensor, sorted(a.cells)[:3], a.cells[(1, 0)], a.sectors
@@ -334,7 +334,7 @@ def thread_map(plan: Any, warps: Sequence[int] = (0, 1),
     import sympy
 
     from tilec.ir.pyeval import compile_int
-    from tilec.transforms.coalescing import analyze
+    from tilec.transforms.simt.coalescing import analyze
 
     dx, dy, dz = plan.block
     threads = dx * dy * dz

@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from tilec.errors import TilecError
-from tilec.loader import parse_params
+from tilec.app.loader import parse_params
 
 if TYPE_CHECKING:
-    from tilec.loader import LoadedSchedule
+    from tilec.app.loader import LoadedSchedule
 
 Command = Callable[[argparse.Namespace], int]
 _COMMANDS: dict[str, tuple[Command, str, Callable[[argparse.ArgumentParser], None]]] = {}
@@ -69,9 +69,9 @@ def params_file(path: str) -> dict[str, Any]:
 
 
 def load_args(args: argparse.Namespace) -> LoadedSchedule:
-    """Load the schedule file (every mistake in it is a TilecError: see tilec.loader); knobs
+    """Load the schedule file (every mistake in it is a TilecError: see tilec.app.loader); knobs
     left "auto" are resolved for the command's target (a tuned record unless --no-tuned)."""
-    from tilec.loader import load_schedule
+    from tilec.app.loader import load_schedule
 
     rules = None
     if getattr(args, "rules", None):
@@ -148,6 +148,21 @@ def _int_at_least(text: str, low: int, what: str) -> int:
 # -- show -----------------------------------------------------------------------------------
 
 
+def readable_map(im: Any) -> tuple[dict[str, Any], list[Any]]:
+    """An index map's logical indices and predicates as printed: simplified by the theorems under
+    its loop bounds (the IR builds them unevaluated, with ``/1``, ``*1`` and the splits' digits)."""
+    from sympy import true
+
+    from tilec.proofs import Context, simplify
+
+    ctx = Context()
+    for s, b in im.bounds.items():
+        ctx.bound(s, b)
+    logical = {k: simplify(e, ctx).expr for k, e in im.logical.items()}
+    predicates = [p for p in (simplify(p, ctx).expr for p in im.predicates) if p is not true]
+    return logical, predicates
+
+
 def show_data(loaded: LoadedSchedule) -> dict[str, Any]:
     from tilec.ir import index_map, infer_launch
 
@@ -156,14 +171,15 @@ def show_data(loaded: LoadedSchedule) -> dict[str, Any]:
     views = []
     for v in fusion.views():
         im = index_map(v)
+        logical, predicates = readable_map(im)
         views.append({
             "name": v.name,
             "memory": v.memory.value,
             "loop": [str(a) for a in v.loop],
-            "index_map": {k: str(e) for k, e in im.logical.items()},
+            "index_map": {k: str(e) for k, e in logical.items()},
             "broadcast": sorted(im.broadcast),
             "bounds": {str(s): str(b) for s, b in im.bounds.items()},
-            "predicates": [str(p) for p in im.predicates],
+            "predicates": [str(p) for p in predicates],
         })
     return {
         "params": loaded.params,
@@ -204,7 +220,7 @@ def _load_plugins() -> None:
     """Subcommands that live beside their layer register themselves on import."""
     import importlib
 
-    for mod in ("tilec.cli_commands",):
+    for mod in ("tilec.app.commands", "tilec.runtime.sweep.cli"):
         try:
             importlib.import_module(mod)
         except ModuleNotFoundError as e:

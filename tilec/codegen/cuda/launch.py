@@ -2,7 +2,7 @@
 
 Example (on a machine with an sm_90 GPU)::
 
-    >>> from tilec.loader import load_schedule                          # doctest: +SKIP
+    >>> from tilec.app.loader import load_schedule                          # doctest: +SKIP
     >>> from tilec.runtime.build import kernel_plan                     # doctest: +SKIP
     >>> s = load_schedule("examples/seed004_persistent_cluster.py", {"M": 4096})  # doctest: +SKIP
     >>> k = build(kernel_plan(s, target="cuda"))                       # doctest: +SKIP
@@ -21,7 +21,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from tilec.codegen.cuda import CudaPrinter
+from tilec.codegen.cuda.printer import CudaPrinter
 from tilec.errors import TilecError
 from tilec.transforms.plan import DType, KernelPlan
 
@@ -152,7 +152,7 @@ class CudaKernel:
 def build(plan: KernelPlan, cache_dir: str | os.PathLike[str] | None = None,
           source: str | None = None) -> CudaKernel:
     """Print ``plan`` (or take ``source``), build a shared library with nvcc, load it."""
-    from tilec.codegen.cuda import emit
+    from tilec.codegen.cuda.printer import emit
 
     src = source if source is not None else emit(plan)
     key = hashlib.sha1(src.encode()).hexdigest()[:16]

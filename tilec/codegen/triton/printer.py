@@ -19,8 +19,8 @@ them is built by one emitter per feature, so a feature the plan does not use lea
 
 Example::
 
-    >>> from tilec.loader import load_schedule
-    >>> from tilec.transforms.lower import lower
+    >>> from tilec.app.loader import load_schedule
+    >>> from tilec.transforms.pipeline import lower
     >>> s = load_schedule("examples/split_k.py", {"M": 100, "N": 70, "K": 50, "BM": 32, "BN": 32,
     ...                                            "BK": 16, "SPLITS": 2})
     >>> src = emit(lower(s.fusion))
@@ -40,8 +40,9 @@ from typing import Any
 
 import sympy
 
-from tilec.codegen.triton_expr import TritonExprPrinter
+from tilec.codegen.triton.expr import TritonExprPrinter
 from tilec.errors import UnsupportedError
+from tilec.proofs import Context
 from tilec.transforms.plan import (
     CTA,
     IT_BEGIN,
@@ -247,9 +248,9 @@ class TritonPrinter:
         c("@triton.jit", "def tile_coords(t):")
         c.indent()
         c(f'"""Linear tile index t -> (pid_m, pid_n): {o.description}."""')
-        names = {o.index: "t"}
-        c(f"pid_m = {TritonExprPrinter(names).doprint(o.tile_m)}")
-        c(f"pid_n = {TritonExprPrinter(names).doprint(o.tile_n)}")
+        names, live = {o.index: "t"}, Context().bound(o.index, o.num_tiles)  # t < num_tiles: signs
+        c(f"pid_m = {TritonExprPrinter(names, live).doprint(o.tile_m)}")
+        c(f"pid_n = {TritonExprPrinter(names, live).doprint(o.tile_n)}")
         c("return pid_m, pid_n")
         return c.text()
 
@@ -650,7 +651,7 @@ def run_plan(plan: KernelPlan, a: Any, b: Any, out: Any = None, **opts: Any) -> 
 
 def bench(plan: KernelPlan, **kw: Any) -> dict[str, Any]:
     """Time the plan's kernel, torch.matmul and a plain Triton kernel (GPU); see triton_bench."""
-    from tilec.codegen.triton_bench import bench_plan
+    from tilec.runtime.bench import bench_plan
 
     return bench_plan(plan, **kw)
 

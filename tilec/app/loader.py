@@ -14,7 +14,7 @@ An exception raised inside tilec's own code is not the file's fault: it goes on 
 
 Example::
 
-    >>> from tilec.loader import parse_params
+    >>> from tilec.app.loader import parse_params
     >>> parse_params(["CN=2", "DTYPE=fp16"])
     {'CN': 2, 'DTYPE': 'fp16'}
 """
@@ -43,7 +43,7 @@ class RulesLike(Protocol):
     def lookup(self, M: int, N: int, K: int, key: str | None = None
                ) -> tuple[dict[str, Any], str] | None: ...
 
-_TILEC_DIR = Path(__file__).resolve().parent
+_TILEC_DIR = Path(__file__).resolve().parents[1]  # the tilec package
 
 
 @dataclass
@@ -287,7 +287,7 @@ class SymbolicCache:
         self._size = size
 
     def get(self, loaded: LoadedSchedule) -> Any:
-        from tilec.transforms.multicast import symbolic_build
+        from tilec.transforms.multicast.derive import symbolic_build
 
         shape = tuple(sorted((k, repr(v)) for k, v in loaded.params.items()
                              if not isinstance(v, int) or isinstance(v, bool)))
@@ -307,14 +307,14 @@ def derive_from_file(path: str | Path, overrides: dict[str, Any] | None = None,
                      mode: Any = "leader", table: bool = True, closed: bool = True,
                      prove: bool = True) -> Any:
     """Load a schedule file and derive its multicast forms
-    (:func:`tilec.transforms.multicast.derive_loaded`), the schedule built over symbols once per
+    (:func:`tilec.transforms.multicast.derive.derive_loaded`), the schedule built over symbols once per
     file text.
 
     >>> d = derive_from_file("examples/seed004_persistent_cluster.py", {"CM": 1, "CN": 2})
     >>> d.operands["A"].closed_form, "SMS % CLUSTER == 0" in map(str, d.operands["A"].facts)
     (True, True)
     """
-    from tilec.transforms.multicast import derive_loaded
+    from tilec.transforms.multicast.derive import derive_loaded
 
     loaded = load_schedule(path, overrides)
     return derive_loaded(loaded, mode, table=table, closed=closed, symbolic=SYMBOLIC.get(loaded),

@@ -33,7 +33,7 @@ def code_fingerprint() -> str:
     """A hash of tilec's own source: cached results are valid only for the code that made them."""
     if not _FINGERPRINT:
         h = hashlib.sha256()
-        package = Path(__file__).resolve().parent
+        package = Path(__file__).resolve().parents[1]  # all of tilec, not only app/
         for f in sorted(package.rglob("*.py")):
             h.update(f.relative_to(package).as_posix().encode())
             h.update(f.read_bytes())
@@ -81,7 +81,7 @@ def masks_json(path: str | Path, overrides: dict[str, Any] | None = None, mode: 
     key = masks_key(path, dict(overrides or {}), str(getattr(mode, "value", mode)))
     text = read(key)
     if text is None:
-        from tilec.loader import derive_from_file
+        from tilec.app.loader import derive_from_file
 
         text = json.dumps(derive_from_file(path, overrides, mode).to_json(), separators=(",", ":"))
         write(key, text)

@@ -16,7 +16,7 @@ off its index map with the Bulk indices at 0 (the box origin):
   of ``n`` of the box (cut along its outermost dimension) with the group's mask.
 
 The **general form** is that definition unrolled over the cluster's ranks (always correct). The
-**closed form** (:mod:`tilec.transforms.multicast_closed`) exists when the sharing groups are the
+**closed form** (:mod:`tilec.transforms.multicast.closed`) exists when the sharing groups are the
 same at every loop point of the launch; it is built from the rank structure of those groups and
 proved by the theorems where they reach, else checked over the whole launch.
 
@@ -55,7 +55,7 @@ from tilec.transforms.plan import MulticastMode
 
 if TYPE_CHECKING:
     from tilec.proofs import Fact
-    from tilec.transforms.multicast_closed import ClosedForm
+    from tilec.transforms.multicast.closed import ClosedForm
 
 RANK = index_symbol("rank")
 R1, R2 = index_symbol("r1"), index_symbol("r2")
@@ -422,12 +422,13 @@ def _derive_operand(
     mode: MulticastMode, values: dict[sympy.Symbol, int], fusion: GemmFusion, table: bool,
     closed: bool, prove: bool, concrete: bool,
 ) -> OperandMulticast:
-    from tilec.transforms.multicast_closed import derive_closed
+    from tilec.transforms.multicast.closed import derive_closed
 
     cs = cluster[0] * cluster[1] * cluster[2]
     key, forms = FORMS.get(sview, cluster)
     parts = _selected_parts(forms, {} if concrete else values)
-    alive = sympy.And(*[p.pred for p in parts])
+    with sympy.evaluate(False):  # a conjunction to print and compile, not to decide
+        alive = sympy.And(*[p.pred for p in parts])
     used = set().union(alive.free_symbols, *[e.free_symbols for e in forms.origin.values()])
     variables = (*forms.cta_vars, *[s for s in forms.k_vars if s in used])
     bounds = {v: forms.bounds[v] for v in variables}
@@ -564,7 +565,7 @@ def derive_loaded(loaded: Any, mode: MulticastMode | str = MulticastMode.LEADER,
                   table: bool = True, closed: bool = True,
                   symbolic: SymbolicInstance | None = None, prove: bool = True
                   ) -> MulticastDerivation:
-    """Derive for a loaded schedule (:func:`tilec.loader.load_schedule`): built concretely and
+    """Derive for a loaded schedule (:func:`tilec.app.loader.load_schedule`): built concretely and
     over symbols. Loading files and caching on disk are the caller's (the CLI's) business."""
     mode = MulticastMode(mode)
     sym = symbolic or symbolic_build(loaded.module.schedule, loaded.params)

@@ -1,4 +1,4 @@
-"""Subcommands beyond ``show``: gen, masks, explain, viz, bench, tune (registered into tilec.cli
+"""Subcommands beyond ``show``: gen, masks, explain, viz, bench, tune (registered into tilec.app.cli
 on import). The reference is docs/cli.md."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tilec.cli import atomic_path, command, load_args, nonnegative_int, positive_int, write_output
+from tilec.app.cli import atomic_path, command, load_args, nonnegative_int, positive_int, write_output
 from tilec.errors import TilecError
 from tilec.runtime.build import is_thread_level
 
@@ -20,7 +20,7 @@ def _mode_option(p: argparse.ArgumentParser) -> None:
 
 
 def _derive(args: argparse.Namespace) -> Any:
-    from tilec.loader import derive_from_file, parse_params
+    from tilec.app.loader import derive_from_file, parse_params
 
     return derive_from_file(args.schedule, parse_params(args.param), mode=args.mode)
 
@@ -35,6 +35,9 @@ def _gen_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-tuned", action="store_true",
                    help="resolve 'auto' parameters by the heuristic even where tilec tune "
                         "recorded a choice")
+    p.add_argument("--rules", metavar="FILE",
+                   help="a rules file (tilec sweep --export) for the 'auto' parameters at shapes "
+                        "in or near the swept set; a tuned record still comes first")
 
 
 def kernel_plan(args: argparse.Namespace, loaded: Any) -> Any:
@@ -66,8 +69,8 @@ def cmd_gen(args: argparse.Namespace) -> int:
 @command("masks", "TMA multicast issue predicates and masks per operand", _mode_option)
 def cmd_masks(args: argparse.Namespace) -> int:
     if args.json:
-        from tilec import cache
-        from tilec.loader import parse_params
+        from tilec.app import cache
+        from tilec.app.loader import parse_params
 
         overrides = parse_params(args.param)
         # a cache hit needs no sympy at all: look it up before importing the derivation
@@ -82,7 +85,7 @@ def cmd_masks(args: argparse.Namespace) -> int:
     out = [f"cluster of {cs} CTAs, {d.mode.value} mode; "
            + " ".join(f"{k}={v}" for k, v in d.params.items())]
     for name, op in d.operands.items():
-        issue, mask, sidx, scount = op.forms()
+        issue, mask, sidx, scount = (_readable(f) for f in op.forms())
         out += ["", f"operand {name}: {'closed form' if op.closed_form else 'general form'}"
                 f" ({op.box_bytes} bytes per box, each CTA's barrier expects all of them)",
                 f"  issue = {issue}", f"  mask  = {mask}"]
@@ -108,6 +111,14 @@ def cmd_masks(args: argparse.Namespace) -> int:
             out.append(line)
     write_output(args, "\n".join(out))
     return 0
+
+
+def _readable(e: Any) -> Any:
+    """A form as printed: simplified by the theorems under no facts but the default signs (a
+    general form stays general), so no ``+ 0``, ``/1`` or split left to undo by hand."""
+    from tilec.proofs import simplify
+
+    return e if e is None or isinstance(e, int) else simplify(e).expr
 
 
 # -- explain --------------------------------------------------------------------------------
@@ -141,20 +152,26 @@ def explain_sections(args: argparse.Namespace, loaded: Any) -> dict[str, Any]:
 
 
 def _explain_views(args: argparse.Namespace, loaded: Any) -> dict[str, Any]:
-    from tilec.cli import show_data
+    from tilec.app.cli import show_data
     from tilec.ir import index_map, infer_launch
 
     fusion = loaded.fusion
     out = [f"launch: {infer_launch(fusion)}", ""]
-    for v in fusion.views():
-        out += [str(v), *("  " + line for line in str(index_map(v)).splitlines()), ""]
-    data = show_data(loaded)
+    data = show_data(loaded)  # index maps simplified under their loop bounds
+    for v, d in zip(fusion.views(), data["views"], strict=True):
+        im = index_map(v)
+        out += [str(v), f"  {v.name}:"]
+        out += [f"    {k} = {e}" + ("  (broadcast)" if k in im.broadcast else "")
+                for k, e in d["index_map"].items()]
+        out.append("    where " + ", ".join(f"{s} < {b}" for s, b in d["bounds"].items()))
+        out += [f"    predicate: {p}" for p in d["predicates"]]
+        out.append("")
     return {"text": "\n".join(out).rstrip(), "launch": data["launch"], "views": data["views"]}
 
 
 def _lowered(loaded: Any) -> Any:
     """The plan without multicast (order and work split are the same for every target)."""
-    from tilec.transforms.lower import lower
+    from tilec.transforms.pipeline import lower
 
     if is_thread_level(loaded.fusion):
         raise TilecError("a thread-level (SIMT) schedule has one CTA per C tile in launch order; "
@@ -244,8 +261,8 @@ def _explain_multicast(args: argparse.Namespace, loaded: Any) -> dict[str, Any]:
     for name, op in d.operands.items():
         out.append(f"operand {name}:")
         out.append("  box origin (Bulk indices at 0), per non-broadcast axis:")
-        out += [f"    {k} = {e}" for k, e in op.origin.items()]
-        out.append(f"  alive(rank) = {op.alive}")
+        out += [f"    {k} = {_readable(e)}" for k, e in op.origin.items()]
+        out.append(f"  alive(rank) = {_readable(op.alive)}")
         out.append("  same(r1, r2) = origin(r1) == origin(r2) and alive(r1) and alive(r2)")
         if op.proof:
             out.append("  proof:")
@@ -255,7 +272,7 @@ def _explain_multicast(args: argparse.Namespace, loaded: Any) -> dict[str, Any]:
             out.append(f"  same narrows to: {op.narrowed_same}")
         if op.facts:
             out.append("  facts used: " + ", ".join(map(str, op.facts)))
-        issue, mask, sidx, scount = op.forms()
+        issue, mask, sidx, scount = (_readable(f) for f in op.forms())
         out.append(f"  {'closed' if op.closed_form else 'general'} form ({d.mode.value}):")
         out.append(f"    issue(rank) = {issue}")
         out.append(f"    mask(rank)  = {mask}")
@@ -277,7 +294,7 @@ def _closers(d: Any, op: Any) -> list[Any]:
     """The weakest facts about the parameters that would close a general form."""
     import sympy
 
-    from tilec.transforms.multicast_closed import what_would_close
+    from tilec.transforms.multicast.closed import what_would_close
 
     values = {sympy.Symbol(k, integer=True, positive=True): v for k, v in d.params.items()
               if isinstance(v, int) and not isinstance(v, bool)}
@@ -285,9 +302,9 @@ def _closers(d: Any, op: Any) -> list[Any]:
 
 
 def _explain_coalescing(args: argparse.Namespace, loaded: Any) -> dict[str, Any]:
-    from tilec.transforms.banks import analyze_shared
-    from tilec.transforms.coalescing import analyze, explain_coalescing
-    from tilec.transforms.simt import lower_simt
+    from tilec.transforms.simt.banks import analyze_shared
+    from tilec.transforms.simt.coalescing import analyze, explain_coalescing
+    from tilec.transforms.simt.lower import lower_simt
 
     if not is_thread_level(loaded.fusion):
         raise TilecError("a tile-level schedule loads whole tiles with TMA or tl.load; the "
@@ -356,7 +373,7 @@ def _size(text: str | None) -> tuple[int, int] | None:
 @command("viz", "draw the schedule (PNG): C tiles per round, multicast groups, SM timeline",
          _viz_options)
 def cmd_viz(args: argparse.Namespace) -> int:
-    from tilec import viz
+    from tilec.app import viz
     from tilec.ir import infer_launch
 
     size = _size(args.size)
@@ -404,8 +421,8 @@ def cmd_viz(args: argparse.Namespace) -> int:
 
 
 def _viz_threads(args: argparse.Namespace, loaded: Any, size: tuple[int, int] | None) -> int:
-    from tilec import viz
-    from tilec.transforms.simt import lower_simt
+    from tilec.app import viz
+    from tilec.transforms.simt.lower import lower_simt
 
     try:
         warps = [int(w) for w in args.warps.split(",")]
@@ -454,7 +471,7 @@ def _bench_options(p: argparse.ArgumentParser) -> None:
 def _sweep_points(args: argparse.Namespace) -> list[dict[str, Any]]:
     import itertools
 
-    from tilec.loader import parse_params, parse_value
+    from tilec.app.loader import parse_params, parse_value
 
     axes = []
     for item in args.sweep:
@@ -470,7 +487,7 @@ def _sweep_points(args: argparse.Namespace) -> list[dict[str, Any]]:
 @command("bench", "time the generated kernel against torch.matmul and a plain Triton kernel "
          "(GPU)", _bench_options)
 def cmd_bench(args: argparse.Namespace) -> int:
-    from tilec.progress import Progress
+    from tilec.app.progress import Progress
 
     points = _sweep_points(args)
     loaded = load_args(args)  # the file and the fixed --param values are checked before the GPU
@@ -511,15 +528,15 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def _bench_plan(torch: Any, plan: Any, args: argparse.Namespace) -> dict[str, Any]:
-    from tilec.codegen.triton_bench import plain_matmul, rel_err, tflops, time_ms
+    from tilec.runtime.bench import plain_matmul, rel_err, tflops, time_ms
     from tilec.ir.types import DType
 
     plain_cfg = (plan.BM, plan.BN, plan.BK, 8, 3, 8 if plan.BM * plan.BN >= 128 * 256 else 4)
     if args.target == "triton":
-        from tilec.codegen.triton_bench import bench_plan
+        from tilec.runtime.bench import bench_plan
 
         return bench_plan(plan, plain_cfg=plain_cfg, warmup=args.warmup, rep=args.rep)
-    from tilec.codegen.cuda_launch import build
+    from tilec.codegen.cuda.launch import build
 
     dt = {DType.FP16: torch.float16, DType.BF16: torch.bfloat16, DType.FP32: torch.float32}
     dtype = dt[plan.dtype]
@@ -557,7 +574,7 @@ def _tune_options(p: argparse.ArgumentParser) -> None:
 @command("tune", "time the schedule's own 'auto' parameter choices on the GPU and record the "
          "winner for tilec gen", _tune_options)
 def cmd_tune(args: argparse.Namespace) -> int:
-    from tilec.cli import overrides
+    from tilec.app.cli import overrides
     from tilec.runtime.autotune import space, tune, write_params
 
     loaded = load_args(args)  # the file and the --param values are checked before the GPU

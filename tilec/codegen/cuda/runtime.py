@@ -180,6 +180,16 @@ __device__ __forceinline__ uint64_t smem_desc_sw128(const void* p) {
   desc |= uint64_t(1) << 62;
   return desc;
 }
+// MN-major operand (B given K x N), 128-byte swizzle: 64-element MN chunks of `chunk_bytes`
+// (leading byte offset), 8-row K groups 1024 bytes apart (stride byte offset).
+__device__ __forceinline__ uint64_t smem_desc_sw128_mn(const void* p, uint32_t chunk_bytes) {
+  uint64_t addr = smem_u32(p);
+  uint64_t desc = (addr & 0x3FFFF) >> 4;
+  desc |= uint64_t((chunk_bytes >> 4) & 0x3FFF) << 16;
+  desc |= uint64_t(1024 >> 4) << 32;
+  desc |= uint64_t(1) << 62;
+  return desc;
+}
 
 }  // namespace tilec
 """
@@ -187,8 +197,9 @@ __device__ __forceinline__ uint64_t smem_desc_sw128(const void* p) {
 _WGMMA_TYPES = {"bf16": "bf16", "fp16": "f16"}
 
 
-def wgmma_function(n: int, dtype: str) -> str:
-    """``tilec::wgmma_m64n{n}k16``: D(64 x n, fp32) (+)= A(smem) * B(smem), both K-major.
+def wgmma_function(n: int, dtype: str, b_mn_major: bool = False) -> str:
+    """``tilec::wgmma_m64n{n}k16``: D(64 x n, fp32) (+)= A(smem) * B(smem), A K-major, B K-major
+    (given N x K) or, with ``b_mn_major``, MN-major (given K x N: the instruction's transpose-B).
 
     ``scale_d`` 0 overwrites D (first k step of a tile), 1 accumulates.
     """
@@ -208,7 +219,7 @@ def wgmma_function(n: int, dtype: str) -> str:
         f'      "{{\\n\\t.reg .pred p;\\n\\tsetp.ne.b32 p, %{nreg + 2}, 0;\\n\\t"\n'
         f'      "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ty}.{ty} "\n'
         f'      "{{{regs}}}, "\n'
-        f'      "%{nreg}, %{nreg + 1}, p, 1, 1, 0, 0;\\n\\t}}"\n'
+        f'      "%{nreg}, %{nreg + 1}, p, 1, 1, 0, {int(b_mn_major)};\\n\\t}}"\n'
         f"      : {outs}\n"
         f'      : "l"(desc_a), "l"(desc_b), "r"(scale_d));\n'
         f"}}\n}}  // namespace tilec\n"

@@ -13,7 +13,7 @@ The kernel is a persistent, warp-specialized TMA + WGMMA GEMM:
 * with a cluster, operand loads are TMA multicasts whose issue predicate, mask and slice come from
   the plan's :class:`~tilec.transforms.plan.MulticastPlan` (closed form, general run-time form, or
   the closed form behind a run-time guard), printed from sympy by
-  :class:`~tilec.codegen.cuda_printer.CudaExprPrinter` into ``__host__ __device__`` functions;
+  :class:`~tilec.codegen.cuda.expr.CudaExprPrinter` into ``__host__ __device__`` functions;
 * every CTA runs the same number of persistent rounds; a CTA whose tile is dead in a round issues
   nothing, expects no bytes, and still releases its stages, so the cluster's barrier counts stay
   balanced; a cluster barrier before exit keeps peers alive while remote arrivals may land.
@@ -26,7 +26,7 @@ workspace slots summed in K order by the last arrival; atomic: fp32 adds into on
 
 Example::
 
-    >>> from tilec.loader import load_schedule
+    >>> from tilec.app.loader import load_schedule
     >>> from tilec.runtime.build import kernel_plan
     >>> s = load_schedule("examples/seed004_persistent_cluster.py",
     ...                   {"M": 512, "N": 512, "K": 256, "CM": 1, "CN": 2, "SMS": 4})
@@ -42,9 +42,10 @@ from dataclasses import dataclass
 
 import sympy
 
-from tilec.codegen.cuda_printer import CudaExprPrinter
-from tilec.codegen.cuda_runtime import DEVICE_HELPERS, INDEX_HELPERS, wgmma_function
+from tilec.codegen.cuda.expr import CudaExprPrinter
+from tilec.codegen.cuda.runtime import DEVICE_HELPERS, INDEX_HELPERS, wgmma_function
 from tilec.errors import UnsupportedError
+from tilec.proofs import Context
 from tilec.transforms.plan import (
     Decomposition,
     DType,
@@ -63,7 +64,7 @@ _LOOP_VARS = ("rank", "i_rt", "cidx")  # the kernel values multicast expressions
 _PAIR_VARS = ("r1", "r2", "i_rt", "cidx")  # the variables of `same`
 _CTYPE = {DType.BF16: "__nv_bfloat16", DType.FP16: "__half", DType.FP32: "float"}
 _SMEM_LIMIT = 227 * 1024
-_EPI_BYTES = 2 * 64 * 64 * 2  # per consumer warpgroup: two 64x64 16-bit staging boxes
+_BOX_BYTES = 64 * 64 * 2  # one 64x64 16-bit staging box of the TMA-store epilogue
 _PRODUCER_REGS, _CONSUMER_REGS = 40, 232
 
 
@@ -85,6 +86,7 @@ class _Shape:
     # None: the masks vary per round; the conservative all-cluster protocol is printed.
     receivers: tuple[int, ...] | None
     senders: tuple[int, ...] | None
+    epi_boxes: int = 2  # TMA-store staging boxes per consumer warpgroup
 
     @property
     def threads(self) -> int:
@@ -164,9 +166,10 @@ class CudaPrinter:
     def __init__(self, plan: KernelPlan, mma_in_flight: int = 1, epilogue: str = "auto") -> None:
         if mma_in_flight not in (0, 1):
             raise UnsupportedError(f"mma_in_flight must be 0 or 1 but got {mma_in_flight}")
-        if epilogue not in ("auto", "tma", "direct", "none"):
+        if epilogue not in ("auto", "tma", "tma_tile", "direct", "none"):
             raise UnsupportedError(
-                f"epilogue must be 'auto', 'tma', 'direct' or 'none' but got {epilogue!r}")
+                f"epilogue must be 'auto', 'tma', 'tma_tile', 'direct' or 'none' but got "
+                f"{epilogue!r}")
         self.mma_in_flight = mma_in_flight
         self.epilogue = epilogue
         self.plan = plan
@@ -207,19 +210,21 @@ class CudaPrinter:
                 )
         if p.a.transposed:
             raise UnsupportedError("CUDA backend: A must be stored M x K (K contiguous)")
-        if not p.b_transposed:
+        if not p.b_transposed and (p.BN % 64 != 0 or (p.N * p.dtype.nbytes) % 16 != 0):
             raise UnsupportedError(
-                f"CUDA backend: B must be stored N x K (b_transposed=True, K contiguous, "
-                f"K-major for wgmma) but plan {p.name!r} stores B as K x N"
+                f"CUDA backend: B given K x N (N contiguous) is loaded in 64-column TMA boxes: BN "
+                f"must be a multiple of 64 and N * {p.dtype.nbytes} of 16 bytes, but plan "
+                f"{p.name!r} has BN = {p.BN}, N = {p.N} (store B as N x K: B_LAYOUT='nk')"
             )
         if p.BK * p.dtype.nbytes != 128:
             raise UnsupportedError(
                 f"CUDA backend: BK must be {128 // p.dtype.nbytes} for {p.dtype.value} (one "
                 f"128-byte swizzle row) but got BK = {p.BK}"
             )
-        if p.a.box != (p.BM, p.BK) or p.b.box != (p.BN, p.BK):
+        bbox = (p.BN, p.BK) if p.b_transposed else (p.BK, p.BN)
+        if p.a.box != (p.BM, p.BK) or p.b.box != bbox:
             raise UnsupportedError(
-                f"CUDA backend: boxes must be A ({p.BM}, {p.BK}) and B ({p.BN}, {p.BK}) but got "
+                f"CUDA backend: boxes must be A ({p.BM}, {p.BK}) and B {bbox} but got "
                 f"A {p.a.box} and B {p.b.box}"
             )
         if (p.K * p.dtype.nbytes) % 16 != 0:
@@ -252,6 +257,8 @@ class CudaPrinter:
                 f"CUDA backend: grid {p.work.grid} is not a multiple of the cluster size {cx}"
             )
         chunks = [self._check_multicast(op, cx, rows) for op, rows in ((p.a, p.BM), (p.b, p.BN))]
+        if not p.b_transposed:
+            chunks[1] = p.BN // 64  # 64-column boxes of the K x N tile
         stage_bytes = (p.BM + p.BN) * p.BK * p.dtype.nbytes
         smem = p.num_stages * stage_bytes + 1024 + 2 * 8 * p.num_stages + 16  # + fix-up flags
         if p.num_stages < 2 or smem > _SMEM_LIMIT:
@@ -259,11 +266,13 @@ class CudaPrinter:
                 f"CUDA backend: {p.num_stages} stages of {stage_bytes} bytes need {smem} bytes of "
                 f"shared memory (2 stages at least, {_SMEM_LIMIT} at most)"
             )
-        # TMA-store epilogue: two 64x64 swizzled staging boxes per consumer warpgroup.
-        epi = consumers * _EPI_BYTES
+        # TMA-store epilogue: 64x64 swizzled staging boxes per consumer warpgroup, two in a ring
+        # ("tma"), or the warpgroup's whole tile ("tma_tile": its stores overlap the next tile)
+        boxes = m_sub * p.BN // 64 if self.epilogue == "tma_tile" else 2
+        epi = consumers * boxes * _BOX_BYTES
         can_tma = (p.c_dtype.nbytes == 2 and p.BN % 64 == 0 and (p.N * p.c_dtype.nbytes) % 16 == 0
                    and smem + epi <= _SMEM_LIMIT)
-        if self.epilogue == "tma" and not can_tma:
+        if self.epilogue in ("tma", "tma_tile") and not can_tma:
             raise UnsupportedError(
                 f"CUDA backend: the TMA-store epilogue needs a 16-bit C with 16-byte rows (N * 2 "
                 f"a multiple of 16), BN a multiple of 64 and {epi} more bytes of shared memory "
@@ -273,7 +282,7 @@ class CudaPrinter:
         rs = _static_receivers(p, cx)
         recv, send = (None, None) if rs is None else rs
         return _Shape(consumers, wg_m, m_sub, cx, p.num_stages, chunks[0], chunks[1],
-                      smem + (epi if tma_store else 0), tma_store, recv, send)
+                      smem + (epi if tma_store else 0), tma_store, recv, send, boxes)
 
     def _check_multicast(self, op: OperandLoad, cluster: int, rows: int) -> int:
         mc = op.multicast
@@ -312,7 +321,7 @@ class CudaPrinter:
             self.emit_schedule(),
             "#if defined(__CUDACC__)",
             DEVICE_HELPERS,
-            wgmma_function(self.plan.BN, self.plan.dtype.value),
+            wgmma_function(self.plan.BN, self.plan.dtype.value, not self.plan.b_transposed),
             self._emit_fixup() if self.partials else "",
             self._emit_kernel(),
             self._emit_host(),
@@ -324,7 +333,7 @@ class CudaPrinter:
         p, s = self.plan, self.shape
         lines = [
             f"// Generated by tilec from plan {p.name!r}: C[{p.M}, {p.N}] = A[{p.M}, {p.K}] @ "
-            f"B[{p.N}, {p.K}]^T, {p.dtype.value} in, fp32 accumulate, {p.c_dtype.value} out.",
+            f"{f'B[{p.N}, {p.K}]^T' if p.b_transposed else f'B[{p.K}, {p.N}]'}, {p.dtype.value} in, fp32 accumulate, {p.c_dtype.value} out.",
             f"// Tiles {p.BM}x{p.BN}x{p.BK}, {s.stages} stages, {s.consumers} consumer warpgroup(s), "
             f"cluster {s.cluster}, grid {p.work.grid}, tile order: {p.order.description}.",
             "// Build: nvcc -gencode=arch=compute_90a,code=sm_90a -O3 -std=c++17 (-shared -Xcompiler -fPIC)",
@@ -336,7 +345,7 @@ class CudaPrinter:
                 if mc.closed_form and mc.guard != sympy.true:
                     form = "closed under a run-time guard, else general"
                 lines.append(f"// Operand {op.name}: multicast {mc.mode.value}, {form} form; "
-                             f"facts: {', '.join(mc.facts) or 'none'}.")
+                             f"facts: {', '.join(map(str, mc.facts)) or 'none'}.")
         lines += ["#include <cstdint>", "#include <cstring>"]
         lines += [
             "#if defined(__CUDACC__)",
@@ -357,7 +366,8 @@ class CudaPrinter:
             "THREADS": s.threads, "TILES_M": p.order.tiles_m, "TILES_N": p.order.tiles_n,
             "NUM_TILES": int(p.order.num_tiles), "CHUNKS_A": s.chunks_a, "CHUNKS_B": s.chunks_b,
             "SMEM_BYTES": s.smem_bytes,
-            "TMA_STORE": int(s.tma_store), "EPI_BYTES": s.consumers * _EPI_BYTES if s.tma_store else 0,
+            "TMA_STORE": int(s.tma_store),
+            "EPI_BYTES": s.consumers * s.epi_boxes * _BOX_BYTES if s.tma_store else 0,
         }
         consts |= self._work_constants()
         body = [f"constexpr int {k} = {v};" for k, v in consts.items()]
@@ -485,9 +495,11 @@ class CudaPrinter:
         ]
 
     # ------------------------------------------------------------------ schedule functions
-    def _fn(self, ret: str, name: str, params: tuple[str, ...], expr: sympy.Basic) -> str:
+    def _fn(self, ret: str, name: str, params: tuple[str, ...], expr: sympy.Basic,
+            ctx: Context | None = None) -> str:
         args = ", ".join(f"int {v}" for v in params)
-        body = self.expr.doprint(_nonneg_symbols(sympy.sympify(expr)))
+        printer = self.expr if ctx is None else CudaExprPrinter(ctx=ctx)
+        body = printer.doprint(_nonneg_symbols(sympy.sympify(expr)))
         return f"TILEC_HD {ret} {name}({args}) {{ return {body}; }}"
 
     def emit_schedule(self) -> str:
@@ -500,8 +512,9 @@ class CudaPrinter:
         o = self.plan.order
         t = o.index.name
         out = [SCHEDULE_BEGIN, f"namespace {self.cname} {{"]
-        out.append(self._fn("int", "tile_m", (t,), o.tile_m))
-        out.append(self._fn("int", "tile_n", (t,), o.tile_n))
+        live = Context().bound(o.index, o.num_tiles)  # tile_alive asks t < NUM_TILES first
+        out.append(self._fn("int", "tile_m", (t,), o.tile_m, live))
+        out.append(self._fn("int", "tile_n", (t,), o.tile_n, live))
         out.append(
             f"TILEC_HD bool tile_alive(int {t}) {{ return {t} < NUM_TILES && "
             f"tile_m({t}) < TILES_M && tile_n({t}) < TILES_N; }}"
@@ -677,7 +690,8 @@ class CudaPrinter:
             f"{i2}  tilec::mbar_arrive_expect_tx(&full[stage], {expect});",
         ]
         out += self._load(p.a, "sA", "m0", p.BM, s.chunks_a, i2 + "  ")
-        out += self._load(p.b, "sB", "n0", p.BN, s.chunks_b, i2 + "  ")
+        out += (self._load(p.b, "sB", "n0", p.BN, s.chunks_b, i2 + "  ") if p.b_transposed
+                else self._load_kn(p.b, s.chunks_b, i2 + "  "))
         out += [
             f"{i2}  if (++stage == STAGES) {{ stage = 0; phase ^= 1; }}",
             f"{i2}}}",
@@ -708,6 +722,28 @@ class CudaPrinter:
             f"kb * BK, {row0} + c * {sub}, mask_{x}{hint});",
         ]
 
+    def _load_kn(self, op: OperandLoad, chunks: int, ind: str) -> list[str]:
+        """B given K x N: the stage's BK x BN tile as ``chunks`` boxes of BK x 64 (128-byte rows),
+        box ``c`` at ``c * 64 * BK`` elements (MN-major for wgmma, transpose-B)."""
+        mc = op.multicast
+        hint = ", pol_b" if op.evict != "normal" else ""
+        sfx = "_hint" if hint else ""
+        dst = "sB + stage * BN * BK + c * 64 * BK"
+        at = "n0 + c * 64, kb * BK"
+        if mc is None:
+            call, first, step = f"tilec::tma_load{sfx}({dst}, &tmB, &full[stage], {at}{hint});", "0", "1"
+        else:
+            call = f"tilec::tma_load_multicast{sfx}({dst}, &tmB, &full[stage], {at}, mask_b{hint});"
+            sliced = mc.mode is MulticastMode.SLICED
+            first, step = ("sidx_b", "scnt_b") if sliced else ("0", "1")
+        return [
+            f"{ind}// B (K x N): {chunks} boxes of BK x 64"
+            + (", this CTA's share of them to the whole group" if first != "0" else ""),
+            f"{ind}if (issue_b)",
+            f"{ind}  for (int c = {first}; c < CHUNKS_B; c += {step})",
+            f"{ind}    {call}",
+        ]
+
     def _release(self, st: str) -> str:
         """One consumer warpgroup gives stage ``st`` back: one arrival on each CTA of S'(rank)
         (exact), of the whole cluster (all-cluster), or on its own barrier (no cluster)."""
@@ -734,7 +770,7 @@ class CudaPrinter:
             f"{ind}float acc[M_SUB][BN / 2];",
             f"{ind}int stage = 0, prev = 0; uint32_t phase = 0;",
             *([f"{ind}uint32_t epi_count = 0;  // TMA-store staging boxes used so far (parity picks one)"]
-              if s.tma_store else []),
+              if s.tma_store and self.epilogue != "tma_tile" else []),
             f"{ind}(void)prev;",
             f"{ind}int g, kb0, kb1;",
             f"{ind}for (int j = 0; work_unit(worker, j, g, kb0, kb1); ++j) {{",
@@ -751,7 +787,8 @@ class CudaPrinter:
             f"{i2}    tilec::wgmma_fence();",
             f"{i2}    #pragma unroll",
             f"{i2}    for (int kk = 0; kk < BK / 16; ++kk) {{",
-            f"{i2}      const uint64_t db = tilec::smem_desc_sw128(b + kk * 16);",
+            (f"{i2}      const uint64_t db = tilec::smem_desc_sw128(b + kk * 16);" if p.b_transposed else
+             f"{i2}      const uint64_t db = tilec::smem_desc_sw128_mn(b + kk * 16 * 64, 64 * BK * sizeof(TIn));"),
             f"{i2}      #pragma unroll",
             f"{i2}      for (int ms = 0; ms < M_SUB; ++ms)",
             f"{i2}        tilec::wgmma_m64n{p.BN}k16(acc[ms], tilec::smem_desc_sw128(a + ms * 64 * BK + kk * 16), db,",
@@ -839,15 +876,25 @@ class CudaPrinter:
         ]
         if det:
             lines += [
-                "  for (int i = 0; i < cnt; ++i) {  // K order: bitwise repeatable",
-                f"    const int s = fix_slot(f, i);",
+                "  // K order (bitwise repeatable): acc = slot 0, then += slots 1 .. cnt-1",
+                "  for (int i = 0; i < cnt; ++i) {",
+                "    const int s = fix_slot(f, i);",
                 f"    const float4* src = reinterpret_cast<const float4*>(ws + {region.replace('IDX', 's')});",
+                "    if (i == 0) {",
+                "      #pragma unroll",
+                "      for (int q = 0; q < M_SUB * Q; ++q) {",
+                "        const float4 x = __ldcg(src + q * 128 + ctid);",
+                "        float* v = &acc[q / Q][4 * (q % Q)];",
+                "        v[0] = x.x; v[1] = x.y; v[2] = x.z; v[3] = x.w;",
+                "      }",
+                "      continue;",
+                "    }",
                 "    #pragma unroll",
                 "    for (int q = 0; q < M_SUB * Q; ++q) {",
                 "      const float4 x = __ldcg(src + q * 128 + ctid);",
                 "      float* v = &acc[q / Q][4 * (q % Q)];",
-                "      if (i == 0) { v[0] = x.x; v[1] = x.y; v[2] = x.z; v[3] = x.w; }",
-                "      else { v[0] += x.x; v[1] += x.y; v[2] += x.z; v[3] += x.w; }",
+                "      v[0] += x.x; v[1] += x.y; v[2] += x.z; v[3] += x.w;",
+                "      if (q % 8 == 7) asm volatile(\"\" ::: \"memory\");  // 8 loads in flight: no spills",
                 "    }",
                 "  }",
             ]
@@ -859,6 +906,7 @@ class CudaPrinter:
                 "    __stcg(mine + q * 128 + ctid, make_float4(0.f, 0.f, 0.f, 0.f));  // clean for the next launch",
                 "    float* v = &acc[q / Q][4 * (q % Q)];",
                 "    v[0] = x.x; v[1] = x.y; v[2] = x.z; v[3] = x.w;",
+                "    if (q % 8 == 7) asm volatile(\"\" ::: \"memory\");",
                 "  }",
             ]
         lines += [
@@ -870,26 +918,19 @@ class CudaPrinter:
         return "\n".join(lines)
 
     def _epilogue_tma(self, ind: str) -> list[str]:
-        """Registers -> a 64x64 staging box in shared memory (128-byte swizzle: 16-byte chunk
+        """Registers -> 64x64 staging boxes in shared memory (128-byte swizzle: 16-byte chunk
         ``c/8 ^ row%8`` of each 128-byte row, so a warp's 8 rows x 4 threads hit 32 distinct
-        banks) -> ``cp.async.bulk.tensor`` store; two boxes per warpgroup alternate, so writing
-        one overlaps the store of the other.  The store clips ragged M/N edges."""
-        p = self.plan
+        banks) -> ``cp.async.bulk.tensor`` stores, which clip ragged M/N edges.
+
+        Ring of two boxes per warpgroup: writing one overlaps the store of the other, but the
+        third box waits for the first store to have read its box.  Whole tile ("tma_tile"):
+        every box has its own staging, the stores run on while the next tile's MMAs do, and
+        only the next epilogue waits (for stores long finished)."""
+        p, s = self.plan, self.shape
         pair = {DType.BF16: "__nv_bfloat162", DType.FP16: "__half2"}[p.c_dtype]
         conv = {DType.BF16: "__floats2bfloat162_rn", DType.FP16: "__floats2half2_rn"}[p.c_dtype]
-        return [
-            f"{ind}const int warp = ctid / 32, lane = ctid % 32;",
-            f"{ind}uint8_t* ebuf = epi + cw * {_EPI_BYTES};",
-            f"{ind}auto pack = [](float x, float y) {{ {pair} v = {conv}(x, y); uint32_t u; "
-            "memcpy(&u, &v, 4); return u; };",
-            f"{ind}#pragma unroll",
-            f"{ind}for (int ms = 0; ms < M_SUB; ++ms) {{",
-            f"{ind}  #pragma unroll",
-            f"{ind}  for (int q = 0; q < BN / 64; ++q) {{",
-            f"{ind}    uint8_t* box = ebuf + (epi_count & 1) * {_EPI_BYTES // 2};",
-            f"{ind}    // the store that last read this box (two boxes ago) has finished reading it",
-            f"{ind}    if (ctid == 0) tilec::tma_store_wait_read<1>();",
-            f"{ind}    tilec::named_bar_sync(1 + cw, 128);",
+        tile = s.epi_boxes == s.m_sub * p.BN // 64 and self.epilogue == "tma_tile"
+        write = [
             f"{ind}    const uint32_t base = tilec::smem_u32(box);",
             f"{ind}    #pragma unroll",
             f"{ind}    for (int jj = 0; jj < 8; ++jj) {{",
@@ -901,10 +942,42 @@ class CudaPrinter:
             f"{ind}                             pack(acc[ms][4 * j + 2 * h], acc[ms][4 * j + 2 * h + 1]));",
             f"{ind}      }}",
             f"{ind}    }}",
+        ]
+        head = [
+            f"{ind}const int warp = ctid / 32, lane = ctid % 32;",
+            f"{ind}uint8_t* ebuf = epi + cw * {s.epi_boxes * _BOX_BYTES};",
+            f"{ind}auto pack = [](float x, float y) {{ {pair} v = {conv}(x, y); uint32_t u; "
+            "memcpy(&u, &v, 4); return u; };",
+        ]
+        loop = [f"{ind}#pragma unroll", f"{ind}for (int ms = 0; ms < M_SUB; ++ms) {{",
+                f"{ind}  #pragma unroll", f"{ind}  for (int q = 0; q < BN / 64; ++q) {{"]
+        store = f"tilec::tma_store(&tmC, box, n0 + q * 64, m0 + cw * WG_M + ms * 64);"
+        if tile:
+            box = f"{ind}    uint8_t* box = ebuf + (ms * (BN / 64) + q) * {_BOX_BYTES};"
+            return head + [
+                f"{ind}// the previous tile's stores have read the staging (they ran during this tile's MMAs)",
+                f"{ind}if (ctid == 0) tilec::tma_store_wait_read<0>();",
+                f"{ind}tilec::named_bar_sync(1 + cw, 128);",
+                *loop, box, *write, f"{ind}  }}", f"{ind}}}",
+                f"{ind}tilec::fence_proxy_async_smem();  // st.shared -> the copy engine's reads",
+                f"{ind}tilec::named_bar_sync(1 + cw, 128);",
+                f"{ind}if (ctid == 0) {{",
+                *(ind + "  " + ln[len(ind):] for ln in [*loop, box, f"{ind}    {store}",
+                                                        f"{ind}  }}", f"{ind}}}"]),
+                f"{ind}  tilec::tma_store_commit();",
+                f"{ind}}}",
+            ]
+        return head + [
+            *loop,
+            f"{ind}    uint8_t* box = ebuf + (epi_count & 1) * {_BOX_BYTES};",
+            f"{ind}    // the store that last read this box (two boxes ago) has finished reading it",
+            f"{ind}    if (ctid == 0) tilec::tma_store_wait_read<1>();",
+            f"{ind}    tilec::named_bar_sync(1 + cw, 128);",
+            *write,
             f"{ind}    tilec::fence_proxy_async_smem();  // st.shared -> the copy engine's reads",
             f"{ind}    tilec::named_bar_sync(1 + cw, 128);",
             f"{ind}    if (ctid == 0) {{",
-            f"{ind}      tilec::tma_store(&tmC, box, n0 + q * 64, m0 + cw * WG_M + ms * 64);",
+            f"{ind}      {store}",
             f"{ind}      tilec::tma_store_commit();",
             f"{ind}    }}",
             f"{ind}    ++epi_count;",
@@ -954,6 +1027,8 @@ class CudaPrinter:
         dts = {DType.BF16: "CU_TENSOR_MAP_DATA_TYPE_BFLOAT16", DType.FP16: "CU_TENSOR_MAP_DATA_TYPE_FLOAT16",
                DType.FP32: "CU_TENSOR_MAP_DATA_TYPE_FLOAT32"}
         dt, dtc = dts[p.dtype], dts[p.c_dtype]
+        bmap = (f"encode_map(&tmB, {dt}, sizeof(TIn), B, N, K, BN / CHUNKS_B, BK)" if p.b_transposed
+                else f"encode_map(&tmB, {dt}, sizeof(TIn), B, K, N, BK, 64)")
         return f"""
 namespace {n} {{
 typedef CUresult (*EncodeTiled)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
@@ -983,7 +1058,7 @@ static int encode_map(CUtensorMap* map, CUtensorMapDataType dt, size_t elem, con
 }}
 }}  // namespace {n}
 
-// C (M x N, row-major) = A (M x K, row-major) @ B^T with B (N x K, row-major), all on `stream`.
+// C (M x N, row-major) = A (M x K, row-major) @ {'B^T with B (N x K' if p.b_transposed else 'B with B (K x N'}, row-major), all on `stream`.
 // Returns 0, a cudaError_t, 1000 + / 2000 + a driver error from the tensor-map encoder, or 3000
 // (C not 16-byte aligned for the TMA-store epilogue).
 // ws / tickets: the fix-up's fp32 workspace and zeroed int32 tickets ({n}_workspace tells the
@@ -999,7 +1074,7 @@ extern "C" int {n}_launch(const void* A, const void* B, void* C, void* ws, void*
   static CUtensorMap tmA, tmB, tmC;
   static const void *lastA = nullptr, *lastB = nullptr, *lastC = nullptr;
   if (A != lastA) {{ int r = encode_map(&tmA, {dt}, sizeof(TIn), A, M, K, BM / CHUNKS_A, BK); if (r) return r; lastA = A; }}
-  if (B != lastB) {{ int r = encode_map(&tmB, {dt}, sizeof(TIn), B, N, K, BN / CHUNKS_B, BK); if (r) return r; lastB = B; }}
+  if (B != lastB) {{ int r = {bmap}; if (r) return r; lastB = B; }}
   if (TMA_STORE && C != lastC) {{
     if (reinterpret_cast<uintptr_t>(C) % 16 != 0) return 3000;  // TMA needs a 16-byte aligned C
     int r = encode_map(&tmC, {dtc}, sizeof(TOut), C, M, N, 64, 64); if (r) return r; lastC = C;
@@ -1035,6 +1110,8 @@ def emit(plan: KernelPlan, mma_in_flight: int = 1, epilogue: str = "auto") -> st
     ``mma_in_flight``: wgmma groups a consumer leaves running while it waits for the next stage
     (1: overlap the tensor cores with the next stage's wait; 0: wait for each stage's MMAs).
     ``epilogue``: "tma" (registers -> shared memory -> TMA store; needs a 16-bit C and the room),
+    "tma_tile" (the same with the warpgroup's whole tile staged, so its stores overlap the next
+    tile's MMAs; needs M_SUB * BN / 64 boxes of 8 KiB per consumer: fewer stages),
     "none" (a measurement only: C is not written, to time the kernel without its epilogue),
     "direct" (registers -> global), "auto" (tma where it fits).
     Raises :class:`~tilec.errors.UnsupportedError` for plan features this backend does not print.

@@ -36,11 +36,11 @@ from typing import TYPE_CHECKING, Any
 
 import sympy
 
-from tilec.transforms.multicast import R1, R2, RANK, _compiled, _same, launch_values
+from tilec.transforms.multicast.derive import R1, R2, RANK, _compiled, _same, launch_values
 
 if TYPE_CHECKING:
     from tilec.proofs import Context, Fact
-    from tilec.transforms.multicast import OperandForms, OperandMulticast, Row
+    from tilec.transforms.multicast.derive import OperandForms, OperandMulticast, Row
 
 _J = sympy.Symbol("j", integer=True, nonnegative=True)
 
@@ -71,15 +71,24 @@ class RankDigits:
                 out.append((i, i + 1, s))
         return out
 
-    def describe(self) -> str:
-        n = len(self.radices)
+    def describe(self, b: list[sympy.Expr] | None = None) -> str:
+        """The groups in words, with the boundaries ``b`` (1, R0, R0*R1, ...) if given."""
+        if b is None:
+            b, w = [sympy.Integer(1)], 1
+            for r in self.radices:
+                w *= r
+                b.append(sympy.Integer(w))
         if not self.shared:
             return "never shared"
-        if len(self.shared) == n:
+        if len(self.shared) == len(self.radices):
             return "the whole cluster shares"
-        return ("groups of ranks agreeing on digits " +
-                ", ".join(f"{i} (radix {r})" for i, r in enumerate(self.radices)
-                          if i not in self.shared))
+        parts = []
+        for a, e, shared in self.runs():
+            if shared:
+                lo, hi = b[a], b[e]
+                parts.append(f"{hi} consecutive ranks" if lo == 1 else
+                             f"{_quotient(hi, lo)} ranks {lo} apart")
+        return "groups of " + " x ".join(parts)
 
 
 @dataclass(frozen=True)
@@ -204,9 +213,9 @@ def _boundaries(digits: RankDigits, cands: list[sympy.Expr], values: dict[sympy.
 
 
 def _quotient(hi: sympy.Expr, lo: sympy.Expr) -> sympy.Expr:
+    """hi/lo, an exact quotient of two digit boundaries (floor where sympy cannot see it)."""
     q = hi / lo
-    return q if q.is_integer or not sympy.fraction(q)[1].free_symbols and q.is_Integer \
-        else sympy.floor(q)
+    return q if q.is_Integer or q.is_integer else sympy.floor(q)
 
 
 def digit_forms(digits: RankDigits, b: list[sympy.Expr]
@@ -281,7 +290,7 @@ def derive_closed(op: OperandMulticast, forms: OperandForms, values: dict[sympy.
         b = _boundaries(digits, _candidates(op, forms, keys), values, cs)
         lead, mask, sidx, scount = digit_forms(digits, b)
         facts += _boundary_facts(b, values)
-        structure = digits.describe()
+        structure = digits.describe(b)
     else:
         lead, mask, sidx, scount = _case_forms(groups)
         structure = "groups by rank cases"
@@ -510,11 +519,13 @@ def _prove_uncached(op: OperandMulticast, forms: OperandForms, values: dict[symp
     for cut in (False, True):
         local = ctx.copy()
         rows: list[dict[str, str]] = []
+        used: list[str] = []  # every fact a step of the proof rests on
         origin = {}
         for name, e in op.origin.items():
             if cut:
-                e = _factor_divisors(e, groupings, local, values, rows)
+                e = _factor_divisors(e, groupings, local, values, rows, used)
             res = simplify(e, local)
+            used += res.facts_used
             rows += _trace_rows(res)
             folded = fold_nested_floors(res.expr)
             if folded != res.expr:
@@ -523,6 +534,7 @@ def _prove_uncached(op: OperandMulticast, forms: OperandForms, values: dict[symp
         with sympy.evaluate(False):
             same_exact = _same(origin, R1, R2)
         res = narrow(same_exact, local)
+        used += res.facts_used
         rows += _trace_rows(res)
         keys = None if res.expr.free_symbols & set(variables) else _keys(res.expr)
         if keys is not None and _groups_of(keys, values, len(groups)) == groups:
@@ -531,14 +543,15 @@ def _prove_uncached(op: OperandMulticast, forms: OperandForms, values: dict[symp
         return None
     ctx = local
     by_text = {str(f): f for f in ctx.facts}
-    facts = [by_text[t] for t in res.facts_used if t in by_text]
+    facts = [by_text[t] for t in dict.fromkeys(used) if t in by_text]
     alive_ok = _alive_uniform(op, keys, groups, ctx, values, facts, rows)
     key_divs = sorted(_divisors(sympy.Tuple(*keys)), key=sympy.count_ops)
     return _Proof(facts, tuple(rows), res.expr, key_divs, alive_ok, tuple(keys))
 
 
 def _factor_divisors(e: sympy.Expr, groupings: list[sympy.Expr], ctx: Context,
-                     values: dict[sympy.Symbol, int], rows: list[dict[str, str]]) -> sympy.Expr:
+                     values: dict[sympy.Symbol, int], rows: list[dict[str, str]],
+                     used: list[str]) -> sympy.Expr:
     """Cut a divisor D of the rank's tile index by a rank grouping g with D % g == 0:
     ``x/D -> (x/g)/(D/g)`` (2.11) and ``x%D -> x%g + ((x/g)%(D/g))*g`` (2.12). The rank then
     stays in ``x/g`` and ``x%g``, where the facts on the other summands drop the loop variables
@@ -564,6 +577,8 @@ def _factor_divisors(e: sympy.Expr, groupings: list[sympy.Expr], ctx: Context,
                 new = sympy.Mod(x, g) + g * sympy.Mod(sympy.floor(x / g), q)
                 theorem = "2.12"
             ctx.divisible(d, g)
+            used.append(str(ctx.facts[-1]) if ctx.facts[-1].subject == d else
+                        next(str(f) for f in ctx.facts if (f.subject, f.other) == (d, g)))
             rows.append({"theorem": theorem, "before": str(node), "after": str(new)})
             return new
         return node
@@ -696,7 +711,7 @@ def what_would_close(op: OperandMulticast, values: dict[sympy.Symbol, int], *,
     moved by the least relative change, the cluster kept) is tabulated exactly and must have
     uniform sharing. Weakest first (the smallest divisor: it holds for the most launches).
 
-    >>> from tilec.loader import derive_from_file
+    >>> from tilec.app.loader import derive_from_file
     >>> d = derive_from_file("examples/my_gemm.py", {"M": 4096, "N": 7800})
     >>> values = {sympy.Symbol(k, integer=True, positive=True): v for k, v in d.params.items()
     ...           if isinstance(v, int)}
@@ -705,7 +720,7 @@ def what_would_close(op: OperandMulticast, values: dict[sympy.Symbol, int], *,
     ('ceiling(N/BN) % CN == 0', {'N': (7800, 7680)}, 'Eq(Mod(rank, CN), 0)')
     """
     from tilec.proofs import Fact, FactKind
-    from tilec.transforms.multicast import _table
+    from tilec.transforms.multicast.derive import _table
 
     if op.closed_form or not values:
         return []
@@ -735,7 +750,7 @@ def what_would_close(op: OperandMulticast, values: dict[sympy.Symbol, int], *,
             lead, mask, _, _ = digit_forms(digits, b)
             out.append((dv, sympy.count_ops(d), Closer(
                 Fact(FactKind.DIVISIBLE, c, d), {str(p): (values[p], moved[p])},
-                digits.describe(), lead, mask)))
+                digits.describe(b), lead, mask)))
             break
     out.sort(key=lambda x: (x[0], x[1], str(x[2].fact)))
     seen: dict[Fact, Closer] = {}
