@@ -72,3 +72,14 @@ def test_auto_decomposition_says_why() -> None:
     # 5 deep tiles on 4 CTAs: data-parallel takes two waves, the cost model picks Stream-K
     p = plan(80, 16, 16 * 256, 16, 16, 16, decomposition="auto", sms=4)
     assert p.work.kind.value != "dp" and any(n.startswith("chosen: ") for n in p.notes)
+
+
+def test_plans_pickle_without_their_compiled_evaluators() -> None:
+    # TileOrder keeps its compiled evaluator on the value; a plan still pickles (Ray, caches)
+    import copy
+    import pickle
+
+    p = plan(100, 70, 50, 16, 16, 16, decomposition="streamk", sms=5, order="grouped", group_m=2)
+    alive = dict(p.order.alive_tiles())  # compiles and caches
+    q = pickle.loads(pickle.dumps(p))
+    assert q == p and dict(q.order.alive_tiles()) == alive and copy.deepcopy(p) == p

@@ -150,3 +150,19 @@ def test_viz_user_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
         assert main(argv) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and err[0].startswith("tilec: error: ") and says in err[0], err
+
+
+def test_timeline_of_a_cluster_split_runs_per_cluster() -> None:
+    # CUDA clusters keep one K range: the split is over groups of CLUSTER tiles and the timeline
+    # simulates clusters (sms // CLUSTER slots), each (group, k) once
+    s = load_schedule(SEED, dict(M=1024, N=1024, K=640, SMS=16, CLUSTER=2, CM=2, CN=1))
+    s.fusion.decompose("streamk", sms=12)
+    plan = lower(s.fusion, target="cuda", params=s.params, multicast=False)
+    assert plan.work.group == 2
+    tl = timeline(plan, sms=16)
+    assert tl.sms == min(16 // 2, plan.work.grid // 2)  # slots: clusters, at most the workers
+    seen = Counter((b.tile, k) for b in tl.blocks if b.kind in ("dp", "streamk")
+                   for k in range(b.k_begin, b.k_end))
+    assert set(seen.values()) == {1}
+    assert sorted(seen) == [(g, k) for g in range(plan.tiles // 2) for k in range(plan.k_iters)]
+    assert Counter(b.kind for b in tl.blocks)["fixup"] > 0

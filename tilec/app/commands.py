@@ -228,14 +228,13 @@ def _explain_tile_order(args: argparse.Namespace, loaded: Any) -> dict[str, Any]
 
 
 def _explain_decomposition(args: argparse.Namespace, loaded: Any) -> dict[str, Any]:
-    from tilec.transforms.cost_model import estimate_cost
+    from tilec.transforms.cost_model import plan_cost
 
     plan = _lowered(loaded)
     w = plan.work
     kind = loaded.fusion.decomposition.describe()
     reasons = list(plan.notes)
-    cost = estimate_cost(w, w.grid, plan.BM, plan.BN, plan.BK, dtype_bytes=plan.dtype.nbytes,
-                         alive=plan.order.alive_tiles())
+    cost = plan_cost(plan, w.grid)
     text = [f"{w.kind.value} (schedule asked for {kind!r}), fix-up {w.fixup.value}; grid {w.grid} "
             f"CTAs; {plan.tiles} tiles x {plan.k_iters} k-iterations of BK={plan.BK}"]
     if w.kind.value == "splitk":

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Container
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tilec.transforms.decompose import work_units
 from tilec.transforms.plan import Decomposition, KernelPlan, WorkSplit
@@ -41,6 +41,7 @@ __all__ = [
     "describe_model",
     "estimate_cost",
     "fixup_iters",
+    "plan_cost",
     "plan_timeline",
     "simulate",
     "sk_penalty",
@@ -178,13 +179,32 @@ def estimate_cost(split: WorkSplit, sms: int, BM: int, BN: int, BK: int, *,
     >>> c.total == 4 + UNIT_OVERHEAD + fixup_iters(64, 64, 16), c.partial_units
     (True, 4)
     """
-    tl = simulate(split, sms, BM, BN, BK, dtype_bytes=dtype_bytes, alive=alive)
-    units = tl.units()
-    partial = sum(1 for b in units if b.k_end - b.k_begin != split.k_iters)  # type: ignore[operator]
-    return Cost(total=tl.makespan, busy=tl.busy(), partial_units=partial, units=len(units))
+    return _cost(simulate(split, sms, BM, BN, BK, dtype_bytes=dtype_bytes, alive=alive),
+                 split.k_iters)
 
 
 def plan_timeline(plan: KernelPlan, sms: int) -> Timeline:
-    """:func:`simulate` of the plan's split, on its tile and dtype, skipping padded indices."""
-    return simulate(plan.work, sms, plan.BM, plan.BN, plan.BK, dtype_bytes=plan.dtype.nbytes,
-                    alive=plan.order.alive_tiles())
+    """:func:`simulate` of the plan's split, on its tile and dtype, skipping padded indices.
+
+    A split over groups of CTAs (``work.group`` > 1: CUDA clusters that keep one K range) is
+    simulated per cluster: its workers are the clusters, on ``sms // group`` slots, and a block
+    is one cluster's unit (``group`` tiles side by side).
+    """
+    w, alive = plan.work, plan.order.alive_tiles()
+    if w.group > 1:
+        w = replace(w, grid=w.grid // w.group)
+        sms = max(sms // plan.work.group, 1)
+        alive = {t // plan.work.group for t in alive}
+    return simulate(w, sms, plan.BM, plan.BN, plan.BK, dtype_bytes=plan.dtype.nbytes,
+                    alive=alive)
+
+
+def plan_cost(plan: KernelPlan, sms: int) -> Cost:
+    """:func:`estimate_cost` of the plan, as :func:`plan_timeline` simulates it."""
+    return _cost(plan_timeline(plan, sms), plan.work.k_iters)
+
+
+def _cost(tl: Timeline, k_iters: int) -> Cost:
+    units = tl.units()
+    partial = sum(1 for b in units if b.k_end - b.k_begin != k_iters)  # type: ignore[operator]
+    return Cost(total=tl.makespan, busy=tl.busy(), partial_units=partial, units=len(units))

@@ -167,7 +167,7 @@ class WorkSplit(_Frozen):
     and ``sk_ctas`` clusters, while ``grid`` still counts CTAs.
 
     ``num_tiles`` counts the linear tile indices of the order walked, ``k_iters`` the
-    k-iterations of one tile (0 only in a data-parallel split built by hand, outside lowering).
+    k-iterations of one tile.
 
     The formula methods return sympy expressions of the kernel variables they are given (the
     module's ``PID``, ``TILE``, ... or any expression); a printer prints them as they are, and
@@ -183,6 +183,8 @@ class WorkSplit(_Frozen):
 
     kind: Decomposition
     grid: int
+    num_tiles: int
+    k_iters: int
     splits: int = 1
     sk_tiles: int = 0
     sk_ctas: int = 0
@@ -190,12 +192,6 @@ class WorkSplit(_Frozen):
     sk_waves: int = 0
     fixup: Fixup = Fixup.ATOMIC
     group: int = 1
-    num_tiles: int = 0
-    k_iters: int = 0
-
-    def __post_init__(self) -> None:
-        if self.kind is not Decomposition.DATA_PARALLEL:
-            assert self.num_tiles >= 1 and self.k_iters >= 1, self
 
     # -- the regions --------------------------------------------------------------------
     @property
