@@ -243,7 +243,14 @@ class CudaPrinter:
             raise UnsupportedError(
                 f"CUDA backend: BN must be a multiple of 16 in [16, 256] but got {p.BN}"
             )
-        consumers = 2 if p.BM % 128 == 0 else 1
+        # one producer warpgroup + consumers: the plan's warps (the schedule's set_kernel(warps=))
+        consumers = p.num_warps // 4 - 1
+        if p.num_warps % 4 or not 1 <= consumers <= 2 or p.BM % (64 * consumers):
+            raise UnsupportedError(
+                f"CUDA backend: {p.num_warps} warps per CTA are one producer warpgroup and "
+                f"{p.num_warps / 4 - 1:g} consumer warpgroups; they must be 8 or 12 with BM "
+                f"(= {p.BM}) a multiple of 64 x consumers"
+            )
         wg_m = p.BM // consumers
         m_sub = wg_m // 64
         if m_sub * p.BN // 2 > 128:

@@ -299,7 +299,8 @@ def lower(
         work, why = _cluster_work_split(fusion, work, K, BK, num_ctas, int(order.num_tiles),
                                         launch.cluster_size)
         notes += why
-        warps = num_warps or ko.warps or (12 if BM >= 128 else 8)
+        # 1 producer + 2 consumer warpgroups where BM splits in two m64 multiples, else 1 consumer
+        warps = num_warps or ko.warps or (12 if BM % 128 == 0 else 8)
         stages = num_stages or ko.stages or 4
         if launch.cluster_size > 2:
             notes.append(
