@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import sympy
 
-from tilec.cli import readable_map
+from tilec.app.cli import readable_map
 from tilec.ir import index_map
-from tilec.loader import load_schedule
+from tilec.app.loader import load_schedule
 from tilec.proofs import compile_int
 
 EX = Path(__file__).resolve().parents[2] / "examples"

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from tests.codegen.cuda_plans import mc_values, seed
-from tilec.codegen.cuda.printer import SCHEDULE_END, CudaPrinter, emit, host_prefix
-from tilec.codegen.cuda.launch import CudaBuildError, compile_cu
+from tilec.codegen.cuda.printer.printer import SCHEDULE_END, CudaPrinter, emit, host_prefix
+from tilec.codegen.cuda.printer.launch import CudaBuildError, compile_cu
 from tilec.errors import UnsupportedError
 from tilec.transforms.decompose import work_units
 from tilec.transforms.plan import Decomposition, DType, Fixup, MulticastMode
@@ -278,6 +278,18 @@ def test_b_given_k_by_n_is_printed_mn_major() -> None:
     odd = seed(L, False, M=1000, N=1100, K=776, CM=1, CN=1, SMS=8, B_LAYOUT="kn")
     with pytest.raises(UnsupportedError, match="N \\* 2 of 16 bytes"):
         emit(odd)
+
+
+def test_consumer_warpgroups_come_from_the_plans_warps() -> None:
+    p = plan_of(MATRIX[0])  # BM=128: lowering's default 12 warps = producer + 2 consumers
+    assert p.num_warps == 12 and CudaPrinter(p).shape.consumers == 2
+    one = dataclasses.replace(p, BN=128, b=dataclasses.replace(p.b, box=(128, 64)), num_warps=8)
+    s = CudaPrinter(one).shape
+    assert (s.consumers, s.wg_m, s.m_sub, s.threads) == (1, 128, 2, 256)
+    with pytest.raises(UnsupportedError, match="accumulators"):
+        emit(dataclasses.replace(p, num_warps=8))  # 128 rows x 256 columns in one warpgroup
+    with pytest.raises(UnsupportedError, match="16 warps per CTA"):
+        emit(dataclasses.replace(p, num_warps=16))
 
 
 def test_reduce_kernel_fixup_is_refused() -> None:

@@ -21,7 +21,7 @@ def _at_repo_root(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_show_seed_with_cn2(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["show", SEED, "--param", "CN=2"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert "CM=2 CN=2 SMS=132 CLUSTER=2 DTYPE=bf16 B_LAYOUT=nk" in out[0]
+    assert "CM=2 CN=2 SMS=132 CLUSTER=2 DTYPE=bf16 B_LAYOUT=nk DECOMP=dp" in out[0]
     # 8192/128 = 64 tile rows, 8192/256 = 32 tile columns: 2048 tiles over 132 SMs = 16 rounds
     assert "launch: grid=(132, 1, 1) cluster=(2, 1, 1) block=(1, 1, 1)" in out
     assert ("  C[iS.rt{16}, iCIDx.cluster{66}, iRankX.rank{2}, rS.Ko{128}, iMma.Mi{128}, "

@@ -390,7 +390,7 @@ def _cluster_work_split(fusion: GemmFusion, work: WorkSplit, K: int, BK: int, nu
 
 
 def multicast(s: Lowering) -> Lowering:
-    """Per operand, the multicast TMA load of the derivation (:mod:`tilec.transforms.multicast.derive`),
+    """Per operand, the multicast TMA load of the derivation (:mod:`tilec.transforms.multicast.derive.derive`),
     with the schedule's parameters substituted; ``None`` where nothing is shared. Applies to the
     CUDA target with clusters of more than one CTA (Triton issues no multicast).
 
@@ -416,7 +416,7 @@ def multicast(s: Lowering) -> Lowering:
         return s
     if infer_launch(s.fusion).cluster_size == 1:
         return s
-    from tilec.transforms.multicast.derive import derive
+    from tilec.transforms.multicast.derive.derive import derive
 
     params = dict(s.params)
     d = derive(s.fusion, s.mode, symbolic=s.symbolic, params=params, table=True,
@@ -544,7 +544,8 @@ def legalize(s: Lowering) -> Lowering:
         work, why = _cluster_work_split(fusion, s.work, K, BK, s.num_ctas,
                                         int(s.order.num_tiles), launch.cluster_size)
         notes += why
-        warps = ko.warps or (12 if BM >= 128 else 8)
+        # 1 producer + 2 consumer warpgroups where BM splits in two m64 multiples, else 1 consumer
+        warps = ko.warps or (12 if BM % 128 == 0 else 8)
         stages = ko.stages or 4
         if launch.cluster_size > 2:
             notes.append(
