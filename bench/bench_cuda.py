@@ -34,8 +34,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tilec.codegen.cuda.printer.printer import CudaPrinter, emit  # noqa: E402
-from tilec.codegen.cuda.printer.launch import LaunchError, build  # noqa: E402
+from tilec.codegen.cuda.printer import CudaPrinter, emit  # noqa: E402
+from tilec.codegen.cuda.launch import LaunchError, build  # noqa: E402
 from tilec.app.loader import load_schedule  # noqa: E402
 from tilec.runtime.build import kernel_plan  # noqa: E402
 

@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 from tests.multicast.test_random_schedules import (  # noqa: E402
     Case, _forms_at, _uniform, brute_force, build, expected)
 from tilec.ir import infer_launch  # noqa: E402
-from tilec.transforms.multicast.derive.derive import derive  # noqa: E402
+from tilec.transforms.multicast.derive import derive  # noqa: E402
 
 
 def sample(n: int, seed: int = 13) -> list[Case]:

@@ -11,7 +11,7 @@ Prints a table and writes JSON to bench/results/proofs_seed.json.
 The inputs are built before the clock starts (sympy's own evaluation of ``floor``/``Mod`` while
 building them is reported on its own row: it is the caller's cost, not the prover's).  The rows
 ``seed A``/``seed B (derive_from_file inputs)`` are the exact conditions and contexts that
-``tilec.transforms.multicast.derive.closed`` hands ``narrow`` for examples/seed004_persistent_cluster.py
+``tilec.transforms.multicast.closed`` hands ``narrow`` for examples/seed004_persistent_cluster.py
 when the schedule is built over symbols, built unevaluated as the IR builds them.  The end-to-end
 ``derive_from_file`` time of the seed is reported separately (it includes the IR and the tables).
 
@@ -133,7 +133,7 @@ def _median(fn: Callable[[], object], repeats: int, clear: bool) -> float:
 
 
 def _derive_seed() -> dict[str, object]:
-    """End to end: tilec.transforms.multicast.derive.derive.derive_from_file on the seed (CN=2), fresh caches."""
+    """End to end: tilec.transforms.multicast.derive.derive_from_file on the seed (CN=2), fresh caches."""
     try:
         from tilec.app.loader import derive_from_file
     except ImportError as exc:  # the transforms layer is another engineer's; report, do not fail

@@ -56,13 +56,13 @@ TOL = 1e-5
 
 
 def _generate(job: dict[str, Any]) -> dict[str, Any]:
-    from tilec.codegen.cuda.printer.simt import emit_simt
+    from tilec.codegen.cuda.simt import emit_simt
     from tilec.app.loader import load_schedule
-    from tilec.transforms.simt.lower.lower import lower_simt
+    from tilec.transforms.simt.lower import lower_simt
 
     fusion = load_schedule(ROOT / job["schedule"], {**job["params"], "M": job["M"], "N": job["N"],
                                                     "K": job["K"]}).fusion
-    from tilec.transforms.simt.lower import banks, coalescing
+    from tilec.transforms.simt import banks, coalescing
 
     plan = lower_simt(fusion, name=job["name"])
     Path(job["file"]).write_text(emit_simt(plan))
@@ -228,8 +228,8 @@ def cmd_counters(args: argparse.Namespace) -> int:
     """Nsight Compute's memory counters of tilec kernels against the analysis' predictions
     (recomputed from each kernel's schedule and parameters, with ``--pin`` added)."""
     from tilec.app.loader import load_schedule
-    from tilec.transforms.simt.lower import banks, coalescing
-    from tilec.transforms.simt.lower.lower import lower_simt
+    from tilec.transforms.simt import banks, coalescing
+    from tilec.transforms.simt.lower import lower_simt
 
     pin = {k: int(v) if v.lstrip("-").isdigit() else v  # for the warp-tiled schedule's defaults
            for k, v in (p.split("=") for p in args.pin)}

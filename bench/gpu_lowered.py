@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from tilec.app.loader import load_schedule  # noqa: E402
 from tilec.transforms.pipeline import lower  # noqa: E402
-from tilec.transforms.multicast.derive.derive import symbolic_instance  # noqa: E402
+from tilec.transforms.multicast.derive import symbolic_instance  # noqa: E402
 
 SEED = ROOT / "examples" / "seed004_persistent_cluster.py"
 DECOMP = ROOT / "examples" / "gemm_decomposition.py"
@@ -42,7 +42,7 @@ def time_ms(fn) -> float:
 
 
 def cuda_case(params: dict, mode: str, timing: bool) -> dict:
-    from tilec.codegen.cuda.printer.launch import build
+    from tilec.codegen.cuda.launch import build
 
     s = load_schedule(SEED, params)
     sym = symbolic_instance(s.module.schedule, s.params)
@@ -76,7 +76,7 @@ def cuda_case(params: dict, mode: str, timing: bool) -> dict:
 
 
 def triton_case(params: dict, timing: bool) -> dict:
-    from tilec.codegen.triton.printer.printer import load
+    from tilec.codegen.triton.printer import load
 
     s = load_schedule(DECOMP, params)
     plan = lower(s.fusion, target="triton", params=s.params)

@@ -11,7 +11,7 @@ import sympy
 
 from tilec.app.loader import load_schedule
 from tilec.transforms.pipeline import lower
-from tilec.transforms.multicast.derive.derive import symbolic_instance
+from tilec.transforms.multicast.derive import symbolic_instance
 from tilec.transforms.plan import KernelPlan, MulticastMode, MulticastPlan
 
 SEED = Path(__file__).resolve().parents[2] / "examples" / "seed004_persistent_cluster.py"

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import sympy
 
-from tilec.codegen.cuda.printer.expr import CudaExprPrinter, cexpr
-from tilec.codegen.cuda.printer.runtime import INDEX_HELPERS
+from tilec.codegen.cuda.expr import CudaExprPrinter, cexpr
+from tilec.codegen.cuda.runtime import INDEX_HELPERS
 from tilec.errors import InternalError
 
 NN = {"integer": True, "nonnegative": True}

@@ -8,7 +8,7 @@ import itertools
 import pytest
 
 from tests.codegen.cuda_plans import mc_values, seed
-from tilec.codegen.cuda.printer.printer import CudaPrinter, _cluster_all_or_none, emit
+from tilec.codegen.cuda.printer import CudaPrinter, _cluster_all_or_none, emit
 from tilec.errors import UnsupportedError
 from tilec.transforms.plan import DType, MulticastMode
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 import sympy
 
-from tilec.codegen.cuda.printer.expr import cexpr
-from tilec.codegen.triton.printer.expr import print_expr
+from tilec.codegen.cuda.expr import cexpr
+from tilec.codegen.triton.expr import print_expr
 from tilec.app.loader import load_schedule
 from tilec.proofs import Context
 from tilec.transforms import pipeline as lower_mod

@@ -8,7 +8,7 @@ import itertools
 import pytest
 import sympy
 
-from tilec.codegen.triton.printer.expr import TritonExprPrinter, print_expr
+from tilec.codegen.triton.expr import TritonExprPrinter, print_expr
 from tilec.errors import InternalError, UnsupportedError
 from tests.plans import plan
 from tilec.proofs import Context

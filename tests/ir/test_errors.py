@@ -269,7 +269,7 @@ def test_a_schedule_taking_any_params(tmp_path: Path) -> None:
 
 
 def test_internal_error_example() -> None:
-    from tilec.codegen.triton.printer.expr import print_expr
+    from tilec.codegen.triton.expr import print_expr
 
     t = sympy.Symbol("t", integer=True, nonnegative=True)
     with pytest.raises(InternalError, match=esc("triton: non-integer coefficient in t/2")):

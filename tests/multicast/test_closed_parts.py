@@ -6,8 +6,8 @@ import itertools
 
 import sympy
 
-from tilec.transforms.multicast.derive.derive import RANK
-from tilec.transforms.multicast.derive.closed import (
+from tilec.transforms.multicast.derive import RANK
+from tilec.transforms.multicast.closed import (
     RankDigits,
     _case_forms,
     _factorizations,

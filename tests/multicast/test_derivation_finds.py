@@ -7,7 +7,7 @@ import pytest
 
 from tilec.ir import GemmFusion
 from tilec.ir import ParallelType as P
-from tilec.transforms.multicast.derive.derive import derive
+from tilec.transforms.multicast.derive import derive
 
 
 def split_k_cluster(M=256, N=512, K=1024, BM=64, BN=64, BK=64, S=2):

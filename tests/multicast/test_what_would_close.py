@@ -11,8 +11,8 @@ import sympy
 from tilec.app.cli import main
 from tilec.ir.pyeval import compile_int
 from tilec.app.loader import derive_from_file
-from tilec.transforms.multicast.derive.derive import RANK
-from tilec.transforms.multicast.derive.closed import what_would_close
+from tilec.transforms.multicast.derive import RANK
+from tilec.transforms.multicast.closed import what_would_close
 
 EX = Path(__file__).resolve().parents[2] / "examples"
 

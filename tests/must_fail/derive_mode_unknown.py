@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from tilec.errors import PolicyError
 from tilec.ir import GemmFusion
-from tilec.transforms.multicast.derive.derive import derive
+from tilec.transforms.multicast.derive import derive
 
 EXPECT = PolicyError, "multicast mode must be one of leader, sliced but got 'broadcast'"
 

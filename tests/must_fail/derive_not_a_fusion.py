@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tilec.errors import TilecError
-from tilec.transforms.multicast.derive.derive import derive
+from tilec.transforms.multicast.derive import derive
 
 EXPECT = TilecError, "derive: fusion must be a GemmFusion but got int 3"
 

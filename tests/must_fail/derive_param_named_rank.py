@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from tilec.errors import ParamError
 from tilec.ir import GemmFusion
-from tilec.transforms.multicast.derive.derive import derive
+from tilec.transforms.multicast.derive import derive
 
 EXPECT = ParamError, "schedule parameter 'rank' has the name of a variable of the multicast derivation (rank, r1, r2, cidx, bidx, rank_x, i_<axis>, ...): rename the parameter"
 

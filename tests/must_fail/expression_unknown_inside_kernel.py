@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sympy
 
-from tilec.codegen.triton.printer.expr import print_expr
+from tilec.codegen.triton.expr import print_expr
 from tilec.errors import UnsupportedError
 
 EXPECT = UnsupportedError, "triton: expression depends on SMS, unknown inside the kernel (known: t)"

@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 from simt_helpers import ROOT, load
 
 from tilec.app.loader import load_schedule
-from tilec.transforms.simt.lower import banks, coalescing
-from tilec.transforms.simt.lower.banks import analyze_shared, paired, wavefronts
-from tilec.transforms.simt.lower.lower import lower_simt
+from tilec.transforms.simt import banks, coalescing
+from tilec.transforms.simt.banks import analyze_shared, paired, wavefronts
+from tilec.transforms.simt.lower import lower_simt
 
 
 def simulate(words: list[int], width: int, load: bool) -> int:

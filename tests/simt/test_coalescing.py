@@ -11,8 +11,8 @@ from simt_helpers import load, warp_sectors
 
 from tilec.ir import GemmFusion
 from tilec.ir import ParallelType as P
-from tilec.transforms.simt.lower.coalescing import Pattern, analyze, explain_coalescing, warps
-from tilec.transforms.simt.lower.lower import lower_simt
+from tilec.transforms.simt.coalescing import Pattern, analyze, explain_coalescing, warps
+from tilec.transforms.simt.lower import lower_simt
 
 
 def by_tensor(reports):  # type: ignore[no-untyped-def]

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from simt_helpers import load
 
-from tilec.codegen.cuda.printer.simt import emit_simt
-from tilec.transforms.simt.lower.lower import lower_simt
+from tilec.codegen.cuda.simt import emit_simt
+from tilec.transforms.simt.lower import lower_simt
 
 KERNELS = {
     "naive": ("coalescing_naive.py", dict(M=511, N=769, K=333)),

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.plans import plan
-from tilec.codegen.triton.printer.printer import emit
+from tilec.codegen.triton.printer import emit
 from tilec.errors import TilecError, UnsupportedError
 from tilec.ir.pyeval import compile_int
 from tilec.transforms.cost_model import (

@@ -294,7 +294,7 @@ def _closers(d: Any, op: Any) -> list[Any]:
     """The weakest facts about the parameters that would close a general form."""
     import sympy
 
-    from tilec.transforms.multicast.derive.closed import what_would_close
+    from tilec.transforms.multicast.closed import what_would_close
 
     values = {sympy.Symbol(k, integer=True, positive=True): v for k, v in d.params.items()
               if isinstance(v, int) and not isinstance(v, bool)}
@@ -302,9 +302,9 @@ def _closers(d: Any, op: Any) -> list[Any]:
 
 
 def _explain_coalescing(args: argparse.Namespace, loaded: Any) -> dict[str, Any]:
-    from tilec.transforms.simt.lower.banks import analyze_shared
-    from tilec.transforms.simt.lower.coalescing import analyze, explain_coalescing
-    from tilec.transforms.simt.lower.lower import lower_simt
+    from tilec.transforms.simt.banks import analyze_shared
+    from tilec.transforms.simt.coalescing import analyze, explain_coalescing
+    from tilec.transforms.simt.lower import lower_simt
 
     if not is_thread_level(loaded.fusion):
         raise TilecError("a tile-level schedule loads whole tiles with TMA or tl.load; the "
@@ -422,7 +422,7 @@ def cmd_viz(args: argparse.Namespace) -> int:
 
 def _viz_threads(args: argparse.Namespace, loaded: Any, size: tuple[int, int] | None) -> int:
     from tilec.app import viz
-    from tilec.transforms.simt.lower.lower import lower_simt
+    from tilec.transforms.simt.lower import lower_simt
 
     try:
         warps = [int(w) for w in args.warps.split(",")]
@@ -536,7 +536,7 @@ def _bench_plan(torch: Any, plan: Any, args: argparse.Namespace) -> dict[str, An
         from tilec.runtime.bench import bench_plan
 
         return bench_plan(plan, plain_cfg=plain_cfg, warmup=args.warmup, rep=args.rep)
-    from tilec.codegen.cuda.printer.launch import build
+    from tilec.codegen.cuda.launch import build
 
     dt = {DType.FP16: torch.float16, DType.BF16: torch.bfloat16, DType.FP32: torch.float32}
     dtype = dt[plan.dtype]

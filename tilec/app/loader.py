@@ -287,7 +287,7 @@ class SymbolicCache:
         self._size = size
 
     def get(self, loaded: LoadedSchedule) -> Any:
-        from tilec.transforms.multicast.derive.derive import symbolic_build
+        from tilec.transforms.multicast.derive import symbolic_build
 
         shape = tuple(sorted((k, repr(v)) for k, v in loaded.params.items()
                              if not isinstance(v, int) or isinstance(v, bool)))
@@ -307,14 +307,14 @@ def derive_from_file(path: str | Path, overrides: dict[str, Any] | None = None,
                      mode: Any = "leader", table: bool = True, closed: bool = True,
                      prove: bool = True) -> Any:
     """Load a schedule file and derive its multicast forms
-    (:func:`tilec.transforms.multicast.derive.derive.derive_loaded`), the schedule built over symbols once per
+    (:func:`tilec.transforms.multicast.derive.derive_loaded`), the schedule built over symbols once per
     file text.
 
     >>> d = derive_from_file("examples/seed004_persistent_cluster.py", {"CM": 1, "CN": 2})
     >>> d.operands["A"].closed_form, "SMS % CLUSTER == 0" in map(str, d.operands["A"].facts)
     (True, True)
     """
-    from tilec.transforms.multicast.derive.derive import derive_loaded
+    from tilec.transforms.multicast.derive import derive_loaded
 
     loaded = load_schedule(path, overrides)
     return derive_loaded(loaded, mode, table=table, closed=closed, symbolic=SYMBOLIC.get(loaded),

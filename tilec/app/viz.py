@@ -320,11 +320,11 @@ class ThreadAccess:
 
 def thread_map(plan: Any, warps: Sequence[int] = (0, 1),
                point: dict[str, int] | None = None) -> list[ThreadAccess]:
-    """One :class:`ThreadAccess` per global access of a :class:`~tilec.transforms.simt.lower.lower.SimtPlan`
+    """One :class:`ThreadAccess` per global access of a :class:`~tilec.transforms.simt.lower.SimtPlan`
     (the seed's coalescing pictures as data; every lane evaluated from the plan's index).
 
     >>> from tilec.app.loader import load_schedule
-    >>> from tilec.transforms.simt.lower.lower import lower_simt
+    >>> from tilec.transforms.simt.lower import lower_simt
     >>> plan = lower_simt(load_schedule("examples/coalescing_naive.py", {"M": 64, "N": 64, "K": 64}).fusion)
     >>> a = thread_map(plan, warps=(0,))[0]
     >>> a.tensor, sorted(a.cells)[:3], a.cells[(1, 0)], a.sectors
@@ -334,7 +334,7 @@ def thread_map(plan: Any, warps: Sequence[int] = (0, 1),
     import sympy
 
     from tilec.ir.pyeval import compile_int
-    from tilec.transforms.simt.lower.coalescing import analyze
+    from tilec.transforms.simt.coalescing import analyze
 
     dx, dy, dz = plan.block
     threads = dx * dy * dz

@@ -104,7 +104,7 @@ def bench_plan(
     """Time ``plan``'s generated kernel, torch.matmul and the plain Triton kernel (GPU)."""
     import torch
 
-    from tilec.codegen.triton.printer.printer import load
+    from tilec.codegen.triton.printer import load
 
     dt = {DType.FP16: torch.float16, DType.BF16: torch.bfloat16, DType.FP32: torch.float32}[
         plan.dtype

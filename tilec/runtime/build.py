@@ -39,12 +39,12 @@ def kernel_plan(loaded: LoadedSchedule, *, target: str = "triton", mode: str = "
             raise TilecError(
                 f"{loaded.path.name}: a thread-level (TIDx/TIDy) schedule is a SIMT kernel; "
                 f"generate it with --target cuda")
-        from tilec.transforms.simt.lower.lower import lower_simt
+        from tilec.transforms.simt.lower import lower_simt
 
         return lower_simt(fusion, name=name)
     sym = None
     if target == "cuda":
-        from tilec.transforms.multicast.derive.derive import symbolic_instance
+        from tilec.transforms.multicast.derive import symbolic_instance
 
         sym = symbolic_instance(loaded.module.schedule, loaded.params)
     return lower(fusion, target=target, params=loaded.params, symbolic=sym, mode=mode,
@@ -56,14 +56,14 @@ def kernel_source(plan: Any, target: str = "triton") -> str:
     from tilec.transforms.plan import KernelPlan
 
     if not isinstance(plan, KernelPlan):
-        from tilec.codegen.cuda.printer.simt import emit_simt
+        from tilec.codegen.cuda.simt import emit_simt
 
         return emit_simt(plan)
     if target == "triton":
-        from tilec.codegen.triton.printer.printer import emit
+        from tilec.codegen.triton.printer import emit
 
         return emit(plan)
-    from tilec.codegen.cuda.printer.printer import emit as emit_cuda
+    from tilec.codegen.cuda.printer import emit as emit_cuda
 
     return emit_cuda(plan)
 
@@ -71,11 +71,11 @@ def kernel_source(plan: Any, target: str = "triton") -> str:
 def kernel(plan: Any, target: str = "triton") -> Callable[..., Any]:
     """A callable ``f(a, b, out)`` -> C that runs ``plan``'s kernel (compiled once)."""
     if target == "triton":
-        from tilec.codegen.triton.printer.printer import load
+        from tilec.codegen.triton.printer import load
 
         mod = load(plan)
         return lambda a, b, out=None: mod.run(a, b, out=out)
-    from tilec.codegen.cuda.printer.launch import build
+    from tilec.codegen.cuda.launch import build
 
     k = build(plan)
     return lambda a, b, out=None: k(a, b, out)

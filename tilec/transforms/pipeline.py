@@ -390,7 +390,7 @@ def _cluster_work_split(fusion: GemmFusion, work: WorkSplit, K: int, BK: int, nu
 
 
 def multicast(s: Lowering) -> Lowering:
-    """Per operand, the multicast TMA load of the derivation (:mod:`tilec.transforms.multicast.derive.derive`),
+    """Per operand, the multicast TMA load of the derivation (:mod:`tilec.transforms.multicast.derive`),
     with the schedule's parameters substituted; ``None`` where nothing is shared. Applies to the
     CUDA target with clusters of more than one CTA (Triton issues no multicast).
 
@@ -416,7 +416,7 @@ def multicast(s: Lowering) -> Lowering:
         return s
     if infer_launch(s.fusion).cluster_size == 1:
         return s
-    from tilec.transforms.multicast.derive.derive import derive
+    from tilec.transforms.multicast.derive import derive
 
     params = dict(s.params)
     d = derive(s.fusion, s.mode, symbolic=s.symbolic, params=params, table=True,

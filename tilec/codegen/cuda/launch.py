@@ -21,7 +21,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from tilec.codegen.cuda.printer.printer import CudaPrinter
+from tilec.codegen.cuda.printer import CudaPrinter
 from tilec.errors import TilecError
 from tilec.transforms.plan import DType, KernelPlan
 
@@ -152,7 +152,7 @@ class CudaKernel:
 def build(plan: KernelPlan, cache_dir: str | os.PathLike[str] | None = None,
           source: str | None = None) -> CudaKernel:
     """Print ``plan`` (or take ``source``), build a shared library with nvcc, load it."""
-    from tilec.codegen.cuda.printer.printer import emit
+    from tilec.codegen.cuda.printer import emit
 
     src = source if source is not None else emit(plan)
     key = hashlib.sha1(src.encode()).hexdigest()[:16]

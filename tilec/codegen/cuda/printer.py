@@ -13,7 +13,7 @@ The kernel is a persistent, warp-specialized TMA + WGMMA GEMM:
 * with a cluster, operand loads are TMA multicasts whose issue predicate, mask and slice come from
   the plan's :class:`~tilec.transforms.plan.MulticastPlan` (closed form, general run-time form, or
   the closed form behind a run-time guard), printed from sympy by
-  :class:`~tilec.codegen.cuda.printer.expr.CudaExprPrinter` into ``__host__ __device__`` functions;
+  :class:`~tilec.codegen.cuda.expr.CudaExprPrinter` into ``__host__ __device__`` functions;
 * every CTA runs the same number of persistent rounds; a CTA whose tile is dead in a round issues
   nothing, expects no bytes, and still releases its stages, so the cluster's barrier counts stay
   balanced; a cluster barrier before exit keeps peers alive while remote arrivals may land.
@@ -42,8 +42,8 @@ from dataclasses import dataclass
 
 import sympy
 
-from tilec.codegen.cuda.printer.expr import CudaExprPrinter
-from tilec.codegen.cuda.printer.runtime import DEVICE_HELPERS, INDEX_HELPERS, wgmma_function
+from tilec.codegen.cuda.expr import CudaExprPrinter
+from tilec.codegen.cuda.runtime import DEVICE_HELPERS, INDEX_HELPERS, wgmma_function
 from tilec.errors import UnsupportedError
 from tilec.proofs import Context
 from tilec.transforms.plan import (

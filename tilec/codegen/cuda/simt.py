@@ -1,7 +1,7 @@
-"""CUDA printer for SIMT fp32 GEMM kernels: a :class:`~tilec.transforms.simt.lower.lower.SimtPlan` as a ``.cu``.
+"""CUDA printer for SIMT fp32 GEMM kernels: a :class:`~tilec.transforms.simt.lower.SimtPlan` as a ``.cu``.
 
 One printer class, one method per part of the kernel; every index is a sympy expression of the
-plan printed by :class:`~tilec.codegen.cuda.printer.expr.CudaExprPrinter` (C ``/`` and ``%`` only on
+plan printed by :class:`~tilec.codegen.cuda.expr.CudaExprPrinter` (C ``/`` and ``%`` only on
 proven-nonnegative operands).  The kernel:
 
 * thread and block indices under the IR's symbol names (``tidx``, ``bidy``, ...);
@@ -21,7 +21,7 @@ proven-nonnegative operands).  The kernel:
 Example::
 
     >>> from tilec.ir import GemmFusion, ParallelType as P
-    >>> from tilec.transforms.simt.lower.lower import lower_simt
+    >>> from tilec.transforms.simt.lower import lower_simt
     >>> f = GemmFusion(64, 64, 64, dtype="fp32")
     >>> _ = f.c.split(0, 32).split(2, 32).parallelize(0, P.BIDx).parallelize(1, P.TIDx)
     >>> _ = f.c.parallelize(2, P.BIDy).parallelize(3, P.TIDy)
@@ -34,10 +34,10 @@ from __future__ import annotations
 
 import sympy
 
-from tilec.codegen.cuda.printer.expr import CudaExprPrinter
-from tilec.codegen.cuda.printer.runtime import INDEX_HELPERS
+from tilec.codegen.cuda.expr import CudaExprPrinter
+from tilec.codegen.cuda.runtime import INDEX_HELPERS
 from tilec.errors import UnsupportedError
-from tilec.transforms.simt.lower.lower import STATIC_SMEM, RegAxis, SimtPlan, TileCopy
+from tilec.transforms.simt.lower import STATIC_SMEM, RegAxis, SimtPlan, TileCopy
 
 _VT = {1: "float", 2: "float2", 4: "float4"}
 _LANE = ("x", "y", "z", "w")

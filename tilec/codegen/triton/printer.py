@@ -40,7 +40,7 @@ from typing import Any
 
 import sympy
 
-from tilec.codegen.triton.printer.expr import TritonExprPrinter
+from tilec.codegen.triton.expr import TritonExprPrinter
 from tilec.errors import UnsupportedError
 from tilec.proofs import Context
 from tilec.transforms.plan import (

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tilec.errors import TilecError
 from tilec.app.progress import Progress
+from tilec.errors import TilecError
 from tilec.runtime.sweep.shapes import Shape
 from tilec.runtime.sweep.store import Row, Store, canonical
 from tilec.runtime.sweep.worker import Spec, Task, run_task

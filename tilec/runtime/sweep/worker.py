@@ -170,8 +170,8 @@ def build(spec: Spec, task: Task) -> bool:
     import torch
     from triton.runtime.jit import JITFunction
 
-    from tilec.codegen.triton.printer.printer import load
     from tilec.app.loader import load_schedule
+    from tilec.codegen.triton.printer import load
     from tilec.runtime.autotune import _schedule_params
     from tilec.runtime.build import kernel_plan
 

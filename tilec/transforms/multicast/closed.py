@@ -36,11 +36,11 @@ from typing import TYPE_CHECKING, Any
 
 import sympy
 
-from tilec.transforms.multicast.derive.derive import R1, R2, RANK, _compiled, _same, launch_values
+from tilec.transforms.multicast.derive import R1, R2, RANK, _compiled, _same, launch_values
 
 if TYPE_CHECKING:
     from tilec.proofs import Context, Fact
-    from tilec.transforms.multicast.derive.derive import OperandForms, OperandMulticast, Row
+    from tilec.transforms.multicast.derive import OperandForms, OperandMulticast, Row
 
 _J = sympy.Symbol("j", integer=True, nonnegative=True)
 
@@ -720,7 +720,7 @@ def what_would_close(op: OperandMulticast, values: dict[sympy.Symbol, int], *,
     ('ceiling(N/BN) % CN == 0', {'N': (7800, 7680)}, 'Eq(Mod(rank, CN), 0)')
     """
     from tilec.proofs import Fact, FactKind
-    from tilec.transforms.multicast.derive.derive import _table
+    from tilec.transforms.multicast.derive import _table
 
     if op.closed_form or not values:
         return []

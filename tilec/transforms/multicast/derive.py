@@ -16,7 +16,7 @@ off its index map with the Bulk indices at 0 (the box origin):
   of ``n`` of the box (cut along its outermost dimension) with the group's mask.
 
 The **general form** is that definition unrolled over the cluster's ranks (always correct). The
-**closed form** (:mod:`tilec.transforms.multicast.derive.closed`) exists when the sharing groups are the
+**closed form** (:mod:`tilec.transforms.multicast.closed`) exists when the sharing groups are the
 same at every loop point of the launch; it is built from the rank structure of those groups and
 proved by the theorems where they reach, else checked over the whole launch.
 
@@ -55,7 +55,7 @@ from tilec.transforms.plan import MulticastMode
 
 if TYPE_CHECKING:
     from tilec.proofs import Fact
-    from tilec.transforms.multicast.derive.closed import ClosedForm
+    from tilec.transforms.multicast.closed import ClosedForm
 
 RANK = index_symbol("rank")
 R1, R2 = index_symbol("r1"), index_symbol("r2")
@@ -422,7 +422,7 @@ def _derive_operand(
     mode: MulticastMode, values: dict[sympy.Symbol, int], fusion: GemmFusion, table: bool,
     closed: bool, prove: bool, concrete: bool,
 ) -> OperandMulticast:
-    from tilec.transforms.multicast.derive.closed import derive_closed
+    from tilec.transforms.multicast.closed import derive_closed
 
     cs = cluster[0] * cluster[1] * cluster[2]
     key, forms = FORMS.get(sview, cluster)

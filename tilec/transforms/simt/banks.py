@@ -27,7 +27,7 @@ paired reads take 2 phases; A's 4-byte ``cp.async`` stores, a warp over 2 rows x
 2 words per bank whatever the pad that keeps the 128-bit reads aligned)::
 
     >>> from tilec.app.loader import load_schedule
-    >>> from tilec.transforms.simt.lower.lower import lower_simt
+    >>> from tilec.transforms.simt.lower import lower_simt
     >>> plan = lower_simt(load_schedule("examples/simt_warp_tiled.py", {}).fusion)
     >>> [(r.array, r.kind, r.width, r.wavefronts, r.ideal) for r in analyze_shared(plan)]
     [('As', 'store', 1, 2, 1), ('Bs', 'store', 4, 4, 4), ('As', 'load', 4, 2, 2), ('Bs', 'load', 4, 4, 4)]
@@ -44,7 +44,7 @@ import numpy as np
 import sympy
 
 if TYPE_CHECKING:
-    from tilec.transforms.simt.lower.lower import SimtPlan
+    from tilec.transforms.simt.lower import SimtPlan
 
 BANKS = 32
 WARP = 32
@@ -143,7 +143,7 @@ def request_wavefronts(word: sympy.Expr, width: int, block: tuple[int, int, int]
     ``thread``: the symbols ``(tidx, tidy, tidz)`` (or the linear ``tid`` alone, ``block`` then
     ``(threads, 1, 1)``); ``bounds``: every other symbol's extent; ``load``: see :func:`wavefronts`.
     """
-    from tilec.transforms.simt.lower.lower import _eval_floor
+    from tilec.transforms.simt.lower import _eval_floor
 
     tset = set(thread)
     lane_part = _lane_terms(word, tset)

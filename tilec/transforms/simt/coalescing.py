@@ -42,7 +42,7 @@ import sympy
 
 from tilec.errors import InternalError
 from tilec.ir import GemmFusion, index_symbol
-from tilec.transforms.simt.lower.lower import GlobalAccess, SimtPlan, _eval_floor, lower_simt, simplify
+from tilec.transforms.simt.lower import GlobalAccess, SimtPlan, _eval_floor, lower_simt, simplify
 
 WARP = 32
 SECTOR = 32  # bytes
@@ -336,8 +336,8 @@ def explain_coalescing(fusion: GemmFusion | SimtPlan) -> str:
     >>> print(explain_coalescing(f).splitlines()[6])
       A load  broadcast    stride 0       1 sector  (ideal 1)   broadcast
     """
-    from tilec.transforms.simt.lower.banks import explain_banks
-    from tilec.transforms.simt.lower.lower import describe_hierarchy
+    from tilec.transforms.simt.banks import explain_banks
+    from tilec.transforms.simt.lower import describe_hierarchy
 
     plan = fusion if isinstance(fusion, SimtPlan) else lower_simt(fusion)
     reports = analyze(plan)

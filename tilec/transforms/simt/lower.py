@@ -18,7 +18,7 @@ Indices are the IR's index maps (sympy over the loop symbols ``tidx``, ``bidy``,
 ``m = m_base(bid) + m_local(tid, reg)``.  With staging, the A tile (BM x BK) and the B tile
 (BK x BN) are copied by all threads cooperatively (``TileCopy``: linear thread id -> (row, col),
 vector width proven from alignment facts), A stored transposed ``As[k][m]``, each tile's row
-padded as the schedule says or against bank conflicts (:mod:`tilec.transforms.simt.lower.banks`).  How the
+padded as the schedule says or against bank conflicts (:mod:`tilec.transforms.simt.banks`).  How the
 tiles move (buffers, ``cp.async``, register fragments, CTAs per SM) is the fusion's
 :class:`~tilec.ir.threads.ThreadOptions`.  Vector widths are used only where alignment is proven;
 where it is not, the plan falls back to scalar accesses and says so in ``notes``.
@@ -53,7 +53,7 @@ from tilec.ir.threads import ThreadOptions
 from tilec.ir.types import DType
 
 if TYPE_CHECKING:
-    from tilec.transforms.simt.lower.banks import SharedAccess
+    from tilec.transforms.simt.banks import SharedAccess
 
 P = ParallelType
 TID = index_symbol("tid")  # linear thread id: tidx + Dx*(tidy + Dy*tidz)
@@ -236,7 +236,7 @@ class SimtPlan:
 
     def shared_accesses(self) -> list[SharedAccess]:
         """The kernel's shared-memory instructions (word offsets within one buffer), as printed."""
-        from tilec.transforms.simt.lower.banks import SharedAccess
+        from tilec.transforms.simt.banks import SharedAccess
 
         st = self.staging
         if st is None:
@@ -508,7 +508,7 @@ def _staging(bk: int, ko: sympy.Symbol, ki: sympy.Symbol, k_tiles: int, opts: Th
              bounds: dict, notes: list[str]) -> SmemStaging:
     """The K tile copies and shared layouts: A stored transposed ``As[k][m]``, B as ``Bs[k][n]``;
     each row padded as the schedule says, or by the pad with the fewest bank-conflict wavefronts
-    (:mod:`tilec.transforms.simt.lower.banks`) among those that keep the fragment reads aligned."""
+    (:mod:`tilec.transforms.simt.banks`) among those that keep the fragment reads aligned."""
     threads = block[0] * block[1] * block[2]
     m_frag, vec_m, n_frag, vec_n = frag
     k0 = ko * bk
@@ -574,7 +574,7 @@ def _pad(cp: TileCopy, pad: int | None, ki: sympy.Symbol, frag: sympy.Expr, vec_
     and the fragment reads (ties: the smallest)."""
     if pad is not None:
         return pad
-    from tilec.transforms.simt.lower.banks import request_wavefronts
+    from tilec.transforms.simt.banks import request_wavefronts
 
     threads = block[0] * block[1] * block[2]
     tid_linear = _tid_linear(block)
