@@ -153,6 +153,13 @@ def test_symbolic_exponents_are_integer_powers():
     assert evaluate_grid(2 ** X, [X], [np.arange(4)]).tolist() == [1, 2, 4, 8]
 
 
+def test_undefined_values_fail_only_where_evaluated():
+    fn = compile_int([sympy.Piecewise((X, X > 0), (sympy.nan, True))], [X])
+    assert fn(3) == (3,)
+    with pytest.raises(ValueError, match="nan"):
+        fn(-1)
+
+
 def test_unknown_nodes_are_refused_by_name():
     with pytest.raises(TypeError, match="sin"):
         compile_int([sympy.sin(X)], [X])

@@ -76,6 +76,10 @@ class _Walk:
             return f"({e.p})", str(e.q)
         if e.is_Symbol:
             return str(e), None
+        if e in (sympy.nan, sympy.zoo, sympy.oo, -sympy.oo):
+            # a formula undefined where it is never used (0/0 of an empty region): an error only
+            # if evaluated
+            return f"_undefined({str(e)!r})", None
         if e.is_Add:
             return self._add(e)
         if e.is_Mul:
@@ -257,11 +261,16 @@ def _compiled(exprs: tuple[sympy.Basic, ...], names: tuple[str, ...]) -> Callabl
     body = ", ".join(walk.value(e) for e in exprs)
     result = f"({body},)" if exprs else "()"
     src = f"def _f({', '.join(names)}):\n    return {result}\n"
-    namespace: dict[str, Any] = {"_min": min, "_max": max, "_gcd": math.gcd, "_ipow": _ipow}
+    namespace: dict[str, Any] = {"_min": min, "_max": max, "_gcd": math.gcd, "_ipow": _ipow,
+                                 "_undefined": _undefined}
     exec(compile(src, "<tilec int eval>", "exec"), namespace)
     fn = namespace["_f"]
     fn.source = src
     return fn
+
+
+def _undefined(what: str) -> Any:
+    raise ValueError(f"the expression is {what} (undefined) here: not an integer")
 
 
 def _ipow(base: Any, exp: Any) -> Any:
@@ -283,7 +292,7 @@ def _select(conds: tuple[Any, ...], vals: tuple[Any, ...]) -> np.ndarray:
 
 
 _GRID_SCOPE: dict[str, Any] = {
-    "_np": np, "_select": _select, "_gcd": np.gcd, "_ipow": _ipow,
+    "_np": np, "_select": _select, "_gcd": np.gcd, "_ipow": _ipow, "_undefined": _undefined,
     "_min": lambda *a: functools.reduce(np.minimum, a),
     "_max": lambda *a: functools.reduce(np.maximum, a),
     "_and": lambda *a: functools.reduce(np.logical_and, a),
