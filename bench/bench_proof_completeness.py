@@ -92,7 +92,7 @@ FAMILIES = {"1.1": family_1_1, "2.12": family_2_12, "nested": family_nested, "ce
 
 def holds(a: sympy.Expr, b: sympy.Expr, samples: int = 300, seed: int = 0) -> bool:
     syms = sorted(a.free_symbols | b.free_symbols, key=str)
-    fa, fb = compile_int(a, syms), compile_int(b, syms)
+    fa, fb = compile_int([a], syms), compile_int([b], syms)
     rng = random.Random(seed)
     for _ in range(samples):
         env = {s: rng.randint(1 if s.is_positive else 0, 40) for s in syms}

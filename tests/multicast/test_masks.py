@@ -15,7 +15,7 @@ import sympy
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from tilec.ir.pyeval import compile_int
+from tilec.proofs.evaluate import compile_int
 from tilec.app.loader import derive_from_file
 
 SEED = Path(__file__).resolve().parents[2] / "examples" / "seed004_persistent_cluster.py"

@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from tilec.ir import GemmFusion, ParallelType, index_map, infer_launch
-from tilec.ir.pyeval import compile_int
+from tilec.proofs.evaluate import compile_int
 from tilec.transforms.multicast.derive import derive
 
 P = ParallelType

@@ -9,7 +9,7 @@ import pytest
 import sympy
 
 from tilec.app.cli import main
-from tilec.ir.pyeval import compile_int
+from tilec.proofs.evaluate import compile_int
 from tilec.app.loader import derive_from_file
 from tilec.transforms.multicast.derive import RANK
 from tilec.transforms.multicast.closed import what_would_close

@@ -1,5 +1,5 @@
 """A schedule parameter named like a variable of the derivation (an internal SyntaxError in
-ir/pyeval.compile_int before)."""
+the exact evaluator (proofs/evaluate.compile_int) before)."""
 
 from __future__ import annotations
 

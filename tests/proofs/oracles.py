@@ -1,14 +1,23 @@
-"""Oracles for the proofs tests: sampling points that satisfy a context, brute force, z3."""
+"""Oracles for the proofs tests: sampling points that satisfy a context, brute force, z3, and a
+Euclidean-mode evaluator (nvFuser's division) written independently of tilec's own."""
 
 from __future__ import annotations
 
 import itertools
 import random
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from fractions import Fraction
+from math import ceil, gcd
 
 import sympy
 
 from tilec.proofs import Context, FactKind, compile_int
+
+
+def scalar(expr: sympy.Basic, syms: Sequence[sympy.Symbol]) -> Callable[..., int | bool]:
+    """tilec's exact evaluator for one expression, as a function of ``syms`` returning its value."""
+    fn = compile_int([expr], list(syms))
+    return lambda *vals: fn(*vals)[0]
 
 
 def symbols_of(*exprs: sympy.Basic) -> list[sympy.Symbol]:
@@ -26,7 +35,7 @@ def points(
     syms: Sequence[sympy.Symbol], ctx: Context, n: int = 1500, hi: int = 7, seed: int = 0
 ) -> Iterator[dict[sympy.Symbol, int]]:
     """Assignments meeting every fact of ``ctx``: exhaustive when small, else seeded random."""
-    checks = [compile_int(f.condition(), list(syms)) for f in ctx.facts]
+    checks = [scalar(f.condition(), syms) for f in ctx.facts]
     ranges = [range(1 if _is_positive(s, ctx) else 0, hi + 1) for s in syms]
     total = 1
     for r in ranges:
@@ -48,7 +57,7 @@ def points(
 def brute_equal(a: sympy.Basic, b: sympy.Basic, ctx: Context, **kw: int) -> dict | None:
     """A counterexample to ``a == b`` (as a dict) on sampled points, or None."""
     syms = symbols_of(a, b)
-    fa, fb = compile_int(a, syms), compile_int(b, syms)
+    fa, fb = scalar(a, syms), scalar(b, syms)
     for pt in points(syms, ctx, **kw):
         vals = [pt[s] for s in syms]
         if fa(*vals) != fb(*vals):
@@ -59,7 +68,7 @@ def brute_equal(a: sympy.Basic, b: sympy.Basic, ctx: Context, **kw: int) -> dict
 def brute_implies(p: sympy.Basic, q: sympy.Basic, ctx: Context, **kw: int) -> dict | None:
     """A point where ``p`` holds and ``q`` does not, or None."""
     syms = symbols_of(p, q)
-    fp, fq = compile_int(p, syms), compile_int(q, syms)
+    fp, fq = scalar(p, syms), scalar(q, syms)
     for pt in points(syms, ctx, **kw):
         vals = [pt[s] for s in syms]
         if fp(*vals) and not fq(*vals):
@@ -120,3 +129,85 @@ def _z3(e: sympy.Basic, env: dict):  # type: ignore[no-untyped-def]
     if isinstance(e, sympy.StrictLessThan):
         return _z3(e.lhs, env) < _z3(e.rhs, env)
     raise TypeError(f"no z3 translation for {e}")
+
+
+# -- Euclidean division (nvFuser's), with Fractions ---------------------------------------------
+def ediv(a: int, b: int) -> int:
+    """Euclidean quotient: ``a == ediv(a, b)*b + emod(a, b)`` with ``0 <= emod(a, b) < |b|``."""
+    q = a // b
+    return q + 1 if b < 0 and a % b != 0 else q
+
+
+def emod(a: int, b: int) -> int:
+    """Euclidean remainder, always in ``[0, |b|)``."""
+    return a - ediv(a, b) * b
+
+
+class _Euclid:
+    """Python source evaluating ``floor(a/b)`` as ``ediv(a, b)`` and ``Mod(a, b)`` as ``emod``;
+    rationals as Fractions."""
+
+    def go(self, e: sympy.Basic) -> str:
+        if e is sympy.true:
+            return "True"
+        if e is sympy.false:
+            return "False"
+        if e.is_Integer:
+            return f"({int(e)})"
+        if e.is_Rational:
+            return f"Fraction({e.p}, {e.q})"
+        if e.is_Symbol:
+            return f"v_{e.name}"
+        if isinstance(e, sympy.floor | sympy.ceiling):
+            num, den = sympy.fraction(sympy.together(e.args[0]))
+            if isinstance(e, sympy.floor):
+                return f"ediv({self.go(num)}, {self.go(den)})"
+            return f"_ceil(Fraction({self.go(num)}, {self.go(den)}))"
+        if isinstance(e, sympy.Mod):
+            return f"emod({self.go(e.args[0])}, {self.go(e.args[1])})"
+        if e.is_Add:
+            return "(" + " + ".join(self.go(a) for a in e.args) + ")"
+        if e.is_Mul:
+            num, den = sympy.fraction(e)
+            if den != 1:
+                return f"Fraction({self.go(num)}, {self.go(den)})"
+            return "(" + " * ".join(self.go(a) for a in e.args) + ")"
+        if e.is_Pow and e.exp.is_Integer:
+            if e.exp >= 0:
+                return f"({self.go(e.base)} ** {int(e.exp)})"
+            return f"Fraction(1, {self.go(e.base)} ** {-int(e.exp)})"
+        if isinstance(e, sympy.Abs):
+            return f"abs({self.go(e.args[0])})"
+        if isinstance(e, sympy.Max | sympy.Min):
+            return f"{type(e).__name__.lower()}({', '.join(self.go(a) for a in e.args)})"
+        if type(e).__name__ == "Gcd":
+            return f"_gcd({self.go(e.args[0])}, {self.go(e.args[1])})"
+        ops = {sympy.Eq: "==", sympy.Ne: "!=", sympy.Lt: "<", sympy.Le: "<=", sympy.Gt: ">", sympy.Ge: ">="}
+        for cls, op in ops.items():
+            if isinstance(e, cls):
+                return f"({self.go(e.lhs)} {op} {self.go(e.rhs)})"
+        if isinstance(e, sympy.And | sympy.Or):
+            op = " and " if isinstance(e, sympy.And) else " or "
+            return "(" + op.join(self.go(a) for a in e.args) + ")"
+        if isinstance(e, sympy.Not):
+            return f"(not {self.go(e.args[0])})"
+        if isinstance(e, sympy.Implies):
+            return f"((not {self.go(e.args[0])}) or {self.go(e.args[1])})"
+        if isinstance(e, sympy.Equivalent):
+            parts = [self.go(a) for a in e.args]
+            return "(" + " == ".join(f"bool({p})" for p in parts) + ")"
+        raise TypeError(f"cannot evaluate {type(e).__name__}: {e}")
+
+
+def euclid_int(expr: sympy.Basic, syms: Sequence[sympy.Symbol]) -> Callable[..., int | bool]:
+    """``expr`` as a function of ``syms`` under Euclidean division and remainder.
+
+    >>> i, n = sympy.symbols("i n", integer=True)
+    >>> euclid_int(sympy.floor(i / n), [i, n])(7, -3)
+    -2
+    """
+    scope: dict[str, object] = {"Fraction": Fraction, "_ceil": ceil, "_gcd": gcd,
+                                "ediv": ediv, "emod": emod}
+    args = ", ".join(f"v_{s.name}" for s in syms)
+    exec(f"def _f({args}):\n    return {_Euclid().go(expr)}\n", scope)
+    return scope["_f"]  # type: ignore[return-value]

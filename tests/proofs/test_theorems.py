@@ -10,7 +10,9 @@ import sympy
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from tilec.proofs import RULES, THEOREMS, Theorem, compile_int
+from tilec.proofs import RULES, THEOREMS, Theorem
+
+from .oracles import euclid_int, scalar
 
 CHECKED = [t for t in THEOREMS.values() if not t.statement.atoms(sympy.core.function.AppliedUndef)]
 
@@ -37,8 +39,9 @@ def _syms(t: Theorem) -> list[sympy.Symbol]:
 def _compiled(number: str, euclid: bool) -> tuple:  # type: ignore[type-arg]
     thm = THEOREMS[number]
     syms = _syms(thm)
-    conds = tuple(compile_int(c, syms, euclid=euclid) for c in thm.conditions)
-    return syms, conds, compile_int(thm.statement, syms, euclid=euclid)
+    ev = euclid_int if euclid else scalar
+    conds = tuple(ev(c, syms) for c in thm.conditions)
+    return syms, conds, ev(thm.statement, syms)
 
 
 def _holds(f, vals) -> bool | None:  # type: ignore[no-untyped-def]

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from tests.plans import plan
 from tilec.codegen.triton.printer import emit
 from tilec.errors import TilecError, UnsupportedError
-from tilec.ir.pyeval import compile_int
+from tilec.proofs.evaluate import compile_int
 from tilec.transforms.cost_model import (
     SK_L2_PENALTY,
     SK_L2_PENALTY_WIDE,

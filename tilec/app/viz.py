@@ -333,7 +333,7 @@ def thread_map(plan: Any, warps: Sequence[int] = (0, 1),
     import numpy as np
     import sympy
 
-    from tilec.ir.pyeval import compile_int
+    from tilec.proofs import evaluate_grid
     from tilec.transforms.simt.coalescing import analyze
 
     dx, dy, dz = plan.block
@@ -362,12 +362,8 @@ def thread_map(plan: Any, warps: Sequence[int] = (0, 1),
             if not 0 <= v < int(bounds[s]):
                 raise TilecError(f"viz: {s}={v} is out of its range 0..{int(bounds[s]) - 1}")
         idx = acc.index.xreplace({s: sympy.Integer(v) for s, v in at.items()})
-        if idx.free_symbols:  # the exact integer evaluator, at each thread drawn
-            f = compile_int([idx], tsyms)
-            vals = np.array([f(*p)[0] for p in zip(*(c.tolist() for c in coords), strict=True)],
-                            dtype=np.int64)
-        else:
-            vals = np.full(len(tids), int(idx))
+        vals = evaluate_grid(idx, tsyms, coords)  # exact, at each thread drawn
+        vals = np.broadcast_to(vals, tids.shape)
         rows, cols = shapes[acc.tensor]
         ta = ThreadAccess(acc.tensor, acc.kind, acc.what, rows, cols, acc.width, tuple(warps),
                           {str(s): v for s, v in at.items()}, verdict=rep.verdict)

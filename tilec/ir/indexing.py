@@ -34,6 +34,7 @@ import sympy
 
 from tilec.ir.iterdomain import IterDomain, Merge, Split, Swizzle
 from tilec.ir.tensorview import TensorView
+from tilec.proofs.evaluate import compile_int
 
 
 def index_symbol(name: str) -> sympy.Symbol:
@@ -64,10 +65,20 @@ class IndexMap:
         return [s for _, s in self.loop]
 
     def evaluate(self, point: dict[sympy.Symbol, int]) -> dict[str, int]:
-        return {k: int(v.subs(point)) for k, v in self.logical.items()}
+        """Each logical index at a loop point (exact integers)."""
+        values = self._at(list(self.logical.values()), point)
+        return {k: int(v) for k, v in zip(self.logical, values, strict=True)}
 
     def in_bounds(self, point: dict[sympy.Symbol, int]) -> bool:
-        return all(bool(p.subs(point)) for p in self.predicates)
+        """Every predicate holds at a loop point."""
+        return all(self._at(self.predicates, point))
+
+    def _at(self, exprs: list[sympy.Basic], point: dict[sympy.Symbol, int]) -> tuple[object, ...]:
+        missing = set().union(*(e.free_symbols for e in exprs)) - set(point)
+        if missing:
+            raise ValueError(f"{self.view}: the point gives no value for "
+                             f"{sorted(str(s) for s in missing)}")
+        return compile_int(exprs, list(point))(*point.values())
 
     def points(self) -> Iterator[dict[sympy.Symbol, int]]:
         """Every loop-index point (concrete extents only)."""

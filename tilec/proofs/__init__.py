@@ -1,6 +1,6 @@
 """tilec.proofs: integer-division theorems as data, an assumption context, a simplifier with a
-proof trace, and a prover for equalities and sufficient conditions.  Pure sympy; imports nothing
-else of tilec.
+proof trace, a prover for equalities and sufficient conditions, and tilec's one exact integer
+evaluator (:mod:`.evaluate`).  Pure sympy (numpy for grids); imports nothing else of tilec.
 
 Example:
     >>> import sympy
@@ -15,7 +15,7 @@ Example:
 from .bounds import Reasoner, bounds
 from .build import canon, frac
 from .context import Context, Fact, FactKind
-from .evaluate import compile_int, ediv, emod
+from .evaluate import compile_int, evaluate_grid, int_source
 from .prover import implies, narrow, prove_eq
 from .rules import RULES, Rule
 from .simplify import PIPELINE, simplify
@@ -56,11 +56,11 @@ __all__ = [
     "canon",
     "clear_caches",
     "compile_int",
-    "ediv",
-    "emod",
+    "evaluate_grid",
     "fmt",
     "frac",
     "implies",
+    "int_source",
     "narrow",
     "prove_eq",
     "simplify",

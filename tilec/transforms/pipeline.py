@@ -37,7 +37,7 @@ import sympy
 
 from tilec.errors import UnsupportedError
 from tilec.ir import GemmFusion, ParallelType, index_map, index_symbol, infer_launch
-from tilec.ir.pyeval import compile_int
+from tilec.proofs.evaluate import compile_int
 from tilec.ir.types import DType
 from tilec.policy import PolicyEnum
 from tilec.transforms.decompose import choose_decomposition, make_work_split

@@ -115,7 +115,7 @@ class TileOrder(_Frozen):
     @cached_property
     def coords(self) -> Callable[[int], tuple[int, int]]:
         """``t -> (tile_m(t), tile_n(t))`` as exact integer Python, compiled once."""
-        from tilec.ir.pyeval import compile_int
+        from tilec.proofs.evaluate import compile_int
 
         fn = compile_int([self.tile_m, self.tile_n], [self.index])
 

@@ -45,7 +45,7 @@ import sympy
 from tilec.codegen.cuda.expr import CudaExprPrinter
 from tilec.codegen.cuda.runtime import DEVICE_HELPERS, INDEX_HELPERS, wgmma_function
 from tilec.errors import UnsupportedError
-from tilec.proofs import Context
+from tilec.proofs import Context, compile_int
 from tilec.transforms.plan import (
     Decomposition,
     DType,
@@ -132,11 +132,13 @@ def _static_receivers(p: KernelPlan, cluster: int) -> tuple[tuple[int, ...], tup
         return None
     o = p.order
     oc = max((o.ctas or p.work.grid) // cluster, 1)
-    fm = sympy.lambdify(o.index, o.tile_m, "math")
-    fn = sympy.lambdify(o.index, o.tile_n, "math")
-    n = int(o.num_tiles)
-    alive_groups = [g for g in range(-(-n // cluster))
-                    if g * cluster < n and fm(g * cluster) < o.tiles_m and fn(g * cluster) < o.tiles_n]
+    n, tiles_m, tiles_n = int(o.num_tiles), int(o.tiles_m), int(o.tiles_n)
+
+    def alive(t: int) -> bool:
+        m, nn = o.coords(t)
+        return m < tiles_m and nn < tiles_n
+
+    alive_groups = [g for g in range(-(-n // cluster)) if g * cluster < n and alive(g * cluster)]
     recv = [1 << r for r in range(cluster)]
     for op in (p.a, p.b):
         mc = op.multicast
@@ -147,10 +149,9 @@ def _static_receivers(p: KernelPlan, cluster: int) -> tuple[tuple[int, ...], tup
         exprs = [mc.issue, mc.mask]
         if mc.mode is MulticastMode.SLICED:
             exprs += [mc.slice_index, mc.slice_count]
-        syms = sympy.symbols("rank i_rt cidx", integer=True, nonnegative=True)
-        fns = [sympy.lambdify(syms, _nonneg_symbols(sympy.sympify(e)), "math") for e in exprs]
+        f = compile_int(exprs, sympy.symbols("rank i_rt cidx"))  # exact; symbols match by name
         for r in range(cluster):
-            seen = {tuple(int(f(r, g // oc, g % oc)) for f in fns) for g in alive_groups}
+            seen = {tuple(int(v) for v in f(r, g // oc, g % oc)) for g in alive_groups}
             if len(seen) > 1:
                 return None
             if seen:

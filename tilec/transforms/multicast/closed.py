@@ -36,7 +36,8 @@ from typing import TYPE_CHECKING, Any
 
 import sympy
 
-from tilec.transforms.multicast.derive import R1, R2, RANK, _compiled, _same, launch_values
+from tilec.proofs.evaluate import compile_int
+from tilec.transforms.multicast.derive import R1, R2, RANK, _same, launch_values
 
 if TYPE_CHECKING:
     from tilec.proofs import Context, Fact
@@ -354,7 +355,7 @@ def _disagreement(op: OperandMulticast, closed: ClosedForm, values: dict[sympy.S
     """The first row of the table where the closed form differs from it, or None."""
     variables = op.variables[1:]
     psyms, pvals, _ = launch_values(op.bounds, variables, values)
-    fn = _compiled([closed.issue, closed.mask, closed.slice_index, closed.slice_count],
+    fn = compile_int([closed.issue, closed.mask, closed.slice_index, closed.slice_count],
                    [RANK, *variables, *psyms])
     names = [str(v) for v in variables]
     sliced = op.mode.value == "sliced"
@@ -388,7 +389,7 @@ def _value(expr: sympy.Expr, values: dict[sympy.Symbol, int]) -> int | None:
     if any(s not in values for s in syms):
         return None
     try:
-        return int(_compiled([expr], syms)(*[values[s] for s in syms])[0])
+        return int(compile_int([expr], syms)(*[values[s] for s in syms])[0])
     except (ValueError, TypeError, ZeroDivisionError):
         return None
 
@@ -595,7 +596,7 @@ def _groups_of(keys: list[sympy.Expr], values: dict[sympy.Symbol, int], cs: int
     syms = sorted(set().union(*[k.free_symbols for k in keys]) - {RANK}, key=str)
     if any(s not in values for s in syms):
         return None
-    fn = _compiled(keys, [RANK, *syms])
+    fn = compile_int(keys, [RANK, *syms])
     pv = [values[s] for s in syms]
     kv = [fn(r, *pv) for r in range(cs)]
     return tuple(sum(1 << q for q in range(cs) if kv[q] == kv[r]) for r in range(cs))

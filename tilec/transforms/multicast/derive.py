@@ -49,7 +49,7 @@ import sympy
 
 from tilec.errors import TilecError, UnsupportedError
 from tilec.ir import GemmFusion, IndexMap, ParallelType, index_map, index_symbol, infer_launch
-from tilec.ir.pyeval import compile_int
+from tilec.proofs.evaluate import compile_int
 from tilec.ir.tensorview import TensorView
 from tilec.transforms.plan import MulticastMode
 
@@ -410,8 +410,8 @@ def _selected_parts(forms: OperandForms, values: dict[sympy.Symbol, int]
             kept.append(part)
             continue
         pv = [values[p] for p in psyms]
-        fn = _compiled([part.pred], [*syms, *psyms])
-        ext = _compiled([forms.bounds[s] for s in syms], psyms)(*pv)
+        fn = compile_int([part.pred], [*syms, *psyms])
+        ext = compile_int([forms.bounds[s] for s in syms], psyms)(*pv)
         if not all(fn(*pt, *pv)[0] for pt in itertools.product(*[range(int(e)) for e in ext])):
             kept.append(part)
     return tuple(kept)
@@ -460,24 +460,13 @@ def _points(variables: tuple[sympy.Symbol, ...], bounds: dict[sympy.Symbol, int]
     return itertools.product(*[range(int(bounds[v])) for v in variables])
 
 
-@functools.lru_cache(maxsize=512)
-def _compiled_cached(exprs: tuple[Any, ...], args: tuple[sympy.Symbol, ...]
-                     ) -> Callable[..., tuple[Any, ...]]:
-    return compile_int(list(exprs), list(args))
-
-
-def _compiled(exprs: list[Any], args: list[sympy.Symbol]) -> Callable[..., tuple[Any, ...]]:
-    """compile_int, memoised by content: the symbolic forms are shared by every launch."""
-    return _compiled_cached(tuple(sympy.sympify(e) for e in exprs), tuple(args))
-
-
 def launch_values(bounds: dict[sympy.Symbol, sympy.Expr], variables: tuple[sympy.Symbol, ...],
                   values: dict[sympy.Symbol, int]) -> tuple[list[sympy.Symbol], list[int],
                                                             dict[sympy.Symbol, int]]:
     """The parameters as arguments, their values, and each variable's concrete extent."""
     psyms = sorted(values, key=str)
     pvals = [values[p] for p in psyms]
-    ext = _compiled([bounds[v] for v in variables], psyms)(*pvals)
+    ext = compile_int([bounds[v] for v in variables], psyms)(*pvals)
     return psyms, pvals, dict(zip(variables, ext, strict=True))
 
 
@@ -486,7 +475,7 @@ def _table(mode: MulticastMode, origin: dict[str, sympy.Expr], alive: sympy.Bool
            values: dict[sympy.Symbol, int], cs: int) -> list[Row]:
     """Every (variables, rank) of the concrete launch, by brute force over ranks."""
     psyms, pvals, ext = launch_values(bounds, variables, values)
-    key_fn = _compiled([*origin.values(), alive], [RANK, *variables, *psyms])
+    key_fn = compile_int([*origin.values(), alive], [RANK, *variables, *psyms])
     names = [str(v) for v in variables]
     sliced = mode is MulticastMode.SLICED
     rows: list[Row] = []

@@ -43,6 +43,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import sympy
 
+from tilec.proofs import evaluate_grid
+
 if TYPE_CHECKING:
     from tilec.transforms.simt.lower import SimtPlan
 
@@ -143,8 +145,6 @@ def request_wavefronts(word: sympy.Expr, width: int, block: tuple[int, int, int]
     ``thread``: the symbols ``(tidx, tidy, tidz)`` (or the linear ``tid`` alone, ``block`` then
     ``(threads, 1, 1)``); ``bounds``: every other symbol's extent; ``load``: see :func:`wavefronts`.
     """
-    from tilec.transforms.simt.lower import _eval_floor
-
     tset = set(thread)
     lane_part = _lane_terms(word, tset)
     others = sorted((lane_part.free_symbols | active.free_symbols) - tset, key=str)
@@ -160,10 +160,10 @@ def request_wavefronts(word: sympy.Expr, width: int, block: tuple[int, int, int]
     worst, ideal, best, checked, example = 0, 1, 1 << 30, 0, ()
     for pt in points:
         args = [*coords, *(np.full(total, v) for v in pt)]
-        vals = np.asarray(_eval_floor(lane_part, syms, args), dtype=np.int64) \
+        vals = np.asarray(evaluate_grid(lane_part, syms, args), dtype=np.int64) \
             if lane_part != 0 else np.zeros(total, dtype=np.int64)
         mask = np.ones(total, dtype=bool) if active is sympy.true else \
-            np.asarray(_eval_floor(active, syms, args), dtype=bool)
+            np.asarray(evaluate_grid(active, syms, args), dtype=bool)
         for w0 in range(0, total, WARP):
             lanes = vals[w0:w0 + WARP][mask[w0:w0 + WARP]]
             if lanes.size == 0:

@@ -42,7 +42,8 @@ import sympy
 
 from tilec.errors import InternalError
 from tilec.ir import GemmFusion, index_symbol
-from tilec.transforms.simt.lower import GlobalAccess, SimtPlan, _eval_floor, lower_simt, simplify
+from tilec.proofs import evaluate_grid
+from tilec.transforms.simt.lower import GlobalAccess, SimtPlan, lower_simt, simplify
 
 WARP = 32
 SECTOR = 32  # bytes
@@ -208,7 +209,7 @@ def _analyze_access(index: sympy.Expr, width: int, block: tuple[int, int, int],
     rest = sympy.Add(*(t for t in terms if not t.free_symbols & tset))
     rest_const = int(sum(t for t in sympy.Add.make_args(rest) if t.is_Integer))
     rest_sym = sympy.expand(rest - rest_const)
-    pure_vals = np.asarray(_eval_floor(pure, list(_T), coords), dtype=np.int64) if pure != 0 \
+    pure_vals = np.asarray(evaluate_grid(pure, list(_T), coords), dtype=np.int64) if pure != 0 \
         else np.zeros(total, dtype=np.int64)
     pure_vals = pure_vals + rest_const
     per = SECTOR // ELEM

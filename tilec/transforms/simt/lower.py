@@ -42,7 +42,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import sympy
@@ -51,6 +51,9 @@ from tilec.errors import ScheduleError, UnsupportedError
 from tilec.ir import GemmFusion, IterDomain, ParallelType, index_map, index_symbol, infer_launch
 from tilec.ir.threads import ThreadOptions
 from tilec.ir.types import DType
+from tilec.proofs import Context, evaluate_grid
+from tilec.proofs import simplify as prove_simplify
+from tilec.proofs.bounds import bounds as interval
 
 if TYPE_CHECKING:
     from tilec.transforms.simt.banks import SharedAccess
@@ -66,14 +69,8 @@ SMEM_LIMIT = 227 * 1024  # shared memory per CTA on sm_90
 def simplify(expr: sympy.Expr, bounds: dict[sympy.Symbol, sympy.Expr]) -> sympy.Expr:
     """Simplify an index expression under ``0 <= s < bounds[s]`` with the proofs engine.
 
-    Hook: uses :func:`tilec.proofs.simplify.simplify` when importable, else sympy alone.
     """
     expr = sympy.expand(expr)
-    try:
-        from tilec.proofs.context import Context
-        from tilec.proofs.simplify import simplify as prove_simplify
-    except ImportError:  # the proofs engine is optional here
-        return expr
     ctx = Context()
     for s, b in bounds.items():
         ctx.bound(s, b)
@@ -461,45 +458,23 @@ def _extent_of(local: sympy.Expr, syms: list[sympy.Symbol], bounds: dict) -> int
     if not used:
         return 1
     pts = _grid_points(used, bounds)
-    vals = np.asarray(_eval_floor(local, used, pts))
+    vals = np.asarray(evaluate_grid(local, used, pts))
     return int(vals.max()) + 1
-
-
-def _eval_floor(expr: sympy.Expr, syms: list[sympy.Symbol], pts: list[np.ndarray]) -> np.ndarray:
-    """Evaluate an integer index expression with floor/Mod on integer arrays."""
-    e = expr.replace(lambda x: isinstance(x, sympy.floor),
-                     lambda x: _FloorDiv(*sympy.fraction(sympy.together(x.args[0]))))
-    f = sympy.lambdify(syms, e, modules="numpy")
-    return np.broadcast_to(np.asarray(f(*pts)), pts[0].shape if pts else ())
-
-
-class _FloorDiv(sympy.Function):
-    nargs = 2
-
-    def _numpycode(self, printer: Any) -> str:
-        a, b = (printer._print(x) for x in self.args)
-        return f"numpy.floor_divide({a}, {b})"
 
 
 def _max_of(expr: sympy.Expr, bounds: dict) -> int:
     """The largest value of ``expr`` over its loop domain (interval bound, else enumeration)."""
-    try:
-        from tilec.proofs.bounds import bounds as interval
-        from tilec.proofs.context import Context
-
-        ctx = Context()
-        for s, b in bounds.items():
-            ctx.bound(s, b)
-        hi = interval(expr, ctx)[1]
-        if hi.is_Integer:
-            return int(hi)
-    except ImportError:  # proofs engine optional
-        pass
+    ctx = Context()
+    for s, b in bounds.items():
+        ctx.bound(s, b)
+    hi = interval(expr, ctx)[1]
+    if hi.is_Integer:
+        return int(hi)
     syms = sorted(expr.free_symbols, key=str)
     total = int(np.prod([int(bounds[s]) for s in syms], dtype=np.int64)) if syms else 1
     if total > 1 << 24:
         return 1 << 62  # unknown: guard
-    return int(np.max(_eval_floor(expr, syms, _grid_points(syms, bounds)))) if syms else int(expr)
+    return int(np.max(evaluate_grid(expr, syms, _grid_points(syms, bounds)))) if syms else int(expr)
 
 
 def _staging(bk: int, ko: sympy.Symbol, ki: sympy.Symbol, k_tiles: int, opts: ThreadOptions,
@@ -636,8 +611,8 @@ def warp_tiles(plan: SimtPlan) -> list[WarpTile]:
         count = 0
         for pt in itertools.product(*(range(r.extent) for r in plan.reg)):
             args = [*coords, *(np.full(len(tids), v) for v in pt)]
-            m = np.asarray(_eval_floor(plan.m_local, thread + regs, args), dtype=np.int64)
-            n = np.asarray(_eval_floor(plan.n_local, thread + regs, args), dtype=np.int64)
+            m = np.asarray(evaluate_grid(plan.m_local, thread + regs, args), dtype=np.int64)
+            n = np.asarray(evaluate_grid(plan.n_local, thread + regs, args), dtype=np.int64)
             m, n = np.broadcast_to(m, tids.shape), np.broadcast_to(n, tids.shape)
             if not any(pt):
                 lane_rows, lane_cols = set(m.tolist()), set(n.tolist())

@@ -1,17 +1,20 @@
-"""compile_int against sympy's own exact evaluation, on random integer expression trees with
-the shapes tilec's index maps hold: rational coefficients, symbolic divisors, nested floors,
-Mod, Piecewise and relations whose sides are fractions (``G`` is a negative divisor)."""
+"""tilec's exact evaluator (tilec.proofs.evaluate) against sympy's own exact evaluation, on random
+integer expression trees with the shapes tilec's index maps hold: rational coefficients, symbolic
+divisors, nested floors, Mod, Min/Max, Piecewise and relations whose sides are fractions, at
+negative values too (``G`` is a negative divisor); and the grid evaluator against the scalar one."""
 
 from __future__ import annotations
 
 import operator
 from fractions import Fraction
 
+import numpy as np
+import pytest
 import sympy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tilec.ir.pyeval import compile_int, int_source
+from tilec.proofs.evaluate import compile_int, evaluate_grid, int_source
 
 X, Y = sympy.symbols("x y", integer=True)
 P, Q = sympy.symbols("P Q", integer=True, positive=True)
@@ -50,6 +53,11 @@ def _int_tree(depth: int) -> st.SearchStrategy[sympy.Expr]:
         st.tuples(sub, st.sampled_from([P, 2, 5])).map(lambda t: sympy.floor(t[0] / t[1])),
         st.tuples(sub, sub, rat, rat).map(
             lambda t: sympy.Piecewise((t[0], sympy.Lt(t[2], t[3])), (t[1], True))),
+        st.tuples(sub, sub).map(lambda t: sympy.Min(*t)),
+        st.tuples(sub, sub, sub).map(lambda t: sympy.Max(*t)),
+        st.tuples(rat, rat).map(lambda t: sympy.floor(sympy.Min(*t) * (X - 3))),
+        st.tuples(rat, rat).map(lambda t: sympy.ceiling(sympy.Max(*t))),
+        rat.map(lambda r: sympy.floor(sympy.Abs(r))),
     )
 
 
@@ -61,7 +69,9 @@ def _bool_tree() -> st.SearchStrategy[sympy.Boolean]:
     return st.one_of(rel,
                      st.tuples(rel, rel).map(lambda t: sympy.And(*t)),
                      st.tuples(rel, rel).map(lambda t: sympy.Or(*t)),
-                     rel.map(sympy.Not))
+                     rel.map(sympy.Not),
+                     st.tuples(rel, rel, rel).map(
+                         lambda t: sympy.Piecewise((t[0], t[1]), (t[2], True), evaluate=False)))
 
 
 VALUES = st.tuples(st.integers(-40, 40), st.integers(-40, 40), st.integers(1, 9),
@@ -86,6 +96,8 @@ def _exact(e: sympy.Basic, vals: tuple[int, ...]) -> object:
         return not _exact(e.args[0], vals)
     if e in (sympy.true, sympy.false):
         return bool(e)
+    if isinstance(e, sympy.Piecewise) and isinstance(e.args[0][0], sympy.logic.boolalg.Boolean):
+        return next(_exact(v, vals) for v, c in e.args if c is sympy.true or _exact(c, vals))
     v = e.xreplace(at)
     assert v.is_Integer, (e, vals, v)
     return int(v)
@@ -131,3 +143,61 @@ def test_rational_piecewise_inside_a_floor_is_exact(parts, vals):
     seed = sympy.floor(sympy.Piecewise((sympy.Rational(1, 3), X < 18), (sympy.Rational(1, 2), True))
                        * sympy.Mod(Y, 18))
     assert compile_int([seed], [X, Y])(0, 7)[0] == 2  # floor(7/3), not 7 * floor(1/3)
+
+
+def test_symbolic_exponents_are_integer_powers():
+    fn = compile_int([2 ** X * Y, sympy.Mod(3 ** X, 7)], [X, Y])
+    assert fn(5, -3) == (-96, 5)
+    with pytest.raises(ValueError, match="negative exponent"):
+        fn(-1, 1)
+    assert evaluate_grid(2 ** X, [X], [np.arange(4)]).tolist() == [1, 2, 4, 8]
+
+
+def test_undefined_values_fail_only_where_evaluated():
+    fn = compile_int([sympy.Piecewise((X, X > 0), (sympy.nan, True))], [X])
+    assert fn(3) == (3,)
+    with pytest.raises(ValueError, match="nan"):
+        fn(-1)
+
+
+def test_unknown_nodes_are_refused_by_name():
+    with pytest.raises(TypeError, match="sin"):
+        compile_int([sympy.sin(X)], [X])
+    with pytest.raises(TypeError, match="Sum.*grid"):
+        evaluate_grid(sympy.Sum(X, (Y, 0, P)), [X, P], [1, 2])
+
+
+POINTS = st.lists(VALUES, min_size=1, max_size=12)
+
+
+def _grid(points: list[tuple[int, ...]]) -> list[np.ndarray]:
+    return [np.array(col, dtype=np.int64) for col in zip(*points, strict=True)]
+
+
+@settings(max_examples=100, deadline=None)
+@given(_int_tree(2), POINTS)
+def test_grid_matches_scalar_on_integers(expr, points):
+    fn = compile_int([expr], SYMS)
+    got = evaluate_grid(expr, SYMS, _grid(points))
+    assert got.dtype == np.int64 and got.shape == (len(points),)
+    assert got.tolist() == [fn(*p)[0] for p in points], (expr, points)
+
+
+@settings(max_examples=100, deadline=None)
+@given(_bool_tree(), POINTS)
+def test_grid_matches_scalar_on_conditions(cond, points):
+    fn = compile_int([cond], SYMS)
+    got = evaluate_grid(cond, SYMS, _grid(points))
+    assert got.dtype == np.bool_
+    assert got.tolist() == [fn(*p)[0] for p in points], (cond, points)
+
+
+def test_grid_broadcasts_scalars_and_refuses_zero_divisors():
+    xs = np.arange(-6, 6)
+    got = evaluate_grid(sympy.floor(X / P) + sympy.Mod(X, 4), [X, P], [xs, 3])
+    assert got.tolist() == [x // 3 + x % 4 for x in range(-6, 6)]
+    assert evaluate_grid(sympy.Integer(5), [X], [xs]).tolist() == [5] * 12
+    with pytest.raises(ZeroDivisionError):
+        evaluate_grid(sympy.floor(X / P), [X, P], [xs, np.arange(12) - 3])
+    with pytest.raises(ValueError, match="no branch"):
+        evaluate_grid(sympy.Piecewise((X, X > 0)), [X], [xs])
