@@ -244,3 +244,14 @@ def test_explain_multicast_seed(capsys) -> None:
     text = capsys.readouterr().out
     assert "issue(rank) = Eq(Mod(rank, CN), 0)" in text
     assert "t = r * 132 + pid" in text
+
+
+def test_explain_shows_the_proof_of_the_tile_coordinates(capsys) -> None:
+    dec = str(ROOT / "examples" / "gemm_decomposition.py")
+    assert main(["explain", dec, "--param", "M=4096", "--param", "N=4096", "--param", "K=4096",
+                 "--json"]) == 0
+    order = json.loads(capsys.readouterr().out)["sections"]["tile order"]
+    for name in ("tile_m", "tile_n"):
+        proof = order["proofs"][name]
+        assert proof["result"] == order[name] and proof["input"] != proof["result"]
+        assert any("[1.1]" in step for step in proof["steps"])  # the IR's split recombined

@@ -36,13 +36,18 @@ GOLDEN = [
 
 
 def _order(example: str, params: dict, simplified: bool = True):  # type: ignore[no-untyped-def]
-    fusion = load_schedule(EX / example, params).fusion
+    fusion = load_schedule(EX / example, params, tuned=False).fusion
+
+    def order():  # type: ignore[no-untyped-def]
+        state = lower_mod.Lowering(fusion, lower_mod.Target.TRITON)
+        return lower_mod.tile_order(lower_mod.tile_axes(state)).order
+
     if simplified:
-        return lower_mod.tile_order(fusion)[0]
+        return order()
     keep = lower_mod._simplified
     lower_mod._simplified = lambda e, n: sympy.expand(e)  # the index map as the IR builds it
     try:
-        return lower_mod.tile_order(fusion)[0]
+        return order()
     finally:
         lower_mod._simplified = keep
 

@@ -221,7 +221,18 @@ def _explain_tile_order(args: argparse.Namespace, loaded: Any) -> dict[str, Any]
                if len(alive) < int(o.num_tiles) else ""),
             f"order: {o.description}",
             "first tiles: " + ", ".join(f"t={t} -> ({m}, {n})" for t, m, n in first)]
+    proofs = {}
+    for name, raw in (("tile_m", o.raw_tile_m), ("tile_n", o.raw_tile_n)):
+        if raw is not None:
+            from tilec.transforms.pipeline import coordinate_proof
+
+            proofs[name] = (raw, coordinate_proof(raw, int(o.num_tiles)))
+            text += [f"{name}: simplified under 0 <= t < {o.num_tiles}",
+                     *("  " + line for line in proofs[name][1].explain().splitlines())]
     return {"text": "\n".join(text), "tile_m": str(o.tile_m), "tile_n": str(o.tile_n),
+            "proofs": {k: {"input": str(r[0]), "result": str(r[1].expr),
+                           "steps": [str(step) for step in r[1].trace]}
+                       for k, r in proofs.items()},
             "num_tiles": int(o.num_tiles), "tiles_m": o.tiles_m, "tiles_n": o.tiles_n,
             "grid": grid, "rounds": rounds, "cluster_size": launch.cluster_size,
             "first_tiles": [list(x) for x in first]}

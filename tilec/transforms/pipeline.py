@@ -293,22 +293,29 @@ def tile_order(s: Lowering) -> Lowering:
         num_tiles = max((t for t in range(num_tiles) if walked(t)[0]), default=-1) + 1
     # simplified under 0 <= t < num_tiles (the real tiles): a grouped raster's last-group size
     # min(G, tiles_m - g*G) is G on every real tile when G divides tiles_m
-    tile_m = _simplified(sympy.sympify(str(m0), locals={"t": T}) / BM, num_tiles)
-    tile_n = _simplified(sympy.sympify(str(n0), locals={"t": T}) / BN, num_tiles)
+    raw_m = sympy.sympify(str(m0), locals={"t": T}) / BM
+    raw_n = sympy.sympify(str(n0), locals={"t": T}) / BN
+    tile_m, tile_n = _simplified(raw_m, num_tiles), _simplified(raw_n, num_tiles)
     desc = "from the schedule: " + ", ".join(str(a) for a in fusion.c.loop
                                               if a.ptype is not ParallelType.Mma)
     order = TileOrder(T, tile_m, tile_n, sympy.Integer(num_tiles), -(-M // BM), -(-N // BN), desc,
-                      ctas=num_ctas)
+                      ctas=num_ctas, raw_tile_m=sympy.expand(raw_m), raw_tile_n=sympy.expand(raw_n))
     return replace(s, order=order, num_ctas=num_ctas, persistent=bool(rounds))
 
 
 def _simplified(expr: sympy.Expr, num_tiles: int) -> sympy.Expr:
     """The tile coordinate simplified by the theorems under ``0 <= t < num_tiles``."""
+    return coordinate_proof(expr, num_tiles).expr
+
+
+def coordinate_proof(expr: sympy.Expr, num_tiles: int) -> Any:
+    """The simplification of a tile coordinate under ``0 <= t < num_tiles``, with its proof
+    trace (a :class:`tilec.proofs.Result`; ``tilec explain`` prints it)."""
     from tilec.proofs import Context, simplify
 
     ctx = Context()
     ctx.bound(T, sympy.Integer(num_tiles))
-    return simplify(sympy.expand(expr), ctx).expr
+    return simplify(sympy.expand(expr), ctx)
 
 
 def decomposition(s: Lowering) -> Lowering:

@@ -106,6 +106,10 @@ class TileOrder(_Frozen):
     tiles_n: int
     description: str = "row-major"
     ctas: int = 0
+    # the coordinates as the IR's index map gives them, before the theorems simplified them
+    # (for explain's proof; not part of the order's identity)
+    raw_tile_m: sympy.Expr | None = field(default=None, compare=False)
+    raw_tile_n: sympy.Expr | None = field(default=None, compare=False)
 
     @property
     def alive(self) -> sympy.Boolean:
