@@ -35,7 +35,10 @@ _uids = itertools.count()
 
 
 def as_extent(value: int | str | sympy.Expr) -> sympy.Expr:
-    """A positive integer extent as sympy: ints stay ints, names become positive integer symbols."""
+    """A positive integer extent as sympy: ints stay ints, names become positive integer symbols
+    (a bare ``sympy.Symbol("u")`` too, as the schedule trace replays it by name)."""
+    if isinstance(value, sympy.Symbol) and not (value.is_integer and value.is_positive):
+        return sympy.Symbol(value.name, integer=True, positive=True)
     if isinstance(value, sympy.Expr):
         return value
     if isinstance(value, str):
