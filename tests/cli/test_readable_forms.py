@@ -29,10 +29,15 @@ def test_printed_index_maps_are_simplified_and_equal(example: str) -> None:
         assert "/1)" not in text and "*1)" not in text and "+ 0" not in text, text
         assert len(text) <= len(raw_text)
         syms = list(im.bounds)
-        raw = {k: compile_int(e, syms) for k, e in im.logical.items()}
-        shown = {k: compile_int(e, syms) for k, e in logical.items()}
-        alive = compile_int(sympy.And(*im.predicates), syms)
-        shown_alive = compile_int(sympy.And(*predicates), syms)
+
+        def one(e, syms=syms):  # type: ignore[no-untyped-def]
+            fn = compile_int([e], syms)
+            return lambda *point: fn(*point)[0]
+
+        raw = {k: one(e) for k, e in im.logical.items()}
+        shown = {k: one(e) for k, e in logical.items()}
+        alive = one(sympy.And(*im.predicates))
+        shown_alive = one(sympy.And(*predicates))
         for _ in range(300):
             point = [rng.randrange(int(im.bounds[s])) for s in syms]
             for name, f in raw.items():
