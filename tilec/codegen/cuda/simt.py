@@ -211,10 +211,7 @@ class SimtCudaPrinter:
         out.append(f"{ind}auto store_tile = [&](const int buf) {{  // registers -> shared")
         out += self.copy_store(ind + "  ", st.a, "ra", "As") + self.copy_store(ind + "  ", st.b, "rb", "Bs")
         out.append(f"{ind}}};")
-        out.append(f"{ind}auto load_slice = [&](const int f, const int buf, const int {ki}) {{  // shared -> registers")
-        out += [ind + "  " + s for s in self.fetch("M", "am[f]", p.vec_m, p.m_local, sympy.true, f"As[buf][{ki}]")]
-        out += [ind + "  " + s for s in self.fetch("N", "bn[f]", p.vec_n, p.n_local, sympy.true, f"Bs[buf][{ki}]")]
-        out.append(f"{ind}}};")
+        out += self.load_slice_fn(ind, p, ki)
         out += [f"{ind}load_tile(0);", f"{ind}store_tile(0);", f"{ind}__syncthreads();"]
         if nf == 2:
             out.append(f"{ind}load_slice(0, 0, 0);")
@@ -273,10 +270,7 @@ class SimtCudaPrinter:
         out.append(f"{ind}auto issue_tile = [&](const int {ko}, const int buf) {{  // global -> shared, async")
         out += self.copy_async(ind + "  ", st.a, "A", "As") + self.copy_async(ind + "  ", st.b, "B", "Bs")
         out.append(f"{ind}}};")
-        out.append(f"{ind}auto load_slice = [&](const int f, const int buf, const int {ki}) {{  // shared -> registers")
-        out += [ind + "  " + s for s in self.fetch("M", "am[f]", p.vec_m, p.m_local, sympy.true, f"As[buf][{ki}]")]
-        out += [ind + "  " + s for s in self.fetch("N", "bn[f]", p.vec_n, p.n_local, sympy.true, f"Bs[buf][{ki}]")]
-        out.append(f"{ind}}};")
+        out += self.load_slice_fn(ind, p, ki)
         out += [f"{ind}#pragma unroll", f"{ind}for (int s = 0; s < {S - 1}; ++s) {{",
                 f"{ind}  if (s < {kt}) issue_tile(s, s);", f"{ind}  tilec_cp_async_commit();", f"{ind}}}"]
         out += [f"{ind}int rd = 0, wr = {S - 1};  // buffers of tile {ko} and of tile {ko} + {S - 1}"]
@@ -321,6 +315,15 @@ class SimtCudaPrinter:
                     *("  " + b for b in body), "}"]
         return [f"{ind}#pragma unroll", f"{ind}for (int it = 0; it < {cp.iters}; ++it) {{",
                 *(f"{ind}  {b}" for b in body), f"{ind}}}"]
+
+    def load_slice_fn(self, ind: str, p: SimtPlan, ki: str) -> list[str]:
+        """The ``load_slice(f, buf, ki)`` lambda: a k-slice of the A and B register tiles from
+        shared buffer ``buf`` into fragment ``f`` (both K pipelines use it)."""
+        out = [f"{ind}auto load_slice = [&](const int f, const int buf, const int {ki}) {{  // shared -> registers"]
+        out += [ind + "  " + s for s in self.fetch("M", "am[f]", p.vec_m, p.m_local, sympy.true, f"As[buf][{ki}]")]
+        out += [ind + "  " + s for s in self.fetch("N", "bn[f]", p.vec_n, p.n_local, sympy.true, f"Bs[buf][{ki}]")]
+        out.append(f"{ind}}};")
+        return out
 
     def copy_load(self, ind: str, cp: TileCopy, regs: str, src: str) -> list[str]:
         g = cp.guard
