@@ -1,9 +1,15 @@
 """Configs around the heuristic's choice on the shapes where the one-command path trails cuBLAS
 (bench/results/pipeline_h200_2026-11-23_first.json): each built from examples/gemm_decomposition.py
 through the pipeline (tilec.runtime.autotune.measure), timed beside torch.matmul in the same run
-(5 rounds each, do_bench median with L2 flushed). Writes $OUT/explore.json.
+(5 rounds each, do_bench median with L2 flushed). Writes $OUT/explore.json (round 1) or
+$OUT/explore_r2.json.
 
-    PYTHONPATH=. python bench/explore_heuristic.py
+Round 1 (results: bench/results/explore_heuristic_h200_2026-11-23.json): the tiles the heuristic
+knew. Round 2: for the shapes still below 0.9x in bench/results/pipeline_h200_2026-11-23.json,
+the 128x256 tile with more splits, Stream-K instead of split-K, the reduce-kernel fix-up, and
+the other decompositions of wave_1664 / wave_3328.
+
+    PYTHONPATH=. python bench/explore_heuristic.py [--round 2]
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ def cfg(BM, BN, BK, D="dp", S=1, st=3, w=8, g=8, fix="deterministic", sk=1):
                 FIXUP=fix, SK_WAVES=sk)
 
 
-CASES = {
+ROUND1 = {
     (512, 512, 65536): [cfg(128, 128, 64, "splitk", 8, 4), cfg(128, 128, 128, "splitk", 8, 3),
                         cfg(128, 128, 64, "splitk", 8, 6), cfg(64, 128, 128, "splitk", 8, 4, 4),
                         cfg(64, 64, 128, "splitk", 4, 6, 4), cfg(128, 128, 64, "splitk", 8, 4,
@@ -52,21 +58,46 @@ CASES = {
 }
 
 
+ROUND2 = {
+    (512, 512, 65536): [cfg(128, 128, 64, "splitk", 8, 4), cfg(128, 256, 64, "splitk", 16, 3),
+                        cfg(128, 256, 64, "splitk", 16, 4), cfg(256, 128, 64, "splitk", 16, 3),
+                        cfg(128, 256, 64, "splitk", 8, 3), cfg(128, 256, 64, "streamk", 1, 3),
+                        cfg(128, 128, 64, "streamk", 1, 5), cfg(128, 256, 64, "splitk", 16, 3,
+                                                                fix="atomic"),
+                        cfg(128, 128, 64, "splitk", 8, 4, fix="reduce_kernel"),
+                        cfg(128, 256, 64, "splitk", 16, 3, fix="reduce_kernel"),
+                        cfg(128, 128, 64, "splitk", 4, 4), cfg(128, 128, 128, "splitk", 8, 4),
+                        cfg(128, 128, 64, "splitk", 8, 3, 4)],
+    (1664, 1664, 8192): [cfg(128, 128, 64, "skpp", 1, 5), cfg(128, 256, 64, "streamk", 1, 3),
+                         cfg(256, 128, 64, "streamk", 1, 3), cfg(128, 256, 64, "dp_1sk", 1, 3),
+                         cfg(128, 256, 64, "sk2_dp", 1, 3), cfg(128, 128, 64, "streamk", 1, 5),
+                         cfg(128, 256, 64, "splitk", 2, 3), cfg(256, 128, 64, "splitk", 2, 3)],
+    (3328, 3328, 8192): [cfg(128, 256, 64, "dp_1sk", 1, 3), cfg(128, 256, 64, "dp", 1, 3),
+                         cfg(128, 128, 64, "dp", 1, 5), cfg(128, 128, 64, "skpp", 1, 5),
+                         cfg(256, 128, 64, "dp_1sk", 1, 3), cfg(128, 256, 64, "dp", 1, 4)],
+    (1024, 1024, 32768): [cfg(128, 128, 64, "splitk", 2, 5), cfg(128, 256, 64, "splitk", 4, 3),
+                          cfg(128, 128, 64, "streamk", 1, 5), cfg(128, 256, 64, "streamk", 1, 3)],
+}
+ROUNDS = {1: ROUND1, 2: ROUND2}
+
+
 def main() -> int:
+    rnd = int(sys.argv[sys.argv.index("--round") + 1]) if "--round" in sys.argv else 1
     rows = []
-    for (M, N, K), configs in CASES.items():
+    for (M, N, K), configs in ROUNDS[rnd].items():
         a = torch.randn((M, K), device="cuda", dtype=torch.bfloat16)
         b = torch.randn((K, N), device="cuda", dtype=torch.bfloat16)
         cub = [time_ms(lambda: torch.matmul(a, b)) for _ in range(5)]
-        cm = statistics.median(cub)
         for c in configs:
+            cub.append(time_ms(lambda: torch.matmul(a, b)))  # the peer between configs
+            cm = statistics.median(cub)
             m = measure(EX, {"M": M, "N": N, "K": K, **c},
                         timer=lambda fn: statistics.median(time_ms(fn) for _ in range(5)))
             r = {"M": M, "N": N, "K": K, "config": c, "ms": m.ms, "ok": m.ok, "error": m.error,
                  "cublas_ms": cm, "vs_cublas": cm / m.ms if m.ms else None}
             rows.append(r)
             print(M, N, K, c, f"{r['vs_cublas']:.3f}x" if m.ms else m.error, flush=True)
-    out = Path(os.environ.get("OUT", ".")) / "explore.json"
+    out = Path(os.environ.get("OUT", ".")) / ("explore.json" if rnd == 1 else f"explore_r{rnd}.json")
     out.write_text(json.dumps({"device": torch.cuda.get_device_name(0), "rows": rows}, indent=1))
     return 0
 
