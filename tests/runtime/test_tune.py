@@ -222,7 +222,7 @@ def test_gen_uses_a_rules_file_and_says_which_rule(tmp_path: Path, capsys) -> No
     assert json.loads(capsys.readouterr().out)["notes"][0].startswith("heuristic chose")
 
 
-def test_tune_times_the_finalists_again_and_the_median_decides(tmp_path: Path) -> None:
+def test_tune_times_every_config_in_rounds_and_the_median_decides(tmp_path: Path) -> None:
     from tilec.runtime.records import Records
 
     shape = {"M": 256, "N": 256, "K": 512}
@@ -239,4 +239,8 @@ def test_tune_times_the_finalists_again_and_the_median_decides(tmp_path: Path) -
     res = tune(EX, shape, limit=6, timer=timer, progress=False,
                records=Records(tmp_path / "t.sqlite"))
     assert res.best != space(EX, shape, limit=6)[0]  # its one fast timing did not win
-    assert max(calls.values()) == 3  # the finalists were timed three times
+    assert sorted(calls.values()) == [3] * len(calls) and len(calls) == 6  # every config, 3 rounds
+    calls.clear()  # one round: the fast first timing is all there is, and it wins
+    res2 = tune(EX, shape, limit=6, timer=timer, progress=False, rounds=1,
+                records=Records(tmp_path / "t2.sqlite"))
+    assert res2.best == space(EX, shape, limit=6)[0]

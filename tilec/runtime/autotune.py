@@ -2,7 +2,7 @@
 
 ``tilec tune SCHEDULE.py`` asks :func:`space` for the candidate choices of the knobs the schedule
 leaves ``"auto"`` (the heuristic's choice first; the knobs the user fixed stay fixed), builds and
-times each with :func:`measure` (checked against torch first), and records the winner
+checks each (:func:`build`), then times them all in turn (:func:`tune`), and records the winner
 (:class:`~tilec.runtime.records.Records`) so that a later ``tilec gen`` of the same schedule at
 the same fixed parameters uses it.
 
@@ -23,7 +23,7 @@ import json
 import statistics
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -34,10 +34,10 @@ from tilec.runtime.build import kernel, kernel_plan
 from tilec.runtime.records import Records, default_records, schedule_key
 from tilec.transforms.heuristic import AUTO, KNOBS, Config, candidates, parse_knob
 
-__all__ = ["Measurement", "TuneResult", "gpu_timer", "measure", "space", "tune", "write_params"]
+__all__ = ["Built", "Measurement", "TuneResult", "build", "gpu_timer", "measure", "space", "tune",
+           "write_params"]
 
-FINALISTS = 3  # configs timed again before the winner is chosen
-FINAL_ROUNDS = 2  # more timings of each finalist, in turn
+ROUNDS = 3  # timings of every config, in turn, after all are built; the median decides
 
 # accepted error (max |c - ref| / max |ref|) of a kernel against the fp32 product, per dtype
 TOLERANCE = {"bf16": 3e-2, "fp16": 5e-3, "fp32": 2e-2}
@@ -108,12 +108,20 @@ def gpu_timer(fn: Callable[[], Any]) -> float:
     return time_ms(fn, warmup=10, rep=40)
 
 
-def measure(path: str | Path, params: Mapping[str, Any], *, target: str = "triton",
-            device: str | None = None, check: bool = True,
-            timer: Callable[[Callable[[], Any]], float] | None = None) -> Measurement:
-    """Build the schedule's kernel at ``params``, check it against torch (``check``) and time
-    it (``timer(fn) -> ms``; default: :func:`gpu_timer` on a GPU, nothing on the CPU). Every
-    failure (compile, launch, wrong result) is a Measurement with ``ok=False``."""
+@dataclass(frozen=True)
+class Built:
+    """A config's kernel, built and checked, ready to time: ``run()`` launches it on its own
+    inputs. ``measurement`` holds the check (``ms`` is None); ``run`` is None when it failed."""
+
+    run: Callable[[], Any] | None
+    measurement: Measurement
+    flops: float = 0.0
+
+
+def build(path: str | Path, params: Mapping[str, Any], *, target: str = "triton",
+          device: str | None = None, check: bool = True) -> Built:
+    """Build the schedule's kernel at ``params`` and check it against torch (``check``). Every
+    failure (compile, launch, wrong result) is a Built with ``run=None`` and the reason."""
     try:
         import torch
 
@@ -135,22 +143,42 @@ def measure(path: str | Path, params: Mapping[str, Any], *, target: str = "trito
             ref = a.float() @ bb.float()
             err = float((c.float() - ref).abs().max() / ref.abs().max().clamp_min(1e-30))
             if not err <= TOLERANCE[plan.dtype.value]:  # NaN fails too
-                return Measurement(None, False, f"wrong result: rel_err {err:.3g}", rel_err=err)
-        if timer is None and dev != "cpu":
-            timer = gpu_timer
-        ms = timer(lambda: fn(a, b, out)) if timer else None
-        flops = 2.0 * plan.M * plan.N * plan.K
-        return Measurement(ms, True, None, flops / (ms * 1e-3) / 1e12 if ms else None, err)
+                return Built(None, Measurement(None, False, f"wrong result: rel_err {err:.3g}",
+                                               rel_err=err))
+        run = None if dev == "cpu" else (lambda: fn(a, b, out))
+        return Built(run, Measurement(None, True, None, rel_err=err),
+                     2.0 * plan.M * plan.N * plan.K)
     except Exception as e:  # a config that cannot compile or launch loses; the tuner goes on
+        return Built(None, Measurement(None, False, f"{type(e).__name__}: {e}"[:400]))
+
+
+def measure(path: str | Path, params: Mapping[str, Any], *, target: str = "triton",
+            device: str | None = None, check: bool = True,
+            timer: Callable[[Callable[[], Any]], float] | None = None) -> Measurement:
+    """:func:`build` then time (``timer(fn) -> ms``; default: :func:`gpu_timer` on a GPU,
+    nothing on the CPU)."""
+    b = build(path, params, target=target, device=device, check=check)
+    if not b.measurement.ok or b.run is None:
+        return b.measurement
+    try:
+        ms = (timer or gpu_timer)(b.run)
+    except Exception as e:  # noqa: BLE001
         return Measurement(None, False, f"{type(e).__name__}: {e}"[:400])
+    return replace(b.measurement, ms=ms, tflops=b.flops / (ms * 1e-3) / 1e12 if ms else None)
 
 
 def tune(path: str | Path, overrides: Mapping[str, Any] | None = None, *,
          target: str = "triton", sms: int | None = None, limit: int | None = None,
          timer: Callable[[Mapping[str, Any]], float] | None = None, check: bool = True,
          records: Records | None = None, progress: bool = True,
-         device: str | None = None) -> TuneResult:
+         device: str | None = None, rounds: int = ROUNDS) -> TuneResult:
     """Time every config of :func:`space` and record the fastest correct one.
+
+    Two phases: every config is built and checked first (the GPU idles while Triton compiles
+    and its clocks fall back); then all of them are timed in turn, ``rounds`` times, with
+    nothing compiling in between, and the median decides. (Building and timing each config in
+    one go ranked a cold sq1024 on the H200 wrong twice: the first config, timed right after
+    the idle of its compile, measured 3.3x its real time.)
 
     ``timer(params) -> ms`` replaces building and timing (tests, dry runs); ``records``
     defaults to ``$TILEC_CACHE/tuned.sqlite``.
@@ -164,39 +192,46 @@ def tune(path: str | Path, overrides: Mapping[str, Any] | None = None, *,
                          f"nothing to tune; set the knobs to tune to 'auto' (for example "
                          f"--param BM=auto) or leave them out of --param")
     configs = space(path, overrides, target=target, sms=sms, limit=limit)
-    results: list[tuple[Config, Measurement]] = []
-    items = Progress(configs, f"tune {Path(path).name}") if progress else configs
 
-    def run(cfg: Config, check: bool) -> Measurement:
-        params = {**overrides, **{k: v for k, v in cfg.params().items() if k in auto}}
+    def params_of(cfg: Config) -> dict[str, Any]:
+        return {**overrides, **{k: v for k, v in cfg.params().items() if k in auto}}
+
+    # phase 1: build and check
+    built: dict[Config, Built] = {}
+    for cfg in (Progress(configs, f"build {Path(path).name}") if progress else configs):
         if timer is None:
-            return measure(path, params, target=target, device=device, check=check)
-        try:
-            return Measurement(float(timer(params)), True)
-        except Exception as e:
-            return Measurement(None, False, f"{type(e).__name__}: {e}"[:400])
-
-    for cfg in items:
-        results.append((cfg, run(cfg, check)))
+            built[cfg] = build(path, params_of(cfg), target=target, device=device, check=check)
+        else:
+            built[cfg] = Built(lambda p=params_of(cfg): timer(p), Measurement(None, True))
+    # phase 2: time every built config in turn, `rounds` times
+    times: dict[Config, list[float]] = {c: [] for c, b in built.items() if b.run is not None}
+    errors: dict[Config, str] = {}
+    rounds_ = range(max(rounds, 1))
+    for _ in (Progress(rounds_, f"time {len(times)} configs") if progress else rounds_):
+        for cfg in times:
+            if cfg in errors:
+                continue
+            try:
+                fn = built[cfg].run
+                times[cfg].append(float(fn() if timer is not None else gpu_timer(fn)))
+            except Exception as e:  # noqa: BLE001
+                errors[cfg] = f"{type(e).__name__}: {e}"[:400]
+    results: list[tuple[Config, Measurement]] = []
+    for cfg in configs:
+        b = built[cfg]
+        if cfg in errors:
+            results.append((cfg, Measurement(None, False, errors[cfg])))
+        elif times.get(cfg):
+            ms = statistics.median(times[cfg])
+            results.append((cfg, replace(b.measurement, ms=ms, tflops=b.flops / (ms * 1e-3) / 1e12
+                                         if b.flops and ms else None)))
+        else:
+            results.append((cfg, b.measurement))
     ok = [(c, m) for c, m in results if m.ok and m.ms is not None]
     if not ok:
         first = results[0][1].error if results else "no config"
         raise TilecError(f"tune {Path(path).name}: every config failed; the first: {first}")
-    # one timing per config is noisy (the first configs also run while the GPU clocks ramp up:
-    # on the H200 a cold sq1024 tune ranked Stream-K 3% ahead of data-parallel, which then ran
-    # 1.8x slower): the FINALISTS fastest are timed again, in turn, and the median decides
-    finalists = sorted(ok, key=lambda r: r[1].ms or 0.0)[:FINALISTS]
-    times = {c: [m.ms or 0.0] for c, m in finalists}
-    for _ in range(FINAL_ROUNDS if len(finalists) > 1 else 0):
-        for c, _m in finalists:
-            again = run(c, False)
-            if again.ok and again.ms is not None:
-                times[c].append(again.ms)
-    medians = {c: statistics.median(v) for c, v in times.items()}
-    best = min(medians, key=lambda c: medians[c])
-    bm = Measurement(medians[best], True)
-    results = [(c, Measurement(medians[c], m.ok, m.error, m.tflops, m.rel_err) if c in medians
-                else m) for c, m in results]
+    best, bm = min(ok, key=lambda r: r[1].ms or 0.0)
     choice = {k: best.params()[k] for k in auto}
     key = schedule_key(Path(path).read_text(), target)
     rec = records if records is not None else default_records()
