@@ -116,6 +116,7 @@ class Built:
     run: Callable[[], Any] | None
     measurement: Measurement
     flops: float = 0.0
+    on_gpu: bool = False
 
 
 def build(path: str | Path, params: Mapping[str, Any], *, target: str = "triton",
@@ -145,9 +146,8 @@ def build(path: str | Path, params: Mapping[str, Any], *, target: str = "triton"
             if not err <= TOLERANCE[plan.dtype.value]:  # NaN fails too
                 return Built(None, Measurement(None, False, f"wrong result: rel_err {err:.3g}",
                                                rel_err=err))
-        run = None if dev == "cpu" else (lambda: fn(a, b, out))
-        return Built(run, Measurement(None, True, None, rel_err=err),
-                     2.0 * plan.M * plan.N * plan.K)
+        return Built(lambda: fn(a, b, out), Measurement(None, True, None, rel_err=err),
+                     2.0 * plan.M * plan.N * plan.K, on_gpu=dev != "cpu")
     except Exception as e:  # a config that cannot compile or launch loses; the tuner goes on
         return Built(None, Measurement(None, False, f"{type(e).__name__}: {e}"[:400]))
 
@@ -158,10 +158,11 @@ def measure(path: str | Path, params: Mapping[str, Any], *, target: str = "trito
     """:func:`build` then time (``timer(fn) -> ms``; default: :func:`gpu_timer` on a GPU,
     nothing on the CPU)."""
     b = build(path, params, target=target, device=device, check=check)
-    if not b.measurement.ok or b.run is None:
+    timer = timer or (gpu_timer if b.on_gpu else None)
+    if not b.measurement.ok or b.run is None or timer is None:
         return b.measurement
     try:
-        ms = (timer or gpu_timer)(b.run)
+        ms = timer(b.run)
     except Exception as e:  # noqa: BLE001
         return Measurement(None, False, f"{type(e).__name__}: {e}"[:400])
     return replace(b.measurement, ms=ms, tflops=b.flops / (ms * 1e-3) / 1e12 if ms else None)
@@ -204,7 +205,8 @@ def tune(path: str | Path, overrides: Mapping[str, Any] | None = None, *,
         else:
             built[cfg] = Built(lambda p=params_of(cfg): timer(p), Measurement(None, True))
     # phase 2: time every built config in turn, `rounds` times
-    times: dict[Config, list[float]] = {c: [] for c, b in built.items() if b.run is not None}
+    times: dict[Config, list[float]] = {c: [] for c, b in built.items() if b.run is not None
+                                        and (timer is not None or b.on_gpu)}
     errors: dict[Config, str] = {}
     rounds_ = range(max(rounds, 1))
     for _ in (Progress(rounds_, f"time {len(times)} configs") if progress else rounds_):
