@@ -40,6 +40,14 @@ class Fact:
     other: sympy.Expr | None = None
 
     def __str__(self) -> str:
+        text = _FACT_TEXT.get(self)
+        if text is None:  # printed often (the prover reports facts by their text): memoised
+            if len(_FACT_TEXT) > 100_000:
+                _FACT_TEXT.clear()
+            text = _FACT_TEXT[self] = self._text()
+        return text
+
+    def _text(self) -> str:
         s = _paren(self.subject)
         if self.kind is FactKind.NONNEG:
             return f"{self.subject} >= 0"
@@ -58,6 +66,9 @@ class Fact:
         if self.kind is FactKind.BOUND:
             return sympy.Lt(self.subject, self.other)
         return sympy.Eq(mk_mod(self.subject, self.other), 0, evaluate=False)
+
+
+_FACT_TEXT: dict[Fact, str] = {}
 
 
 def _paren(e: sympy.Expr | None) -> str:
