@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 import sympy
 
 from tilec.proofs.evaluate import compile_int
+from tilec.proofs.trace import text
 from tilec.transforms.multicast.derive import R1, R2, RANK, _same, launch_values
 
 if TYPE_CHECKING:
@@ -558,7 +559,7 @@ def _prove_uncached(op: OperandMulticast, forms: OperandForms, values: dict[symp
     facts = [by_text[t] for t in dict.fromkeys(used) if t in by_text]
     alive_ok = _alive_uniform(op, keys, groups, ctx, values, facts, rows)
     key_divs = sorted(_divisors(sympy.Tuple(*keys)), key=sympy.count_ops)
-    printed = tuple({"theorem": t, "before": str(b), "after": str(a)} for t, b, a in rows)
+    printed = tuple({"theorem": t, "before": text(b), "after": text(a)} for t, b, a in rows)
     return _Proof(facts, printed, res.expr, key_divs, alive_ok, tuple(keys))
 
 
