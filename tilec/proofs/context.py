@@ -20,6 +20,7 @@ from enum import Enum
 import sympy
 
 from .build import as_expr, mk_mod
+from .trace import text
 
 
 class FactKind(Enum):
@@ -40,6 +41,14 @@ class Fact:
     other: sympy.Expr | None = None
 
     def __str__(self) -> str:
+        out = _FACT_TEXT.get(self)
+        if out is None:  # printed often (the prover reports facts by their text): memoised
+            if len(_FACT_TEXT) > 100_000:
+                _FACT_TEXT.clear()
+            out = _FACT_TEXT[self] = self._text()
+        return out
+
+    def _text(self) -> str:
         s = _paren(self.subject)
         if self.kind is FactKind.NONNEG:
             return f"{self.subject} >= 0"
@@ -60,8 +69,11 @@ class Fact:
         return sympy.Eq(mk_mod(self.subject, self.other), 0, evaluate=False)
 
 
+_FACT_TEXT: dict[Fact, str] = {}
+
+
 def _paren(e: sympy.Expr | None) -> str:
-    s = str(e)
+    s = str(e) if e is None else text(e)
     return s if e is None or e.is_Atom or isinstance(e, sympy.Function) else f"({s})"
 
 

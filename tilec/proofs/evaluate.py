@@ -15,6 +15,9 @@ Two entry points share the walk:
 - :func:`evaluate_grid` -- the same expression over numpy int64 arrays (``floor_divide`` and
   ``mod`` are floor semantics too; no float ever), for point grids such as a warp's lanes.
 
+numpy is imported by the grid path only: a process that evaluates at points (``tilec masks``)
+does not pay for it.
+
 Example::
 
     >>> import numpy as np
@@ -30,10 +33,12 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import sympy
+
+if TYPE_CHECKING:
+    import numpy as np
 
 _Num = tuple[str, "str | None"]  # value == num / den; den None means 1
 _REL = {"==": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
@@ -275,6 +280,17 @@ def _undefined(what: str) -> Any:
 
 def _ipow(base: Any, exp: Any) -> Any:
     """``base ** exp`` for a non-negative integer exponent (never a float)."""
+    if not isinstance(exp, int):  # numpy values: the grid's check
+        return _ipow_grid(base, exp)
+    if exp < 0:
+        raise ValueError(f"negative exponent {exp} in an integer expression")
+    return base ** exp
+
+
+def _ipow_grid(base: Any, exp: Any) -> Any:
+    """:func:`_ipow` over arrays."""
+    import numpy as np
+
     if np.any(np.asarray(exp) < 0):
         raise ValueError(f"negative exponent {exp} in an integer expression")
     return base ** exp
@@ -282,6 +298,8 @@ def _ipow(base: Any, exp: Any) -> Any:
 
 def _select(conds: tuple[Any, ...], vals: tuple[Any, ...]) -> np.ndarray:
     """The first value whose condition holds, per point; every point must have one."""
+    import numpy as np
+
     shape = np.broadcast_shapes(*(np.shape(c) for c in conds), *(np.shape(v) for v in vals))
     cs = [np.broadcast_to(c, shape) for c in conds]
     hit = functools.reduce(np.logical_or, cs)
@@ -291,19 +309,24 @@ def _select(conds: tuple[Any, ...], vals: tuple[Any, ...]) -> np.ndarray:
     return np.select(cs, choices, default=choices[-1])  # the default keeps the values' dtype
 
 
-_GRID_SCOPE: dict[str, Any] = {
-    "_np": np, "_select": _select, "_gcd": np.gcd, "_ipow": _ipow, "_undefined": _undefined,
-    "_min": lambda *a: functools.reduce(np.minimum, a),
-    "_max": lambda *a: functools.reduce(np.maximum, a),
-    "_and": lambda *a: functools.reduce(np.logical_and, a),
-    "_or": lambda *a: functools.reduce(np.logical_or, a),
-}
+@functools.cache
+def _grid_scope() -> dict[str, Any]:
+    import numpy as np
+
+    return {
+        "_np": np, "_select": _select, "_gcd": np.gcd, "_ipow": _ipow_grid,
+        "_undefined": _undefined,
+        "_min": lambda *a: functools.reduce(np.minimum, a),
+        "_max": lambda *a: functools.reduce(np.maximum, a),
+        "_and": lambda *a: functools.reduce(np.logical_and, a),
+        "_or": lambda *a: functools.reduce(np.logical_or, a),
+    }
 
 
 @functools.lru_cache(maxsize=1024)
 def _compiled_grid(expr: sympy.Basic, names: tuple[str, ...]) -> Callable[..., Any]:
     src = f"def _g({', '.join(names)}):\n    return {_Walk(grid=True).value(expr)}\n"
-    namespace = dict(_GRID_SCOPE)
+    namespace = dict(_grid_scope())
     exec(compile(src, "<tilec grid eval>", "exec"), namespace)
     fn = namespace["_g"]
     fn.source = src
@@ -321,6 +344,8 @@ def evaluate_grid(expr: Any, syms: Sequence[sympy.Symbol], arrays: Sequence[Any]
         >>> evaluate_grid(sympy.Piecewise((t // 2, t < 3), (-t, True)), [t], [np.arange(6)])
         array([ 0,  0,  1, -3, -4, -5])
     """
+    import numpy as np
+
     if len(syms) != len(arrays):
         raise ValueError(f"evaluate_grid: {len(syms)} symbols but {len(arrays)} arrays")
     e = sympy.sympify(expr)

@@ -66,6 +66,42 @@ def fmt(e: sympy.Basic) -> str:
     return str(_PRINTER.doprint(e))
 
 
+class _MemoStrPrinter(StrPrinter):
+    """sympy's ``str`` printer, each sub-expression printed once per process: a proof's rows and
+    a derivation's forms repeat the same sub-expressions (``ceiling(ceiling(N/BN)/CN)``) many
+    times, and sympy orders the terms of every sum anew each time it prints one (most of the cost
+    of printing). A sub-expression prints the same wherever it stands, except a Float at the top
+    (its digits depend on the depth), which is never kept."""
+
+    def __init__(self) -> None:
+        super().__init__({"order": None})  # what str(expr) uses
+        self._memo: dict[sympy.Basic, str] = {}
+
+    def _print(self, expr: object, **kwargs: object) -> str:
+        if kwargs or not isinstance(expr, sympy.Basic) or isinstance(expr, sympy.Float):
+            return super()._print(expr, **kwargs)
+        hit = self._memo.get(expr)
+        if hit is None:
+            if len(self._memo) > 100_000:
+                self._memo.clear()
+            hit = self._memo[expr] = super()._print(expr)
+        return hit
+
+
+_STR = _MemoStrPrinter()
+
+
+def text(e: sympy.Basic) -> str:
+    """``str(e)``, with the sub-expressions already printed in this process reused.
+
+    >>> x, n = sympy.symbols("x n", integer=True, positive=True)
+    >>> e = sympy.floor(x / n) + sympy.Mod(x + 1, n)
+    >>> text(e) == str(e), text(sympy.Eq(e, 0)) == str(sympy.Eq(e, 0))
+    (True, True)
+    """
+    return str(_STR.doprint(e))
+
+
 class Why:
     """Text computed when first printed (printing is most of the cost of a cheap proof step).
 

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 import sympy
 
 from tilec.proofs.evaluate import compile_int
+from tilec.proofs.trace import text
 from tilec.transforms.multicast.derive import R1, R2, RANK, _same, launch_values
 
 if TYPE_CHECKING:
@@ -370,6 +371,9 @@ def _disagreement(op: OperandMulticast, closed: ClosedForm, values: dict[sympy.S
 # -- 4. proof -----------------------------------------------------------------------------
 
 
+_Row = tuple[str, sympy.Basic, sympy.Basic]  # a proof row: (theorem, before, after), unprinted
+
+
 @dataclass(frozen=True)
 class _Proof:
     facts: list[Fact]
@@ -385,13 +389,21 @@ def _value(expr: sympy.Expr, values: dict[sympy.Symbol, int]) -> int | None:
     expr = sympy.sympify(expr)
     if expr.is_Integer:
         return int(expr)
-    syms = sorted(expr.free_symbols, key=str)
+    syms, fn = _evaluator(expr)
     if any(s not in values for s in syms):
         return None
     try:
-        return int(compile_int([expr], syms)(*[values[s] for s in syms])[0])
+        return int(fn(*[values[s] for s in syms])[0])
     except (ValueError, TypeError, ZeroDivisionError):
         return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _evaluator(expr: sympy.Expr) -> tuple[list[sympy.Symbol], Any]:
+    """The parameters of ``expr`` and its compiled exact value (a derivation asks for the values
+    of the same few divisors many times)."""
+    syms = sorted(expr.free_symbols, key=str)
+    return syms, compile_int([expr], syms)
 
 
 def _divisors(expr: sympy.Basic) -> set[sympy.Expr]:
@@ -519,7 +531,7 @@ def _prove_uncached(op: OperandMulticast, forms: OperandForms, values: dict[symp
     # first as the schedule writes it; then with the divisors cut by the rank's grouping
     for cut in (False, True):
         local = ctx.copy()
-        rows: list[dict[str, str]] = []
+        rows: list[_Row] = []  # printed once the attempt succeeds (printing costs)
         used: list[str] = []  # every fact a step of the proof rests on
         origin = {}
         for name, e in op.origin.items():
@@ -530,7 +542,7 @@ def _prove_uncached(op: OperandMulticast, forms: OperandForms, values: dict[symp
             rows += _trace_rows(res)
             folded = fold_nested_floors(res.expr)
             if folded != res.expr:
-                rows.append({"theorem": "2.11", "before": str(res.expr), "after": str(folded)})
+                rows.append(("2.11", res.expr, folded))
             origin[name] = folded
         with sympy.evaluate(False):
             same_exact = _same(origin, R1, R2)
@@ -547,11 +559,12 @@ def _prove_uncached(op: OperandMulticast, forms: OperandForms, values: dict[symp
     facts = [by_text[t] for t in dict.fromkeys(used) if t in by_text]
     alive_ok = _alive_uniform(op, keys, groups, ctx, values, facts, rows)
     key_divs = sorted(_divisors(sympy.Tuple(*keys)), key=sympy.count_ops)
-    return _Proof(facts, tuple(rows), res.expr, key_divs, alive_ok, tuple(keys))
+    printed = tuple({"theorem": t, "before": text(b), "after": text(a)} for t, b, a in rows)
+    return _Proof(facts, printed, res.expr, key_divs, alive_ok, tuple(keys))
 
 
 def _factor_divisors(e: sympy.Expr, groupings: list[sympy.Expr], ctx: Context,
-                     values: dict[sympy.Symbol, int], rows: list[dict[str, str]],
+                     values: dict[sympy.Symbol, int], rows: list[_Row],
                      used: list[str]) -> sympy.Expr:
     """Cut a divisor D of the rank's tile index by a rank grouping g with D % g == 0:
     ``x/D -> (x/g)/(D/g)`` (2.11) and ``x%D -> x%g + ((x/g)%(D/g))*g`` (2.12). The rank then
@@ -580,7 +593,7 @@ def _factor_divisors(e: sympy.Expr, groupings: list[sympy.Expr], ctx: Context,
             ctx.divisible(d, g)
             used.append(str(ctx.facts[-1]) if ctx.facts[-1].subject == d else
                         next(str(f) for f in ctx.facts if (f.subject, f.other) == (d, g)))
-            rows.append({"theorem": theorem, "before": str(node), "after": str(new)})
+            rows.append((theorem, node, new))
             return new
         return node
 
@@ -604,7 +617,7 @@ def _groups_of(keys: list[sympy.Expr], values: dict[sympy.Symbol, int], cs: int
 
 def _alive_uniform(op: OperandMulticast, keys: list[sympy.Expr], groups: tuple[int, ...],
                    ctx: Context, values: dict[sympy.Symbol, int], facts: list[Fact],
-                   rows: list[dict[str, str]]) -> bool:
+                   rows: list[_Row]) -> bool:
     """Each alive predicate that can fail here depends on the rank only through the group: a
     group is all alive or all dead at every launch meeting the facts."""
     from tilec.proofs import Fact, FactKind, simplify
@@ -630,7 +643,7 @@ def _alive_uniform(op: OperandMulticast, keys: list[sympy.Expr], groups: tuple[i
             if RANK not in left.free_symbols or len(set(groups)) == len(groups):
                 rows.extend(_trace_rows(res))
                 if cand is not part.pred:
-                    rows.append({"theorem": "2.16", "before": str(part.pred), "after": str(cand)})
+                    rows.append(("2.16", part.pred, cand))
                     facts.append(Fact(FactKind.DIVISIBLE, part.pred.args[1], block))
                 by_text = {str(fc): fc for fc in ctx.facts}
                 facts.extend(by_text[t] for t in res.facts_used if t in by_text)
@@ -663,9 +676,8 @@ def fold_nested_floors(expr: sympy.Expr) -> sympy.Expr:
     return expr
 
 
-def _trace_rows(res: Any) -> list[dict[str, str]]:
-    return [{"theorem": str(s.theorem), "before": str(s.before), "after": str(s.after)}
-            for s in res.trace]
+def _trace_rows(res: Any) -> list[_Row]:
+    return [(str(s.theorem), s.before, s.after) for s in res.trace]
 
 
 def _keys(cond: sympy.Boolean) -> list[sympy.Expr] | None:

@@ -50,6 +50,7 @@ import sympy
 from tilec.errors import TilecError, UnsupportedError
 from tilec.ir import GemmFusion, IndexMap, ParallelType, index_map, index_symbol, infer_launch
 from tilec.proofs.evaluate import compile_int
+from tilec.proofs.trace import text
 from tilec.ir.tensorview import TensorView
 from tilec.transforms.plan import MulticastMode
 
@@ -231,7 +232,7 @@ def _fact_text(fact: Fact) -> str:
 @functools.lru_cache(maxsize=4096)
 def _text(expr: sympy.Basic) -> str:
     """str() of a form, memoised: a schedule's general forms are printed for every launch."""
-    return str(expr)
+    return text(expr)
 
 
 # -- reading the operand's index map -------------------------------------------------------
