@@ -8,8 +8,11 @@ The kernel is a persistent, warp-specialized TMA + WGMMA GEMM:
 * warpgroups 1..C are consumers (``setmaxnreg`` up to 232): each owns BM/C rows of the tile, waits
   on *full*, runs ``wgmma.mma_async m64nBNk16`` from shared memory into fp32 registers, then
   releases the stage by arriving on the *empty* barrier of every CTA of the cluster (``mapa`` + a
-  remote arrive), and finally stores its rows straight from registers to global memory (ragged
-  M/N edges masked);
+  remote arrive), and finally writes its rows of C by the plan's epilogue (``KernelPlan.epilogue``,
+  the schedule's ``set_kernel(epilogue=)``): by default packed to 16 bits in registers and stored
+  box by box through shared memory and TMA during the next tile's first k-iterations
+  ("overlap"), else through the TMA staging ring after the k-loop ("tma", "tma_tile"), or
+  straight from registers to global memory ("direct": fp32 C, rows TMA cannot store);
 * with a cluster, operand loads are TMA multicasts whose issue predicate, mask and slice come from
   the plan's :class:`~tilec.transforms.plan.MulticastPlan` (closed form, general run-time form, or
   the closed form behind a run-time guard), printed from sympy by
