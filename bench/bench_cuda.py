@@ -443,13 +443,17 @@ def run_correctness(out: Path, only: str | None = None) -> list[dict]:
 
 
 # ---------------------------------------------------------------------------- perf
-def run_perf(out: Path, which: str) -> list[dict]:
+def run_perf(out: Path, which: str, shapes: list | None = None, variants: list | None = None,
+             tag: str = "") -> list[dict]:
+    """Time ``shapes`` x ``variants`` (default BIG x BIG_VARIANTS) and/or SMALL; writes
+    cuda_perf_<date><tag>.json under ``out``."""
     jobs: list = []
+    variants = variants or BIG_VARIANTS
     if which in ("all", "big"):
-        for shape in BIG:
-            vs = [dict(M=shape[0], N=shape[1], K=shape[2], **v) for v, _, _ in BIG_VARIANTS]
-            jobs.append(["perf", list(shape), vs, [m for _, m, _ in BIG_VARIANTS],
-                         [o for _, _, o in BIG_VARIANTS]])
+        for shape in shapes or BIG:
+            vs = [dict(M=shape[0], N=shape[1], K=shape[2], **v) for v, _, _ in variants]
+            jobs.append(["perf", list(shape), vs, [m for _, m, _ in variants],
+                         [o for _, _, o in variants]])
     if which in ("all", "small"):
         for shape, variants in SMALL.items():
             vs = [dict(M=shape[0], N=shape[1], K=shape[2], SMS=128, **v) for v, _ in variants]
@@ -471,7 +475,7 @@ def run_perf(out: Path, which: str) -> list[dict]:
     print(f"built perf kernels in {time.time() - t0:.0f}s", flush=True)
     rows = run_jobs(jobs, 120.0, lambda r: print(f"  {r['job'][1]} done", flush=True))
     summary = perf_summary(rows)
-    (out / f"cuda_perf_{DATE}.json").write_text(json.dumps(
+    (out / f"cuda_perf_{DATE}{tag}.json").write_text(json.dumps(
         {"device": device(), "date": DATE, "script": "bench/bench_cuda.py",
          "method": "alternated, 7 rounds x 10 replays, L2 (512 MiB) zeroed before each replay, "
                    "CUDA events; median of round medians; spread = min/max of round medians",
@@ -616,6 +620,10 @@ def main() -> None:
     ap.add_argument("--skip-correctness", action="store_true")
     ap.add_argument("--skip-sanitizer", action="store_true")
     ap.add_argument("--only", default=None, help="run the correctness cases whose JSON has this text")
+    ap.add_argument("--shapes", default=None, help='JSON [[M, N, K], ...] instead of BIG')
+    ap.add_argument("--variants", default=None,
+                    help='JSON [[params, mode, opts], ...] instead of BIG_VARIANTS')
+    ap.add_argument("--tag", default="", help="suffix of the perf JSON's name")
     args = ap.parse_args()
     if args.worker is not None:
         worker(json.loads(args.worker))
@@ -628,7 +636,8 @@ def main() -> None:
     if not args.skip_sanitizer:
         run_sanitizer(out)
     if args.perf != "none":
-        run_perf(out, args.perf)
+        run_perf(out, args.perf, args.shapes and json.loads(args.shapes),
+                 args.variants and json.loads(args.variants), args.tag)
 
 
 if __name__ == "__main__":
