@@ -109,6 +109,8 @@ def test_overlapped_epilogue_stores_the_last_tile_inside_the_next_k_loop() -> No
     assert "tilec::tma_store(&tmC, box, pend_n + q * 64, pend_m + ms * 64);" in loop
     assert "constexpr int EPI_STEPS = M_SUB * (BN / 64);" in src
     assert "pend[ms][j][0] = pack(acc[ms][4 * j], acc[ms][4 * j + 1]);" in src
+    # the last tile's boxes are stored before the wait that keeps shared memory alive for them
+    assert src.rindex("tilec::tma_store(&tmC") < src.rindex("tilec::tma_store_wait<0>();")
     # the schedule's choice reaches the printer; the "tma" epilogue stores after the k-loop
     tma = seed(M=2048, N=2048, K=1024, CM=2, SMS=8, EPILOGUE="tma")
     assert tma.epilogue == "tma" and CudaPrinter(tma).epilogue == "tma"

@@ -860,10 +860,10 @@ class CudaPrinter:
             f"{i2}}}",
             f"{ind}}}",
         ]
+        if self.epilogue == "overlap":  # the last tile's boxes, before the wait for all stores
+            out += self._overlap_rest(ind)
         if s.tma_store:
             out.append(f"{ind}if (ctid == 0) tilec::tma_store_wait<0>();  // stores done before exit")
-        if self.epilogue == "overlap":
-            out += self._overlap_rest(ind)
         return out
 
     # ------------------------------------------------------------------ overlapped epilogue
