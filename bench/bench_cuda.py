@@ -57,15 +57,18 @@ SHAPES = [(1000, 1100, 776, 256, 8), (777, 1000, 40, 128, 8), (1300, 1504, 1000,
 # perf: (M, N, K) -> variants (params of the seed schedule, multicast mode)
 BIG = [(4096, 4096, 4096), (8192, 8192, 8192), (6144, 6144, 2048), (4096, 6144, 4096),
        (4096, 28672, 4096), (4096, 4096, 14336), (6000, 6000, 6000)]
-_TILE3 = {"epilogue": "tma_tile", "stages": 3}
-BIG_VARIANTS = [(dict(CM=2, CN=1, SMS=128), "leader", {}),
-                (dict(CM=2, CN=1, SMS=128), "leader", _TILE3),
-                (dict(CM=2, CN=1, SMS=128), "leader", {"stages": 3}),
-                (dict(CM=2, CN=1, SMS=132, DECOMP="dp_1sk"), "leader", {}),
-                (dict(CM=2, CN=1, SMS=132, DECOMP="dp_1sk"), "leader", _TILE3),
-                (dict(CM=2, CN=1, SMS=128, B_LAYOUT="kn"), "leader", _TILE3),
-                # measurement: the same kernel without its epilogue (C not written)
-                (dict(CM=2, CN=1, SMS=128), "leader", {"epilogue": "none"})]
+# (tma_tile with 3 stages, 3 stages alone and dp_1sk with the TMA-store epilogue lost to these
+# everywhere: bench/results/cuda_perf_2026-11-23b.json; SMS=132, dp_1sk and 256x128 tiles with
+# 1x2 clusters, all with the overlapped epilogue, lost too: cuda_perf_2026-11-23d.json)
+_OVL = {"epilogue": "overlap"}
+BIG_VARIANTS = [(dict(CM=2, CN=1, SMS=128), "leader", {}),  # the printer's choice: overlap
+                (dict(CM=2, CN=1, SMS=128), "leader", {"epilogue": "tma"}),
+                (dict(CM=2, CN=1, SMS=128, ORDER="grouped", GROUP=8), "leader", _OVL),
+                (dict(CM=2, CN=1, SMS=128, B_LAYOUT="kn"), "leader", _OVL),
+                # measurements: the same kernel without its epilogue (C not written), and without
+                # its epilogue and its loads (the stages are released empty: MMAs and barriers)
+                (dict(CM=2, CN=1, SMS=128), "leader", {"epilogue": "none"}),
+                (dict(CM=2, CN=1, SMS=128), "leader", {"epilogue": "none", "loads": False})]
 _S8 = dict(DECOMP="splitk", SPLITS=8)
 _S4 = dict(DECOMP="splitk", SPLITS=4)
 SMALL = {(512, 512, 65536): [(dict(BN=128, CM=1, CN=1, FIXUP="atomic", **_S8), {}),
@@ -111,6 +114,24 @@ def correctness_cases() -> list[tuple[dict, str, dict]]:
     for ci, (cm, cn, mode) in enumerate(CLUSTERS[::2]):
         d = DECOMPS[(3 * ci) % len(DECOMPS)]
         out.append((dict(M=1300, N=1504, K=1000, BN=256, CM=cm, CN=cn, SMS=16, **d), mode, tile))
+    # the overlapped epilogue (the tile packed in registers, stored box by box through TMA during
+    # the next tile's k-iterations): every cluster shape, every decomposition, ragged shapes
+    # (TMA-storable: N * 2 a multiple of 16), 256 x 128 tiles (two m64 rows per consumer), units
+    # shorter than its store steps (K < BK: one k-iteration for four boxes)
+    ovl = {"epilogue": "overlap"}
+    tma_shapes = [(1000, 1000, 776, 256, 8), (777, 1000, 40, 256, 8), (1300, 1504, 1000, 256, 16),
+                  (1536, 1000, 3000, 128, 132)]
+    for ci, (cm, cn, mode) in enumerate(CLUSTERS):
+        d = DECOMPS[ci % len(DECOMPS)]
+        i = (ci + 1) % len(tma_shapes)
+        if tma_shapes[i][2] < 64 * d.get("SPLITS", 1):
+            i = (i + 1) % len(tma_shapes)
+        M, N, K, BN, sms = tma_shapes[i]
+        sms = sms if sms % (cm * cn) == 0 else sms - sms % (cm * cn)
+        out.append((dict(M=M, N=N, K=K, BN=BN, CM=cm, CN=cn, SMS=sms, **d), mode, ovl))
+    out += [(dict(M=999, N=1000, K=504, BN=128, CM=1, CN=1, SMS=8, DECOMP="splitk", SPLITS=2), "leader", ovl),
+            (dict(M=1000, N=1000, K=1000, BM=256, BN=128, CM=1, CN=2, SMS=16, DECOMP="streamk"), "leader", ovl),
+            (dict(M=1300, N=1504, K=1000, BM=256, BN=128, CM=1, CN=2, SMS=16, B_LAYOUT="kn"), "leader", ovl)]
     return out
 
 
@@ -122,6 +143,8 @@ def _plan_key(key: str):  # type: ignore[no-untyped-def]
     params, mode, *opts = json.loads(key)
     if opts and opts[0].get("stages"):  # the schedule's pipeline depth (set_kernel(stages=...))
         params = {**params, "STAGES": opts[0]["stages"]}
+    if opts and opts[0].get("epilogue", "none") != "none":  # the schedule's set_kernel(epilogue=)
+        params = {**params, "EPILOGUE": opts[0]["epilogue"]}
     try:
         return plan_of(params, mode)
     except Exception as e:  # noqa: BLE001 - reported as this variant's result
@@ -154,11 +177,17 @@ def get_plan(params: dict, mode: str, *opts: dict):  # type: ignore[no-untyped-d
     return _PLANS[key]
 
 
-def build_all(plans: list, epilogues: list | None = None) -> list:
-    epis = epilogues or ["auto"] * len(plans)
+def build_all(plans: list, opts: list | None = None) -> list:
+    """Build every plan with its variant's options: an epilogue "none" or loads False are
+    measurements (printer overrides, never a plan's choice); any other epilogue is already the
+    plan's (the schedule's set_kernel(epilogue=), see _plan_key)."""
+    def one(po):  # type: ignore[no-untyped-def]
+        p, o = po
+        epi = o.get("epilogue") if o.get("epilogue") == "none" else None
+        return build(p, CACHE, source=emit(p, epilogue=epi, loads=o.get("loads", True)))
+
     with ThreadPoolExecutor(max_workers=min(16, os.cpu_count() or 4)) as ex:
-        return list(ex.map(lambda pe: build(pe[0], CACHE, source=emit(pe[0], epilogue=pe[1])),
-                           zip(plans, epis, strict=True)))
+        return list(ex.map(one, zip(plans, opts or [{}] * len(plans), strict=True)))
 
 
 def job_plan(job: list):  # type: ignore[no-untyped-def]
@@ -337,8 +366,7 @@ def worker(jobs: list) -> None:
     keys_l = sorted(keys)
     loaded = [json.loads(k) for k in keys_l]
     built = dict(zip(keys_l, build_all([get_plan(*x) for x in loaded],
-                                       [(x[2] if len(x) > 2 else {}).get("epilogue", "auto")
-                                        for x in loaded]), strict=True))
+                                       [x[2] if len(x) > 2 else {} for x in loaded]), strict=True))
     for j in jobs:
         print("START " + json.dumps(j), flush=True)
         try:
@@ -394,11 +422,11 @@ def run_jobs(jobs: list, per_job_s: float, log) -> list[dict]:
     return results
 
 
-def run_correctness(out: Path) -> list[dict]:
-    cases = correctness_cases()
+def run_correctness(out: Path, only: str | None = None) -> list[dict]:
+    cases = [c for c in correctness_cases() if only is None or only in json.dumps(c)]
     t0 = time.time()
     make_plans([json.dumps([p, m, o]) for p, m, o in cases])
-    build_all([get_plan(p, m, o) for p, m, o in cases], [o.get("epilogue", "auto") for _, _, o in cases])
+    build_all([get_plan(p, m, o) for p, m, o in cases], [o for _, _, o in cases])
     print(f"built {len(cases)} correctness kernels in {time.time() - t0:.0f}s", flush=True)
 
     def log(r: dict) -> None:
@@ -415,13 +443,17 @@ def run_correctness(out: Path) -> list[dict]:
 
 
 # ---------------------------------------------------------------------------- perf
-def run_perf(out: Path, which: str) -> list[dict]:
+def run_perf(out: Path, which: str, shapes: list | None = None, variants: list | None = None,
+             tag: str = "") -> list[dict]:
+    """Time ``shapes`` x ``variants`` (default BIG x BIG_VARIANTS) and/or SMALL; writes
+    cuda_perf_<date><tag>.json under ``out``."""
     jobs: list = []
+    variants = variants or BIG_VARIANTS
     if which in ("all", "big"):
-        for shape in BIG:
-            vs = [dict(M=shape[0], N=shape[1], K=shape[2], **v) for v, _, _ in BIG_VARIANTS]
-            jobs.append(["perf", list(shape), vs, [m for _, m, _ in BIG_VARIANTS],
-                         [o for _, _, o in BIG_VARIANTS]])
+        for shape in shapes or BIG:
+            vs = [dict(M=shape[0], N=shape[1], K=shape[2], **v) for v, _, _ in variants]
+            jobs.append(["perf", list(shape), vs, [m for _, m, _ in variants],
+                         [o for _, _, o in variants]])
     if which in ("all", "small"):
         for shape, variants in SMALL.items():
             vs = [dict(M=shape[0], N=shape[1], K=shape[2], SMS=128, **v) for v, _ in variants]
@@ -439,14 +471,15 @@ def run_perf(out: Path, which: str) -> list[dict]:
     for f in failed:
         print(f"  not run: {f}", flush=True)
     build_all([get_plan(v, m, o) for j in jobs for v, m, o in zip(j[2], j[3], j[4], strict=True)],
-              [o.get("epilogue", "auto") for j in jobs for o in j[4]])
+              [o for j in jobs for o in j[4]])
     print(f"built perf kernels in {time.time() - t0:.0f}s", flush=True)
     rows = run_jobs(jobs, 120.0, lambda r: print(f"  {r['job'][1]} done", flush=True))
-    (out / f"cuda_perf_{DATE}.json").write_text(json.dumps(
+    summary = perf_summary(rows)
+    (out / f"cuda_perf_{DATE}{tag}.json").write_text(json.dumps(
         {"device": device(), "date": DATE, "script": "bench/bench_cuda.py",
          "method": "alternated, 7 rounds x 10 replays, L2 (512 MiB) zeroed before each replay, "
                    "CUDA events; median of round medians; spread = min/max of round medians",
-         "rows": rows, "not_run": failed}, indent=1))
+         "summary": summary, "rows": rows, "not_run": failed}, indent=1))
     print(f"\n{'shape':>18} {'variant':>60} {'ms':>8} {'TFLOP/s':>8} {'x cuBLAS':>8} {'spread':>15}")
     for r in rows:
         if "variants" not in r:
@@ -458,7 +491,36 @@ def run_perf(out: Path, which: str) -> list[dict]:
             d = {k: x for k, x in v["params"].items() if k not in ("M", "N", "K")} | v["opts"]
             print(f"{shp:>18} {json.dumps(d)[:60]:>60} {v['ms']:8.3f} {v['tflops']:8.1f} "
                   f"{v['x_cublas']:8.3f} {v['spread'][0]:.3f}-{v['spread'][1]:.3f}")
+    print(json.dumps(summary, indent=1))
     return rows
+
+
+def _measurement(v: dict) -> bool:
+    return v["opts"].get("epilogue") == "none" or v["opts"].get("loads") is False
+
+
+def perf_summary(rows: list[dict]) -> dict:
+    """Per shape the printer's default variant (first in the list) and the fastest variant that
+    writes C; their geomeans over the shapes (x cuBLAS); measurements are left out."""
+    per, dflt, best = {}, [], []
+    for r in rows:
+        if "variants" not in r:
+            continue
+        real = [v for v in r["variants"] if not _measurement(v)]
+        if not real:
+            continue
+        b = max(real, key=lambda v: v["x_cublas"])
+        shp = "x".join(map(str, r["shape"]))
+        per[shp] = {"default_x_cublas": real[0]["x_cublas"], "default_tflops": real[0]["tflops"],
+                    "best_x_cublas": b["x_cublas"], "best_tflops": b["tflops"],
+                    "best_variant": {k: x for k, x in b["params"].items() if k not in ("M", "N", "K")}
+                    | b["opts"], "cublas_tflops": r["cublas_tflops"],
+                    "clocks_after": r["clocks_after"]}
+        dflt.append(real[0]["x_cublas"])
+        best.append(b["x_cublas"])
+    gm = lambda xs: statistics.geometric_mean(xs) if xs else None  # noqa: E731
+    return {"shapes": per, "geomean_default_x_cublas": gm(dflt), "geomean_best_x_cublas": gm(best),
+            "min_best_x_cublas": min(best) if best else None}
 
 
 # ---------------------------------------------------------------------------- sanitizer
@@ -557,6 +619,11 @@ def main() -> None:
     ap.add_argument("--perf", default="all", choices=["all", "big", "small", "none"])
     ap.add_argument("--skip-correctness", action="store_true")
     ap.add_argument("--skip-sanitizer", action="store_true")
+    ap.add_argument("--only", default=None, help="run the correctness cases whose JSON has this text")
+    ap.add_argument("--shapes", default=None, help='JSON [[M, N, K], ...] instead of BIG')
+    ap.add_argument("--variants", default=None,
+                    help='JSON [[params, mode, opts], ...] instead of BIG_VARIANTS')
+    ap.add_argument("--tag", default="", help="suffix of the perf JSON's name")
     args = ap.parse_args()
     if args.worker is not None:
         worker(json.loads(args.worker))
@@ -564,12 +631,13 @@ def main() -> None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     if not args.skip_correctness:
-        res = run_correctness(out)
+        res = run_correctness(out, args.only)
         print(f"correctness: {sum(bool(r.get('ok')) for r in res)}/{len(res)} ok", flush=True)
     if not args.skip_sanitizer:
         run_sanitizer(out)
     if args.perf != "none":
-        run_perf(out, args.perf)
+        run_perf(out, args.perf, args.shapes and json.loads(args.shapes),
+                 args.variants and json.loads(args.variants), args.tag)
 
 
 if __name__ == "__main__":

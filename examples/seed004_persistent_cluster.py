@@ -12,7 +12,9 @@ into the cluster index (CIDx) and the CTA's rank in the cluster (RankX).
 DECOMP (dp | splitk | streamk | dp_1sk | sk2_dp | skpp), SPLITS, SK_WAVES and FIXUP (atomic |
 deterministic) choose the work decomposition; ORDER="grouped" walks the cluster groups in a
 grouped raster (GROUP group rows, column by column: a wave reads fewer rows of A and columns of
-B; "rows": row-major groups); STAGES sets the shared-memory pipeline depth; with a cluster, lowering for CUDA cuts the work per
+B; "rows": row-major groups); STAGES sets the shared-memory pipeline depth; EPILOGUE how the
+CUDA kernel writes C (None: the printer's choice; "overlap": stored from registers during the
+next tile's MMAs; "tma", "tma_tile", "direct"); with a cluster, lowering for CUDA cuts the work per
 cluster, so every CTA of a cluster keeps the same K range and multicast stays valid.
 
 Run ``tilec show examples/seed004_persistent_cluster.py --param CN=2`` or
@@ -27,13 +29,14 @@ from tilec.ir import ParallelType as P
 # B_LAYOUT "nk": B given as N x K (K-major), what the Hopper WGMMA path reads; "kn" for K x N.
 PARAMS = dict(M=8192, N=8192, K=8192, BM=128, BN=256, BK=64, CM=2, CN=1, SMS=132, CLUSTER=2,
               DTYPE="bf16", B_LAYOUT="nk", DECOMP="dp", SPLITS=1, SK_WAVES=1,
-              FIXUP="deterministic", ORDER="rows", GROUP=8, STAGES=None)
+              FIXUP="deterministic", ORDER="rows", GROUP=8, STAGES=None, EPILOGUE=None)
 
 
 def schedule(M: int, N: int, K: int, BM: int, BN: int, BK: int, CM: int, CN: int, SMS: int,
              CLUSTER: int, DTYPE: str = "bf16", B_LAYOUT: str = "nk", DECOMP: str = "dp",
              SPLITS: int = 1, SK_WAVES: int = 1, FIXUP: str = "deterministic",
-             ORDER: str = "rows", GROUP: int = 8, STAGES: int | None = None) -> GemmFusion:
+             ORDER: str = "rows", GROUP: int = 8, STAGES: int | None = None,
+             EPILOGUE: str | None = None) -> GemmFusion:
     # clusters of more than 8 CTAs are non-portable (up to 16: the multicast mask's width);
     # CLUSTER is a symbol when tilec derives closed forms over the parameters
     fusion = GemmFusion(M, N, K, dtype=DTYPE, b_layout=B_LAYOUT,
@@ -58,8 +61,9 @@ def schedule(M: int, N: int, K: int, BM: int, BN: int, BK: int, CM: int, CN: int
         # (the symbolic instance, built for the multicast closed forms, needs only index maps)
         fusion.decompose(DECOMP, splits=SPLITS, sk_waves=SK_WAVES, fixup=FIXUP,
                          sms=SMS if isinstance(SMS, int) else None)
-    if isinstance(STAGES, int):  # shared-memory pipeline stages (None: the target's default)
-        fusion.set_kernel(stages=STAGES)
+    if isinstance(STAGES, int) or EPILOGUE is not None:
+        # shared-memory pipeline stages and the CUDA epilogue (None: the target's default)
+        fusion.set_kernel(stages=STAGES if isinstance(STAGES, int) else None, epilogue=EPILOGUE)
     fusion.propagate()
     return fusion
 

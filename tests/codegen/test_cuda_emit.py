@@ -99,6 +99,27 @@ def test_matrix_compiles_without_warnings(tmp_path: Path) -> None:
 
 
 @needs_nvcc
+def test_every_epilogue_compiles_without_warnings(tmp_path: Path) -> None:
+    """MATRIX compiles the printer's choice (overlap, or direct where TMA cannot store C); here
+    the schedule's other choices, and the two measurements the bench times."""
+    base = dict(M=1300, N=1504, K=1000, CM=2, CN=1, SMS=8)
+    plans = [seed(**base, EPILOGUE="tma"), seed(**base, EPILOGUE="direct"),
+             seed(**base, EPILOGUE="tma_tile", STAGES=3)]
+    srcs = [emit(p) for p in plans] + [emit(seed(**base), epilogue="none", loads=False)]
+
+    def one(i: int) -> str | None:
+        try:
+            compile_cu(srcs[i], tmp_path / f"e{i}.o", shared=False, werror=True)
+        except CudaBuildError as e:
+            return str(e)
+        return None
+
+    with ThreadPoolExecutor(max_workers=4) as ex:
+        errors = [e for e in ex.map(one, range(len(srcs))) if e]
+    assert not errors, errors[0]
+
+
+@needs_nvcc
 @pytest.mark.slow
 def test_large_schedules_compile_without_warnings(tmp_path: Path) -> None:
     errors = _compile_all(SLOW_MATRIX, tmp_path)

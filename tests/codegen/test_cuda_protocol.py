@@ -72,16 +72,60 @@ def test_partly_dead_clusters_are_detected() -> None:
 def test_epilogue_choice() -> None:
     tma = seed(M=1000, N=1024, K=256, CM=1, SMS=4)
     assert CudaPrinter(tma).shape.tma_store
+    assert CudaPrinter(tma).epilogue == "overlap"  # auto: overlapped TMA stores where they fit
     assert "cp.async.bulk.tensor.2d.global.shared::cta" in emit(tma)
     odd = seed(M=1000, N=1504, K=256, CM=1, SMS=4)
     assert CudaPrinter(odd).shape.tma_store
     odd = seed(M=1000, N=1500, K=256, CM=1, SMS=4)  # 3000-byte rows: TMA needs multiples of 16
     assert not CudaPrinter(odd).shape.tma_store
-    with pytest.raises(UnsupportedError, match="16-byte rows"):
-        emit(odd, epilogue="tma")
+    assert CudaPrinter(odd).epilogue == "direct"
+    for epi in ("tma", "tma_tile", "overlap"):
+        with pytest.raises(UnsupportedError, match="16-byte rows"):
+            emit(odd, epilogue=epi)
+    with pytest.raises(UnsupportedError, match="'overlap' epilogue stores through TMA"):
+        emit(seed(M=1000, N=1500, K=256, CM=1, SMS=4, EPILOGUE="overlap"))
     import dataclasses
     f32 = dataclasses.replace(tma, out_dtype=DType.FP32)
     assert not CudaPrinter(f32).shape.tma_store
     assert not CudaPrinter(tma, epilogue="direct").shape.tma_store
     with pytest.raises(UnsupportedError, match="epilogue must be"):
         CudaPrinter(tma, epilogue="smem")
+
+
+def _consumer_k_loop(src: str) -> str:
+    """The consumer's k-loop: from its full-barrier wait to the release of the last stage."""
+    a = src.index("tilec::mbar_wait(&full[stage], phase);")
+    return src[a:src.index("tilec::wgmma_wait<0>();", a)]
+
+
+def test_overlapped_epilogue_stores_the_last_tile_inside_the_next_k_loop() -> None:
+    plan = seed(M=2048, N=2048, K=1024, CM=2, SMS=8)  # 128 x 256 tiles: 4 boxes per warpgroup
+    src = emit(plan)
+    loop = _consumer_k_loop(src)
+    # one box of the pending (packed) tile per k-iteration, after this k-iteration's wgmmas are
+    # issued and before the wait for the previous ones
+    assert loop.index("tilec::wgmma_commit();") < loop.index("if (flushed < EPI_STEPS)") \
+        < loop.index("tilec::wgmma_wait<1>();")
+    assert "tilec::tma_store(&tmC, box, pend_n + q * 64, pend_m + ms * 64);" in loop
+    assert "constexpr int EPI_STEPS = M_SUB * (BN / 64);" in src
+    assert "pend[ms][j][0] = pack(acc[ms][4 * j], acc[ms][4 * j + 1]);" in src
+    # the last tile's boxes are stored before the wait that keeps shared memory alive for them
+    assert src.rindex("tilec::tma_store(&tmC") < src.rindex("tilec::tma_store_wait<0>();")
+    # the schedule's choice reaches the printer; the "tma" epilogue stores after the k-loop
+    tma = seed(M=2048, N=2048, K=1024, CM=2, SMS=8, EPILOGUE="tma")
+    assert tma.epilogue == "tma" and CudaPrinter(tma).epilogue == "tma"
+    src_tma = emit(tma)
+    assert "pend[" not in src_tma and "tma_store(" not in _consumer_k_loop(src_tma)
+    assert "// Epilogue: registers -> two staging boxes -> TMA stores." in src_tma
+    assert "// Epilogue: packed to 16 bits in registers;" in src
+    # the shared memory the launcher checks is the one the printed kernel uses
+    assert CudaPrinter(plan).shape.smem_bytes == CudaPrinter(tma).shape.smem_bytes
+
+
+def test_no_loads_measurement_prints_no_tma_loads() -> None:
+    plan = seed(M=2048, N=2048, K=1024, CM=2, SMS=8)
+    assert "tilec::tma_load_multicast" in emit(plan)
+    src = emit(plan, epilogue="none", loads=False)
+    assert "tilec::tma_load" not in src.split("gemm_kernel(")[1]
+    assert "mbar_arrive_expect_tx(&full[stage], 0u);  // MEASUREMENT: no loads" in src
+    assert "// Epilogue: NONE (a measurement" in src

@@ -151,6 +151,9 @@ def test_set_kernel_limits_and_replay(f: GemmFusion) -> None:
     assert f.kernel_options == KernelOptions(stages=4, warps=8, load=LoadKind.TMA)
     assert str(f.schedule).endswith("fusion.set_kernel(stages=4, warps=8, load='tma')")
     assert f.schedule.replay().kernel_options == f.kernel_options
+    with pytest.raises(FusionError, match=esc("set_kernel: epilogue must be one of tma, tma_tile, "
+                                              "direct, overlap, 'auto' or None but got 'smem'")):
+        f.set_kernel(epilogue="smem")
 
 
 def test_policy_values_parse_in_any_case_and_by_alias() -> None:

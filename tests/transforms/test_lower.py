@@ -24,6 +24,30 @@ def test_kernel_options_reach_the_plan(target: str) -> None:
     assert lower(schedule(256, 256, 128, 64, 64, 64), target="triton").a.kind is LoadKind.TMA
 
 
+def test_epilogue_choice_reaches_the_plan() -> None:
+    from tilec.errors import UnsupportedError
+    from tilec.transforms.pipeline import Lowering, Target, legalize
+
+    f = schedule(256, 256, 128, 128, 128, 64)
+    assert lower(f, target="cuda").epilogue == "auto"
+    f.set_kernel(epilogue=" Overlap ")
+    assert f.kernel_options.epilogue == "overlap"
+    assert str(f.schedule).endswith("fusion.set_kernel(epilogue='overlap')")
+    assert f.schedule.replay().kernel_options == f.kernel_options
+    p = lower(f, target="cuda")
+    assert p.epilogue == "overlap"
+    assert "epilogue overlap" in legalize_summary(f)
+    with pytest.raises(UnsupportedError, match="set_kernel\\(epilogue='overlap'\\)"):
+        lower(f, target="triton")
+    assert lower(f.set_kernel(epilogue="auto"), target="cuda").epilogue == "auto"
+
+
+def legalize_summary(f) -> str:  # type: ignore[no-untyped-def]
+    from tilec.transforms.pipeline import lower_steps
+
+    return dict(lower_steps(f, target="cuda"))["legalize"].summary()
+
+
 def test_multicast_plan_carries_its_facts_as_objects_and_the_guard_they_make() -> None:
     from tilec.app.loader import load_schedule
     from tilec.proofs.context import Fact

@@ -32,6 +32,7 @@ from tilec.ir.tensorview import TensorView
 from tilec.ir.threads import ThreadOptions, check_min_blocks, check_pad, check_stages
 from tilec.ir.trace import Schedule, paused
 from tilec.ir.types import (
+    EPILOGUES,
     SK_WAVES_MAX,
     BLayout,
     Decomposition,
@@ -147,11 +148,13 @@ class GemmFusion:
         return self
 
     def set_kernel(self, stages: int | str | None = None, warps: int | str | None = None,
-                   load: LoadKind | str | None = None) -> GemmFusion:
+                   load: LoadKind | str | None = None, epilogue: str | None = None) -> GemmFusion:
         """Kernel-level choices: software-pipeline ``stages`` (K tiles in flight), ``warps`` per
-        CTA (CUDA: 4 per warpgroup) and the operand ``load`` kind (``pointer``, ``tma``).
+        CTA (CUDA: 4 per warpgroup), the operand ``load`` kind (``pointer``, ``tma``) and, for
+        the CUDA target, the ``epilogue`` that writes C (``tma``, ``tma_tile``, ``direct``,
+        ``overlap``: see :data:`~tilec.ir.types.EPILOGUES`).
         None or ``"auto"`` leaves a choice to lowering (TMA where the strides allow it, the
-        target's default stages and warps). Kept as a frozen
+        target's default stages, warps and epilogue). Kept as a frozen
         :class:`~tilec.ir.types.KernelOptions` that lowering copies into the plan.
 
         >>> GemmFusion(M=256, N=256, K=64).set_kernel(stages=4, warps=8, load="tma").kernel_options
@@ -174,10 +177,16 @@ class GemmFusion:
                    "a power of two or a multiple of 4 in 1..32")
         parsed = None if load is None else LoadKind.parse(load, extra=("auto",))
         kind = None if isinstance(parsed, str) else parsed
+        epi = epilogue.strip().lower() if isinstance(epilogue, str) else epilogue
+        if epi == "auto":
+            epi = None
+        if epi is not None and epi not in EPILOGUES:
+            raise FusionError(f"set_kernel: epilogue must be one of {', '.join(EPILOGUES)}, "
+                              f"'auto' or None but got {epilogue!r}")
         self.schedule.record("fusion", "set_kernel", (),
                              {"stages": st, "warps": wp,
-                              "load": kind.value if kind is not None else None})
-        self.kernel_options = KernelOptions(stages=st, warps=wp, load=kind)
+                              "load": kind.value if kind is not None else None, "epilogue": epi})
+        self.kernel_options = KernelOptions(stages=st, warps=wp, load=kind, epilogue=epi)
         return self
 
     def set_cluster(self, x: int, y: int = 1, z: int = 1) -> GemmFusion:

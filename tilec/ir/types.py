@@ -251,9 +251,18 @@ class KernelOptions:
     lowering (the target's default, or for ``load`` TMA where the strides allow it).
 
     stages: software-pipeline depth of the K loop; warps: warps per CTA; load: how operand tiles
-    are loaded (:class:`LoadKind`).
+    are loaded (:class:`LoadKind`); epilogue: how the CUDA kernel writes C (one of
+    :data:`EPILOGUES`; None: the printer's choice).
     """
 
     stages: int | None = None
     warps: int | None = None
     load: LoadKind | None = None
+    epilogue: str | None = None
+
+
+# How the CUDA kernel writes its C tile (docs/cuda_backend.md, "Epilogue"): "tma" (registers ->
+# two staging boxes in shared memory -> TMA stores), "tma_tile" (the whole tile staged, its stores
+# overlap the next tile), "direct" (registers -> global), "overlap" (the tile is packed to 16 bits
+# in registers and stored from there while the next tile's MMAs run).
+EPILOGUES = ("tma", "tma_tile", "direct", "overlap")

@@ -109,6 +109,7 @@ class Lowering:
     cluster: tuple[int, int, int] = (1, 1, 1)  # legalize: the cluster launched
     num_warps: int = 0  # legalize
     num_stages: int = 0  # legalize
+    epilogue: str = "auto"  # legalize
     notes: tuple[str, ...] = ()
 
     @property
@@ -126,7 +127,7 @@ class Lowering:
             M=M, N=N, K=K, BM=BM, BN=BN, BK=BK, dtype=self.fusion.dtype, order=self.order,
             work=self.work, a=self.a, b=self.b, input_precision=self.input_precision,
             num_warps=self.num_warps, num_stages=self.num_stages, cluster=self.cluster,
-            b_transposed=self.fusion.b_layout == "nk", notes=self.notes,
+            b_transposed=self.fusion.b_layout == "nk", notes=self.notes, epilogue=self.epilogue,
         )
 
     def summary(self) -> str:
@@ -160,7 +161,8 @@ class Lowering:
                            + (" multicast" if op.multicast else ""))
         if self.num_warps:
             out.append(f"launch: cluster {self.cluster}, {self.num_warps} warps, "
-                       f"{self.num_stages} stages")
+                       f"{self.num_stages} stages"
+                       + (f", epilogue {self.epilogue}" if self.epilogue != "auto" else ""))
         return "\n".join(out)
 
 
@@ -541,6 +543,10 @@ def legalize(s: Lowering) -> Lowering:
         stages = ko.stages or 3
         if fusion.dtype is DType.FP32:
             notes.append(f"fp32 dot in {s.input_precision.value} precision")
+        if ko.epilogue is not None:
+            raise UnsupportedError(
+                f"triton: set_kernel(epilogue={ko.epilogue!r}) chooses the CUDA kernel's "
+                "epilogue; the Triton kernel stores C itself (leave epilogue to 'auto')")
     else:
         if ko.load is LoadKind.POINTER:
             raise UnsupportedError("cuda: operands are loaded by TMA; set_kernel(load='pointer') "
@@ -561,7 +567,7 @@ def legalize(s: Lowering) -> Lowering:
                 f"(an H200 holds 30 clusters of 4: use SMS=120); CudaKernel.max_active_clusters() "
                 f"tells on the device")
     return replace(s, a=a, b=b, cluster=cluster, num_warps=warps, num_stages=stages,
-                   notes=tuple(notes), work=work)
+                   notes=tuple(notes), work=work, epilogue=ko.epilogue or "auto")
 
 
 def _tile_of(fusion: GemmFusion) -> tuple[int, int, int]:

@@ -376,6 +376,9 @@ class KernelPlan:
     cluster: tuple[int, int, int] = (1, 1, 1)
     b_transposed: bool = False  # B stored N x K
     notes: tuple[str, ...] = field(default_factory=tuple)
+    # CUDA: how C is written (tilec.ir.types.EPILOGUES, the schedule's set_kernel(epilogue=)),
+    # "auto": the printer's choice
+    epilogue: str = "auto"
 
     @property
     def k_iters(self) -> int:

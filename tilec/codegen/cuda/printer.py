@@ -8,8 +8,11 @@ The kernel is a persistent, warp-specialized TMA + WGMMA GEMM:
 * warpgroups 1..C are consumers (``setmaxnreg`` up to 232): each owns BM/C rows of the tile, waits
   on *full*, runs ``wgmma.mma_async m64nBNk16`` from shared memory into fp32 registers, then
   releases the stage by arriving on the *empty* barrier of every CTA of the cluster (``mapa`` + a
-  remote arrive), and finally stores its rows straight from registers to global memory (ragged
-  M/N edges masked);
+  remote arrive), and finally writes its rows of C by the plan's epilogue (``KernelPlan.epilogue``,
+  the schedule's ``set_kernel(epilogue=)``): by default packed to 16 bits in registers and stored
+  box by box through shared memory and TMA during the next tile's first k-iterations
+  ("overlap"), else through the TMA staging ring after the k-loop ("tma", "tma_tile"), or
+  straight from registers to global memory ("direct": fp32 C, rows TMA cannot store);
 * with a cluster, operand loads are TMA multicasts whose issue predicate, mask and slice come from
   the plan's :class:`~tilec.transforms.plan.MulticastPlan` (closed form, general run-time form, or
   the closed form behind a run-time guard), printed from sympy by
@@ -45,6 +48,7 @@ import sympy
 from tilec.codegen.cuda.expr import CudaExprPrinter
 from tilec.codegen.cuda.runtime import DEVICE_HELPERS, INDEX_HELPERS, wgmma_function
 from tilec.errors import UnsupportedError
+from tilec.ir.types import EPILOGUES
 from tilec.proofs import Context, compile_int
 from tilec.transforms.plan import (
     Decomposition,
@@ -164,12 +168,15 @@ def _static_receivers(p: KernelPlan, cluster: int) -> tuple[tuple[int, ...], tup
 class CudaPrinter:
     """Prints one plan; each ``_emit_*`` method returns one section of the file."""
 
-    def __init__(self, plan: KernelPlan, mma_in_flight: int = 1, epilogue: str = "auto") -> None:
+    def __init__(self, plan: KernelPlan, mma_in_flight: int = 1, epilogue: str | None = None,
+                 loads: bool = True) -> None:
         if mma_in_flight not in (0, 1):
             raise UnsupportedError(f"mma_in_flight must be 0 or 1 but got {mma_in_flight}")
-        if epilogue not in ("auto", "tma", "tma_tile", "direct", "none"):
+        self.loads = loads  # False: a measurement, the producer arrives without loading
+        epilogue = plan.epilogue if epilogue is None else epilogue
+        if epilogue not in ("auto", *EPILOGUES, "none"):
             raise UnsupportedError(
-                f"epilogue must be 'auto', 'tma', 'tma_tile', 'direct' or 'none' but got "
+                f"epilogue must be 'auto', {', '.join(map(repr, EPILOGUES))} or 'none' but got "
                 f"{epilogue!r}")
         self.mma_in_flight = mma_in_flight
         self.epilogue = epilogue
@@ -280,12 +287,14 @@ class CudaPrinter:
         epi = consumers * boxes * _BOX_BYTES
         can_tma = (p.c_dtype.nbytes == 2 and p.BN % 64 == 0 and (p.N * p.c_dtype.nbytes) % 16 == 0
                    and smem + epi <= _SMEM_LIMIT)
-        if self.epilogue in ("tma", "tma_tile") and not can_tma:
+        if self.epilogue in ("tma", "tma_tile", "overlap") and not can_tma:
             raise UnsupportedError(
-                f"CUDA backend: the TMA-store epilogue needs a 16-bit C with 16-byte rows (N * 2 "
-                f"a multiple of 16), BN a multiple of 64 and {epi} more bytes of shared memory "
-                f"(plan {p.name!r}: {p.c_dtype.value}, N={p.N}, BN={p.BN}, {smem} bytes already)"
-            )
+                f"CUDA backend: the {self.epilogue!r} epilogue stores through TMA: it needs a "
+                f"16-bit C with 16-byte rows (N * 2 a multiple of 16), BN a multiple of 64 and "
+                f"{epi} more bytes of shared memory (plan {p.name!r}: {p.c_dtype.value}, N={p.N}, "
+                f"BN={p.BN}, {smem} bytes already)")
+        if self.epilogue == "auto":  # overlapped TMA stores where they fit (measured the fastest)
+            self.epilogue = "overlap" if can_tma else "direct"
         tma_store = can_tma and self.epilogue not in ("direct", "none")
         rs = _static_receivers(p, cx)
         recv, send = (None, None) if rs is None else rs
@@ -344,6 +353,7 @@ class CudaPrinter:
             f"{f'B[{p.N}, {p.K}]^T' if p.b_transposed else f'B[{p.K}, {p.N}]'}, {p.dtype.value} in, fp32 accumulate, {p.c_dtype.value} out.",
             f"// Tiles {p.BM}x{p.BN}x{p.BK}, {s.stages} stages, {s.consumers} consumer warpgroup(s), "
             f"cluster {s.cluster}, grid {p.work.grid}, tile order: {p.order.description}.",
+            f"// Epilogue: {self._epilogue_name()}.",
             "// Build: nvcc -gencode=arch=compute_90a,code=sm_90a -O3 -std=c++17 (-shared -Xcompiler -fPIC)",
         ]
         for op in (p.a, p.b):
@@ -695,11 +705,19 @@ class CudaPrinter:
             f"{i2}  // or every consumer of the cluster has (all-cluster release).",
             f"{i2}  tilec::mbar_wait(&empty[stage], phase ^ 1);",
             f"{i2}  // This CTA receives the whole A and B boxes (from itself or peers) when alive.",
-            f"{i2}  tilec::mbar_arrive_expect_tx(&full[stage], {expect});",
         ]
-        out += self._load(p.a, "sA", "m0", p.BM, s.chunks_a, i2 + "  ")
-        out += (self._load(p.b, "sB", "n0", p.BN, s.chunks_b, i2 + "  ") if p.b_transposed
-                else self._load_kn(p.b, s.chunks_b, i2 + "  "))
+        if self.loads:
+            out += [f"{i2}  tilec::mbar_arrive_expect_tx(&full[stage], {expect});"]
+            out += self._load(p.a, "sA", "m0", p.BM, s.chunks_a, i2 + "  ")
+            out += (self._load(p.b, "sB", "n0", p.BN, s.chunks_b, i2 + "  ") if p.b_transposed
+                    else self._load_kn(p.b, s.chunks_b, i2 + "  "))
+        else:  # a measurement: every stage is released with nothing loaded
+            unused = [f"{v}_{op.name.lower()}" for op in (p.a, p.b)
+                      for v in (("issue",) + (("mask",) if op.multicast else ())
+                                + (("sidx", "scnt") if op.multicast and
+                                   op.multicast.mode is MulticastMode.SLICED else ()))]
+            out += [f"{i2}  tilec::mbar_arrive_expect_tx(&full[stage], 0u);  // MEASUREMENT: no loads",
+                    f"{i2}  {' '.join(f'(void){v};' for v in unused)}"]
         out += [
             f"{i2}  if (++stage == STAGES) {{ stage = 0; phase ^= 1; }}",
             f"{i2}}}",
@@ -779,6 +797,7 @@ class CudaPrinter:
             f"{ind}int stage = 0, prev = 0; uint32_t phase = 0;",
             *([f"{ind}uint32_t epi_count = 0;  // TMA-store staging boxes used so far (parity picks one)"]
               if s.tma_store and self.epilogue != "tma_tile" else []),
+            *(self._overlap_declare(ind) if self.epilogue == "overlap" else []),
             f"{ind}(void)prev;",
             f"{ind}int g, kb0, kb1;",
             f"{ind}for (int j = 0; work_unit(worker, j, g, kb0, kb1); ++j) {{",
@@ -804,6 +823,7 @@ class CudaPrinter:
             f"{i2}    }}",
             f"{i2}    tilec::wgmma_commit();",
             f"{i2}  }}",
+            *(self._overlap_step(i2 + "  ") if self.epilogue == "overlap" else []),
             f"{i2}  tilec::wgmma_wait<{self.mma_in_flight}>();",
         ]
         if s.cluster > 1:
@@ -828,6 +848,10 @@ class CudaPrinter:
         epi = self._epilogue_tma(i2 + "  ") if s.tma_store else self._epilogue(i2 + "  ")
         if self.epilogue == "none":  # a measurement: the kernel without its epilogue
             epi = [f"{i2}  if (acc[0][0] == 12345.678f) C[0] = TOut(0.f);  // keeps the MMAs alive"]
+        if self.epilogue == "overlap":
+            # the last tile's stores that this unit's k-iterations did not cover, then this tile
+            out += self._overlap_rest(i2)
+            epi = self._overlap_pack(i2 + "  ")
         if self.partials:
             out += [f"{i2}if (alive && (kb0 != 0 || kb1 != K_ITERS) && !{self._fixup_call()}) continue;"]
         out += [
@@ -836,9 +860,100 @@ class CudaPrinter:
             f"{i2}}}",
             f"{ind}}}",
         ]
+        if self.epilogue == "overlap":  # the last tile's boxes, before the wait for all stores
+            out += self._overlap_rest(ind)
         if s.tma_store:
             out.append(f"{ind}if (ctid == 0) tilec::tma_store_wait<0>();  // stores done before exit")
         return out
+
+    # ------------------------------------------------------------------ overlapped epilogue
+    # The tile's fp32 accumulators are packed to 16-bit pairs in registers (pend: half the
+    # registers) and the consumer starts the next tile at once.  Each of its first k-iterations,
+    # after issuing its wgmmas, writes one 64x64 box of the packed tile into the staging ring of
+    # the "tma" epilogue and hands it to a TMA store, so the copy engine writes C while the
+    # tensor cores run.  Boxes a unit did not cover go after its k-loop; the last tile's after
+    # the unit loop.  (Stores straight from registers in the k-loop were slower than the
+    # epilogue they hid, 0.83-0.95x: bench/results/cuda_perf_2026-11-23c.json.)
+
+    def _overlap_declare(self, ind: str) -> list[str]:
+        p = self.plan
+        pair = {DType.BF16: "__nv_bfloat162", DType.FP16: "__half2"}[p.c_dtype]
+        conv = {DType.BF16: "__floats2bfloat162_rn", DType.FP16: "__floats2half2_rn"}[p.c_dtype]
+        return [
+            f"{ind}// overlapped epilogue: the last tile, packed, stored in EPI_STEPS boxes of 64x64",
+            f"{ind}constexpr int EPI_STEPS = M_SUB * (BN / 64);",
+            f"{ind}uint32_t pend[M_SUB][BN / 8][2];",
+            f"{ind}int pend_m = 0, pend_n = 0, flushed = EPI_STEPS;  // EPI_STEPS: nothing pending",
+            f"{ind}const int warp = ctid / 32, lane = ctid % 32;",
+            f"{ind}uint8_t* ebuf = epi + cw * {self.shape.epi_boxes * _BOX_BYTES};",
+            f"{ind}auto pack = [](float x, float y) {{ {pair} v = {conv}(x, y); uint32_t u; "
+            "memcpy(&u, &v, 4); return u; };",
+        ]
+
+    def _overlap_store(self, ind: str, c: str) -> list[str]:
+        """Box ``c`` (a compile-time constant once unrolled) of the pending tile: rows
+        ``(c / (BN/64)) * 64``, columns ``(c % (BN/64)) * 64`` of this warpgroup's part."""
+        return [
+            f"{ind}const int ms = {c} / (BN / 64), q = {c} % (BN / 64);",
+            f"{ind}uint8_t* box = ebuf + (epi_count & 1) * {_BOX_BYTES};",
+            f"{ind}// the store that last read this box (two boxes ago) has finished reading it",
+            f"{ind}if (ctid == 0) tilec::tma_store_wait_read<1>();",
+            f"{ind}tilec::named_bar_sync(1 + cw, 128);",
+            *self._box_write(ind, "pend[ms][j][h]"),
+            f"{ind}tilec::fence_proxy_async_smem();  // st.shared -> the copy engine's reads",
+            f"{ind}tilec::named_bar_sync(1 + cw, 128);",
+            f"{ind}if (ctid == 0) {{",
+            f"{ind}  tilec::tma_store(&tmC, box, pend_n + q * 64, pend_m + ms * 64);",
+            f"{ind}  tilec::tma_store_commit();",
+            f"{ind}}}",
+            f"{ind}++epi_count;",
+        ]
+
+    def _overlap_step(self, ind: str) -> list[str]:
+        return [
+            f"{ind}// one box of the last tile's stores while this k-iteration's wgmmas run",
+            f"{ind}if (flushed < EPI_STEPS) {{",
+            f"{ind}  #pragma unroll",
+            f"{ind}  for (int c = 0; c < EPI_STEPS; ++c) {{",
+            f"{ind}    if (c != flushed) continue;",
+            *self._overlap_store(ind + "    ", "c"),
+            f"{ind}  }}",
+            f"{ind}  ++flushed;",
+            f"{ind}}}",
+        ]
+
+    def _overlap_rest(self, ind: str) -> list[str]:
+        return [
+            f"{ind}#pragma unroll",
+            f"{ind}for (int c = 0; c < EPI_STEPS; ++c) {{",
+            f"{ind}  if (c < flushed) continue;",
+            *self._overlap_store(ind + "  ", "c"),
+            f"{ind}}}",
+            f"{ind}flushed = EPI_STEPS;",
+        ]
+
+    def _overlap_pack(self, ind: str) -> list[str]:
+        return [
+            f"{ind}pend_m = m0 + cw * WG_M; pend_n = n0;",
+            f"{ind}#pragma unroll",
+            f"{ind}for (int ms = 0; ms < M_SUB; ++ms) {{",
+            f"{ind}  #pragma unroll",
+            f"{ind}  for (int j = 0; j < BN / 8; ++j) {{",
+            f"{ind}    pend[ms][j][0] = pack(acc[ms][4 * j], acc[ms][4 * j + 1]);",
+            f"{ind}    pend[ms][j][1] = pack(acc[ms][4 * j + 2], acc[ms][4 * j + 3]);",
+            f"{ind}  }}",
+            f"{ind}}}",
+            f"{ind}flushed = 0;",
+        ]
+
+    def _epilogue_name(self) -> str:
+        e = self.epilogue
+        if self.shape.tma_store:
+            return {"tma_tile": "the whole tile staged in shared memory, TMA stores overlap the next tile",
+                    "overlap": "packed to 16 bits in registers; during the next tile's first k-iterations, "
+                               "one box a k-iteration through two staging boxes -> TMA stores"
+                    }.get(e, "registers -> two staging boxes -> TMA stores")
+        return {"none": "NONE (a measurement: C is not written)"}.get(e, "registers -> global")
 
     def _fixup_call(self) -> str:
         return "fixup(acc, ws, tickets, fix_last, worker, j, g, rank, cw, ctid)"
@@ -938,19 +1053,7 @@ class CudaPrinter:
         pair = {DType.BF16: "__nv_bfloat162", DType.FP16: "__half2"}[p.c_dtype]
         conv = {DType.BF16: "__floats2bfloat162_rn", DType.FP16: "__floats2half2_rn"}[p.c_dtype]
         tile = s.epi_boxes == s.m_sub * p.BN // 64 and self.epilogue == "tma_tile"
-        write = [
-            f"{ind}    const uint32_t base = tilec::smem_u32(box);",
-            f"{ind}    #pragma unroll",
-            f"{ind}    for (int jj = 0; jj < 8; ++jj) {{",
-            f"{ind}      const int j = 8 * q + jj;",
-            f"{ind}      #pragma unroll",
-            f"{ind}      for (int h = 0; h < 2; ++h) {{",
-            f"{ind}        const int r = warp * 16 + lane / 4 + 8 * h;",
-            f"{ind}        tilec::st_shared_b32(base + r * 128 + ((jj ^ (r & 7)) << 4) + (lane % 4) * 4,",
-            f"{ind}                             pack(acc[ms][4 * j + 2 * h], acc[ms][4 * j + 2 * h + 1]));",
-            f"{ind}      }}",
-            f"{ind}    }}",
-        ]
+        write = self._box_write(ind + "    ", "pack(acc[ms][4 * j + 2 * h], acc[ms][4 * j + 2 * h + 1])")
         head = [
             f"{ind}const int warp = ctid / 32, lane = ctid % 32;",
             f"{ind}uint8_t* ebuf = epi + cw * {s.epi_boxes * _BOX_BYTES};",
@@ -989,6 +1092,22 @@ class CudaPrinter:
             f"{ind}      tilec::tma_store_commit();",
             f"{ind}    }}",
             f"{ind}    ++epi_count;",
+            f"{ind}  }}",
+            f"{ind}}}",
+        ]
+
+    def _box_write(self, ind: str, value: str) -> list[str]:
+        """The 64x64 box (ms, q) of a warpgroup's tile into the staging ``box``, 128-byte
+        swizzled: ``value`` is the packed pair of fragment group ``j`` (= 8q + jj), row half h."""
+        return [
+            f"{ind}const uint32_t base = tilec::smem_u32(box);",
+            f"{ind}#pragma unroll",
+            f"{ind}for (int jj = 0; jj < 8; ++jj) {{",
+            f"{ind}  const int j = 8 * q + jj;",
+            f"{ind}  #pragma unroll",
+            f"{ind}  for (int h = 0; h < 2; ++h) {{",
+            f"{ind}    const int r = warp * 16 + lane / 4 + 8 * h;",
+            f"{ind}    tilec::st_shared_b32(base + r * 128 + ((jj ^ (r & 7)) << 4) + (lane % 4) * 4, {value});",
             f"{ind}  }}",
             f"{ind}}}",
         ]
@@ -1112,7 +1231,8 @@ extern "C" int {n}_max_active_clusters() {{
 """
 
 
-def emit(plan: KernelPlan, mma_in_flight: int = 1, epilogue: str = "auto") -> str:
+def emit(plan: KernelPlan, mma_in_flight: int = 1, epilogue: str | None = None,
+         loads: bool = True) -> str:
     """The standalone ``.cu`` source for ``plan`` (sm_90a); see the module docstring.
 
     ``mma_in_flight``: wgmma groups a consumer leaves running while it waits for the next stage
@@ -1121,10 +1241,15 @@ def emit(plan: KernelPlan, mma_in_flight: int = 1, epilogue: str = "auto") -> st
     "tma_tile" (the same with the warpgroup's whole tile staged, so its stores overlap the next
     tile's MMAs; needs M_SUB * BN / 64 boxes of 8 KiB per consumer: fewer stages),
     "none" (a measurement only: C is not written, to time the kernel without its epilogue),
-    "direct" (registers -> global), "auto" (tma where it fits).
+    "direct" (registers -> global), "overlap" (the tile packed to 16 bits in registers and
+    stored box by box, through the "tma" staging ring, during the next tile's first
+    k-iterations; the same needs as "tma"), "auto" (tma where it fits);
+    None: the plan's choice (the schedule's ``set_kernel(epilogue=...)``).
+    ``loads=False`` is a measurement only: the producer releases every stage with nothing
+    loaded, so the kernel times its MMAs, barriers and epilogue without memory traffic.
     Raises :class:`~tilec.errors.UnsupportedError` for plan features this backend does not print.
     """
-    return CudaPrinter(plan, mma_in_flight, epilogue).emit()
+    return CudaPrinter(plan, mma_in_flight, epilogue, loads).emit()
 
 
 def emit_schedule(plan: KernelPlan) -> str:
