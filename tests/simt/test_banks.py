@@ -117,8 +117,11 @@ def test_the_pad_removes_the_transposed_stores_conflict() -> None:
     assert plan.staging.a.pitch == 128 + 4
     # the async copies of 2 rows x 16 k: every pad that keeps the 128-bit reads aligned leaves
     # a conflict, 2-way at best (pad 2 would remove it, and misalign the reads)
-    assert verdicts(CONFIG="large")[0] == ("As", "store", 2, 1)
-    assert [verdicts(CONFIG="large", PAD_A=p)[0][2] for p in (0, 4, 8, 12)] == [16, 2, 4, 2]
+    assert verdicts(CONFIG="large", BK=16)[0] == ("As", "store", 2, 1)
+    assert [verdicts(CONFIG="large", BK=16, PAD_A=p)[0][2] for p in (0, 4, 8, 12)] == [16, 2, 4, 2]
+    # ... and of 1 row x 32 k (BK 32): 32 words over the 8 banks a pitch of 4q reaches, 4-way
+    assert verdicts(CONFIG="large")[0] == ("As", "store", 4, 1)
+    assert [verdicts(CONFIG="large", PAD_A=p)[0][2] for p in (0, 4, 8, 12)] == [32, 4, 8, 4]
 
 
 def test_the_pad_must_keep_vector_reads_aligned() -> None:
