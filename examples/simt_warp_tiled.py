@@ -6,7 +6,11 @@ tile; each lane a ``TM x TN`` register tile cut into 4-element vectors spread ov
 (so a warp's 128-bit reads of a k-slice are one contiguous run).  K tiles of ``BK`` reach shared
 memory through ``STAGES`` buffers filled by ``cp.async`` (``ASYNC``; A stored transposed), read
 into two register buffers of the k-slice (``FRAGMENTS``); ``MIN_BLOCKS`` CTAs per SM cap the
-registers (``__launch_bounds__``).
+registers (``__launch_bounds__``).  ``INTERLEAVE`` 2 orders a warp's lanes as CUTLASS's
+``RowMajorInterleaved<2>`` (lane bit 0 picks the row, bit 1 the column), so that both k-slice
+reads are paired 128-bit loads: half the shared-memory wavefronts of the B reads.  ``FMA_ORDER``
+orders a k-slice's FMAs over the thread tile (``tilec.ir.threads.FMA_ORDERS``): ``snake_rows``
+lets every FFMA share an operand with the one before, so fewer read three registers.
 
 ``CONFIG`` picks a row of ``CONFIGS`` (``auto``: by the problem, see :func:`config`); a size
 given as a parameter overrides the row's.
@@ -19,13 +23,15 @@ from __future__ import annotations
 from tilec.ir import GemmFusion
 
 PARAMS = dict(M=4096, N=4096, K=4096, CONFIG="auto", BM=0, BN=0, BK=0, WM=0, WN=0, TM=0, TN=0,
-              MIN_BLOCKS=-1, STAGES=0, FRAGMENTS=0, ASYNC=-1, PAD_A=-1)
+              MIN_BLOCKS=-1, STAGES=0, FRAGMENTS=0, ASYNC=-1, PAD_A=-1, INTERLEAVE=0,
+              FMA_ORDER="")
 
-KEYS = ("BM", "BN", "BK", "WM", "WN", "TM", "TN", "MIN_BLOCKS", "STAGES", "FRAGMENTS", "ASYNC")
-CONFIGS = {  # BM   BN  BK  WM  WN  TM TN  CTAs/SM stages frags async
-    "large": (128, 128, 16, 32, 64, 8, 8, 2, 3, 2, 1),  # 8 warps, 2 CTAs per SM
-    "small8": (64, 64, 8, 32, 64, 8, 8, 0, 3, 1, 1),  # 2 warps: fine-grained last wave
-    "small16": (64, 64, 16, 32, 32, 8, 4, 0, 3, 2, 1),  # 4 warps of 32x32
+KEYS = ("BM", "BN", "BK", "WM", "WN", "TM", "TN", "MIN_BLOCKS", "STAGES", "FRAGMENTS", "ASYNC",
+        "INTERLEAVE", "FMA_ORDER")
+CONFIGS = {  # BM   BN  BK  WM  WN  TM TN  CTAs/SM stages frags async lanes  FMA order
+    "large": (128, 128, 32, 32, 64, 8, 8, 2, 3, 2, 1, 2, "snake_rows"),  # 8 warps, 2 CTAs per SM
+    "small8": (64, 64, 8, 32, 64, 8, 8, 0, 3, 1, 1, 2, "rows"),  # 2 warps: fine-grained last wave
+    "small16": (64, 64, 16, 32, 32, 8, 4, 0, 3, 2, 1, 2, "rows"),  # 4 warps of 32x32
 }
 SMS = 132  # H200
 
@@ -47,7 +53,7 @@ def config(M: int, N: int) -> str:
 def schedule(M: int, N: int, K: int, CONFIG: str = "auto", BM: int = 0, BN: int = 0,
              BK: int = 0, WM: int = 0, WN: int = 0, TM: int = 0, TN: int = 0,
              MIN_BLOCKS: int = -1, STAGES: int = 0, FRAGMENTS: int = 0, ASYNC: int = -1,
-             PAD_A: int = -1) -> GemmFusion:
+             PAD_A: int = -1, INTERLEAVE: int = 0, FMA_ORDER: str = "") -> GemmFusion:
     from tilec.errors import ParamError
     from tilec.transforms.simt.lower import warp_tiled
 
@@ -56,17 +62,20 @@ def schedule(M: int, N: int, K: int, CONFIG: str = "auto", BM: int = 0, BN: int 
         raise ParamError(f"simt_warp_tiled: CONFIG must be auto or one of {', '.join(CONFIGS)} "
                          f"but got {CONFIG!r}")
     given = dict(BM=BM, BN=BN, BK=BK, WM=WM, WN=WN, TM=TM, TN=TN, MIN_BLOCKS=MIN_BLOCKS,
-                 STAGES=STAGES, FRAGMENTS=FRAGMENTS, ASYNC=ASYNC)
-    unset = {"MIN_BLOCKS": -1, "ASYNC": -1}  # 0 is a value for these two
+                 STAGES=STAGES, FRAGMENTS=FRAGMENTS, ASYNC=ASYNC, INTERLEAVE=INTERLEAVE,
+                 FMA_ORDER=FMA_ORDER)
+    unset = {"MIN_BLOCKS": -1, "ASYNC": -1, "FMA_ORDER": ""}  # 0 is a value for the first two
     c = dict(zip(KEYS, CONFIGS[name], strict=True))
     c.update({k: v for k, v in given.items() if v != unset.get(k, 0)})
     fusion = GemmFusion(M, N, K, dtype="fp32")
-    warp_tiled(fusion, (c["BM"], c["BN"], c["BK"]), (c["WM"], c["WN"]), (c["TM"], c["TN"]))
+    warp_tiled(fusion, (c["BM"], c["BN"], c["BK"]), (c["WM"], c["WN"]), (c["TM"], c["TN"]),
+               interleave=c["INTERLEAVE"])
     fusion.circular_buffer(c["STAGES"], fragments=c["FRAGMENTS"], async_copy=bool(c["ASYNC"]))
     if PAD_A >= 0:
         fusion.smem_pad("A", PAD_A)
     if c["MIN_BLOCKS"]:
         fusion.min_blocks_per_sm(c["MIN_BLOCKS"])
+    fusion.fma_order(c["FMA_ORDER"])
     return fusion
 
 

@@ -84,9 +84,10 @@ def test_warp_tiled_features_follow_the_plan(sources: dict[str, str]) -> None:
     assert "__launch_bounds__(256, 2)" in large and "__launch_bounds__(64)" in small8
     assert "cp.async.cg.shared.global" in large and "tilec_cp_async_wait<1>()" in large
     assert "tilec_cp_async<4>(&As[buf]" in large and "tilec_cp_async<16>(&Bs[buf]" in large
-    # 3 x 16 x (132 + 128) floats: past the 48 KB of static shared memory
-    assert "extern __shared__ __align__(16) float smem[];  // 49920 bytes" in large
-    assert "cudaFuncAttributeMaxDynamicSharedMemorySize, 49920" in large
+    # 3 x 32 x (132 + 128) floats: past the 48 KB of static shared memory
+    assert "extern __shared__ __align__(16) float smem[];  // 99840 bytes" in large
+    assert "cudaFuncAttributeMaxDynamicSharedMemorySize, 99840" in large
+    assert "const int jj = (i & 1) ? 7 - j : j;" in large  # fma_order('snake_rows')
     assert "load_slice(0, (rd + 1 == 3 ? 0 : rd + 1), 0);  // the next tile's" in large
     assert "cp.async" not in sync and "store_tile(buf ^ 1);" in sync
     assert "float As[2][8][132]" in sync  # the pad against the transposed stores' conflicts
@@ -100,7 +101,7 @@ CUOBJDUMP = Path(__import__("triton").__file__).parent / "backends/nvidia/bin/cu
 
 
 @pytest.mark.parametrize(("name", "want"), [
-    ("wt_large", {"FFMA": 16 * 8 * 8, "LDS.128": 16 * 4, "LDGSTS.E.BYPASS.128": 1, "STG.E.128": 16}),
+    ("wt_large", {"FFMA": 32 * 8 * 8, "LDS.128": 32 * 4, "LDGSTS.E.BYPASS.128": 1, "STG.E.128": 16}),
     ("wt_sync", {"FFMA": 8 * 8 * 8, "LDS.128": 8 * 4, "LDG.E.128.CONSTANT": 2, "STS.128": 1}),
 ])
 def test_sass_has_the_wide_accesses_and_one_unrolled_k_tile_of_ffma(

@@ -33,11 +33,13 @@ def test_verbs_are_recorded_and_replay_to_the_same_fusion() -> None:
     f = load("simt_warp_tiled.py", M=512, N=256, K=64, CONFIG="large", PAD_A=8)
     again = f.schedule.replay()
     assert again.thread_options == f.thread_options == ThreadOptions(
-        stages=3, fragments=2, async_copy=True, pad_a=8, pad_b=None, min_blocks=2)
+        stages=3, fragments=2, async_copy=True, pad_a=8, pad_b=None, min_blocks=2,
+        fma_order="snake_rows")
     assert again.c.structure() == f.c.structure()
     text = str(f.schedule)
     assert "fusion.circular_buffer(3, fragments=2, async_copy=True)" in text
     assert "fusion.smem_pad('A', 8)" in text and "fusion.min_blocks_per_sm(2)" in text
+    assert "fusion.fma_order('snake_rows')" in text
 
 
 @pytest.mark.parametrize(("call", "match"), [
@@ -48,6 +50,7 @@ def test_verbs_are_recorded_and_replay_to_the_same_fusion() -> None:
     (lambda f: f.smem_pad("C", 1), "operand must be 'A' or 'B'"),
     (lambda f: f.smem_pad("A", -1), "in 0..32"),
     (lambda f: f.min_blocks_per_sm(0), "in 1..32"),
+    (lambda f: f.fma_order("diagonal"), "order must be one of rows, snake_rows, snake_columns"),
 ])
 def test_verb_errors(call, match) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(ScheduleError, match=match):
@@ -128,3 +131,61 @@ def test_configs_follow_the_waves() -> None:
     # 128 x 128 tiles: 64 (< 132 SMs), 256, 576 (2.18 waves of 264), 1024 (3.88), 1600 (6.06)
     assert [config(s, s) for s in (1024, 2048, 3072, 4096, 5120)] == \
         ["small16", "large", "small8", "large", "large"]
+
+
+def test_fma_order_is_recorded_and_printed() -> None:
+    from tilec.codegen.cuda.simt import emit_simt
+
+    f = load("simt_warp_tiled.py", M=256, N=256, K=64, CONFIG="large", FMA_ORDER="snake_columns")
+    assert "fusion.fma_order('snake_columns')" in str(f.schedule)
+    assert f.schedule.replay().thread_options.fma_order == "snake_columns"
+    src = {o: emit_simt(lower_simt(load("simt_warp_tiled.py", M=256, N=256, K=64, CONFIG="large",
+                                        FMA_ORDER=o))) for o in ("rows", "snake_rows", "snake_columns")}
+    assert "acc[i][j] = fmaf(am[i_Ki & 1][i], bn[i_Ki & 1][j], acc[i][j]);" in src["rows"]
+    assert "const int jj = (i & 1) ? 7 - j : j;" in src["snake_rows"]
+    assert "const int ii = (j & 1) ? 7 - i : i;" in src["snake_columns"]
+
+
+EXPECTED_ORDER = {  # the sequence of (i, j) each order promises (tilec.ir.threads.FMA_ORDERS)
+    "rows": lambda tm, tn: [(i, j) for i in range(tm) for j in range(tn)],
+    "snake_rows": lambda tm, tn: [(i, tn - 1 - j if i & 1 else j) for i in range(tm) for j in range(tn)],
+    "snake_columns": lambda tm, tn: [(tm - 1 - i if j & 1 else i, j) for j in range(tn) for i in range(tm)],
+}
+
+
+@pytest.mark.parametrize("order", list(EXPECTED_ORDER))
+def test_printed_fmas_follow_the_order(order: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The printer's FMA block, compiled for the host with fmaf recording its accumulator: each
+    accumulator once, in the order's sequence; consecutive FMAs share an operand except where
+    ``rows`` changes row."""
+    import shutil
+    import subprocess
+
+    from tilec.codegen.cuda.simt import SimtCudaPrinter
+
+    gxx = shutil.which("g++")
+    if gxx is None:
+        pytest.skip("needs g++ for the host harness")
+    plan = lower_simt(load("simt_warp_tiled.py", M=256, N=256, K=64, CONFIG="large", TM=16, TN=8,
+                           WM=64, FMA_ORDER=order))
+    tm, tn = plan.reg_count("M"), plan.reg_count("N")
+    assert (tm, tn) == (16, 8)
+    body = "\n".join(SimtCudaPrinter(plan).fma("  ", "am[0]", "bn[0]"))
+    src = f"""#include <cstdio>
+static float acc[{tm}][{tn}];
+static float rec(float* p) {{ const int k = (int)(p - &acc[0][0]); std::printf("%d %d\\n", k / {tn}, k % {tn}); return 0.f; }}
+#define fmaf(a, b, c) rec(&(c))
+int main() {{
+  float am[1][{tm}] = {{}}, bn[1][{tn}] = {{}};
+{body}
+  return (int)(am[0][0] + bn[0][0]);
+}}
+"""
+    (tmp_path / "order.cpp").write_text(src)
+    subprocess.run([gxx, "-Wno-unknown-pragmas", str(tmp_path / "order.cpp"), "-o",
+                    str(tmp_path / "order")], check=True, capture_output=True)
+    out = subprocess.run([str(tmp_path / "order")], check=True, capture_output=True, text=True).stdout
+    seen = [tuple(int(x) for x in line.split()) for line in out.splitlines()]
+    assert seen == EXPECTED_ORDER[order](tm, tn)
+    shared = sum(a[0] == b[0] or a[1] == b[1] for a, b in zip(seen, seen[1:]))
+    assert shared == len(seen) - 1 - (tm - 1 if order == "rows" else 0)

@@ -29,7 +29,8 @@ import sympy
 from tilec.errors import FusionError, LaunchError
 from tilec.ir.iterdomain import IterDomain, as_extent
 from tilec.ir.tensorview import TensorView
-from tilec.ir.threads import ThreadOptions, check_min_blocks, check_pad, check_stages
+from tilec.ir.threads import (ThreadOptions, check_fma_order, check_min_blocks, check_pad,
+                               check_stages)
 from tilec.ir.trace import Schedule, paused
 from tilec.ir.types import (
     EPILOGUES,
@@ -242,6 +243,13 @@ class GemmFusion:
         n = check_min_blocks(n)
         self.schedule.record("fusion", "min_blocks_per_sm", (n,), {})
         self.thread_options = replace(self.thread_options, min_blocks=n)
+        return self
+
+    def fma_order(self, order: str) -> GemmFusion:
+        """The order of a k-slice's FMAs over the thread tile (:data:`tilec.ir.threads.FMA_ORDERS`)."""
+        order = check_fma_order(order)
+        self.schedule.record("fusion", "fma_order", (order,), {})
+        self.thread_options = replace(self.thread_options, fma_order=order)
         return self
 
     # -- the axis graph ------------------------------------------------------------------

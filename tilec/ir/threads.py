@@ -17,7 +17,12 @@ K tile a ``[Ko, Ki]`` split.  What the loops cannot say lives here, set by three
 * ``fusion.smem_pad(operand, pad)``: elements appended to each row of the operand's shared tile
   (against bank conflicts); left unset, lowering picks the pad with the fewest conflicts;
 * ``fusion.min_blocks_per_sm(n)``: CTAs that must fit on one SM (``__launch_bounds__``' second
-  argument: the compiler caps registers at 65536 / (threads * n)).
+  argument: the compiler caps registers at 65536 / (threads * n));
+* ``fusion.fma_order(order)``: the order of the k-slice's FMAs over the thread tile
+  ``acc[i][j] += a[i] * b[j]`` (see :data:`FMA_ORDERS`).  Consecutive FMAs that share an operand
+  let the hardware take it from the operand reuse cache instead of the register file; ptxas
+  keeps much of the source order, so the order decides how many FFMAs read all three operands
+  from the register file.
 
 Example::
 
@@ -25,7 +30,7 @@ Example::
     >>> f = GemmFusion(256, 256, 64, dtype="fp32")
     >>> _ = f.circular_buffer(2, fragments=2).smem_pad("A", 4).min_blocks_per_sm(2)
     >>> f.thread_options
-    ThreadOptions(stages=2, fragments=2, async_copy=False, pad_a=4, pad_b=None, min_blocks=2)
+    ThreadOptions(stages=2, fragments=2, async_copy=False, pad_a=4, pad_b=None, min_blocks=2, fma_order='rows')
     >>> print(f.schedule.calls[-1])
     fusion.min_blocks_per_sm(2)
 """
@@ -37,6 +42,12 @@ from dataclasses import dataclass
 from tilec.errors import ScheduleError
 
 MAX_PAD = 32  # elements: a pad past one bank row never removes another conflict
+FMA_ORDERS = {
+    "rows": "i outer, j inner: a[i] shared along a row, nothing shared between rows",
+    "snake_rows": "i outer, j inner reversed on odd rows: b[j] also shared between rows",
+    "snake_columns": "j outer, i inner reversed on odd columns: b[j] shared along a column, "
+                     "a[i] between columns",
+}
 
 
 @dataclass(frozen=True)
@@ -49,6 +60,7 @@ class ThreadOptions:
     pad_a: int | None = None
     pad_b: int | None = None
     min_blocks: int | None = None
+    fma_order: str = "rows"
 
     def pad(self, operand: str) -> int | None:
         return self.pad_a if operand == "A" else self.pad_b
@@ -82,3 +94,10 @@ def check_min_blocks(n: object) -> int:
         raise ScheduleError(f"min_blocks_per_sm: n must be an integer in 1..32 (CTAs per SM) but "
                             f"got {n!r}")
     return n
+
+
+def check_fma_order(order: object) -> str:
+    if order not in FMA_ORDERS:
+        raise ScheduleError(f"fma_order: order must be one of {', '.join(FMA_ORDERS)} but got "
+                            f"{order!r}")
+    return order  # type: ignore[return-value]

@@ -168,9 +168,20 @@ class SimtCudaPrinter:
         return self.reg_loops("", axes, inner)
 
     def fma(self, ind: str, am: str = "am", bn: str = "bn") -> list[str]:
+        """The k-slice's FMAs in the schedule's order (``fusion.fma_order``)."""
         p = self.p
-        return self.loops_flat(ind, p.reg_count("M"), p.reg_count("N"),
-                               f"acc[i][j] = fmaf({am}[i], {bn}[j], acc[i][j]);")
+        tm, tn = p.reg_count("M"), p.reg_count("N")
+        order = p.options.fma_order
+        if order == "rows":
+            return self.loops_flat(ind, tm, tn, f"acc[i][j] = fmaf({am}[i], {bn}[j], acc[i][j]);")
+        if order == "snake_rows":
+            return self.loops_flat(ind, tm, tn, f"{{ const int jj = (i & 1) ? {tn - 1} - j : j;  "
+                                   f"acc[i][jj] = fmaf({am}[i], {bn}[jj], acc[i][jj]); }}")
+        assert order == "snake_columns", order
+        return [f"{ind}#pragma unroll", f"{ind}for (int j = 0; j < {tn}; ++j)",
+                f"{ind}  #pragma unroll",
+                f"{ind}  for (int i = 0; i < {tm}; ++i) {{ const int ii = (j & 1) ? {tm - 1} - i : i;  "
+                f"acc[ii][j] = fmaf({am}[ii], {bn}[j], acc[ii][j]); }}"]
 
     def unstaged(self, ind: str) -> list[str]:
         p = self.p

@@ -22,15 +22,16 @@ matter.  Those are evaluated exactly for every lane of every warp of the block, 
 the loop symbols they mix with (the copy iteration, register indices, ``ki``): the verdict is a
 proof by exhaustion over that finite domain, valid for every CTA, buffer and K tile.
 
-Example (the warp-tiled SGEMM's large configuration: the k-slice reads are conflict-free, A's
-paired reads take 2 phases; A's 4-byte ``cp.async`` stores, a warp over 2 rows x 16 k of A, hit
-2 words per bank whatever the pad that keeps the 128-bit reads aligned)::
+Example (the warp-tiled SGEMM's large configuration: the k-slice reads are conflict-free, and
+with the lanes interleaved both are paired, 2 phases each; A's 4-byte ``cp.async`` stores, a
+warp over 1 row x 32 k of A, hit 4 words per bank whatever the pad that keeps the 128-bit reads
+aligned)::
 
     >>> from tilec.app.loader import load_schedule
     >>> from tilec.transforms.simt.lower import lower_simt
     >>> plan = lower_simt(load_schedule("examples/simt_warp_tiled.py", {}).fusion)
     >>> [(r.array, r.kind, r.width, r.wavefronts, r.ideal) for r in analyze_shared(plan)]
-    [('As', 'store', 1, 2, 1), ('Bs', 'store', 4, 4, 4), ('As', 'load', 4, 2, 2), ('Bs', 'load', 4, 4, 4)]
+    [('As', 'store', 1, 4, 1), ('Bs', 'store', 4, 4, 4), ('As', 'load', 4, 2, 2), ('Bs', 'load', 4, 2, 2)]
 """
 
 from __future__ import annotations

@@ -673,7 +673,7 @@ def register_points(plan: SimtPlan, dim: str) -> list[dict[sympy.Symbol, int]]:
 
 
 def warp_tiled(fusion: GemmFusion, block: tuple[int, int, int], warp: tuple[int, int],
-               thread: tuple[int, int], vector: int = 4) -> GemmFusion:
+               thread: tuple[int, int], vector: int = 4, interleave: int = 1) -> GemmFusion:
     """Schedule ``fusion.c`` as the CUTLASS SIMT hierarchy with the IR's verbs (all recorded).
 
     ``block = (BM, BN, BK)``: a CTA's tile of C (``BIDy``, ``BIDx``) and the K tile staged in
@@ -687,6 +687,14 @@ def warp_tiled(fusion: GemmFusion, block: tuple[int, int, int], warp: tuple[int,
          BIDy BIDx TIDx                 Vectorize  Vectorize   tid = ((Wm*WNc + Wn)*LM + Lm)*LN + Ln
 
     so ``tid // 32`` is the warp and ``tid % 32 = Lm*LN + Ln`` the lane.
+
+    ``interleave = I > 1`` orders the lanes as CUTLASS's ``RowMajorInterleaved<I>``: ``Lm`` is
+    split into ``Lmo, Lmi`` (``Lm = Lmo*I + Lmi``) and the lane is ``(Lmo*LN + Ln)*I + Lmi``, so
+    that with ``I = 2`` lanes ``n`` and ``n ^ 1`` read the same B vector and lanes ``n`` and
+    ``n ^ 2`` the same A vector: both k-slice reads are paired loads, served in half the phases
+    (:mod:`tilec.transforms.simt.banks`)::
+
+        [Mo, No, (Wm, Wn, Lmo, Ln, Lmi), Ko, Ki, Rm, Vm, Rn, Vn]
 
     >>> from tilec.ir import GemmFusion
     >>> f = warp_tiled(GemmFusion(256, 256, 64, dtype="fp32"), (128, 128, 8), (32, 64), (8, 8))
@@ -706,6 +714,10 @@ def warp_tiled(fusion: GemmFusion, block: tuple[int, int, int], warp: tuple[int,
         raise ScheduleError(f"warp_tiled: the warp tile {warp} must divide the block tile "
                             f"{(BM, BN)} and be a multiple of the thread tile {thread}")
     lanes = (WM // TM) * (WN // TN)
+    if isinstance(interleave, bool) or not isinstance(interleave, int) or interleave < 1 \
+            or (WM // TM) % interleave:
+        raise ScheduleError(f"warp_tiled: interleave must be a positive integer dividing the "
+                            f"{WM // TM} lane rows of the warp tile but got {interleave!r}")
     if lanes != 32:
         raise ScheduleError(f"warp_tiled: a warp tile {warp} of thread tiles {thread} has "
                             f"{WM // TM} x {WN // TN} = {lanes} lanes; a warp has 32")
@@ -716,9 +728,16 @@ def warp_tiled(fusion: GemmFusion, block: tuple[int, int, int], warp: tuple[int,
     c.split(3, v, names=("Lm", "Vm"))
     c.split(6, BN // WN, inner=False, names=("Wn", "Nw")).split(7, TN // v, inner=False, names=("Rn", "Nl"))
     c.split(8, v, names=("Ln", "Vn"))
-    # [Mo, Wm, Rm, Lm, Vm, No, Wn, Rn, Ln, Vn, Ko, Ki] -> [Mo, No, Wm, Wn, Lm, Ln, Ko, Ki, Rm, Vm, Rn, Vn]
-    c.reorder([0, 5, 1, 6, 3, 8, 10, 11, 2, 4, 7, 9])
-    c.merge(2).merge(2).merge(2)
+    if interleave == 1:
+        # [Mo, Wm, Rm, Lm, Vm, No, Wn, Rn, Ln, Vn, Ko, Ki] -> [Mo, No, Wm, Wn, Lm, Ln, Ko, Ki, Rm, Vm, Rn, Vn]
+        c.reorder([0, 5, 1, 6, 3, 8, 10, 11, 2, 4, 7, 9])
+        c.merge(2).merge(2).merge(2)
+    else:
+        c.split(3, interleave, names=("Lmo", "Lmi"))
+        # [Mo, Wm, Rm, Lmo, Lmi, Vm, No, Wn, Rn, Ln, Vn, Ko, Ki]
+        #   -> [Mo, No, Wm, Wn, Lmo, Ln, Lmi, Ko, Ki, Rm, Vm, Rn, Vn]
+        c.reorder([0, 6, 1, 7, 3, 9, 4, 11, 12, 2, 5, 8, 10])
+        c.merge(2).merge(2).merge(2).merge(2)
     c.parallelize(0, P.BIDy).parallelize(1, P.BIDx).parallelize(2, P.TIDx)
     if v > 1:
         c.parallelize(6, P.Vectorize).parallelize(8, P.Vectorize)
