@@ -158,8 +158,9 @@ class GemmFusion:
         target's default stages, warps and epilogue). Kept as a frozen
         :class:`~tilec.ir.types.KernelOptions` that lowering copies into the plan.
 
-        >>> GemmFusion(M=256, N=256, K=64).set_kernel(stages=4, warps=8, load="tma").kernel_options
-        KernelOptions(stages=4, warps=8, load=<LoadKind.TMA: 'tma'>)
+        >>> f = GemmFusion(M=256, N=256, K=64)
+        >>> f.set_kernel(stages=4, warps=8, load="tma", epilogue="overlap").kernel_options
+        KernelOptions(stages=4, warps=8, load=<LoadKind.TMA: 'tma'>, epilogue='overlap')
         >>> GemmFusion(M=256, N=256, K=64).set_kernel(warps=6)
         Traceback (most recent call last):
         ...
