@@ -163,7 +163,7 @@ def test_explain_prints_the_hierarchy_and_a_verdict_per_shared_access() -> None:
     text = coalescing.explain_coalescing(load("simt_warp_tiled.py", M=1024, N=1024, K=256,
                                               CONFIG="large", ASYNC=0, STAGES=2, BK=8))
     assert "warp tile 32 x 64: warp 0 rows 0-31, columns 0-63; lanes 4 x 8" in text
-    assert "thread tile 8 x 8 (2 x 2 vectors of 4 x 4)" in text
+    assert "thread tile 8 x 8 (2 x 2 vectors of 4 x 4), FMAs in snake_rows order" in text
     rows = [line for line in text.splitlines() if "wavefront" in line and "checked" in line]
     assert [r.split()[:2] for r in rows] == [["As", "store"]] * 4 + [["Bs", "store"], ["As", "load"],
                                                                      ["Bs", "load"]]

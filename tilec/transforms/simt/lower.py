@@ -651,7 +651,8 @@ def describe_hierarchy(plan: SimtPlan) -> list[str]:
         lines.append(f"warps cover no rectangle of C (warp 0: {len(t0.rows)} rows x "
                      f"{len(t0.cols)} columns, not all of them)")
     vm, vn = plan.vec_m if plan.staging else 1, plan.vec_n
-    lines.append(f"thread tile {tm} x {tn} ({tm // vm} x {tn // vn} vectors of {vm} x {vn})")
+    lines.append(f"thread tile {tm} x {tn} ({tm // vm} x {tn // vn} vectors of {vm} x {vn}), "
+                 f"FMAs in {plan.options.fma_order} order")
     st = plan.staging
     if st is not None:
         o = plan.options
