@@ -19,6 +19,7 @@ Example (no GPU: a fake timer)::
 
 from __future__ import annotations
 
+import functools
 import json
 import statistics
 import time
@@ -27,9 +28,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from tilec.errors import TilecError
 from tilec.app.loader import load_schedule
 from tilec.app.progress import Progress
+from tilec.errors import TilecError
 from tilec.runtime.build import kernel, kernel_plan
 from tilec.runtime.records import Records, default_records, schedule_key
 from tilec.transforms.heuristic import AUTO, KNOBS, Config, candidates, parse_knob
@@ -163,7 +164,7 @@ def measure(path: str | Path, params: Mapping[str, Any], *, target: str = "trito
         return b.measurement
     try:
         ms = timer(b.run)
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         return Measurement(None, False, f"{type(e).__name__}: {e}"[:400])
     return replace(b.measurement, ms=ms, tflops=b.flops / (ms * 1e-3) / 1e12 if ms else None)
 
@@ -203,7 +204,7 @@ def tune(path: str | Path, overrides: Mapping[str, Any] | None = None, *,
         if timer is None:
             built[cfg] = build(path, params_of(cfg), target=target, device=device, check=check)
         else:
-            built[cfg] = Built(lambda p=params_of(cfg): timer(p), Measurement(None, True))
+            built[cfg] = Built(functools.partial(timer, params_of(cfg)), Measurement(None, True))
     # phase 2: time every built config in turn, `rounds` times
     times: dict[Config, list[float]] = {c: [] for c, b in built.items() if b.run is not None
                                         and (timer is not None or b.on_gpu)}
@@ -216,7 +217,7 @@ def tune(path: str | Path, overrides: Mapping[str, Any] | None = None, *,
             try:
                 fn = built[cfg].run
                 times[cfg].append(float(fn() if timer is not None else gpu_timer(fn)))
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:
                 errors[cfg] = f"{type(e).__name__}: {e}"[:400]
     results: list[tuple[Config, Measurement]] = []
     for cfg in configs:

@@ -30,11 +30,14 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Container
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tilec.errors import TilecError
 from tilec.ir.types import SK_WAVES_MAX
 from tilec.transforms.plan import Decomposition, Fixup, WorkSplit
+
+if TYPE_CHECKING:  # the cost model imports this module
+    from tilec.transforms.cost_model import Cost
 
 __all__ = [
     "SK_WAVES_MAX",
