@@ -1,14 +1,12 @@
 """Issue 13's bench: closed-form hit rate and soundness over a fixed random sample of schedules
-built through the verbs, and the cold ``tilec masks --json`` time beside the floor.
+built through the verbs (the cold ``tilec masks --json`` time is bench/bench_masks.py's).
 
-    python bench/bench_multicast_closed.py [--cases 100] [--rounds 3]
+    python bench/bench_multicast_closed.py [--cases 100]
 
 Hit rate: over the operands whose sharing the first-principles brute force of
 tests/multicast/test_random_schedules.py finds uniform (the same groups at every loop point),
 the share that gets a closed form; unsound: rows (any operand, both modes) where the forms a
-kernel would use differ from the brute force. Speed: each run in a fresh process with
-TILEC_CACHE=off, alternating with ``python -c "import sympy"`` (the floor); medians.
-Writes bench/results/multicast_closed.json.
+kernel would use differ from the brute force. Writes bench/results/multicast_closed.json.
 """
 
 from __future__ import annotations
@@ -17,8 +15,6 @@ import argparse
 import json
 import os
 import random
-import statistics
-import subprocess
 import sys
 import time
 from datetime import datetime, timezone
@@ -92,46 +88,16 @@ def hit_rate(cases: list[Case]) -> dict:
             "per_order_uniform_closed": per_order}
 
 
-def _run(argv: list[str]) -> float:
-    t = time.perf_counter()
-    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, cwd=ROOT,
-                   env={**os.environ, "TILEC_CACHE": "off"})
-    return time.perf_counter() - t
-
-
-def speed(rounds: int) -> dict:
-    py = sys.executable
-    tilec = [py, "-c", "import sys; from tilec.app.cli import main; sys.exit(main())"]
-    runs = {"floor: python -c 'import sympy'": [py, "-c", "import sympy"],
-            "seed: tilec masks --json": [*tilec, "masks",
-                                         "examples/seed004_persistent_cluster.py", "--json"],
-            "tutorial: tilec masks --json (M=4096 N=8192)": [
-                *tilec, "masks", "examples/my_gemm.py", "--param", "M=4096",
-                "--param", "N=8192", "--json"]}
-    times: dict[str, list[float]] = {k: [] for k in runs}
-    for _ in range(rounds):  # alternate: the machine's load hits every run alike
-        for k, argv in runs.items():
-            times[k].append(_run(argv))
-    med = {k: statistics.median(v) for k, v in times.items()}
-    floor = med["floor: python -c 'import sympy'"]
-    return {"median_s": med, "all_s": times,
-            "derivation_s (median minus floor)": {k: v - floor for k, v in med.items()
-                                                  if not k.startswith("floor")},
-            "load": os.getloadavg()}
-
-
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--cases", type=int, default=100)
-    ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
     t = time.perf_counter()
     hr = hit_rate(sample(args.cases))
     hr["seconds"] = time.perf_counter() - t
-    sp = speed(args.rounds)
     out = {"date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
            "machine": f"{os.cpu_count()} cores, no GPU (shared by other agents)",
-           "closed_forms": hr, "cold_masks": sp}
+           "closed_forms": hr}
     path = ROOT / "bench" / "results" / "multicast_closed.json"
     path.write_text(json.dumps(out, indent=1) + "\n")
     print(json.dumps(out, indent=1))

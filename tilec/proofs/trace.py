@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import sympy
+from sympy.core.parameters import global_parameters
 from sympy.printing.precedence import PRECEDENCE, precedence
 from sympy.printing.str import StrPrinter
 
@@ -71,20 +72,23 @@ class _MemoStrPrinter(StrPrinter):
     a derivation's forms repeat the same sub-expressions (``ceiling(ceiling(N/BN)/CN)``) many
     times, and sympy orders the terms of every sum anew each time it prints one (most of the cost
     of printing). A sub-expression prints the same wherever it stands, except a Float at the top
-    (its digits depend on the depth), which is never kept."""
+    (its digits depend on the depth), which is never kept; the printer builds expressions (a
+    negated coefficient), so the text is kept per state of sympy's ``evaluate`` and
+    ``distribute`` switches."""
 
     def __init__(self) -> None:
         super().__init__({"order": None})  # what str(expr) uses
-        self._memo: dict[sympy.Basic, str] = {}
+        self._memo: dict[tuple[sympy.Basic, bool, bool], str] = {}
 
     def _print(self, expr: object, **kwargs: object) -> str:
         if kwargs or not isinstance(expr, sympy.Basic) or isinstance(expr, sympy.Float):
             return super()._print(expr, **kwargs)
-        hit = self._memo.get(expr)
+        key = (expr, global_parameters.evaluate, global_parameters.distribute)
+        hit = self._memo.get(key)
         if hit is None:
             if len(self._memo) > 100_000:
                 self._memo.clear()
-            hit = self._memo[expr] = super()._print(expr)
+            hit = self._memo[key] = super()._print(expr)
         return hit
 
 

@@ -226,7 +226,7 @@ class MulticastDerivation:
 def _fact_text(fact: Fact) -> str:
     """A fact as sympy reads it back (``Eq(Mod(SMS, CN), 0)``; ``CN > 0`` left unevaluated)."""
     with sympy.evaluate(False):
-        return str(fact.condition())
+        return text(fact.condition())
 
 
 @functools.lru_cache(maxsize=4096)
