@@ -406,8 +406,10 @@ def _evaluator(expr: sympy.Expr) -> tuple[list[sympy.Symbol], Any]:
     return syms, compile_int([expr], syms)
 
 
-def _divisors(expr: sympy.Basic) -> set[sympy.Expr]:
-    """Divisors of floor/Mod nodes over the rank, with the products of nested chains."""
+def _divisors(expr: sympy.Basic) -> list[sympy.Expr]:
+    """Divisors of floor/Mod nodes over the rank, with the products of nested chains, in
+    sympy's canonical order (never a set's: that depends on the process's hash seed, and the
+    first divisor that fits is the one printed)."""
     out: set[sympy.Expr] = set()
 
     def chain(e: sympy.Basic) -> list[sympy.Expr]:
@@ -425,7 +427,8 @@ def _divisors(expr: sympy.Basic) -> set[sympy.Expr]:
             m = node.args[1]
             out.add(m)
             out.update(m * d for d in chain(node.args[0]))
-    return {d for d in out if d.free_symbols or (d.is_Integer and d > 1)}
+    return sorted((d for d in out if d.free_symbols or (d.is_Integer and d > 1)),
+                  key=sympy.default_sort_key)
 
 
 def _coefficients(expr: sympy.Basic, variables: list[sympy.Symbol]) -> set[sympy.Expr]:
