@@ -45,12 +45,19 @@ from dataclasses import dataclass
 
 import sympy
 
-from tilec.codegen.cuda.expr import CudaExprPrinter
+from tilec.codegen.cuda.expr import INT_MAX, CudaExprPrinter, magnitude
 from tilec.codegen.cuda.runtime import DEVICE_HELPERS, INDEX_HELPERS, wgmma_function
 from tilec.errors import UnsupportedError
 from tilec.ir.types import EPILOGUES
 from tilec.proofs import Context, compile_int
 from tilec.transforms.plan import (
+    CTA,
+    IT_BEGIN,
+    IT_END,
+    PART,
+    TILE,
+    UNIT,
+    J,
     Decomposition,
     DType,
     Fixup,
@@ -271,6 +278,15 @@ class CudaPrinter:
             raise UnsupportedError(
                 f"CUDA backend: grid {p.work.grid} is not a multiple of the cluster size {cx}"
             )
+        groups = -(-int(p.order.num_tiles) // cx)
+        if (w.split_k or w.stream_k) and w.num_tiles != groups:
+            raise UnsupportedError(
+                f"CUDA backend: plan {p.name!r} splits {w.num_tiles} tiles but its workers walk "
+                f"{groups} groups of {cx} linear tiles: lower it with target='cuda'")
+        if w.stream_k and w.sk_ctas > w.sk_iters:
+            raise UnsupportedError(
+                f"CUDA backend: plan {p.name!r} cuts {w.sk_iters} Stream-K iterations over "
+                f"{w.sk_ctas} CTAs: some would get none (make_work_split keeps sk_ctas <= sk_iters)")
         chunks = [self._check_multicast(op, cx, rows) for op, rows in ((p.a, p.BM), (p.b, p.BN))]
         if not p.b_transposed:
             chunks[1] = p.BN // 64  # 64-column boxes of the K x N tile
@@ -410,105 +426,146 @@ class CudaPrinter:
         """The decomposition's numbers, counted in groups of CLUSTER tiles and clusters."""
         p, c = self.plan, self.shape.cluster
         w = p.work
-        groups = -(-int(p.order.num_tiles) // c)
         walk = p.order.ctas or w.grid
-        out = {"WORKERS": w.grid // c, "GROUPS": groups, "ORDER_CLUSTERS": walk // c}
-        if self._dp_walk:
-            pass
-        elif w.kind is Decomposition.SPLIT_K:
+        out = {"WORKERS": w.grid // c, "GROUPS": self._groups, "ORDER_CLUSTERS": walk // c}
+        if w.split_k:
             out |= {"SPLITS": w.splits}
-        elif w.kind is not Decomposition.DATA_PARALLEL:
-            start = 0 if w.sk_first else groups - w.sk_tiles
-            dp0, dp1 = (w.sk_tiles, groups) if w.sk_first else (0, start)
-            out |= {"SK_TILES": w.sk_tiles, "SK_CTAS": w.sk_ctas, "SK_START": start,
+        elif w.stream_k:
+            dp0, dp1 = w.dp_range
+            out |= {"SK_TILES": w.sk_tiles, "SK_CTAS": w.sk_ctas, "SK_START": w.sk_start,
                     "DP_START": dp0, "DP_TILES": dp1 - dp0}
         return out
 
     @property
-    def _dp_walk(self) -> bool:
-        """Data-parallel, or a Stream-K family split whose Stream-K region is empty."""
-        w = self.plan.work
-        return w.kind is Decomposition.DATA_PARALLEL or (
-            w.kind is not Decomposition.SPLIT_K and w.sk_tiles == 0)
+    def _groups(self) -> int:
+        """Groups of CLUSTER consecutive linear tiles the workers walk (a partial split's
+        ``num_tiles``: lowering counts it in groups; checked in ``_check``)."""
+        return -(-int(self.plan.order.num_tiles) // self.shape.cluster)
 
     @property
     def partials(self) -> bool:
         """Whether some work units cover part of a tile's K range (a fix-up is printed)."""
         w = self.plan.work
-        return w.kind is not Decomposition.DATA_PARALLEL and not (
-            w.kind is Decomposition.SPLIT_K and w.splits == 1) and not (
-            w.kind is not Decomposition.SPLIT_K and w.sk_tiles == 0)
+        return w.split_k or w.stream_k
 
     def workspace(self) -> tuple[int, int]:
-        """(fp32 workspace elements, int32 tickets) the launcher allocates for the fix-up."""
+        """(fp32 workspace elements, int32 tickets) the launcher allocates for the fix-up:
+        the split's partial slots (deterministic) or partial tiles (atomic), each of CLUSTER
+        tiles, and a ticket per partial tile, CTA of the cluster and consumer warpgroup."""
         if not self.partials:
             return 0, 0
         w, c = self.plan.work, self.shape.cluster
-        groups = -(-int(self.plan.order.num_tiles) // c)
-        tiles, slots = ((groups, groups * w.splits) if w.kind is Decomposition.SPLIT_K
-                        else (w.sk_tiles, 2 * w.sk_ctas))
         per = c * self.plan.BM * self.plan.BN
-        idx = slots if w.fixup is Fixup.DETERMINISTIC else tiles
-        return idx * per, tiles * c * self.shape.consumers
+        idx = w.partial_slots if w.fixup is Fixup.DETERMINISTIC else w.partial_tiles
+        return idx * per, w.partial_tiles * c * self.shape.consumers
+
+    def _work_fn(self, ret: str, name: str, expr: sympy.Basic, **bounds: int) -> str:
+        """One WorkSplit formula as a function of its variables (named as in the plan, each in
+        ``[0, bound]``): in ``int``, or in ``long long`` where :func:`magnitude` says an
+        intermediate may pass INT_MAX (then an ``int`` result is cast back).  ``it_end`` is
+        positive: every Stream-K CTA's range is nonempty (``_check``)."""
+        e = sympy.sympify(expr)
+        wide = magnitude(e, bounds) > INT_MAX
+        names = list(bounds)
+        args = ", ".join(f"{'long long' if wide else 'int'} {n}" for n in names)
+        ctx = Context().positive(IT_END)
+        body = CudaExprPrinter(ctx=ctx, wide=wide).doprint(_nonneg_symbols(e))
+        if wide and ret == "int":
+            body = f"(int)({body})"
+        unused = "".join(f"(void){n}; " for n in names if n not in {v.name for v in e.free_symbols})
+        return f"TILEC_HD {ret} {name}({args}) {{ {unused}return {body}; }}"
 
     def _emit_work(self) -> list[str]:
         """``work_unit(w, j, g, kb0, kb1)``: unit ``j`` of worker ``w`` (a CTA, or a cluster) is
         group ``g`` (tiles ``g * CLUSTER + rank``) over k-iterations [kb0, kb1); the same walk as
         :func:`tilec.transforms.decompose.work_units`.  With partial units, ``fix_of`` says where
-        a partial goes and ``fix_slot`` where the i-th partial of a tile (K order) lives."""
+        a partial goes and ``fix_slot`` where the i-th partial of a tile (K order) lives.  Every
+        index formula is the plan's :class:`~tilec.transforms.plan.WorkSplit`'s, printed."""
         w = self.plan.work
         head = "TILEC_HD bool work_unit(int w, int j, int& g, int& kb0, int& kb1) {"
-        if self._dp_walk:
+        if not self.partials:
             return [f"// {w.kind.value}: group w + j * WORKERS, whole K", head,
                     "  g = w + j * WORKERS; kb0 = 0; kb1 = K_ITERS; return g < GROUPS;", "}"]
-        if w.kind is Decomposition.SPLIT_K:
-            return [
-                "// split-K: unit u = w + j * WORKERS is part u % SPLITS of group u / SPLITS", head,
-                "  const int u = w + j * WORKERS;",
-                "  if (u >= GROUPS * SPLITS) return false;",
-                "  const int part = u % SPLITS;",
-                "  g = u / SPLITS; kb0 = part * K_ITERS / SPLITS; kb1 = (part + 1) * K_ITERS / SPLITS;",
-                "  return true;", "}",
-                "// a partial's fix-up tile f, its place in K order, the number of partials, its slot",
-                "TILEC_HD void fix_of(int w, int j, int g, int& f, int& ord, int& cnt, int& slot) {",
-                "  const int u = w + j * WORKERS;",
-                "  f = g; ord = u % SPLITS; cnt = SPLITS; slot = u;", "}",
-                "TILEC_HD int fix_slot(int f, int i) { return f * SPLITS + i; }",
-            ]
-        first = "SK first, then data-parallel" if w.sk_first else "data-parallel, then SK"
+        if w.split_k:
+            return self._split_k_work(head) + self._partials_work()
+        return self._stream_k_work(head) + self._partials_work()
+
+    def _split_k_work(self, head: str) -> list[str]:
+        w = self.plan.work
+        units, n = w.num_tiles * w.splits, w.splits
+        group, part = w.split_k_unit(UNIT)
+        k_begin, k_end = w.split_k_range(PART)
+        return [
+            "// split-K: unit u = w + j * WORKERS is K part s of group g (WorkSplit.split_k_unit,",
+            "// split_k_range)",
+            self._work_fn("int", "unit_group", group, u=units),
+            self._work_fn("int", "unit_part", part, u=units),
+            self._work_fn("int", "part_k_begin", k_begin, s=n),
+            self._work_fn("int", "part_k_end", k_end, s=n),
+            head,
+            "  const int u = w + j * WORKERS;",
+            "  if (u >= GROUPS * SPLITS) return false;",
+            "  const int s = unit_part(u);",
+            "  g = unit_group(u); kb0 = part_k_begin(s); kb1 = part_k_end(s);",
+            "  return true;", "}",
+        ]
+
+    def _stream_k_work(self, head: str) -> list[str]:
+        w = self.plan.work
+        it = "long long" if w.sk_iters > INT_MAX else "int"
+        b = dict(it_begin=w.sk_iters, it_end=w.sk_iters, tile=w.num_tiles)
+        it_begin, it_end = w.sk_range(CTA)
+        first, end = w.sk_tiles_of(IT_BEGIN, IT_END)
+        k_begin, k_end = w.sk_unit_range(TILE, IT_BEGIN, IT_END)
+        order = "SK first, then data-parallel" if w.sk_first else "data-parallel, then SK"
         return [
             f"// {w.kind.value}: Stream-K over groups [SK_START, SK_START + SK_TILES) cut evenly "
-            f"over SK_CTAS workers by k-iterations; the other groups data-parallel ({first})",
+            f"over SK_CTAS workers by k-iterations; the other groups data-parallel ({order})",
+            "// (WorkSplit.sk_range, sk_tiles_of, sk_unit_range)",
             "static_assert(SK_START + SK_TILES <= GROUPS && DP_START + DP_TILES <= GROUPS, \"regions\");",
-            "TILEC_HD long long sk_begin(int c) { return (long long)c * SK_TILES * K_ITERS / SK_CTAS; }",
-            "TILEC_HD int sk_owner(long long i) { return (int)(((i + 1) * SK_CTAS - 1) / ((long long)SK_TILES * K_ITERS)); }",
+            self._work_fn(it, "sk_begin", it_begin, cta=w.sk_ctas),
+            self._work_fn(it, "sk_end", it_end, cta=w.sk_ctas),
+            self._work_fn("int", "sk_tile_begin", first, it_begin=b["it_begin"]),
+            self._work_fn("int", "sk_tile_end", end, it_end=b["it_end"]),
+            self._work_fn("int", "sk_k_begin", k_begin, tile=b["tile"], it_begin=b["it_begin"]),
+            self._work_fn("int", "sk_k_end", k_end, tile=b["tile"], it_end=b["it_end"]),
             head,
-            "  long long b = 0, e = 0; int n_sk = 0;",
-            "  if (w < SK_CTAS) { b = sk_begin(w); e = sk_begin(w + 1); n_sk = e > b ? (int)((e - 1) / K_ITERS - b / K_ITERS + 1) : 0; }",
+            f"  {it} b = 0, e = 0; int first = 0, n_sk = 0;",
+            "  if (w < SK_CTAS) { b = sk_begin(w); e = sk_end(w); first = sk_tile_begin(b); "
+            "n_sk = sk_tile_end(e) - first; }",
             "  const int n_dp = w < DP_TILES ? (DP_TILES - w + WORKERS - 1) / WORKERS : 0;",
             f"  const int sk_j = j{'' if w.sk_first else ' - n_dp'}, dp_j = j{' - n_sk' if w.sk_first else ''};",
             f"  if ({'j < n_sk' if w.sk_first else 'j >= n_dp'}) {{",
             "    if (sk_j >= n_sk) return false;",
-            "    const int lt = (int)(b / K_ITERS) + sk_j;",
-            "    kb0 = (int)tilec_max64(b - (long long)lt * K_ITERS, 0);",
-            "    kb1 = (int)tilec_min64(e - (long long)lt * K_ITERS, K_ITERS);",
-            "    g = SK_START + lt; return true;",
+            "    const int tile = first + sk_j;",
+            "    kb0 = sk_k_begin(tile, b); kb1 = sk_k_end(tile, e);",
+            "    g = SK_START + tile; return true;",
             "  }",
             "  if (dp_j >= n_dp) return false;",
             "  g = DP_START + w + dp_j * WORKERS; kb0 = 0; kb1 = K_ITERS; return true;",
             "}",
-            "// a partial's fix-up tile f (its SK-local tile), its place in K order, the number of",
-            "// partials, its slot (2c: worker c's first tile, 2c + 1: its last)",
+        ]
+
+    def _partials_work(self) -> list[str]:
+        """Where the partials of partial-region tile ``tile`` come from and live (WorkSplit's
+        first_contributor, contributors, partial_slot), and ``fix_of``: for unit ``j`` of worker
+        ``w`` (split-K: unit ``u``; Stream-K: CTA ``w``), its tile, its place in K order, the
+        number of partials and its slot."""
+        w = self.plan.work
+        n = w.partial_tiles
+        j = max(w.splits, w.sk_ctas)
+        contributor = "w + j * WORKERS" if w.split_k else "w"
+        tile = "g" if w.split_k else "g - SK_START"
+        return [
+            "// the partials of a partial-region tile f (a split-K group, or a Stream-K region's own",
+            "// group index): its first contributor (unit or worker), how many, the j-th one's slot",
+            self._work_fn("int", "first_contributor", w.first_contributor(TILE), tile=n),
+            self._work_fn("int", "contributors", w.contributors(TILE), tile=n),
+            self._work_fn("int", "fix_slot", w.partial_slot(TILE, J), tile=n, j=j),
             "TILEC_HD void fix_of(int w, int j, int g, int& f, int& ord, int& cnt, int& slot) {",
-            "  (void)j;",
-            "  f = g - SK_START;",
-            "  const int lo = sk_owner((long long)f * K_ITERS), hi = sk_owner((long long)f * K_ITERS + K_ITERS - 1);",
-            "  ord = w - lo; cnt = hi - lo + 1;",
-            "  slot = 2 * w + (sk_begin(w) / K_ITERS == f ? 0 : 1);",
-            "}",
-            "TILEC_HD int fix_slot(int f, int i) {",
-            "  const int c = sk_owner((long long)f * K_ITERS) + i;",
-            "  return 2 * c + (sk_begin(c) / K_ITERS == f ? 0 : 1);",
+            *([] if w.split_k else ["  (void)j;"]),
+            f"  f = {tile}; ord = {contributor} - first_contributor(f); cnt = contributors(f);",
+            "  slot = fix_slot(f, ord);",
             "}",
         ]
 

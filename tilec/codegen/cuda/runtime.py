@@ -23,6 +23,8 @@ TILEC_HD int tilec_floordiv(int a, int b) { int q = a / b; return (a % b != 0 &&
 TILEC_HD int tilec_mod(int a, int b) { int r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
 TILEC_HD int tilec_min(int a, int b) { return a < b ? a : b; }
 TILEC_HD int tilec_max(int a, int b) { return a > b ? a : b; }
+TILEC_HD long long tilec_floordiv64(long long a, long long b) { long long q = a / b; return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q; }
+TILEC_HD long long tilec_mod64(long long a, long long b) { long long r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
 TILEC_HD long long tilec_min64(long long a, long long b) { return a < b ? a : b; }
 TILEC_HD long long tilec_max64(long long a, long long b) { return a > b ? a : b; }
 """
