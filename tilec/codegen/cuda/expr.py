@@ -177,6 +177,16 @@ def cexpr(expr: sympy.Basic | int | bool, ctx: Context | None = None, wide: bool
 INT_MAX = 2**31 - 1
 
 
+def nonneg_symbols(expr: sympy.Basic) -> sympy.Basic:
+    """Kernel variables are nonnegative integers by construction: say so for the printer.
+
+    >>> cexpr(nonneg_symbols(sympy.floor(sympy.Symbol("t") / 4)))
+    '(t / 4)'
+    """
+    sub = {s: sympy.Symbol(s.name, integer=True, nonnegative=True) for s in expr.free_symbols}
+    return expr.xreplace(sub)
+
+
 def magnitude(expr: sympy.Basic | int, bounds: Mapping[str, int]) -> int:
     """A bound of the absolute value of every intermediate C computes for ``expr`` as
     :class:`CudaExprPrinter` prints it, each variable ``v`` in ``[0, bounds[v.name]]``: above

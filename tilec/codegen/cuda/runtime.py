@@ -12,7 +12,8 @@ from __future__ import annotations
 from tilec.errors import UnsupportedError
 
 # Floor-semantics integer helpers for the expression printer (used only where the signs of the
-# operands are not proven; see cuda_printer).  __host__ __device__ so the host harness can use them.
+# operands are not proven; see expr.py), in int and, for `wide` expressions, in 64 bits.
+# __host__ __device__ so the host harness can use them.
 INDEX_HELPERS = r"""
 #if defined(__CUDACC__)
 #define TILEC_HD __host__ __device__ __forceinline__
