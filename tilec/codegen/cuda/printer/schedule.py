@@ -18,7 +18,7 @@ SCHEDULE_END = "// ---- tilec schedule functions: end"
 
 
 def fn(ret: str, name: str, params: tuple[str, ...], expr: sympy.Basic,
-        ctx: Context | None = None) -> str:
+       ctx: Context | None = None) -> str:
     """``expr`` as a ``TILEC_HD`` function of ``int`` parameters, signs proven under ``ctx``."""
     args = ", ".join(f"int {v}" for v in params)
     body = CudaExprPrinter(ctx=ctx).doprint(nonneg_symbols(sympy.sympify(expr)))
