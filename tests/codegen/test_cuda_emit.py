@@ -19,7 +19,8 @@ from tilec.codegen.cuda.printer import SCHEDULE_END, CudaPrinter, emit, host_pre
 from tilec.codegen.cuda.launch import CudaBuildError, compile_cu
 from tilec.errors import UnsupportedError
 from tilec.transforms.decompose import work_units
-from tilec.transforms.plan import Decomposition, DType, Fixup, MulticastMode
+from tilec.proofs import compile_int
+from tilec.transforms.plan import CTA, TILE, Decomposition, DType, Fixup, J, MulticastMode
 
 
 def _sk_contributors(split, k_iters: int, tile: int) -> list[tuple[int, int, int, int]]:
@@ -230,7 +231,43 @@ DECOMPS = [
     # B given K x N (row-major B): 64-column boxes, wgmma transpose-B
     (dict(M=1000, N=1104, K=776, CM=2, CN=1, SMS=8, DECOMP="dp", B_LAYOUT="kn"), S, False),
     (dict(M=1000, N=1104, K=776, CM=1, CN=2, SMS=8, DECOMP="streamk", B_LAYOUT="kn"), S, False),
+    # the rest of decomposition x cluster (1, 2, 4), each with a real split (Stream-K region,
+    # uneven cuts: see test_decomps_cover_every_decomposition_and_cluster)
+    (dict(M=1300, N=1100, K=1000, CM=1, CN=1, SMS=8, DECOMP="dp"), L, True),
+    (dict(M=1300, N=1100, K=1000, CM=2, CN=1, SMS=8, DECOMP="dp"), L, True),
+    (dict(M=1000, N=1500, K=776, CM=1, CN=4, SMS=12, DECOMP="dp"), L, True),
+    (dict(M=777, N=1000, K=1000, CM=2, CN=1, SMS=12, DECOMP="streamk"), L, True),
+    (dict(M=1000, N=1500, K=776, CM=1, CN=4, SMS=12, DECOMP="streamk"), L, True),
+    (dict(M=777, N=1000, K=1000, CM=2, CN=1, SMS=12, DECOMP="dp_1sk"), L, True),
+    (dict(M=1000, N=1500, K=776, CM=4, CN=1, SMS=8, DECOMP="splitk", SPLITS=3), L, True),
+    (dict(M=1300, N=1100, K=1000, CM=1, CN=1, SMS=12, DECOMP="dp_1sk"), L, True),
+    (dict(M=1000, N=1500, K=776, CM=1, CN=4, SMS=12, DECOMP="dp_1sk"), L, True),
+    (dict(M=1300, N=1100, K=1000, CM=1, CN=1, SMS=12, DECOMP="sk2_dp"), L, True),
+    (dict(M=777, N=1000, K=1000, CM=2, CN=1, SMS=12, DECOMP="sk2_dp", FIXUP="atomic"), L, True),
+    (dict(M=1000, N=1500, K=776, CM=1, CN=4, SMS=12, DECOMP="sk2_dp"), L, True),
+    (dict(M=777, N=1000, K=1000, CM=2, CN=1, SMS=12, DECOMP="skpp", SK_WAVES=2), L, True),
+    (dict(M=1000, N=1500, K=776, CM=1, CN=4, SMS=12, DECOMP="skpp", SK_WAVES=2), L, True),
 ]
+
+
+def test_decomps_cover_every_decomposition_and_cluster() -> None:
+    """DECOMPS runs every decomposition on clusters of 1, 2 and 4 CTAs with a real split: split-K
+    parts and Stream-K ranges that do not divide K_ITERS evenly, a partial last round of
+    data-parallel tiles."""
+    seen = set()
+    for params, mode, closed in DECOMPS:
+        plan = seed(mode, closed, **params)
+        w = plan.work
+        if w.split_k:
+            real = w.k_iters % w.splits != 0
+        elif w.stream_k:
+            real = w.sk_iters % w.sk_ctas != 0
+        else:
+            real = -(-int(plan.order.num_tiles) // plan.cluster[0]) % (w.grid // plan.cluster[0]) != 0
+        if real:
+            seen.add((params["DECOMP"], plan.cluster[0]))
+    want = {(d, c) for d in ("dp", "splitk", "streamk", "dp_1sk", "sk2_dp", "skpp") for c in (1, 2, 4)}
+    assert want <= seen, sorted(want - seen)
 
 
 @needs_gxx
@@ -268,6 +305,52 @@ def test_printed_work_units_equal_the_decomposition(params: dict, mode: Multicas
     # slots are private: no two partials share one
     all_slots = [v[3] for v in got["F"].values()]
     assert len(all_slots) == len(set(all_slots))
+
+
+WIDE = r"""
+#include <cstdio>
+#include <initializer_list>
+int main() {
+  using namespace NS;
+  for (int c : {0, 1, SK_CTAS / 2, SK_CTAS - 1})
+    std::printf("R %d %lld %lld\n", c, (long long)sk_begin(c), (long long)sk_end(c));
+  for (int f : {0, 1, SK_TILES / 2, SK_TILES - 1})
+    std::printf("P %d %d %d %d %d\n", f, first_contributor(f), contributors(f), fix_slot(f, 0),
+                fix_slot(f, contributors(f) - 1));
+  return 0;
+}
+"""
+
+
+@needs_gxx
+def test_work_formulas_are_64_bit_where_int_would_overflow(tmp_path: Path) -> None:
+    """65536^3 Stream-K: (tile * K_ITERS + 1) * SK_CTAS passes INT_MAX (17.7e9 at the last
+    tile), so those formulas are printed over long long; they equal the plan's, evaluated in
+    exact integers, at the ends of their ranges."""
+    plan = seed(M=65536, N=65536, K=65536, CM=1, CN=1, SMS=132, DECOMP="streamk")
+    w = plan.work
+    assert (w.sk_tiles * w.k_iters + 1) * w.sk_ctas > 2**31
+    src = emit(plan)
+    assert "int first_contributor(long long tile)" in src
+    ns = src.split("namespace ")[1].split(" ")[0]
+    (tmp_path / "sched.h").write_text(host_prefix(src))
+    (tmp_path / "w.cpp").write_text('#include "sched.h"\n' + WIDE.replace("NS", ns))
+    subprocess.run(["g++", "-std=c++17", "-O1", "-Wall", "-Werror", "-I", str(tmp_path), "-o",
+                    str(tmp_path / "w"), str(tmp_path / "w.cpp")], check=True)
+    out = subprocess.run([str(tmp_path / "w")], capture_output=True, text=True, check=True).stdout
+    rng = compile_int(list(w.sk_range(CTA)), [CTA])
+    parts = compile_int([w.first_contributor(TILE), w.contributors(TILE)], [TILE])
+    slot = compile_int([w.partial_slot(TILE, J)], [TILE, J])
+    rows = [ln.split() for ln in out.splitlines()]
+    assert len(rows) == 8
+    for kind, *v in rows:
+        a = [int(x) for x in v]
+        if kind == "R":
+            assert tuple(a[1:]) == tuple(int(x) for x in rng(a[0]))
+        else:
+            first, count = (int(x) for x in parts(a[0]))
+            assert (a[1], a[2]) == (first, count)
+            assert (a[3], a[4]) == (int(slot(a[0], 0)[0]), int(slot(a[0], count - 1)[0]))
 
 
 @needs_nvcc

@@ -8,7 +8,7 @@ import itertools
 import pytest
 
 from tests.codegen.cuda_plans import mc_values, seed
-from tilec.codegen.cuda.printer import CudaPrinter, _cluster_all_or_none, emit
+from tilec.codegen.cuda.printer import CudaPrinter, cluster_all_or_none, emit
 from tilec.errors import UnsupportedError
 from tilec.transforms.plan import DType, MulticastMode
 
@@ -62,10 +62,10 @@ def test_run_time_masks_use_the_all_cluster_release() -> None:
 def test_partly_dead_clusters_are_detected() -> None:
     # 1300 / 128 -> 11 tile rows: groups of 2 rows leave the last group half dead
     plan = seed(M=1300, N=1024, K=256, CM=2, CN=1, SMS=8)
-    assert not _cluster_all_or_none(plan, 2)
+    assert not cluster_all_or_none(plan, 2)
     assert CudaPrinter(plan).shape.receivers is None
     whole = seed(M=4096, N=4096, K=256, CM=2, CN=2, SMS=120)
-    assert _cluster_all_or_none(whole, 4)  # 512 tiles on 120 CTAs: the last round is partial
+    assert cluster_all_or_none(whole, 4)  # 512 tiles on 120 CTAs: the last round is partial
     assert CudaPrinter(whole).shape.receivers is not None
 
 

@@ -9,6 +9,11 @@ not know nonnegative counts as signed); otherwise it calls the floor-semantics h
 ``int`` arithmetic; powers of two become shifts; ``Sum`` with numeric bounds is folded to a
 constant, otherwise printed as an immediately-invoked lambda loop.
 
+``wide=True`` prints for 64-bit evaluation: the caller declares the expression's variables
+``long long`` (so every product and sum that involves one is 64-bit), literals past ``int`` get
+an ``LL`` suffix, and the helpers called are the ``*64`` ones.  :func:`magnitude` tells when an
+expression needs it: a bound of every value C computes on the way to the result.
+
 Example::
 
     >>> import sympy
@@ -19,6 +24,7 @@ Example::
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import sympy
@@ -35,9 +41,12 @@ class CudaExprPrinter(C99CodePrinter):
     printmethod = "_cudacode"
     language = "CUDA"
 
-    def __init__(self, settings: dict[str, Any] | None = None, ctx: Context | None = None) -> None:
+    def __init__(self, settings: dict[str, Any] | None = None, ctx: Context | None = None,
+                 wide: bool = False) -> None:
         super().__init__(settings or {})
         self._ctx = ctx
+        self._wide = wide
+        self._sfx = "64" if wide else ""  # the helpers of the arithmetic's width
         self._signs: Reasoner | None = None
 
     def doprint(self, expr: Any, assign_to: Any = None) -> str:
@@ -52,9 +61,11 @@ class CudaExprPrinter(C99CodePrinter):
     # --- atoms -------------------------------------------------------------------------------
     def _print_Integer(self, expr: sympy.Integer) -> str:
         v = int(expr)
-        if not -(2**31) <= v < 2**31:
-            raise InternalError(f"integer literal {v} does not fit a 32-bit int")
-        return str(v)
+        if -(2**31) <= v < 2**31:
+            return str(v)
+        if self._wide and -(2**63) <= v < 2**63:
+            return f"{v}LL"
+        raise InternalError(f"integer literal {v} does not fit a {64 if self._wide else 32}-bit int")
 
     def _print_Rational(self, expr: sympy.Rational) -> str:
         raise InternalError(f"non-integer rational {expr} outside floor(): not an index expression")
@@ -76,7 +87,7 @@ class CudaExprPrinter(C99CodePrinter):
             return self._print(num)
         if self._proven(num, den):
             return f"({self.parenthesize(num, 50)} / {self.parenthesize(den, 50)})"
-        return f"tilec_floordiv({self._print(num)}, {self._print(den)})"
+        return f"tilec_floordiv{self._sfx}({self._print(num)}, {self._print(den)})"
 
     # ceiling(n/d) -> (n + d - 1) / d   (n >= 0, d > 0 proven)
     def _print_ceiling(self, expr: sympy.ceiling) -> str:
@@ -85,14 +96,14 @@ class CudaExprPrinter(C99CodePrinter):
             return self._print(num)
         if self._proven(num, den):
             return f"(({self._print(num)} + {self.parenthesize(den - 1, 50)}) / {self.parenthesize(den, 50)})"
-        return f"(-tilec_floordiv(-({self._print(num)}), {self._print(den)}))"
+        return f"(-tilec_floordiv{self._sfx}(-({self._print(num)}), {self._print(den)}))"
 
     # Mod(a, b) -> a % b   (a >= 0, b > 0 proven)
     def _print_Mod(self, expr: sympy.Mod) -> str:
         a, b = expr.args
         if self._proven(a, b):
             return f"({self.parenthesize(a, 50)} % {self.parenthesize(b, 50)})"
-        return f"tilec_mod({self._print(a)}, {self._print(b)})"
+        return f"tilec_mod{self._sfx}({self._print(a)}, {self._print(b)})"
 
     # 2**e -> 1 << e ; c**k (numeric k >= 0) -> repeated product
     def _print_Pow(self, expr: sympy.Pow) -> str:
@@ -110,13 +121,13 @@ class CudaExprPrinter(C99CodePrinter):
     def _print_Min(self, expr: sympy.Min) -> str:
         out = self._print(expr.args[0])
         for a in expr.args[1:]:
-            out = f"tilec_min({out}, {self._print(a)})"
+            out = f"tilec_min{self._sfx}({out}, {self._print(a)})"
         return out
 
     def _print_Max(self, expr: sympy.Max) -> str:
         out = self._print(expr.args[0])
         for a in expr.args[1:]:
-            out = f"tilec_max({out}, {self._print(a)})"
+            out = f"tilec_max{self._sfx}({out}, {self._print(a)})"
         return out
 
     # Sum(f, (j, lo, hi)) -> constant when it folds, else a loop in a lambda
@@ -129,7 +140,7 @@ class CudaExprPrinter(C99CodePrinter):
         for var, lo, hi in expr.limits:
             v = self._print(var)
             out = (
-                f"([&]() {{ int s_ = 0; for (int {v} = {self._print(lo)}; {v} <= {self._print(hi)}; ++{v}) "
+                f"([&]() {{ {'long long' if self._wide else 'int'} s_ = 0; for (int {v} = {self._print(lo)}; {v} <= {self._print(hi)}; ++{v}) "
                 f"s_ += {out}; return s_; }}())"
             )
         return out
@@ -157,6 +168,68 @@ class CudaExprPrinter(C99CodePrinter):
         return "(" + " || ".join(self._print(a) for a in expr.args) + ")"
 
 
-def cexpr(expr: sympy.Basic | int | bool, ctx: Context | None = None) -> str:
-    """Print one schedule expression as C (``int``/``bool``), proving signs under ``ctx``."""
-    return CudaExprPrinter(ctx=ctx).doprint(sympy.sympify(expr))
+def cexpr(expr: sympy.Basic | int | bool, ctx: Context | None = None, wide: bool = False) -> str:
+    """Print one schedule expression as C (``int``/``bool``, or 64-bit with ``wide``), proving
+    signs under ``ctx``."""
+    return CudaExprPrinter(ctx=ctx, wide=wide).doprint(sympy.sympify(expr))
+
+
+INT_MAX = 2**31 - 1
+
+
+def nonneg_symbols(expr: sympy.Basic) -> sympy.Basic:
+    """Kernel variables are nonnegative integers by construction: say so for the printer.
+
+    >>> cexpr(nonneg_symbols(sympy.floor(sympy.Symbol("t") / 4)))
+    '(t / 4)'
+    """
+    sub = {s: sympy.Symbol(s.name, integer=True, nonnegative=True) for s in expr.free_symbols}
+    return expr.xreplace(sub)
+
+
+def magnitude(expr: sympy.Basic | int, bounds: Mapping[str, int]) -> int:
+    """A bound of the absolute value of every intermediate C computes for ``expr`` as
+    :class:`CudaExprPrinter` prints it, each variable ``v`` in ``[0, bounds[v.name]]``: above
+    :data:`INT_MAX`, the expression must be printed ``wide`` over ``long long`` variables.
+
+    ``floor(a/b)`` is printed over its integer numerator (``floor(i/2 + 1/3)`` as
+    ``(3*i + 2) / 6``), so that numerator is what is bounded (plus the divisor: a ceiling
+    adds it).
+
+    >>> i = sympy.Symbol("i", integer=True, nonnegative=True)
+    >>> magnitude(sympy.floor(((i + 1) * 132 - 1) / 262144), {"i": 262143})
+    34865151
+    >>> magnitude(sympy.Min(i - 5, 7), {"i": 10}), magnitude(sympy.Mod(i, 3), {"i": 10})
+    (15, 10)
+    """
+    e = sympy.sympify(expr)
+    if isinstance(e, (sympy.floor, sympy.ceiling)):
+        num, den = frac(e)
+        return magnitude(num, bounds) + magnitude(den, bounds)  # ceiling prints num + den - 1
+    if e.is_Integer or e.is_Rational:
+        return int(abs(sympy.ceiling(abs(e))))
+    if isinstance(e, sympy.Symbol):
+        if e.name not in bounds:
+            raise InternalError(f"magnitude: no bound for variable {e.name} in {expr}")
+        return bounds[e.name]
+    if e in (sympy.true, sympy.false):
+        return 1
+    if isinstance(e, sympy.Add):
+        return sum(magnitude(a, bounds) for a in e.args)
+    if isinstance(e, sympy.Mul):
+        out = 1
+        for a in e.args:
+            out *= max(magnitude(a, bounds), 1)
+        return out
+    if isinstance(e, sympy.Pow) and e.exp.is_Integer and int(e.exp) >= 0:
+        return max(magnitude(e.base, bounds), 1) ** int(e.exp)
+    if isinstance(e, sympy.Pow) and e.base == 2:
+        return 2 ** magnitude(e.exp, bounds)
+    if isinstance(e, sympy.core.relational.Relational):
+        r = integral_relation(e)
+        return max(magnitude(r.lhs, bounds), magnitude(r.rhs, bounds))
+    if isinstance(e, sympy.Piecewise):
+        return max(max(magnitude(x, bounds), magnitude(c, bounds)) for x, c in e.args)
+    if isinstance(e, (sympy.Mod, sympy.Min, sympy.Max, sympy.And, sympy.Or, sympy.Not)):
+        return max(magnitude(a, bounds) for a in e.args)
+    raise InternalError(f"magnitude: cannot bound {type(e).__name__} in {expr}")

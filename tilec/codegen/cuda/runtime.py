@@ -12,7 +12,8 @@ from __future__ import annotations
 from tilec.errors import UnsupportedError
 
 # Floor-semantics integer helpers for the expression printer (used only where the signs of the
-# operands are not proven; see cuda_printer).  __host__ __device__ so the host harness can use them.
+# operands are not proven; see expr.py), in int and, for `wide` expressions, in 64 bits.
+# __host__ __device__ so the host harness can use them.
 INDEX_HELPERS = r"""
 #if defined(__CUDACC__)
 #define TILEC_HD __host__ __device__ __forceinline__
@@ -23,6 +24,8 @@ TILEC_HD int tilec_floordiv(int a, int b) { int q = a / b; return (a % b != 0 &&
 TILEC_HD int tilec_mod(int a, int b) { int r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
 TILEC_HD int tilec_min(int a, int b) { return a < b ? a : b; }
 TILEC_HD int tilec_max(int a, int b) { return a > b ? a : b; }
+TILEC_HD long long tilec_floordiv64(long long a, long long b) { long long q = a / b; return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q; }
+TILEC_HD long long tilec_mod64(long long a, long long b) { long long r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
 TILEC_HD long long tilec_min64(long long a, long long b) { return a < b ? a : b; }
 TILEC_HD long long tilec_max64(long long a, long long b) { return a > b ? a : b; }
 """

@@ -1,0 +1,308 @@
+"""The persistent warp-specialized kernel: the producer warpgroup's TMA loads (multicast
+within the cluster) into the stage ring, the consumer warpgroups' wgmma loop, the stage
+release protocol, and the hand-off to the fix-up and the epilogue."""
+
+from __future__ import annotations
+
+from tilec.codegen.cuda.printer.epilogue import (
+    epilogue_direct,
+    epilogue_tma,
+    overlap_declare,
+    overlap_pack,
+    overlap_rest,
+    overlap_step,
+)
+from tilec.codegen.cuda.printer.shape import Kernel
+from tilec.codegen.cuda.printer.work import fixup_call
+from tilec.transforms.plan import DType, MulticastMode, OperandLoad
+
+CTYPE = {DType.BF16: "__nv_bfloat16", DType.FP16: "__half", DType.FP32: "float"}
+PRODUCER_REGS, CONSUMER_REGS = 40, 232
+
+
+def kernel_function(k: Kernel) -> str:
+    """The ``__global__`` kernel: shared memory layout, barriers, producer and consumer roles."""
+    p, s = k.plan, k.shape
+    cdims = f" __cluster_dims__({s.cluster}, 1, 1)" if s.cluster > 1 else ""
+    ab = CTYPE[p.dtype]
+    lines = [
+        f"namespace {k.cname} {{",
+        f"using TIn = {ab};",
+        f"using TOut = {CTYPE[p.c_dtype]};",
+        "",
+        f"__global__ void __launch_bounds__(THREADS, 1){cdims}",
+        "gemm_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,",
+        "            const __grid_constant__ CUtensorMap tmC, TOut* __restrict__ C,",
+        "            float* __restrict__ ws, int* __restrict__ tickets) {",
+        "  extern __shared__ uint8_t smem_raw[];",
+        "  // 1024-byte alignment for the 128B swizzle; the same offset in every CTA of the cluster.",
+        "  uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));",
+        "  TIn* sA = reinterpret_cast<TIn*>(smem);",
+        "  TIn* sB = reinterpret_cast<TIn*>(smem + STAGES * A_STAGE_BYTES);",
+        *(["  uint8_t* epi = smem + STAGES * STAGE_BYTES;  // TMA-store staging: EPI_BYTES (1024-aligned)"]
+          if s.tma_store else []),
+        "  uint64_t* full = reinterpret_cast<uint64_t*>(smem + STAGES * STAGE_BYTES + EPI_BYTES);",
+        "  uint64_t* empty = full + STAGES;",
+        *(["  int* fix_last = reinterpret_cast<int*>(empty + STAGES);  // per consumer: reduces this tile"]
+          if k.partials else []),
+        "  (void)C; (void)tmC; (void)ws; (void)tickets;",
+        "  const int wg = threadIdx.x / 128;",
+        "  const int ctid = threadIdx.x % 128;",
+        f"  const int rank = {'(int)tilec::cluster_ctarank()' if s.cluster > 1 else '0'};",
+        "  // the worker: this CTA (no cluster) or its cluster; it walks work units work_unit(worker, j)",
+        f"  const int worker = {'(int)tilec::cluster_id_x()' if s.cluster > 1 else '(int)blockIdx.x'};",
+        "  (void)rank;",
+        "  if (threadIdx.x == 0) {",
+        "    for (int s = 0; s < STAGES; ++s) {",
+        "      tilec::mbar_init(&full[s], 1);  // the local producer's arrive.expect_tx",
+        ("      // one arrival per consumer warpgroup of each CTA in R'(rank)\n"
+         "      tilec::mbar_init(&empty[s], CONSUMERS * __popcll((RECV >> (8 * rank)) & 0xFF));"
+         if s.receivers is not None and s.cluster > 1 else
+         "      tilec::mbar_init(&empty[s], CONSUMERS * CLUSTER);  // every consumer warpgroup of the cluster"),
+        "    }",
+        "    tilec::mbar_fence_init();",
+        "  }",
+        "  tilec::cluster_sync();" if s.cluster > 1 else "  __syncthreads();",
+        "  if (wg == 0) {",
+        f"    tilec::setmaxnreg_dec<{PRODUCER_REGS}>();",
+        "    if (ctid == 0) {",
+        *producer(k),
+        "    }",
+        "  } else {",
+        f"    tilec::setmaxnreg_inc<{CONSUMER_REGS}>();",
+        *consumer(k),
+        "  }",
+        "  // No CTA leaves while a peer may still multicast into it or arrive on its barriers.",
+        "  tilec::cluster_sync();" if s.cluster > 1 else "",
+        "}",
+        "}  // namespace",
+    ]
+    return "\n".join(lines)
+
+
+def unit_header(k: Kernel, ind: str) -> list[str]:
+    """The tile of this CTA in work unit (g, kb0, kb1), and the schedule's own (round,
+    cluster) of that tile, which the multicast functions are written over."""
+    t = k.plan.order.index.name
+    return [
+        f"{ind}const int {t} = g * CLUSTER + rank;",
+        f"{ind}const int i_rt = g / ORDER_CLUSTERS, cidx = g % ORDER_CLUSTERS;",
+        f"{ind}(void)i_rt; (void)cidx;",
+        f"{ind}const bool alive = tile_alive({t});",
+        f"{ind}const int m0 = tile_m({t}) * BM, n0 = tile_n({t}) * BN;",
+    ]
+
+
+def producer(k: Kernel) -> list[str]:
+    """The producer thread: per work unit and k-iteration, wait for a free stage and issue its TMA
+    loads."""
+    p, s = k.plan, k.shape
+    exact = s.receivers is not None
+    ind = "      "
+    out = [f"{ind}tilec::tma_prefetch_map(&tmA);", f"{ind}tilec::tma_prefetch_map(&tmB);"]
+    for op in (p.a, p.b):
+        if op.evict != "normal":
+            out.append(f"{ind}const uint64_t pol_{op.name.lower()} = tilec::policy_evict_{op.evict}();")
+    out += [f"{ind}int stage = 0; uint32_t phase = 0;",
+            f"{ind}int g, kb0, kb1;",
+            f"{ind}for (int j = 0; work_unit(worker, j, g, kb0, kb1); ++j) {{"]
+    i2 = ind + "  "
+    out += unit_header(k, i2)
+    if exact:
+        out.append(f"{i2}if (!alive) continue;  // the whole cluster skips this unit (checked when printed)")
+    elif s.cluster > 1 and (p.a.multicast or p.b.multicast):
+        out += [
+            f"{i2}// Dead CTAs never receive: keep them out of every mask.",
+            f"{i2}int alive_mask = 0;",
+            f"{i2}for (int r = 0; r < CLUSTER; ++r) alive_mask |= tile_alive(g * CLUSTER + r) ? 1 << r : 0;",
+        ]
+    for op in (p.a, p.b):
+        x, mc = op.name.lower(), op.multicast
+        if mc is None:
+            out.append(f"{i2}const bool issue_{x} = alive;")
+            continue
+        live_mask = "" if exact else " & alive_mask"
+        out += [
+            f"{i2}const bool issue_{x} = alive && mc_{x}_issue(rank, i_rt, cidx);",
+            f"{i2}const uint16_t mask_{x} = (uint16_t)(mc_{x}_mask(rank, i_rt, cidx){live_mask});",
+        ]
+        if mc.mode is MulticastMode.SLICED:
+            out += [
+                f"{i2}const int sidx_{x} = mc_{x}_slice_index(rank, i_rt, cidx);",
+                f"{i2}const int scnt_{x} = mc_{x}_slice_count(rank, i_rt, cidx);",
+            ]
+    expect = "STAGE_BYTES" if exact else "alive ? STAGE_BYTES : 0u"
+    out += [
+        f"{i2}for (int kb = kb0; kb < kb1; ++kb) {{",
+        f"{i2}  // Every CTA of R'(rank) has released this stage's previous use (exact release),",
+        f"{i2}  // or every consumer of the cluster has (all-cluster release).",
+        f"{i2}  tilec::mbar_wait(&empty[stage], phase ^ 1);",
+        f"{i2}  // This CTA receives the whole A and B boxes (from itself or peers) when alive.",
+    ]
+    if k.loads:
+        out += [f"{i2}  tilec::mbar_arrive_expect_tx(&full[stage], {expect});"]
+        out += load(p.a, "sA", "m0", p.BM, s.chunks_a, i2 + "  ")
+        out += (load(p.b, "sB", "n0", p.BN, s.chunks_b, i2 + "  ") if p.b_transposed
+                else load_kn(p.b, s.chunks_b, i2 + "  "))
+    else:  # a measurement: every stage is released with nothing loaded
+        unused = [f"{v}_{op.name.lower()}" for op in (p.a, p.b)
+                  for v in (("issue",) + (("mask",) if op.multicast else ())
+                            + (("sidx", "scnt") if op.multicast and
+                               op.multicast.mode is MulticastMode.SLICED else ()))]
+        out += [f"{i2}  tilec::mbar_arrive_expect_tx(&full[stage], 0u);  // MEASUREMENT: no loads",
+                f"{i2}  {' '.join(f'(void){v};' for v in unused)}"]
+    out += [
+        f"{i2}  if (++stage == STAGES) {{ stage = 0; phase ^= 1; }}",
+        f"{i2}}}",
+        f"{ind}}}",
+    ]
+    return out
+
+
+def load(op: OperandLoad, buf: str, row0: str, rows: int, chunks: int, ind: str) -> list[str]:
+    """The TMA load of one stage of operand ``op`` (plain, leader multicast, or sliced
+    multicast)."""
+    x, mc = op.name.lower(), op.multicast
+    tm = f"&tm{op.name}"
+    hint = f", pol_{x}" if op.evict != "normal" else ""
+    sfx = "_hint" if hint else ""
+    base = f"{buf} + stage * {rows} * BK"
+    if mc is None:
+        return [f"{ind}if (issue_{x}) tilec::tma_load{sfx}({base}, {tm}, &full[stage], kb * BK, {row0}{hint});"]
+    if mc.mode is MulticastMode.LEADER:
+        return [
+            f"{ind}if (issue_{x}) tilec::tma_load_multicast{sfx}({base}, {tm}, &full[stage], "
+            f"kb * BK, {row0}, mask_{x}{hint});"
+        ]
+    sub = rows // chunks
+    return [
+        f"{ind}// sliced: this CTA issues chunks sidx, sidx + scnt, ... of the {chunks} "
+        f"{sub}-row chunks, to the whole group",
+        f"{ind}if (issue_{x})",
+        f"{ind}  for (int c = sidx_{x}; c < {chunks}; c += scnt_{x})",
+        f"{ind}    tilec::tma_load_multicast{sfx}({base} + c * {sub} * BK, {tm}, &full[stage], "
+        f"kb * BK, {row0} + c * {sub}, mask_{x}{hint});",
+    ]
+
+
+def load_kn(op: OperandLoad, chunks: int, ind: str) -> list[str]:
+    """B given K x N: the stage's BK x BN tile as ``chunks`` boxes of BK x 64 (128-byte rows),
+    box ``c`` at ``c * 64 * BK`` elements (MN-major for wgmma, transpose-B)."""
+    mc = op.multicast
+    hint = ", pol_b" if op.evict != "normal" else ""
+    sfx = "_hint" if hint else ""
+    dst = "sB + stage * BN * BK + c * 64 * BK"
+    at = "n0 + c * 64, kb * BK"
+    if mc is None:
+        call, first, step = f"tilec::tma_load{sfx}({dst}, &tmB, &full[stage], {at}{hint});", "0", "1"
+    else:
+        call = f"tilec::tma_load_multicast{sfx}({dst}, &tmB, &full[stage], {at}, mask_b{hint});"
+        sliced = mc.mode is MulticastMode.SLICED
+        first, step = ("sidx_b", "scnt_b") if sliced else ("0", "1")
+    return [
+        f"{ind}// B (K x N): {chunks} boxes of BK x 64"
+        + (", this CTA's share of them to the whole group" if first != "0" else ""),
+        f"{ind}if (issue_b)",
+        f"{ind}  for (int c = {first}; c < CHUNKS_B; c += {step})",
+        f"{ind}    {call}",
+    ]
+
+
+def release(k: Kernel, st: str) -> str:
+    """One consumer warpgroup gives stage ``st`` back: one arrival on each CTA of S'(rank)
+    (exact), of the whole cluster (all-cluster), or on its own barrier (no cluster)."""
+    s = k.shape
+    if s.cluster == 1:
+        return f"if (ctid == 0) tilec::mbar_arrive_local(&empty[{st}]);"
+    if s.receivers is not None:
+        return (f"if (ctid < CLUSTER && ((SEND >> (8 * rank + ctid)) & 1)) "
+                f"tilec::mbar_arrive_remote(&empty[{st}], ctid);")
+    return f"if (ctid < CLUSTER) tilec::mbar_arrive_remote(&empty[{st}], ctid);"
+
+
+def consumer(k: Kernel) -> list[str]:
+    """A consumer warpgroup: per work unit, the wgmma k-loop with stage release, then the fix-up
+    and the epilogue."""
+    p, s = k.plan, k.shape
+    exact = s.receivers is not None
+    ind = "    "
+    i2 = ind + "  "
+    # A dead CTA of a live cluster still waits for and releases every stage (all-cluster
+    # protocol); its MMAs are skipped.  The waits stay unconditional either way: a wait
+    # with nothing in flight is free, and ptxas then needs no wait of its own before the
+    # accumulators are read.
+    guard = "" if exact else "if (alive) "
+    out = [
+        f"{ind}const int cw = wg - 1;  // consumer warpgroup: rows [cw * WG_M, (cw + 1) * WG_M)",
+        f"{ind}float acc[M_SUB][BN / 2];",
+        f"{ind}int stage = 0, prev = 0; uint32_t phase = 0;",
+        *([f"{ind}uint32_t epi_count = 0;  // TMA-store staging boxes used so far (parity picks one)"]
+          if s.tma_store and k.epilogue != "tma_tile" else []),
+        *(overlap_declare(k, ind) if k.epilogue == "overlap" else []),
+        f"{ind}(void)prev;",
+        f"{ind}int g, kb0, kb1;",
+        f"{ind}for (int j = 0; work_unit(worker, j, g, kb0, kb1); ++j) {{",
+        *unit_header(k, i2),
+    ]
+    if exact:
+        out.append(f"{i2}if (!alive) continue;")
+    out += [
+        f"{i2}for (int kb = kb0; kb < kb1; ++kb) {{",
+        f"{i2}  tilec::mbar_wait(&full[stage], phase);",
+        f"{i2}  {guard}{{",
+        f"{i2}    const TIn* a = sA + stage * BM * BK + cw * WG_M * BK;",
+        f"{i2}    const TIn* b = sB + stage * BN * BK;",
+        f"{i2}    tilec::wgmma_fence();",
+        f"{i2}    #pragma unroll",
+        f"{i2}    for (int kk = 0; kk < BK / 16; ++kk) {{",
+        (f"{i2}      const uint64_t db = tilec::smem_desc_sw128(b + kk * 16);" if p.b_transposed else
+         f"{i2}      const uint64_t db = tilec::smem_desc_sw128_mn(b + kk * 16 * 64, 64 * BK * sizeof(TIn));"),
+        f"{i2}      #pragma unroll",
+        f"{i2}      for (int ms = 0; ms < M_SUB; ++ms)",
+        f"{i2}        tilec::wgmma_m64n{p.BN}k16(acc[ms], tilec::smem_desc_sw128(a + ms * 64 * BK + kk * 16), db,",
+        f"{i2}                                  (kb > kb0 || kk > 0) ? 1 : 0);",
+        f"{i2}    }}",
+        f"{i2}    tilec::wgmma_commit();",
+        f"{i2}  }}",
+        *(overlap_step(i2 + "  ") if k.epilogue == "overlap" else []),
+        f"{i2}  tilec::wgmma_wait<{k.mma_in_flight}>();",
+    ]
+    if s.cluster > 1:
+        who = "S'(rank)" if exact else "the whole cluster"
+        out.append(f"{i2}  // Release the stage to every CTA that loads into this one ({who}).")
+    if k.mma_in_flight:
+        out += [
+            f"{i2}  // One wgmma group stays in flight: the previous stage is now read, release it.",
+            f"{i2}  if (kb > kb0) {{ {release(k, 'prev')} }}",
+            f"{i2}  prev = stage;",
+            f"{i2}  if (++stage == STAGES) {{ stage = 0; phase ^= 1; }}",
+            f"{i2}}}",
+            f"{i2}tilec::wgmma_wait<0>();",
+            f"{i2}{release(k, 'prev')}",
+        ]
+    else:
+        out += [
+            f"{i2}  {release(k, 'stage')}",
+            f"{i2}  if (++stage == STAGES) {{ stage = 0; phase ^= 1; }}",
+            f"{i2}}}",
+        ]
+    epi = epilogue_tma(k, i2 + "  ") if s.tma_store else epilogue_direct(k, i2 + "  ")
+    if k.epilogue == "none":  # a measurement: the kernel without its epilogue
+        epi = [f"{i2}  if (acc[0][0] == 12345.678f) C[0] = TOut(0.f);  // keeps the MMAs alive"]
+    if k.epilogue == "overlap":
+        # the last tile's stores that this unit's k-iterations did not cover, then this tile
+        out += overlap_rest(i2)
+        epi = overlap_pack(i2 + "  ")
+    if k.partials:
+        out += [f"{i2}if (alive && (kb0 != 0 || kb1 != K_ITERS) && !{fixup_call()}) continue;"]
+    out += [
+        f"{i2}if (alive) {{",
+        *epi,
+        f"{i2}}}",
+        f"{ind}}}",
+    ]
+    if k.epilogue == "overlap":  # the last tile's boxes, before the wait for all stores
+        out += overlap_rest(ind)
+    if s.tma_store:
+        out.append(f"{ind}if (ctid == 0) tilec::tma_store_wait<0>();  // stores done before exit")
+    return out

@@ -1,0 +1,292 @@
+"""What the CUDA kernel is built from: the plan checked against what this backend prints, its
+launch and tiling numbers (:class:`KernelShape`), the stage-release protocol's receiver sets,
+and the :class:`Kernel` every section of the file is printed from."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy
+
+from tilec.errors import UnsupportedError
+from tilec.proofs import compile_int
+from tilec.transforms.plan import (
+    Decomposition,
+    DType,
+    Fixup,
+    KernelPlan,
+    LoadKind,
+    MulticastMode,
+    OperandLoad,
+)
+
+LOOP_VARS = ("rank", "i_rt", "cidx")  # the kernel values multicast expressions may use
+PAIR_VARS = ("r1", "r2", "i_rt", "cidx")  # the variables of `same`
+SMEM_LIMIT = 227 * 1024
+BOX_BYTES = 64 * 64 * 2  # one 64x64 16-bit staging box of the TMA-store epilogue
+
+
+@dataclass(frozen=True)
+class KernelShape:
+    """Launch and tiling numbers the kernel is built from (all checked against the plan)."""
+
+    consumers: int  # consumer warpgroups
+    wg_m: int  # tile rows per consumer warpgroup
+    m_sub: int  # m64 wgmma rows per consumer warpgroup
+    cluster: int
+    stages: int
+    chunks_a: int  # TMA boxes one stage of A is cut into (sliced multicast), else 1
+    chunks_b: int
+    smem_bytes: int
+    tma_store: bool  # epilogue through shared memory and TMA stores (else registers -> global)
+    # Exact stage-release protocol (docs/cuda_backend.md, "Stage release"): per rank X, the CTAs
+    # X's loads land in, itself included (R'(X)), and the CTAs that load into X (S'(X)).
+    # None: the masks vary per round; the conservative all-cluster protocol is printed.
+    receivers: tuple[int, ...] | None
+    senders: tuple[int, ...] | None
+    epi_boxes: int = 2  # TMA-store staging boxes per consumer warpgroup
+
+    @property
+    def threads(self) -> int:
+        return 128 * (1 + self.consumers)
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """One kernel being printed: the plan, its checked shape and the printer's options (the
+    epilogue resolved; ``mma_in_flight``, ``loads``: see :func:`~tilec.codegen.cuda.printer.emit`),
+    ``cname`` the C namespace of the file."""
+
+    plan: KernelPlan
+    shape: KernelShape
+    epilogue: str
+    mma_in_flight: int
+    loads: bool
+    cname: str
+
+    @property
+    def partials(self) -> bool:
+        """Whether some work units cover part of a tile's K range (a fix-up is printed)."""
+        w = self.plan.work
+        return w.split_k or w.stream_k
+
+
+def _const_int(expr: sympy.Expr | None) -> int | None:
+    """The value of a constant expression, else None."""
+    if expr is None:
+        return None
+    e = sympy.sympify(expr)
+    return int(e) if e.is_Integer else None
+
+
+def cluster_all_or_none(p: KernelPlan, cluster: int) -> bool:
+    """Every group of ``cluster`` consecutive linear tiles (what one cluster runs at a time, in
+    every decomposition) is wholly alive or wholly dead, so the CTAs of a cluster skip the same
+    units and use the same stages.  Checked at every tile the launch walks.
+    """
+    o = p.order
+    n = int(o.num_tiles)
+    for g in range(-(-n // cluster)):
+        a = [o.is_alive(g * cluster + k) for k in range(cluster)]
+        if any(a) != all(a):
+            return False
+    return True
+
+
+def static_receivers(p: KernelPlan, cluster: int) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    """R'(X) and S'(X) bit masks per rank when every load's destination set depends on the rank
+    alone wherever the kernel uses it (closed forms, no guard, evaluated at every alive group of
+    the walk) and every group is wholly alive or wholly dead; else None.
+
+    R'(X) = {X} | OR over operands of (issue_x(X) ? mask_x(X) : 0) (1 << X without multicast);
+    S'(Y) = {X : Y in R'(X)}.
+    """
+    if cluster > 1 and not cluster_all_or_none(p, cluster):
+        return None
+    o = p.order
+    oc = max((o.ctas or p.work.grid) // cluster, 1)
+    n, tiles_m, tiles_n = int(o.num_tiles), int(o.tiles_m), int(o.tiles_n)
+
+    def alive(t: int) -> bool:
+        m, nn = o.coords(t)
+        return m < tiles_m and nn < tiles_n
+
+    alive_groups = [g for g in range(-(-n // cluster)) if g * cluster < n and alive(g * cluster)]
+    recv = [1 << r for r in range(cluster)]
+    for op in (p.a, p.b):
+        mc = op.multicast
+        if mc is None:
+            continue
+        if not mc.closed_form or mc.guard != sympy.true:
+            return None
+        exprs = [mc.issue, mc.mask]
+        if mc.mode is MulticastMode.SLICED:
+            exprs += [mc.slice_index, mc.slice_count]
+        f = compile_int(exprs, sympy.symbols("rank i_rt cidx"))  # exact; symbols match by name
+        for r in range(cluster):
+            seen = {tuple(int(v) for v in f(r, g // oc, g % oc)) for g in alive_groups}
+            if len(seen) > 1:
+                return None
+            if seen:
+                issue, mask = next(iter(seen))[:2]
+                recv[r] |= mask if issue else 0
+    send = [sum(1 << x for x in range(cluster) if recv[x] >> y & 1) for y in range(cluster)]
+    return tuple(recv), tuple(send)
+
+
+def check(p: KernelPlan, epilogue: str) -> tuple[KernelShape, str]:
+    """The plan's launch and tiling numbers, and the epilogue ("auto" resolved), or an
+    UnsupportedError naming what this backend does not print."""
+    w = p.work
+    if w.kind is not Decomposition.DATA_PARALLEL and w.fixup is Fixup.REDUCE_KERNEL:
+        raise UnsupportedError(
+            f"CUDA backend: plan {p.name!r} asks for the {w.fixup.value!r} fix-up; the CUDA "
+            "kernel sums partial tiles itself: use 'deterministic' (bitwise repeatable, the "
+            "last CTA sums the partials in K order) or 'atomic'"
+        )
+    cx0 = p.cluster[0]
+    if w.kind is not Decomposition.DATA_PARALLEL and cx0 > 1 and w.group != cx0:
+        raise UnsupportedError(
+            f"CUDA backend: plan {p.name!r} splits work per CTA ({w.kind.value}, group "
+            f"{w.group}) but runs clusters of {cx0}: lower it with target='cuda' so that every "
+            "CTA of a cluster keeps the same K range"
+        )
+    if p.dtype not in (DType.BF16, DType.FP16):
+        raise UnsupportedError(
+            f"CUDA backend: dtype of A and B must be bf16 or fp16 but plan {p.name!r} has "
+            f"{p.dtype.value}"
+        )
+    for op in (p.a, p.b):
+        if op.kind is not LoadKind.TMA:
+            raise UnsupportedError(
+                f"CUDA backend: operand {op.name} must be loaded by TMA but its load is "
+                f"{op.kind.value!r}"
+            )
+        if op.evict not in ("normal", "first", "last"):
+            raise UnsupportedError(
+                f"operand {op.name}: evict must be 'normal', 'first' or 'last' but got {op.evict!r}"
+            )
+    if p.a.transposed:
+        raise UnsupportedError("CUDA backend: A must be stored M x K (K contiguous)")
+    if not p.b_transposed and (p.BN % 64 != 0 or (p.N * p.dtype.nbytes) % 16 != 0):
+        raise UnsupportedError(
+            f"CUDA backend: B given K x N (N contiguous) is loaded in 64-column TMA boxes: BN "
+            f"must be a multiple of 64 and N * {p.dtype.nbytes} of 16 bytes, but plan "
+            f"{p.name!r} has BN = {p.BN}, N = {p.N} (store B as N x K: B_LAYOUT='nk')"
+        )
+    if p.BK * p.dtype.nbytes != 128:
+        raise UnsupportedError(
+            f"CUDA backend: BK must be {128 // p.dtype.nbytes} for {p.dtype.value} (one "
+            f"128-byte swizzle row) but got BK = {p.BK}"
+        )
+    bbox = (p.BN, p.BK) if p.b_transposed else (p.BK, p.BN)
+    if p.a.box != (p.BM, p.BK) or p.b.box != bbox:
+        raise UnsupportedError(
+            f"CUDA backend: boxes must be A ({p.BM}, {p.BK}) and B {bbox} but got "
+            f"A {p.a.box} and B {p.b.box}"
+        )
+    if (p.K * p.dtype.nbytes) % 16 != 0:
+        raise UnsupportedError(
+            f"CUDA backend: TMA needs 16-byte row strides: K * {p.dtype.nbytes} must be a "
+            f"multiple of 16 but K = {p.K}"
+        )
+    if p.BM % 64 != 0 or not 64 <= p.BM <= 256:
+        raise UnsupportedError(f"CUDA backend: BM must be 64, 128, 192 or 256 but got {p.BM}")
+    if p.BN % 16 != 0 or not 16 <= p.BN <= 256:
+        raise UnsupportedError(
+            f"CUDA backend: BN must be a multiple of 16 in [16, 256] but got {p.BN}"
+        )
+    # one producer warpgroup + consumers: the plan's warps (the schedule's set_kernel(warps=))
+    consumers = p.num_warps // 4 - 1
+    if p.num_warps % 4 or not 1 <= consumers <= 2 or p.BM % (64 * consumers):
+        raise UnsupportedError(
+            f"CUDA backend: {p.num_warps} warps per CTA are one producer warpgroup and "
+            f"{p.num_warps / 4 - 1:g} consumer warpgroups; they must be 8 or 12 with BM "
+            f"(= {p.BM}) a multiple of 64 x consumers"
+        )
+    wg_m = p.BM // consumers
+    m_sub = wg_m // 64
+    if m_sub * p.BN // 2 > 128:
+        raise UnsupportedError(
+            f"CUDA backend: a consumer warpgroup would hold {m_sub * p.BN // 2} fp32 "
+            f"accumulators per thread for BM={p.BM}, BN={p.BN} (at most 128)"
+        )
+    cx, cy, cz = p.cluster
+    if (cy, cz) != (1, 1) or not 1 <= cx <= 8:
+        raise UnsupportedError(
+            f"CUDA backend: the cluster must be 1-D along x with at most 8 CTAs but plan "
+            f"{p.name!r} has cluster {p.cluster}"
+        )
+    if p.work.grid % cx != 0:
+        raise UnsupportedError(
+            f"CUDA backend: grid {p.work.grid} is not a multiple of the cluster size {cx}"
+        )
+    groups = -(-int(p.order.num_tiles) // cx)
+    if (w.split_k or w.stream_k) and w.num_tiles != groups:
+        raise UnsupportedError(
+            f"CUDA backend: plan {p.name!r} splits {w.num_tiles} tiles but its workers walk "
+            f"{groups} groups of {cx} linear tiles: lower it with target='cuda'")
+    if w.stream_k and w.sk_ctas > w.sk_iters:
+        raise UnsupportedError(
+            f"CUDA backend: plan {p.name!r} cuts {w.sk_iters} Stream-K iterations over "
+            f"{w.sk_ctas} CTAs: some would get none (make_work_split keeps sk_ctas <= sk_iters)")
+    chunks = [check_multicast(op, cx, rows) for op, rows in ((p.a, p.BM), (p.b, p.BN))]
+    if not p.b_transposed:
+        chunks[1] = p.BN // 64  # 64-column boxes of the K x N tile
+    stage_bytes = (p.BM + p.BN) * p.BK * p.dtype.nbytes
+    smem = p.num_stages * stage_bytes + 1024 + 2 * 8 * p.num_stages + 16  # + fix-up flags
+    if p.num_stages < 2 or smem > SMEM_LIMIT:
+        raise UnsupportedError(
+            f"CUDA backend: {p.num_stages} stages of {stage_bytes} bytes need {smem} bytes of "
+            f"shared memory (2 stages at least, {SMEM_LIMIT} at most)"
+        )
+    # TMA-store epilogue: 64x64 swizzled staging boxes per consumer warpgroup, two in a ring
+    # ("tma"), or the warpgroup's whole tile ("tma_tile": its stores overlap the next tile)
+    boxes = m_sub * p.BN // 64 if epilogue == "tma_tile" else 2
+    epi = consumers * boxes * BOX_BYTES
+    can_tma = (p.c_dtype.nbytes == 2 and p.BN % 64 == 0 and (p.N * p.c_dtype.nbytes) % 16 == 0
+               and smem + epi <= SMEM_LIMIT)
+    if epilogue in ("tma", "tma_tile", "overlap") and not can_tma:
+        raise UnsupportedError(
+            f"CUDA backend: the {epilogue!r} epilogue stores through TMA: it needs a "
+            f"16-bit C with 16-byte rows (N * 2 a multiple of 16), BN a multiple of 64 and "
+            f"{epi} more bytes of shared memory (plan {p.name!r}: {p.c_dtype.value}, N={p.N}, "
+            f"BN={p.BN}, {smem} bytes already)")
+    if epilogue == "auto":  # overlapped TMA stores where they fit (measured the fastest)
+        epilogue = "overlap" if can_tma else "direct"
+    tma_store = can_tma and epilogue not in ("direct", "none")
+    rs = static_receivers(p, cx)
+    recv, send = (None, None) if rs is None else rs
+    return KernelShape(consumers, wg_m, m_sub, cx, p.num_stages, chunks[0], chunks[1],
+                  smem + (epi if tma_store else 0), tma_store, recv, send, boxes), epilogue
+
+
+def check_multicast(op: OperandLoad, cluster: int, rows: int) -> int:
+    """Check operand ``op``'s multicast plan for this cluster; the TMA boxes one stage of it
+    is cut into."""
+    mc = op.multicast
+    if mc is None:
+        return 1
+    if mc.cluster_size != cluster:
+        raise UnsupportedError(
+            f"operand {op.name}: multicast plan is for clusters of {mc.cluster_size} but the "
+            f"kernel's cluster has {cluster} CTAs"
+        )
+    for e, allowed in ((mc.issue, LOOP_VARS), (mc.mask, LOOP_VARS), (mc.guard, LOOP_VARS),
+                       (mc.same, PAIR_VARS)):
+        names = {s.name for s in sympy.sympify(e).free_symbols}
+        if not names <= set(allowed):
+            raise UnsupportedError(
+                f"operand {op.name}: multicast expression {e} uses {sorted(names - set(allowed))}"
+                f"; the CUDA kernel provides only {', '.join(allowed)}"
+            )
+    if mc.mode is not MulticastMode.SLICED:
+        return 1
+    n = _const_int(mc.slice_count) if mc.closed_form and mc.guard == sympy.true else None
+    chunks = n if n is not None else cluster
+    if rows % chunks != 0 or (rows // chunks) % 8 != 0:
+        raise UnsupportedError(
+            f"operand {op.name}: sliced multicast cuts the box's {rows} rows into {chunks} "
+            "slices; each must be a whole number of 8-row swizzle atoms"
+        )
+    return chunks

@@ -1,0 +1,253 @@
+"""The work split of the CUDA kernel and its fix-up: the decomposition's constants, the
+``work_unit`` / ``fix_of`` / ``fix_slot`` schedule functions printed from the plan's
+:class:`~tilec.transforms.plan.WorkSplit` formulas (counted in groups of CLUSTER tiles and
+clusters), the workspace the launcher allocates, and the device function that sums partial
+tiles."""
+
+from __future__ import annotations
+
+import sympy
+
+from tilec.codegen.cuda.expr import INT_MAX, CudaExprPrinter, magnitude, nonneg_symbols
+from tilec.codegen.cuda.printer.shape import Kernel
+from tilec.proofs import Context
+from tilec.transforms.plan import CTA, IT_BEGIN, IT_END, PART, TILE, UNIT, Fixup, J
+
+
+def work_constants(k: Kernel) -> dict[str, int]:
+    """The decomposition's numbers, counted in groups of CLUSTER tiles and clusters."""
+    p, c = k.plan, k.shape.cluster
+    w = p.work
+    walk = p.order.ctas or w.grid
+    out = {"WORKERS": w.grid // c, "GROUPS": groups(k), "ORDER_CLUSTERS": walk // c}
+    if w.split_k:
+        out |= {"SPLITS": w.splits}
+    elif w.stream_k:
+        dp0, dp1 = w.dp_range
+        out |= {"SK_TILES": w.sk_tiles, "SK_CTAS": w.sk_ctas, "SK_START": w.sk_start,
+                "DP_START": dp0, "DP_TILES": dp1 - dp0}
+    return out
+
+
+def groups(k: Kernel) -> int:
+    """Groups of CLUSTER consecutive linear tiles the workers walk (a partial split's
+    ``num_tiles``: lowering counts it in groups; checked by ``shape.check``)."""
+    return -(-int(k.plan.order.num_tiles) // k.shape.cluster)
+
+
+def workspace(k: Kernel) -> tuple[int, int]:
+    """(fp32 workspace elements, int32 tickets) the launcher allocates for the fix-up:
+    the split's partial slots (deterministic) or partial tiles (atomic), each of CLUSTER
+    tiles, and a ticket per partial tile, CTA of the cluster and consumer warpgroup."""
+    if not k.partials:
+        return 0, 0
+    w, c = k.plan.work, k.shape.cluster
+    per = c * k.plan.BM * k.plan.BN
+    idx = w.partial_slots if w.fixup is Fixup.DETERMINISTIC else w.partial_tiles
+    return idx * per, w.partial_tiles * c * k.shape.consumers
+
+
+def work_fn(ret: str, name: str, expr: sympy.Basic, **bounds: int) -> str:
+    """One WorkSplit formula as a function of its variables (named as in the plan, each in
+    ``[0, bound]``): in ``int``, or in ``long long`` where :func:`magnitude` says an
+    intermediate may pass INT_MAX (then an ``int`` result is cast back).  ``it_end`` is
+    positive: every Stream-K CTA's range is nonempty (``shape.check``)."""
+    e = sympy.sympify(expr)
+    wide = magnitude(e, bounds) > INT_MAX
+    names = list(bounds)
+    args = ", ".join(f"{'long long' if wide else 'int'} {n}" for n in names)
+    ctx = Context().positive(IT_END)
+    body = CudaExprPrinter(ctx=ctx, wide=wide).doprint(nonneg_symbols(e))
+    if wide and ret == "int":
+        body = f"(int)({body})"
+    unused = "".join(f"(void){n}; " for n in names if n not in {v.name for v in e.free_symbols})
+    return f"TILEC_HD {ret} {name}({args}) {{ {unused}return {body}; }}"
+
+
+def work_functions(k: Kernel) -> list[str]:
+    """``work_unit(w, j, g, kb0, kb1)``: unit ``j`` of worker ``w`` (a CTA, or a cluster) is
+    group ``g`` (tiles ``g * CLUSTER + rank``) over k-iterations [kb0, kb1); the same walk as
+    :func:`tilec.transforms.decompose.work_units`.  With partial units, ``fix_of`` says where
+    a partial goes and ``fix_slot`` where the i-th partial of a tile (K order) lives.  Every
+    index formula is the plan's :class:`~tilec.transforms.plan.WorkSplit`'s, printed."""
+    w = k.plan.work
+    head = "TILEC_HD bool work_unit(int w, int j, int& g, int& kb0, int& kb1) {"
+    if not k.partials:
+        return [f"// {w.kind.value}: group w + j * WORKERS, whole K", head,
+                "  g = w + j * WORKERS; kb0 = 0; kb1 = K_ITERS; return g < GROUPS;", "}"]
+    if w.split_k:
+        return split_k_work(k, head) + partials_work(k)
+    return stream_k_work(k, head) + partials_work(k)
+
+
+def split_k_work(k: Kernel, head: str) -> list[str]:
+    """Split-K: WorkSplit.split_k_unit and split_k_range, and the walk of units over workers."""
+    w = k.plan.work
+    units, n = w.num_tiles * w.splits, w.splits
+    group, part = w.split_k_unit(UNIT)
+    k_begin, k_end = w.split_k_range(PART)
+    return [
+        "// split-K: unit u = w + j * WORKERS is K part s of group g (WorkSplit.split_k_unit,",
+        "// split_k_range)",
+        work_fn("int", "unit_group", group, u=units),
+        work_fn("int", "unit_part", part, u=units),
+        work_fn("int", "part_k_begin", k_begin, s=n),
+        work_fn("int", "part_k_end", k_end, s=n),
+        head,
+        "  const int u = w + j * WORKERS;",
+        "  if (u >= GROUPS * SPLITS) return false;",
+        "  const int s = unit_part(u);",
+        "  g = unit_group(u); kb0 = part_k_begin(s); kb1 = part_k_end(s);",
+        "  return true;", "}",
+    ]
+
+
+def stream_k_work(k: Kernel, head: str) -> list[str]:
+    """The Stream-K family: WorkSplit.sk_range, sk_tiles_of and sk_unit_range, and the walk of
+    the Stream-K and data-parallel regions (in the order of ``sk_first``)."""
+    w = k.plan.work
+    it = "long long" if w.sk_iters > INT_MAX else "int"
+    b = dict(it_begin=w.sk_iters, it_end=w.sk_iters, tile=w.num_tiles)
+    it_begin, it_end = w.sk_range(CTA)
+    first, end = w.sk_tiles_of(IT_BEGIN, IT_END)
+    k_begin, k_end = w.sk_unit_range(TILE, IT_BEGIN, IT_END)
+    order = "SK first, then data-parallel" if w.sk_first else "data-parallel, then SK"
+    return [
+        f"// {w.kind.value}: Stream-K over groups [SK_START, SK_START + SK_TILES) cut evenly "
+        f"over SK_CTAS workers by k-iterations; the other groups data-parallel ({order})",
+        "// (WorkSplit.sk_range, sk_tiles_of, sk_unit_range)",
+        "static_assert(SK_START + SK_TILES <= GROUPS && DP_START + DP_TILES <= GROUPS, \"regions\");",
+        work_fn(it, "sk_begin", it_begin, cta=w.sk_ctas),
+        work_fn(it, "sk_end", it_end, cta=w.sk_ctas),
+        work_fn("int", "sk_tile_begin", first, it_begin=b["it_begin"]),
+        work_fn("int", "sk_tile_end", end, it_end=b["it_end"]),
+        work_fn("int", "sk_k_begin", k_begin, tile=b["tile"], it_begin=b["it_begin"]),
+        work_fn("int", "sk_k_end", k_end, tile=b["tile"], it_end=b["it_end"]),
+        head,
+        f"  {it} b = 0, e = 0; int first = 0, n_sk = 0;",
+        "  if (w < SK_CTAS) { b = sk_begin(w); e = sk_end(w); first = sk_tile_begin(b); "
+        "n_sk = sk_tile_end(e) - first; }",
+        "  const int n_dp = w < DP_TILES ? (DP_TILES - w + WORKERS - 1) / WORKERS : 0;",
+        f"  const int sk_j = j{'' if w.sk_first else ' - n_dp'}, dp_j = j{' - n_sk' if w.sk_first else ''};",
+        f"  if ({'j < n_sk' if w.sk_first else 'j >= n_dp'}) {{",
+        "    if (sk_j >= n_sk) return false;",
+        "    const int tile = first + sk_j;",
+        "    kb0 = sk_k_begin(tile, b); kb1 = sk_k_end(tile, e);",
+        "    g = SK_START + tile; return true;",
+        "  }",
+        "  if (dp_j >= n_dp) return false;",
+        "  g = DP_START + w + dp_j * WORKERS; kb0 = 0; kb1 = K_ITERS; return true;",
+        "}",
+    ]
+
+
+def partials_work(k: Kernel) -> list[str]:
+    """Where the partials of partial-region tile ``tile`` come from and live (WorkSplit's
+    first_contributor, contributors, partial_slot), and ``fix_of``: for unit ``j`` of worker
+    ``w`` (split-K: unit ``u``; Stream-K: CTA ``w``), its tile, its place in K order, the
+    number of partials and its slot."""
+    w = k.plan.work
+    n = w.partial_tiles
+    j = max(w.splits, w.sk_ctas)
+    contributor = "w + j * WORKERS" if w.split_k else "w"
+    tile = "g" if w.split_k else "g - SK_START"
+    return [
+        "// the partials of a partial-region tile f (a split-K group, or a Stream-K region's own",
+        "// group index): its first contributor (unit or worker), how many, the j-th one's slot",
+        work_fn("int", "first_contributor", w.first_contributor(TILE), tile=n),
+        work_fn("int", "contributors", w.contributors(TILE), tile=n),
+        work_fn("int", "fix_slot", w.partial_slot(TILE, J), tile=n, j=j),
+        "TILEC_HD void fix_of(int w, int j, int g, int& f, int& ord, int& cnt, int& slot) {",
+        *([] if w.split_k else ["  (void)j;"]),
+        f"  f = {tile}; ord = {contributor} - first_contributor(f); cnt = contributors(f);",
+        "  slot = fix_slot(f, ord);",
+        "}",
+    ]
+
+
+def fixup_call() -> str:
+    """The consumer's call of the fix-up (``fixup_function``)."""
+    return "fixup(acc, ws, tickets, fix_last, worker, j, g, rank, cw, ctid)"
+
+
+def fixup_function(k: Kernel) -> str:
+    """The fix-up of a partial tile, per consumer warpgroup (its WG_M rows): the partial goes
+    to the workspace in the accumulators' own layout (float4 ``q`` of thread ``ctid`` at
+    ``4 * (q * 128 + ctid)``, so a warp's stores are contiguous), then a ticket; the
+    warpgroup that takes the last ticket of the tile gets the whole sum in ``acc`` and
+    writes C (returns true).
+
+    deterministic: every partial has its own slot; the last sums the slots in K order
+    (bitwise repeatable).  atomic: partials are added (``red.global.add``) into one fp32
+    tile, in whatever order they come; the last reads it and zeroes it for the next launch.
+    """
+    det = k.plan.work.fixup is Fixup.DETERMINISTIC
+    sub = "WG_M * BN"
+    region = f"(size_t)((IDX * CLUSTER + rank) * CONSUMERS + cw) * ({sub})"
+    lines = [
+        "namespace " + k.cname + " {",
+        "__device__ __forceinline__ bool fixup(float (&acc)[M_SUB][BN / 2], float* ws, int* tickets,",
+        "                                      int* fix_last, int worker, int j, int g, int rank,",
+        "                                      int cw, int ctid) {",
+        "  int f, ord, cnt, slot;",
+        "  fix_of(worker, j, g, f, ord, cnt, slot);",
+        "  (void)ord;",
+        "  constexpr int Q = BN / 8;  // float4s per m64 row block",
+        f"  float4* mine = reinterpret_cast<float4*>(ws + {region.replace('IDX', 'slot' if det else 'f')});",
+        "  #pragma unroll",
+        "  for (int q = 0; q < M_SUB * Q; ++q) {",
+        "    float* v = &acc[q / Q][4 * (q % Q)];",
+        "    const float4 x = make_float4(v[0], v[1], v[2], v[3]);",
+        ("    __stcg(mine + q * 128 + ctid, x);" if det else
+         "    atomicAdd(mine + q * 128 + ctid, x);"),
+        "  }",
+        "  __threadfence();  // this thread's partial is visible device-wide before the ticket",
+        "  tilec::named_bar_sync(1 + cw, 128);",
+        "  int* ticket = tickets + (f * CLUSTER + rank) * CONSUMERS + cw;",
+        "  if (ctid == 0) fix_last[cw] = atomicAdd(ticket, 1) == cnt - 1;",
+        "  tilec::named_bar_sync(1 + cw, 128);",
+        "  if (!fix_last[cw]) return false;",
+        "  __threadfence();",
+    ]
+    if det:
+        lines += [
+            "  // K order (bitwise repeatable): acc = slot 0, then += slots 1 .. cnt-1",
+            "  for (int i = 0; i < cnt; ++i) {",
+            "    const int s = fix_slot(f, i);",
+            f"    const float4* src = reinterpret_cast<const float4*>(ws + {region.replace('IDX', 's')});",
+            "    if (i == 0) {",
+            "      #pragma unroll",
+            "      for (int q = 0; q < M_SUB * Q; ++q) {",
+            "        const float4 x = __ldcg(src + q * 128 + ctid);",
+            "        float* v = &acc[q / Q][4 * (q % Q)];",
+            "        v[0] = x.x; v[1] = x.y; v[2] = x.z; v[3] = x.w;",
+            "      }",
+            "      continue;",
+            "    }",
+            "    #pragma unroll",
+            "    for (int q = 0; q < M_SUB * Q; ++q) {",
+            "      const float4 x = __ldcg(src + q * 128 + ctid);",
+            "      float* v = &acc[q / Q][4 * (q % Q)];",
+            "      v[0] += x.x; v[1] += x.y; v[2] += x.z; v[3] += x.w;",
+            "      if (q % 8 == 7) asm volatile(\"\" ::: \"memory\");  // 8 loads in flight: no spills",
+            "    }",
+            "  }",
+        ]
+    else:
+        lines += [
+            "  #pragma unroll",
+            "  for (int q = 0; q < M_SUB * Q; ++q) {",
+            "    const float4 x = __ldcg(mine + q * 128 + ctid);",
+            "    __stcg(mine + q * 128 + ctid, make_float4(0.f, 0.f, 0.f, 0.f));  // clean for the next launch",
+            "    float* v = &acc[q / Q][4 * (q % Q)];",
+            "    v[0] = x.x; v[1] = x.y; v[2] = x.z; v[3] = x.w;",
+            "    if (q % 8 == 7) asm volatile(\"\" ::: \"memory\");",
+            "  }",
+        ]
+    lines += [
+        "  if (ctid == 0) *ticket = 0;  // every partial of this tile has arrived: reset for the next launch",
+        "  return true;",
+        "}",
+        "}  // namespace",
+    ]
+    return "\n".join(lines)
