@@ -34,9 +34,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tilec.codegen.cuda.printer import CudaPrinter, emit  # noqa: E402
-from tilec.codegen.cuda.launch import LaunchError, build  # noqa: E402
 from tilec.app.loader import load_schedule  # noqa: E402
+from tilec.codegen.cuda.launch import LaunchError, build  # noqa: E402
+from tilec.codegen.cuda.printer import CudaPrinter, emit  # noqa: E402
 from tilec.runtime.build import kernel_plan  # noqa: E402
 
 SEED = ROOT / "examples" / "seed004_persistent_cluster.py"
@@ -147,7 +147,7 @@ def _plan_key(key: str):  # type: ignore[no-untyped-def]
         params = {**params, "EPILOGUE": opts[0]["epilogue"]}
     try:
         return plan_of(params, mode)
-    except Exception as e:  # noqa: BLE001 - reported as this variant's result
+    except Exception as e:
         return f"lowering failed: {type(e).__name__}: {e}"[:300]
 
 
@@ -245,7 +245,7 @@ def _bad_launches(k) -> dict:  # type: ignore[no-untyped-def]
             out[name] = "no error"
         except LaunchError as e:
             out[name] = "LaunchError: " + str(e)[:120]
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             out[name] = f"WRONG {type(e).__name__}: {e}"[:160]
     saved = k.smem_bytes
     k.smem_bytes = 10 ** 6  # as if the device had too little shared memory for this plan

@@ -17,14 +17,20 @@ import os
 import random
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.multicast.test_random_schedules import (  # noqa: E402
-    Case, _forms_at, _uniform, brute_force, build, expected)
+    Case,
+    _forms_at,
+    _uniform,
+    brute_force,
+    build,
+    expected,
+)
 from tilec.ir import infer_launch  # noqa: E402
 from tilec.transforms.multicast.derive import derive  # noqa: E402
 
@@ -95,7 +101,7 @@ def main() -> int:
     t = time.perf_counter()
     hr = hit_rate(sample(args.cases))
     hr["seconds"] = time.perf_counter() - t
-    out = {"date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    out = {"date": datetime.now(UTC).isoformat(timespec="seconds"),
            "machine": f"{os.cpu_count()} cores, no GPU (shared by other agents)",
            "closed_forms": hr}
     path = ROOT / "bench" / "results" / "multicast_closed.json"

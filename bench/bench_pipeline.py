@@ -41,8 +41,8 @@ sys.path.insert(0, str(ROOT))
 import torch  # noqa: E402
 
 from tilec.app.cli import main as tilec  # noqa: E402
-from tilec.runtime.bench import plain_matmul, rel_err, tflops, time_ms  # noqa: E402
 from tilec.runtime.autotune import tune  # noqa: E402
+from tilec.runtime.bench import plain_matmul, rel_err, tflops, time_ms  # noqa: E402
 
 EXAMPLE = ROOT / "examples" / "gemm_decomposition.py"
 SUITE = next((p for p in (ROOT / "shared", ROOT.parent / "shared")
@@ -55,7 +55,7 @@ def clocks() -> dict[str, str]:
     try:
         out = subprocess.run(["nvidia-smi", f"--query-gpu={q}", "--format=csv,noheader"],
                              capture_output=True, text=True, timeout=20).stdout.strip()
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         return {"error": str(e)}
     return dict(zip(q.split(","), (v.strip() for v in out.splitlines()[0].split(","))))
 
@@ -130,7 +130,7 @@ def main() -> int:
                 mod_t, notes_t = gen(s, work, f"{s['name']}_tuned", tuned=True)
                 row["tuned_notes"] = notes_t
                 fns["tuned"] = (lambda m: lambda: m.run(a, b, out=out))(mod_t)
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             row["error"] = f"{type(e).__name__}: {e}"[:500]
         errs = {}
         for name, fn in fns.items():

@@ -56,8 +56,8 @@ TOL = 1e-5
 
 
 def _generate(job: dict[str, Any]) -> dict[str, Any]:
-    from tilec.codegen.cuda.simt import emit_simt
     from tilec.app.loader import load_schedule
+    from tilec.codegen.cuda.simt import emit_simt
     from tilec.transforms.simt.lower import lower_simt
 
     fusion = load_schedule(ROOT / job["schedule"], {**job["params"], "M": job["M"], "N": job["N"],

@@ -25,8 +25,8 @@ sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
 
-from tilec.runtime.bench import time_ms  # noqa: E402
 from tilec.runtime.autotune import measure  # noqa: E402
+from tilec.runtime.bench import time_ms  # noqa: E402
 
 EX = ROOT / "examples" / "gemm_decomposition.py"
 

@@ -24,8 +24,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tilec.app.loader import load_schedule  # noqa: E402
-from tilec.transforms.pipeline import lower  # noqa: E402
 from tilec.transforms.multicast.derive import symbolic_instance  # noqa: E402
+from tilec.transforms.pipeline import lower  # noqa: E402
 
 SEED = ROOT / "examples" / "seed004_persistent_cluster.py"
 DECOMP = ROOT / "examples" / "gemm_decomposition.py"

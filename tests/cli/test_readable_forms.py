@@ -10,8 +10,8 @@ import pytest
 import sympy
 
 from tilec.app.cli import readable_map
-from tilec.ir import index_map
 from tilec.app.loader import load_schedule
+from tilec.ir import index_map
 from tilec.proofs import compile_int
 
 EX = Path(__file__).resolve().parents[2] / "examples"

@@ -3,21 +3,21 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 import sympy
 
 from tilec.app.loader import load_schedule
-from tilec.transforms.pipeline import lower
 from tilec.transforms.multicast.derive import symbolic_instance
+from tilec.transforms.pipeline import lower
 from tilec.transforms.plan import KernelPlan, MulticastMode, MulticastPlan
 
 SEED = Path(__file__).resolve().parents[2] / "examples" / "seed004_persistent_cluster.py"
 
 
-@lru_cache(maxsize=None)
+@cache
 def _seed(items: tuple, mode: str, closed: bool, multicast: bool) -> KernelPlan:
     params = dict(items)
     s = load_schedule(SEED, params)

@@ -11,8 +11,8 @@ import pytest
 
 from tests.codegen.test_cuda_emit import _run_harness
 from tilec.app.loader import load_schedule
-from tilec.transforms.pipeline import lower
 from tilec.transforms.multicast.derive import derive, symbolic_instance
+from tilec.transforms.pipeline import lower
 from tilec.transforms.plan import MulticastMode
 
 SEED = Path(__file__).resolve().parents[2] / "examples" / "seed004_persistent_cluster.py"

@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 
 from tests.codegen.cuda_plans import mc_values, seed
-from tilec.codegen.cuda.printer import SCHEDULE_END, CudaPrinter, emit, host_prefix
 from tilec.codegen.cuda.launch import CudaBuildError, compile_cu
+from tilec.codegen.cuda.printer import SCHEDULE_END, CudaPrinter, emit, host_prefix
 from tilec.errors import UnsupportedError
-from tilec.transforms.decompose import work_units
 from tilec.proofs import compile_int
+from tilec.transforms.decompose import work_units
 from tilec.transforms.plan import CTA, TILE, Decomposition, DType, Fixup, J, MulticastMode
 
 

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 import sympy
 
+from tilec.app.loader import load_schedule
 from tilec.codegen.cuda.expr import cexpr
 from tilec.codegen.triton.expr import print_expr
-from tilec.app.loader import load_schedule
 from tilec.proofs import Context
 from tilec.transforms import pipeline as lower_mod
 

@@ -20,9 +20,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.plans import plan
+from tilec.app.loader import load_schedule
 from tilec.codegen.triton.printer import emit, load
 from tilec.errors import UnsupportedError
-from tilec.app.loader import load_schedule
 from tilec.transforms.decompose import work_units
 from tilec.transforms.pipeline import lower
 from tilec.transforms.plan import (

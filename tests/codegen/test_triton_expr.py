@@ -8,9 +8,9 @@ import itertools
 import pytest
 import sympy
 
+from tests.plans import plan
 from tilec.codegen.triton.expr import TritonExprPrinter, print_expr
 from tilec.errors import InternalError, UnsupportedError
-from tests.plans import plan
 from tilec.proofs import Context
 
 t = sympy.Symbol("t", integer=True, nonnegative=True)

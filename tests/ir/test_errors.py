@@ -18,6 +18,7 @@ import pytest
 import sympy
 
 from tilec import errors
+from tilec.app.loader import load_schedule
 from tilec.errors import (
     AxisError,
     AxisNameError,
@@ -48,7 +49,6 @@ from tilec.ir.types import (
     LoadKind,
     MulticastMode,
 )
-from tilec.app.loader import load_schedule
 
 from .helpers import ROOT, SEED
 

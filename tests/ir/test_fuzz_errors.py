@@ -22,6 +22,7 @@ import sympy
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from tilec.app.loader import load_schedule, parse_params
 from tilec.errors import TilecError
 from tilec.ir import (
     GemmFusion,
@@ -32,7 +33,6 @@ from tilec.ir import (
     index_map,
     infer_launch,
 )
-from tilec.app.loader import load_schedule, parse_params
 from tilec.transforms.pipeline import Target
 from tilec.transforms.plan import Decomposition, Fixup, InputPrecision, LoadKind, MulticastMode
 

@@ -6,7 +6,6 @@ import itertools
 
 import sympy
 
-from tilec.transforms.multicast.derive import RANK
 from tilec.transforms.multicast.closed import (
     RankDigits,
     _case_forms,
@@ -15,6 +14,7 @@ from tilec.transforms.multicast.closed import (
     fold_nested_floors,
     rank_digits,
 )
+from tilec.transforms.multicast.derive import RANK
 
 X = sympy.Symbol("x", integer=True, nonnegative=True)
 A, B = sympy.symbols("A B", integer=True, positive=True)

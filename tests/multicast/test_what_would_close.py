@@ -9,10 +9,10 @@ import pytest
 import sympy
 
 from tilec.app.cli import main
-from tilec.proofs.evaluate import compile_int
 from tilec.app.loader import derive_from_file
-from tilec.transforms.multicast.derive import RANK
+from tilec.proofs.evaluate import compile_int
 from tilec.transforms.multicast.closed import what_would_close
+from tilec.transforms.multicast.derive import RANK
 
 EX = Path(__file__).resolve().parents[2] / "examples"
 

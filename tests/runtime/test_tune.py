@@ -9,19 +9,19 @@ import os
 
 os.environ["TRITON_INTERPRET"] = "1"
 
-from pathlib import Path  # noqa: E402
+from pathlib import Path
 
-import pytest  # noqa: E402
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from tilec.app.cli import main  # noqa: E402
-from tilec.errors import ParamError, PolicyError, TilecError  # noqa: E402
-from tilec.app.loader import load_schedule  # noqa: E402
-from tilec.runtime.autotune import measure, space, tune  # noqa: E402
-from tilec.runtime.records import Records, schedule_key  # noqa: E402
-from tilec.transforms.decompose import make_work_split  # noqa: E402
-from tilec.transforms.heuristic import (  # noqa: E402
+from tilec.app.cli import main
+from tilec.app.loader import load_schedule
+from tilec.errors import ParamError, PolicyError, TilecError
+from tilec.runtime.autotune import measure, space, tune
+from tilec.runtime.records import Records, schedule_key
+from tilec.transforms.decompose import make_work_split
+from tilec.transforms.heuristic import (
     DEFERRED,
     KNOBS,
     Config,
@@ -31,7 +31,7 @@ from tilec.transforms.heuristic import (  # noqa: E402
     parse_knob,
     resolve,
 )
-from tilec.transforms.plan import Decomposition, Fixup  # noqa: E402
+from tilec.transforms.plan import Decomposition, Fixup
 
 EX = str(Path(__file__).resolve().parents[2] / "examples" / "gemm_decomposition.py")
 ALL_AUTO = {k: "auto" for k in KNOBS}

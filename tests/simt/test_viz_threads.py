@@ -11,10 +11,10 @@ from matplotlib.figure import Figure
 from simt_helpers import EXAMPLES, load
 
 from tilec.app.cli import main
+from tilec.app.viz import draw_threads, render_threads, thread_map
 from tilec.errors import TilecError
 from tilec.ir import index_map, index_symbol
 from tilec.transforms.simt.lower import lower_simt
-from tilec.app.viz import draw_threads, render_threads, thread_map
 
 SIZES = dict(M=96, N=80, K=48)
 

@@ -26,7 +26,6 @@ def test_kernel_options_reach_the_plan(target: str) -> None:
 
 def test_epilogue_choice_reaches_the_plan() -> None:
     from tilec.errors import UnsupportedError
-    from tilec.transforms.pipeline import Lowering, Target, legalize
 
     f = schedule(256, 256, 128, 128, 128, 64)
     assert lower(f, target="cuda").epilogue == "auto"

@@ -13,11 +13,10 @@ import numpy as np
 import pytest
 
 from tilec.app.cli import main
-from tilec.app.loader import load_schedule
+from tilec.app.loader import derive_from_file, load_schedule
+from tilec.app.viz import multicast_patterns, tile_assignment, timeline
 from tilec.transforms.cost_model import UNIT_OVERHEAD, estimate_cost
 from tilec.transforms.pipeline import lower
-from tilec.app.loader import derive_from_file
-from tilec.app.viz import multicast_patterns, tile_assignment, timeline
 
 ROOT = Path(__file__).resolve().parents[2]
 SEED = str(ROOT / "examples" / "seed004_persistent_cluster.py")

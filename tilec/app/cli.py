@@ -24,8 +24,8 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from tilec.errors import TilecError
 from tilec.app.loader import parse_params
+from tilec.errors import TilecError
 
 if TYPE_CHECKING:
     from tilec.app.loader import LoadedSchedule

@@ -9,7 +9,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tilec.app.cli import atomic_path, command, load_args, nonnegative_int, positive_int, write_output
+from tilec.app.cli import (
+    atomic_path,
+    command,
+    load_args,
+    nonnegative_int,
+    positive_int,
+    write_output,
+)
 from tilec.errors import TilecError
 from tilec.runtime.build import is_thread_level
 
@@ -539,8 +546,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def _bench_plan(torch: Any, plan: Any, args: argparse.Namespace) -> dict[str, Any]:
-    from tilec.runtime.bench import plain_matmul, rel_err, tflops, time_ms
     from tilec.ir.types import DType
+    from tilec.runtime.bench import plain_matmul, rel_err, tflops, time_ms
 
     plain_cfg = (plan.BM, plan.BN, plan.BK, 8, 3, 8 if plan.BM * plan.BN >= 128 * 256 else 4)
     if args.target == "triton":

@@ -29,8 +29,13 @@ import sympy
 from tilec.errors import FusionError, LaunchError
 from tilec.ir.iterdomain import IterDomain, as_extent
 from tilec.ir.tensorview import TensorView
-from tilec.ir.threads import (ThreadOptions, check_fma_order, check_min_blocks, check_pad,
-                               check_stages)
+from tilec.ir.threads import (
+    ThreadOptions,
+    check_fma_order,
+    check_min_blocks,
+    check_pad,
+    check_stages,
+)
 from tilec.ir.trace import Schedule, paused
 from tilec.ir.types import (
     EPILOGUES,

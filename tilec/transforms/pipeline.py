@@ -37,9 +37,9 @@ import sympy
 
 from tilec.errors import UnsupportedError
 from tilec.ir import GemmFusion, ParallelType, index_map, index_symbol, infer_launch
-from tilec.proofs.evaluate import compile_int
 from tilec.ir.types import DType
 from tilec.policy import PolicyEnum
+from tilec.proofs.evaluate import compile_int
 from tilec.transforms.decompose import choose_decomposition, make_work_split
 from tilec.transforms.plan import (
     Decomposition,

@@ -49,9 +49,9 @@ import sympy
 
 from tilec.errors import TilecError, UnsupportedError
 from tilec.ir import GemmFusion, IndexMap, ParallelType, index_map, index_symbol, infer_launch
+from tilec.ir.tensorview import TensorView
 from tilec.proofs.evaluate import compile_int
 from tilec.proofs.trace import text
-from tilec.ir.tensorview import TensorView
 from tilec.transforms.plan import MulticastMode
 
 if TYPE_CHECKING:

@@ -132,7 +132,7 @@ def epilogue_tma(k: Kernel, ind: str) -> list[str]:
     ]
     loop = [f"{ind}#pragma unroll", f"{ind}for (int ms = 0; ms < M_SUB; ++ms) {{",
             f"{ind}  #pragma unroll", f"{ind}  for (int q = 0; q < BN / 64; ++q) {{"]
-    store = f"tilec::tma_store(&tmC, box, n0 + q * 64, m0 + cw * WG_M + ms * 64);"
+    store = "tilec::tma_store(&tmC, box, n0 + q * 64, m0 + cw * WG_M + ms * 64);"
     if tile:
         box = f"{ind}    uint8_t* box = ebuf + (ms * (BN / 64) + q) * {BOX_BYTES};"
         return head + [
