@@ -251,3 +251,18 @@ def test_load_kind_and_plan():
     assert isinstance(p.order.tile_m, sympy.Expr)
     with pytest.raises(UnsupportedError, match="BM must be a power of two"):
         emit(plan(100, 100, 64, 24, 16, 16))
+
+
+def test_a_work_split_that_breaks_an_invariant_is_refused_once_for_every_printer() -> None:
+    from tilec.errors import InternalError
+    from tilec.transforms.plan import Decomposition, WorkSplit
+
+    ok = WorkSplit(Decomposition.STREAM_K, grid=4, num_tiles=1, k_iters=4, sk_tiles=1, sk_ctas=4,
+                   sk_first=True)
+    assert [ok.sk_range(c) for c in range(4)] == [(c, c + 1) for c in range(4)]
+    with pytest.raises(InternalError, match="4 Stream-K iterations over 5 CTAs"):
+        WorkSplit(Decomposition.STREAM_K, grid=5, num_tiles=1, k_iters=4, sk_tiles=1, sk_ctas=5,
+                  sk_first=True)
+    with pytest.raises(InternalError, match="3 Stream-K tiles of 2"):
+        WorkSplit(Decomposition.STREAM_K_PP, grid=8, num_tiles=2, k_iters=4, sk_tiles=3,
+                  sk_ctas=4)

@@ -197,6 +197,25 @@ class WorkSplit(_Frozen):
     fixup: Fixup = Fixup.ATOMIC
     group: int = 1
 
+    def __post_init__(self) -> None:
+        """The invariants every printer relies on (``make_work_split`` keeps them; a split that
+        breaks one is a tilec bug, refused here once rather than in each printer)."""
+        from tilec.errors import InternalError
+
+        bad = []
+        if self.grid < 1 or self.num_tiles < 0 or self.k_iters < 1 or self.group < 1:
+            bad.append(f"grid {self.grid}, num_tiles {self.num_tiles}, k_iters "
+                       f"{self.k_iters}, group {self.group}")
+        if self.splits < 1:
+            bad.append(f"{self.splits} K parts")
+        if self.stream_k and not 1 <= self.sk_ctas <= self.sk_iters:
+            bad.append(f"{self.sk_iters} Stream-K iterations over {self.sk_ctas} CTAs (some CTA "
+                       f"would get none)")
+        if not 0 <= self.sk_tiles <= self.num_tiles:
+            bad.append(f"{self.sk_tiles} Stream-K tiles of {self.num_tiles}")
+        if bad:
+            raise InternalError(f"WorkSplit {self.kind.value}: " + "; ".join(bad))
+
     # -- the regions --------------------------------------------------------------------
     @property
     def split_k(self) -> bool:

@@ -226,10 +226,6 @@ def check(p: KernelPlan, epilogue: str) -> tuple[KernelShape, str]:
         raise UnsupportedError(
             f"CUDA backend: plan {p.name!r} splits {w.num_tiles} tiles but its workers walk "
             f"{groups} groups of {cx} linear tiles: lower it with target='cuda'")
-    if w.stream_k and w.sk_ctas > w.sk_iters:
-        raise UnsupportedError(
-            f"CUDA backend: plan {p.name!r} cuts {w.sk_iters} Stream-K iterations over "
-            f"{w.sk_ctas} CTAs: some would get none (make_work_split keeps sk_ctas <= sk_iters)")
     chunks = [check_multicast(op, cx, rows) for op, rows in ((p.a, p.BM), (p.b, p.BN))]
     if not p.b_transposed:
         chunks[1] = p.BN // 64  # 64-column boxes of the K x N tile
