@@ -30,12 +30,13 @@ from typing import Any
 import sympy
 from sympy.printing.c import C99CodePrinter
 
+from tilec.codegen.signs import ProvenSigns
 from tilec.errors import InternalError
-from tilec.proofs import Context, Reasoner, frac
+from tilec.proofs import Context, frac
 from tilec.proofs.build import integral_relation
 
 
-class CudaExprPrinter(C99CodePrinter):
+class CudaExprPrinter(C99CodePrinter, ProvenSigns):
     """C printer for integer/boolean schedule expressions (int arithmetic, no Python % leaks)."""
 
     printmethod = "_cudacode"
@@ -44,19 +45,13 @@ class CudaExprPrinter(C99CodePrinter):
     def __init__(self, settings: dict[str, Any] | None = None, ctx: Context | None = None,
                  wide: bool = False) -> None:
         super().__init__(settings or {})
-        self._ctx = ctx
+        ProvenSigns.__init__(self, ctx)
         self._wide = wide
         self._sfx = "64" if wide else ""  # the helpers of the arithmetic's width
-        self._signs: Reasoner | None = None
 
     def doprint(self, expr: Any, assign_to: Any = None) -> str:
-        self._signs = Reasoner.for_signs_of(sympy.sympify(expr), self._ctx)
+        self.reason_about(expr)
         return super().doprint(expr, assign_to)
-
-    def _proven(self, num: sympy.Expr, den: sympy.Expr) -> bool:
-        """``num >= 0`` and ``den > 0``: C's truncating ``/`` and ``%`` are floor division here."""
-        r = self._signs or Reasoner.for_signs_of(sympy.Tuple(num, den), self._ctx)
-        return r.positive(den, []) and r.nonneg(num, [])
 
     # --- atoms -------------------------------------------------------------------------------
     def _print_Integer(self, expr: sympy.Integer) -> str:
@@ -85,7 +80,7 @@ class CudaExprPrinter(C99CodePrinter):
         num, den = frac(expr)
         if den == 1:
             return self._print(num)
-        if self._proven(num, den):
+        if self.truncation_is_floor(num, den):
             return f"({self.parenthesize(num, 50)} / {self.parenthesize(den, 50)})"
         return f"tilec_floordiv{self._sfx}({self._print(num)}, {self._print(den)})"
 
@@ -94,14 +89,14 @@ class CudaExprPrinter(C99CodePrinter):
         num, den = frac(expr)
         if den == 1:
             return self._print(num)
-        if self._proven(num, den):
+        if self.truncation_is_floor(num, den):
             return f"(({self._print(num)} + {self.parenthesize(den - 1, 50)}) / {self.parenthesize(den, 50)})"
         return f"(-tilec_floordiv{self._sfx}(-({self._print(num)}), {self._print(den)}))"
 
     # Mod(a, b) -> a % b   (a >= 0, b > 0 proven)
     def _print_Mod(self, expr: sympy.Mod) -> str:
         a, b = expr.args
-        if self._proven(a, b):
+        if self.truncation_is_floor(a, b):
             return f"({self.parenthesize(a, 50)} % {self.parenthesize(b, 50)})"
         return f"tilec_mod{self._sfx}({self._print(a)}, {self._print(b)})"
 

@@ -29,14 +29,15 @@ from collections.abc import Mapping
 import sympy
 from sympy.printing.str import StrPrinter
 
+from tilec.codegen.signs import ProvenSigns
 from tilec.errors import InternalError, UnsupportedError
-from tilec.proofs import Context, Reasoner, frac
+from tilec.proofs import Context, frac
 from tilec.proofs.build import integral_relation
 
 __all__ = ["TritonExprPrinter", "print_expr"]
 
 
-class TritonExprPrinter(StrPrinter):
+class TritonExprPrinter(StrPrinter, ProvenSigns):
     """Print integer index expressions (and their comparisons) as Triton scalar code.
 
     ``names`` maps each free symbol to the Triton variable holding it; any other symbol is
@@ -46,18 +47,12 @@ class TritonExprPrinter(StrPrinter):
 
     def __init__(self, names: Mapping[sympy.Symbol, str], ctx: Context | None = None) -> None:
         super().__init__()
+        ProvenSigns.__init__(self, ctx)
         self._names = dict(names)
-        self._ctx = ctx
-        self._signs: Reasoner | None = None
 
     def doprint(self, expr: sympy.Basic) -> str:  # type: ignore[override]
-        self._signs = Reasoner.for_signs_of(expr, self._ctx)
+        self.reason_about(expr)
         return super().doprint(expr)
-
-    def _proven(self, num: sympy.Expr, den: sympy.Expr) -> bool:
-        """``num >= 0`` and ``den > 0``: C-like ``//`` and ``%`` are floor division here."""
-        r = self._signs or Reasoner.for_signs_of(sympy.Tuple(num, den), self._ctx)
-        return r.positive(den, []) and r.nonneg(num, [])
 
     # leaves ------------------------------------------------------------------------------
     def _print_Symbol(self, expr: sympy.Symbol) -> str:
@@ -95,7 +90,7 @@ class TritonExprPrinter(StrPrinter):
 
     def _fdiv(self, num: sympy.Expr, den: sympy.Expr) -> str:
         # floor(a/b) -> a // b  (a >= 0, b > 0 proven), else ((a - fmod(a, b)) // b)
-        if self._proven(num, den):
+        if self.truncation_is_floor(num, den):
             return f"({self._operand(num)} // {self._operand(den)})"
         a, b = self._print(num), self._operand(den)
         return f"(({a} - {self._fmod_text(num, den)}) // {b})"
@@ -113,7 +108,7 @@ class TritonExprPrinter(StrPrinter):
         num, den = frac(expr)
         if den == 1:
             return self._print(num)
-        if self._proven(num, den):
+        if self.truncation_is_floor(num, den):
             return f"(({self._print(num + den - 1)}) // {self._operand(den)})"
         return f"(-{self._fdiv(-num, den)})"
 
@@ -127,7 +122,7 @@ class TritonExprPrinter(StrPrinter):
     def _print_Mod(self, expr: sympy.Mod) -> str:
         # Mod(a, b) -> a % b  (a >= 0, b > 0 proven), else ((a % b + b) % b)
         a, b = expr.args
-        if self._proven(a, b):
+        if self.truncation_is_floor(a, b):
             return f"({self._operand(a)} % {self._operand(b)})"
         return f"({self._fmod_text(a, b)})"
 
