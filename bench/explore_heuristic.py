@@ -7,9 +7,10 @@ $OUT/explore_r2.json.
 Round 1 (results: bench/results/explore_heuristic_h200_2026-11-23.json): the tiles the heuristic
 knew. Round 2: for the shapes still below 0.9x in bench/results/pipeline_h200_2026-11-23.json,
 the 128x256 tile with more splits, Stream-K instead of split-K, the reduce-kernel fix-up, and
-the other decompositions of wave_1664 / wave_3328.
+the other decompositions of wave_1664 / wave_3328. Round 3 (session 6): DP against DP + Stream-K
+on every large shape (below).
 
-    PYTHONPATH=. python bench/explore_heuristic.py [--round 2]
+    PYTHONPATH=. python bench/explore_heuristic.py [--round 2|3]
 """
 
 from __future__ import annotations
@@ -78,12 +79,22 @@ ROUND2 = {
     (1024, 1024, 32768): [cfg(128, 128, 64, "splitk", 2, 5), cfg(128, 256, 64, "splitk", 4, 3),
                           cfg(128, 128, 64, "streamk", 1, 5), cfg(128, 256, 64, "streamk", 1, 3)],
 }
-ROUNDS = {1: ROUND1, 2: ROUND2}
+# Round 3: the data-parallel wave tail against the Stream-K decompositions on every shape the
+# heuristic treats as large (the suite's eight and four LLM-like shapes it does not name), to
+# calibrate the cost model's view of a partial last wave.
+_LARGE = [(2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192), (1664, 1664, 8192),
+          (2304, 2304, 8192), (3328, 3328, 8192), (1408, 1920, 16384), (4095, 4097, 4100),
+          (4096, 14336, 4096), (8192, 4096, 4096), (2048, 2048, 8192), (6144, 6144, 2048)]
+ROUND3 = {s: [cfg(128, 256, 64, "dp"), cfg(128, 256, 64, "dp_1sk"), cfg(128, 256, 64, "skpp"),
+              cfg(128, 128, 64, "dp", 1, 5), cfg(128, 128, 64, "skpp", 1, 5),
+              cfg(256, 128, 64, "dp")] for s in _LARGE}
+ROUNDS = {1: ROUND1, 2: ROUND2, 3: ROUND3}
 
 
 def main() -> int:
     rnd = int(sys.argv[sys.argv.index("--round") + 1]) if "--round" in sys.argv else 1
     rows = []
+    out = Path(os.environ.get("OUT", ".")) / ("explore.json" if rnd == 1 else f"explore_r{rnd}.json")
     for (M, N, K), configs in ROUNDS[rnd].items():
         a = torch.randn((M, K), device="cuda", dtype=torch.bfloat16)
         b = torch.randn((K, N), device="cuda", dtype=torch.bfloat16)
@@ -97,8 +108,9 @@ def main() -> int:
                  "cublas_ms": cm, "vs_cublas": cm / m.ms if m.ms else None}
             rows.append(r)
             print(M, N, K, c, f"{r['vs_cublas']:.3f}x" if m.ms else m.error, flush=True)
-    out = Path(os.environ.get("OUT", ".")) / ("explore.json" if rnd == 1 else f"explore_r{rnd}.json")
-    out.write_text(json.dumps({"device": torch.cuda.get_device_name(0), "rows": rows}, indent=1))
+        # written after every shape: a run cut by the time limit keeps what it measured
+        out.write_text(json.dumps({"device": torch.cuda.get_device_name(0), "rows": rows},
+                                  indent=1))
     return 0
 
 

@@ -20,6 +20,7 @@ from tilec.transforms.cost_model import (
     SK_L2_PENALTY_WIDE,
     estimate_cost,
     fixup_iters,
+    simulate,
 )
 from tilec.transforms.decompose import choose_decomposition, make_work_split, work_units
 from tilec.transforms.pipeline import choose_load_kind
@@ -231,12 +232,19 @@ def test_cost_model_waves():
     sk = estimate_cost(make_work_split("streamk", **kw), 4, 16, 16, 16)
     tail = estimate_cost(make_work_split("skpp", sk_waves=1, **kw), 4, 16, 16, 16)
     assert dp.total == 2 * (32 + 2)
-    # whole-problem Stream-K pays the wide L2 penalty: 40 iterations at 1.8x each > DP
-    assert sk.total == pytest.approx(40 * (1 + SK_L2_PENALTY_WIDE) + 2 * (2 + fixup_iters(16, 16, 16)))
+    # whole-problem Stream-K pays the wide L2 penalty: 40 iterations at 1.8x each > DP; the last
+    # CTA runs two partial units: one writes its partial (half a round trip), the other is its
+    # tile's reducer (its own partial out, both contributors' read back: 1.5 round trips)
+    fix = fixup_iters(16, 16, 16)
+    assert sk.total == pytest.approx(40 * (1 + SK_L2_PENALTY_WIDE) + 2 * 2 + fix / 2 + 3 * fix / 2)
     assert sk.total > dp.total
-    # DP wave + the last tile over 4 CTAs: 34 + 8 iterations at 1.15x + one unit with fix-up
+    # DP wave + the last tile over 4 CTAs: 34 + 8 iterations at 1.5x + one unit; the CTA with
+    # the tile's first K range sums all four partials
     assert tail.total < dp.total and tail.partial_units == 4
-    assert tail.total == pytest.approx(34 + 8 * (1 + SK_L2_PENALTY) + 2 + fixup_iters(16, 16, 16))
+    assert tail.total == pytest.approx(34 + 8 * (1 + SK_L2_PENALTY) + 2 + fix / 2 * (1 + 4))
+    reducer = [b for b in simulate(make_work_split("skpp", sk_waves=1, **kw), 4, 16, 16, 16).blocks
+               if b.kind == "fixup" and b.end - b.start > fix / 2]
+    assert [(b.tile, b.k_begin) for b in reducer] == [(4, 0)]
 
 
 def test_load_kind_and_plan():

@@ -7,7 +7,10 @@ timeline picture (``tilec viz --kind timeline`` draws :func:`simulate`'s blocks)
 * a unit ``(tile, k_begin, k_end)`` costs its k-iterations, ``+SK penalty`` each inside the
   Stream-K region (:func:`sk_penalty`: worse L2 reuse), plus :data:`UNIT_OVERHEAD` (pipeline fill
   and epilogue);
-* a partial unit (split-K part, Stream-K range) is followed by its fix-up, :func:`fixup_iters`;
+* a partial unit (split-K part, Stream-K range) is followed by its fix-up: writing its fp32
+  partial (half of :func:`fixup_iters`); the tile's reducer, the contributor with the tile's first
+  K range (in Stream-K the CTA that reaches that tile last), also reads every contributor's
+  partial back (half of :func:`fixup_iters` each);
 * CTAs start on SMs in pid order as SMs free up (one CTA per SM at a time), each running its
   units (:func:`~tilec.transforms.decompose.work_units`) back to back.
 
@@ -48,14 +51,19 @@ __all__ = [
 ]
 
 UNIT_OVERHEAD = 2.0  # pipeline fill + epilogue of one unit, in k-iterations
-# Stream-K iterations run at odd K offsets: worse L2 reuse (seed 001).  Calibrated on the H200
-# (bench/results/triton_h200_2026-11-21.json, "previous"): when Stream-K is the whole problem
-# (no DP tiles) or its region has more tiles than CTAs, every CTA streams its own tiles at its own
-# K offset from the start and the operands stop being shared through L2: whole-grid Stream-K ran
-# at 0.75x DP on 1664^2 x 8192 with 128x128 tiles (a Stream-K iteration ~2.0x a DP one) and at
-# 0.77x with 128x256 tiles (~1.6x).  A partial last wave spread over every SM after DP waves is
-# cheaper: DP + 1 SK wave on 8192^3 ran at 1.11x DP (the model without penalty says 1.02x).
-SK_L2_PENALTY = 0.15  # Stream-K region after DP tiles, fewer tiles than Stream-K CTAs
+# Stream-K iterations run at odd K offsets: worse L2 reuse (seed 001).  Calibrated on the H200:
+# when Stream-K is the whole problem (no DP tiles) or its region has more tiles than CTAs, every
+# CTA streams its own tiles at its own K offset from the start and the operands stop being shared
+# through L2: whole-grid Stream-K ran at 0.75x DP on 1664^2 x 8192 with 128x128 tiles (a Stream-K
+# iteration ~2.0x a DP one) and at 0.77x with 128x256 tiles (~1.6x)
+# (bench/results/triton_h200_2026-11-21.json, "previous").  A partial last wave spread over every
+# SM after DP waves costs less, but not the +15% this model assumed until 2026-11-23: on twelve
+# large shapes (bench/results/explore_heuristic_r3_h200_2026-11-23.json) DP beat DP + Stream-K
+# whenever the last wave was at least half full (3328^2 x 8192: 0.997x against 0.956x cuBLAS;
+# 6144^2 x 2048: 1.004x / 0.941x) and lost to it below a quarter (2304^2 x 8192: 0.80x / 0.96x);
+# with the reducer's reads modeled (below), a penalty anywhere in 0.4 .. 0.7 picks the measured
+# best or within 0.6% of it on all eighteen measured shapes, 0.15 and 0.3 do not.
+SK_L2_PENALTY = 0.5  # Stream-K region after DP tiles, fewer tiles than Stream-K CTAs
 SK_L2_PENALTY_WIDE = 0.8  # whole-problem Stream-K, or more Stream-K tiles than CTAs
 FIXUP_SCALE = 2.0  # measured fix-ups (atomics / workspace round trip) cost ~2x their bytes
 
@@ -67,14 +75,17 @@ def sk_penalty(split: WorkSplit) -> float:
 
 
 def fixup_iters(BM: int, BN: int, BK: int, dtype_bytes: int = 2) -> float:
-    """One partial tile's fix-up (fp32 write + read back), in k-iterations of the same CTA."""
+    """One partial tile's fp32 round trip (written once, read back once), in k-iterations of the
+    same CTA: each contributor pays half (its write), the tile's reducer half per contributor."""
     return FIXUP_SCALE * 2 * (4 * BM * BN) / (dtype_bytes * BK * (BM + BN))
 
 
 def describe_model(BM: int, BN: int, BK: int, dtype_bytes: int = 2) -> str:
     """The model's constants in one sentence (``tilec explain`` prints it)."""
+    half = fixup_iters(BM, BN, BK, dtype_bytes) / 2
     return (f"model: a unit costs its k-iterations + {UNIT_OVERHEAD:g} (fill/epilogue); a partial"
-            f" tile adds {fixup_iters(BM, BN, BK, dtype_bytes):.2f} (fp32 fix-up); Stream-K"
+            f" adds {half:.2f} (its fp32 partial out), its tile's reducer {half:.2f} per"
+            f" contributor (partials read back); Stream-K"
             f" iterations cost +{100 * SK_L2_PENALTY:.0f}% (L2 reuse),"
             f" +{100 * SK_L2_PENALTY_WIDE:.0f}% when Stream-K is the whole problem or has more"
             f" tiles than CTAs")
@@ -146,6 +157,14 @@ def simulate(split: WorkSplit, sms: int, BM: int, BN: int, BK: int, *, dtype_byt
     pen = sk_penalty(split) if sk_end > sk_start else 0.0
     split_k = split.kind is Decomposition.SPLIT_K
     per_cta = work_units(split, alive)
+    # the partial tiles' contributors, and which one sums them: the one with the tile's first K
+    # range (Stream-K's CTA that starts a tile does so at the end of its range: it finishes last)
+    parts: dict[int, list[int]] = {}
+    for units in per_cta:
+        for t, kb, ke in units:
+            if ke - kb != k_iters:
+                parts.setdefault(t, []).append(kb)
+    reducer = {t: min(kbs) for t, kbs in parts.items()}
     blocks: list[Block] = []
     free = [(0.0, sm) for sm in range(min(sms, len(per_cta)))]
     heapq.heapify(free)
@@ -159,8 +178,10 @@ def simulate(split: WorkSplit, sms: int, BM: int, BN: int, BK: int, *, dtype_byt
             blocks.append(Block(sm, cta, kind, now, end, t, kb, ke))
             now = end
             if n != k_iters:
-                blocks.append(Block(sm, cta, "fixup", now, now + fix, t, kb, ke))
-                now += fix
+                # its partial out; the reducer also reads every contributor's partial back
+                cost = fix / 2 * (1 + (len(parts[t]) if reducer[t] == kb else 0))
+                blocks.append(Block(sm, cta, "fixup", now, now + cost, t, kb, ke))
+                now += cost
         heapq.heappush(free, (now, sm))
     makespan = max((b.end for b in blocks), default=0.0)
     for now, sm in sorted(free, key=lambda x: x[1]):
@@ -176,7 +197,8 @@ def estimate_cost(split: WorkSplit, sms: int, BM: int, BN: int, BK: int, *,
     >>> from tilec.transforms.decompose import make_work_split
     >>> ws = make_work_split("splitk", M=64, N=64, K=256, BM=64, BN=64, BK=16, sms=4, splits=4)
     >>> c = estimate_cost(ws, 4, 64, 64, 16)
-    >>> c.total == 4 + UNIT_OVERHEAD + fixup_iters(64, 64, 16), c.partial_units
+    >>> half = fixup_iters(64, 64, 16) / 2  # the reducer writes its partial, reads all four
+    >>> c.total == 4 + UNIT_OVERHEAD + half * (1 + 4), c.partial_units
     (True, 4)
     """
     return _cost(simulate(split, sms, BM, BN, BK, dtype_bytes=dtype_bytes, alive=alive),

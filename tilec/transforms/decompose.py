@@ -270,7 +270,7 @@ def rank_decompositions(
     """Every candidate decomposition with its modeled cost, fastest first (ties: DP first).
 
     >>> [name for _, _, name, _, _ in rank_decompositions(512, 512, 65536, 128, 128, 64, 132)][:2]
-    ['split-K S=8', 'split-K S=16']
+    ['split-K S=8', 'split-K S=7']
     """
     from tilec.transforms.cost_model import estimate_cost  # the model builds on work_units
 
