@@ -618,7 +618,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         args.output = None
     if args.json:
         write_output(args, json.dumps({
-            "M": M, "N": N, "K": K, "best": res.params, "key": res.key,
+            "M": M, "N": N, "K": K, "best": res.params, "key": res.key, "note": res.note,
             "results": [{"config": c.params(), "ms": m.ms, "tflops": m.tflops, "ok": m.ok,
                          "error": m.error} for c, m in ranked]}, indent=1))
         return 0
@@ -628,6 +628,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
             out.append(f"  {'failed':>9}  {c.short()}: {m.error}")
         else:
             out.append(f"  {m.ms:>7.4f}ms {m.tflops or 0:>7.1f} TFLOP/s  {c.short()}")
+    if res.note:
+        out.append(res.note)
     out.append(f"best: {res.best.short()}; recorded: tilec gen of this schedule at these "
                f"parameters now uses it (--no-tuned to ignore)")
     out.append("pin it: " + " ".join(f"--param {k}={v}" for k, v in res.params.items()))
