@@ -240,6 +240,20 @@ def test_tune_times_every_config_in_rounds_and_the_median_decides(tmp_path: Path
                records=Records(tmp_path / "t.sqlite"))
     assert res.best != space(EX, shape, limit=6)[0]  # its one fast timing did not win
     assert sorted(calls.values()) == [ROUNDS] * len(calls) and len(calls) == 6  # every config
+    # the rounds rotate: the config timed first is a different one each round
+    firsts: list[tuple] = []
+    seen: set[tuple] = set()
+
+    def first_of_round(p: dict) -> float:
+        key = tuple(sorted(p.items()))
+        if not firsts or key in seen:  # a config seen again: a new round has begun
+            seen.clear()
+            firsts.append(key)
+        seen.add(key)
+        return 1.0
+    tune(EX, shape, limit=6, timer=first_of_round, progress=False,
+         records=Records(tmp_path / "t3.sqlite"))
+    assert len(firsts) == ROUNDS and len(set(firsts)) == ROUNDS
     calls.clear()  # one round: the fast first timing is all there is, and it wins
     res2 = tune(EX, shape, limit=6, timer=timer, progress=False, rounds=1,
                 records=Records(tmp_path / "t2.sqlite"))

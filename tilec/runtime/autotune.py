@@ -183,8 +183,8 @@ def tune(path: str | Path, overrides: Mapping[str, Any] | None = None, *,
     """Time every config of :func:`space` and record the fastest correct one.
 
     Two phases: every config is built and checked first (the GPU idles while Triton compiles
-    and its clocks fall back); then all of them are timed in turn, ``rounds`` times, with
-    nothing compiling in between, and the median decides, except that the heuristic's choice
+    and its clocks fall back); then all of them are timed in turn, ``rounds`` times (each round
+    starting one config later), with nothing compiling in between, and the median decides, except that the heuristic's choice
     (the first config) stays unless the faster one also beat it in :data:`WIN_SHARE` of the
     rounds (:func:`_winner`). (Building and timing each config in
     one go ranked a cold sq1024 on the H200 wrong twice: the first config, timed right after
@@ -218,8 +218,12 @@ def tune(path: str | Path, overrides: Mapping[str, Any] | None = None, *,
                                         and (timer is not None or b.on_gpu)}
     errors: dict[Config, str] = {}
     rounds_ = range(max(rounds, 1))
-    for _ in (Progress(rounds_, f"time {len(times)} configs") if progress else rounds_):
-        for cfg in times:
+    order = list(times)
+    for r in (Progress(rounds_, f"time {len(times)} configs") if progress else rounds_):
+        # each round starts one config later: no config always runs first (after the GPU's
+        # pause between rounds) or always right after the same neighbour
+        shift = r % len(order) if order else 0
+        for cfg in order[shift:] + order[:shift]:
             if cfg in errors:
                 continue
             try:
