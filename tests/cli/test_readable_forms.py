@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import sympy
 
-from tilec.app.cli import readable_map
+from tilec.app.commands.show import readable_map
 from tilec.app.loader import load_schedule
 from tilec.ir import index_map
 from tilec.proofs import compile_int

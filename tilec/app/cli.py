@@ -1,6 +1,11 @@
 """The ``tilec`` command.
 
-``tilec show|gen|masks|explain|viz|bench|tune SCHEDULE.py [--param NAME=VALUE ...] [--json] [-o OUT]``
+``tilec show|gen|masks|explain|viz|bench|tune|sweep SCHEDULE.py [--param NAME=VALUE ...] [--json] [-o OUT]``
+
+:data:`COMMANDS` is the one table of subcommands: each row names the command, its one-line help,
+the function that runs it and the options of its own; the code of each lives in
+:mod:`tilec.app.commands` (one module per command, what they share in
+:mod:`tilec.app.commands.common`).
 
 A user error (a :class:`~tilec.errors.TilecError`, a usage error, or an exception raised by the
 schedule file's own code) prints one line ``tilec: error: ...`` and exits with status 2;
@@ -15,219 +20,50 @@ import argparse
 import atexit
 import contextlib
 import gc
-import json
 import os
 import sys
-import tempfile
 import threading
-from collections.abc import Callable, Iterator, Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import NoReturn
 
-from tilec.app.loader import parse_params
+from tilec.app.commands import bench, explain, gen, masks, show, sweep, tune, viz
+from tilec.app.commands.common import mode_option
 from tilec.errors import TilecError
 
-if TYPE_CHECKING:
-    from tilec.app.loader import LoadedSchedule
 
-Command = Callable[[argparse.Namespace], int]
-_COMMANDS: dict[str, tuple[Command, str, Callable[[argparse.ArgumentParser], None]]] = {}
+def no_options(p: argparse.ArgumentParser) -> None:
+    """A command with only the options every command takes."""
 
 
-def command(name: str, help: str, extra: Callable[[argparse.ArgumentParser], None] | None = None
-            ) -> Callable[[Command], Command]:
-    def register(fn: Command) -> Command:
-        _COMMANDS[name] = (fn, help, extra or (lambda p: None))
-        return fn
+@dataclass(frozen=True)
+class Command:
+    """One row of the command table: ``tilec NAME`` runs ``run(args)`` (its exit status) with the
+    options every command takes (:func:`build_parser`) and those ``options`` adds."""
 
-    return register
-
-
-def overrides(args: argparse.Namespace) -> dict[str, Any]:
-    """The parameter values the user gave: ``--params-file`` first, ``--param`` over it."""
-    out: dict[str, Any] = {}
-    if getattr(args, "params_file", None):
-        out.update(params_file(args.params_file))
-    out.update(parse_params(args.param))
-    return out
+    name: str
+    help: str
+    run: Callable[[argparse.Namespace], int]
+    options: Callable[[argparse.ArgumentParser], None] = no_options
 
 
-def params_file(path: str) -> dict[str, Any]:
-    """A JSON object of parameter values (what ``tilec tune -o`` writes)."""
-    try:
-        data = json.loads(Path(path).read_text())
-    except OSError as e:
-        raise TilecError(f"--params-file: cannot read {path!r}: {e.strerror or e}") from None
-    except ValueError as e:
-        raise TilecError(f"--params-file: {path!r} is not JSON: {e}") from None
-    if not isinstance(data, dict) or not all(isinstance(k, str) for k in data):
-        raise TilecError(f"--params-file: {path!r} must hold a JSON object of parameter names "
-                         f"to values, like {{\"BM\": 128}}, but holds {type(data).__name__}")
-    bad = [k for k, v in data.items() if not isinstance(v, (int, str, bool, float))]
-    if bad:
-        raise TilecError(f"--params-file: {path!r}: parameter {bad[0]} must be a number, text or "
-                         f"true/false but is {data[bad[0]]!r}")
-    return data
-
-
-def load_args(args: argparse.Namespace) -> LoadedSchedule:
-    """Load the schedule file (every mistake in it is a TilecError: see tilec.app.loader); knobs
-    left "auto" are resolved for the command's target (a tuned record unless --no-tuned)."""
-    from tilec.app.loader import load_schedule
-
-    rules = None
-    if getattr(args, "rules", None):
-        from tilec.runtime.rules import Rules
-
-        rules = Rules.load(args.rules)
-    return load_schedule(args.schedule, overrides(args), target=getattr(args, "target", "triton"),
-                         tuned=not getattr(args, "no_tuned", False), rules=rules)
-
-
-def write_output(args: argparse.Namespace, text: str) -> None:
-    if getattr(args, "output", None):
-        with atomic_path(Path(args.output)) as tmp:
-            tmp.write_text(text if text.endswith("\n") else text + "\n")
-        print(f"wrote {args.output}", file=sys.stderr)
-    else:
-        print(text)
-
-
-@contextlib.contextmanager
-def atomic_path(path: Path) -> Iterator[Path]:
-    """A temporary file beside ``path``, renamed onto it when the block succeeds and removed
-    when it fails: an error never leaves a partial output file.
-
-    >>> import tempfile
-    >>> out = Path(tempfile.mkdtemp()) / "k.txt"
-    >>> with atomic_path(out) as tmp:
-    ...     _ = tmp.write_text("done")
-    >>> out.read_text(), sorted(p.name for p in out.parent.iterdir())
-    ('done', ['k.txt'])
-    """
-    try:
-        fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    except OSError as e:
-        raise TilecError(f"cannot write {str(path)!r}: {e.strerror or e}") from None
-    os.close(fd)
-    tmp, done = Path(name), False
-    try:
-        yield tmp
-        try:
-            mask = os.umask(0)
-            os.umask(mask)
-            os.chmod(tmp, 0o666 & ~mask)  # what open() would have given the file
-            os.replace(tmp, path)
-        except OSError as e:
-            raise TilecError(f"cannot write {str(path)!r}: {e.strerror or e}") from None
-        done = True
-    finally:
-        if not done:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
-
-
-def positive_int(text: str) -> int:
-    """argparse type: an int >= 1 (a usage error otherwise)."""
-    return _int_at_least(text, 1, "a positive integer")
-
-
-def nonnegative_int(text: str) -> int:
-    """argparse type: an int >= 0 (a usage error otherwise)."""
-    return _int_at_least(text, 0, "an integer >= 0")
-
-
-def _int_at_least(text: str, low: int, what: str) -> int:
-    try:
-        value = int(text, 0)
-    except ValueError:
-        value = low - 1
-    if value < low:
-        raise argparse.ArgumentTypeError(f"must be {what} but got {text!r}")
-    return value
-
-
-# -- show -----------------------------------------------------------------------------------
-
-
-def readable_map(im: Any) -> tuple[dict[str, Any], list[Any]]:
-    """An index map's logical indices and predicates as printed: simplified by the theorems under
-    its loop bounds (the IR builds them unevaluated, with ``/1``, ``*1`` and the splits' digits)."""
-    from sympy import true
-
-    from tilec.proofs import Context, simplify
-
-    ctx = Context()
-    for s, b in im.bounds.items():
-        ctx.bound(s, b)
-    logical = {k: simplify(e, ctx).expr for k, e in im.logical.items()}
-    predicates = [p for p in (simplify(p, ctx).expr for p in im.predicates) if p is not true]
-    return logical, predicates
-
-
-def show_data(loaded: LoadedSchedule) -> dict[str, Any]:
-    from tilec.ir import index_map, infer_launch
-
-    fusion = loaded.fusion
-    launch = infer_launch(fusion)
-    views = []
-    for v in fusion.views():
-        im = index_map(v)
-        logical, predicates = readable_map(im)
-        views.append({
-            "name": v.name,
-            "memory": v.memory.value,
-            "loop": [str(a) for a in v.loop],
-            "index_map": {k: str(e) for k, e in logical.items()},
-            "broadcast": sorted(im.broadcast),
-            "bounds": {str(s): str(b) for s, b in im.bounds.items()},
-            "predicates": [str(p) for p in predicates],
-        })
-    return {
-        "params": loaded.params,
-        "launch": {
-            "grid": [str(g) for g in launch.grid],
-            "cluster": list(launch.cluster),
-            "block": [str(b) for b in launch.block],
-            "requirements": [str(r) for r in launch.requirements],
-        },
-        "views": views,
-        "schedule": str(fusion.schedule),
-    }
-
-
-@command("show", "print the views, loop domains, launch dims and index maps")
-def cmd_show(args: argparse.Namespace) -> int:
-    from tilec.ir import index_map, infer_launch
-
-    loaded = load_args(args)
-    if args.json:
-        write_output(args, json.dumps(show_data(loaded), indent=1))
-        return 0
-    fusion = loaded.fusion
-    out = [f"# {loaded.path.name}  " + " ".join(f"{k}={v}" for k, v in loaded.params.items()), ""]
-    out.append("views (loop domains):")
-    out += [f"  {v}" for v in fusion.views()]
-    out += ["", f"launch: {infer_launch(fusion)}", "", "index maps:"]
-    for v in fusion.views():
-        out += ["  " + line for line in str(index_map(v)).splitlines()]
-    write_output(args, "\n".join(out))
-    return 0
-
-
-# -- entry point ----------------------------------------------------------------------------
-
-
-def _load_plugins() -> None:
-    """Subcommands that live beside their layer register themselves on import."""
-    import importlib
-
-    for mod in ("tilec.app.commands", "tilec.runtime.sweep.cli"):
-        try:
-            importlib.import_module(mod)
-        except ModuleNotFoundError as e:
-            if e.name != mod:
-                raise
+COMMANDS: tuple[Command, ...] = (
+    Command("show", "print the views, loop domains, launch dims and index maps", show.run),
+    Command("gen", "emit a standalone kernel file (Triton with run(a, b), or CUDA .cu)",
+            gen.run, gen.options),
+    Command("masks", "TMA multicast issue predicates and masks per operand",
+            masks.run, mode_option),
+    Command("explain", "the derivation as a person reads it: index maps, tile order, "
+            "decomposition, multicast theorems, coalescing", explain.run, mode_option),
+    Command("viz", "draw the schedule (PNG): C tiles per round, multicast groups, SM timeline",
+            viz.run, viz.options),
+    Command("bench", "time the generated kernel against torch.matmul and a plain Triton kernel "
+            "(GPU)", bench.run, bench.options),
+    Command("tune", "time the schedule's own 'auto' parameter choices on the GPU and record the "
+            "winner for tilec gen", tune.run, tune.options),
+    Command("sweep", "tune the schedule over many shapes on every GPU at hand, against a "
+            "baseline and cuBLAS; summary, map (PNG) and rules file", sweep.run, sweep.options),
+)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -245,7 +81,7 @@ docs: docs/cli.md (reference), docs/tutorial.md, docs/errors.md"""
 
 
 def build_parser() -> argparse.ArgumentParser:
-    _load_plugins()
+    """The parser of every command of :data:`COMMANDS`, each with the common options."""
     parser = _Parser(
         prog="tilec",
         description="tilec: a scheduling DSL for GEMM kernels on NVIDIA Hopper.",
@@ -255,8 +91,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true", help="show tracebacks for errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
-    for name, (_, help_text, extra) in _COMMANDS.items():
-        p = sub.add_parser(name, help=help_text, description=help_text)
+    for cmd in COMMANDS:
+        p = sub.add_parser(cmd.name, help=cmd.help, description=cmd.help)
         p.add_argument("schedule", help="schedule file (defines PARAMS and schedule(**params))")
         p.add_argument("--param", action="append", metavar="NAME=VALUE", default=[],
                        help="override a schedule parameter (repeatable)")
@@ -268,7 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
         # SUPPRESS: a subcommand's default must not reset `tilec --debug COMMAND`
         p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                        help="show the traceback of an error")
-        extra(p)
+        cmd.options(p)
     return parser
 
 
@@ -285,9 +121,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
-    fn = _COMMANDS[args.command][0]
+    run = next(cmd.run for cmd in COMMANDS if cmd.name == args.command)
     try:
-        status = fn(args)
+        status = run(args)
         sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
         return status
     except TilecError as e:

@@ -35,8 +35,8 @@ from tilec.runtime.build import kernel, kernel_plan
 from tilec.runtime.records import Records, default_records, schedule_key
 from tilec.transforms.heuristic import AUTO, KNOBS, Config, candidates, parse_knob
 
-__all__ = ["Built", "Measurement", "TuneResult", "build", "gpu_timer", "measure", "space", "tune",
-           "write_params"]
+__all__ = ["Built", "Measurement", "TuneResult", "build", "gpu_timer", "measure", "schedule_params",
+           "space", "tune", "write_params"]
 
 ROUNDS = 5  # timings of every config, in turn, after all are built; the median decides
 # a config replaces the heuristic's choice only when it was faster in at least this share of the
@@ -100,7 +100,7 @@ def space(path: str | Path, overrides: Mapping[str, Any] | None = None, *,
     return out[:limit] if limit else out
 
 
-def _schedule_params(path: str | Path, params: Mapping[str, Any]) -> dict[str, Any]:
+def schedule_params(path: str | Path, params: Mapping[str, Any]) -> dict[str, Any]:
     """``params`` without the knobs the schedule does not declare (a Config sets all)."""
     from tilec.app.loader import load_module
 
@@ -133,7 +133,7 @@ def build(path: str | Path, params: Mapping[str, Any], *, target: str = "triton"
     try:
         import torch
 
-        loaded = load_schedule(path, _schedule_params(path, params), target=target, tuned=False)
+        loaded = load_schedule(path, schedule_params(path, params), target=target, tuned=False)
         plan = kernel_plan(loaded, target=target)
         dev = device or ("cuda" if torch.cuda.is_available() else "cpu")
         dt = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[

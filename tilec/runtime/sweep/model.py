@@ -35,9 +35,9 @@ def measure(path: str, params: Mapping[str, Any], *, target: str = "triton",
     from tilec.transforms.cost_model import estimate_cost
 
     try:
-        from tilec.runtime.autotune import _schedule_params
+        from tilec.runtime.autotune import schedule_params
 
-        loaded = load_schedule(path, _schedule_params(path, params), target=target, tuned=False)
+        loaded = load_schedule(path, schedule_params(path, params), target=target, tuned=False)
         plan = kernel_plan(loaded, target=target)
         sms = loaded.params.get("SMS", 132)
         sms = sms if isinstance(sms, int) else 132

@@ -172,11 +172,11 @@ def build(spec: Spec, task: Task) -> bool:
 
     from tilec.app.loader import load_schedule
     from tilec.codegen.triton.printer import load
-    from tilec.runtime.autotune import _schedule_params
+    from tilec.runtime.autotune import schedule_params
     from tilec.runtime.build import kernel_plan
 
     # the very plan measure() builds, so that the kernel source (Triton's cache key) is the same
-    loaded = load_schedule(spec.path, _schedule_params(spec.path, task.params),
+    loaded = load_schedule(spec.path, schedule_params(spec.path, task.params),
                            target=spec.target, tuned=False)
     plan = kernel_plan(loaded, target=spec.target)
     mod = load(plan)

@@ -1,4 +1,4 @@
-"""``tilec sweep``: the seed-001 study at scale (registered into tilec.app.cli on import).
+"""``tilec sweep``: the seed-001 study at scale (:mod:`tilec.runtime.sweep` runs it).
 
     tilec sweep SCHEDULE.py --shapes FILE|GRID [--baseline PARAMS] [--gpus all|N]
                 [--ray ADDRESS] [--db FILE] [--timeout S] [--limit N]
@@ -15,10 +15,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tilec.app.cli import atomic_path, command, overrides, positive_int, write_output
+from tilec.app.commands.common import atomic_path, overrides, positive_int, write_output
 from tilec.errors import TilecError
-
-__all__ = ["cmd_sweep"]
 
 
 def _positive_float(text: str) -> float:
@@ -31,7 +29,7 @@ def _positive_float(text: str) -> float:
     return v
 
 
-def _options(p: argparse.ArgumentParser) -> None:
+def options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--shapes", metavar="FILE|GRID",
                    help="the shapes to measure: a file of 'M N K' lines (or JSON), or a grid "
                         "like 'M=16..8192x2 N=1024..16384x2 K=1024,4096' (without it: report "
@@ -87,9 +85,8 @@ def _baseline(text: str) -> dict[str, Any]:
                          f"(DECOMP=splitk,SPLITS=4) but got {text!r}") from None
 
 
-@command("sweep", "tune the schedule over many shapes on every GPU at hand, against a baseline "
-         "and cuBLAS; summary, map (PNG) and rules file", _options)
-def cmd_sweep(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
+    """``tilec sweep``: measure the shapes (``--shapes``), then report what ``--db`` holds."""
     from tilec.app.loader import load_module
     from tilec.runtime.records import schedule_key
     from tilec.runtime.sweep.run import gpu_list, run_sweep

@@ -1,0 +1,53 @@
+"""``tilec gen``: the schedule lowered for ``--target`` and printed as a standalone kernel file
+(Triton with ``run(a, b)``, or CUDA ``.cu``); ``tilec bench`` builds its kernels the same way."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from tilec.app.commands.common import load_args, mode_option, write_output
+
+
+def options(p: argparse.ArgumentParser) -> None:
+    """gen's options (bench takes them too)."""
+    p.add_argument("--target", choices=["triton", "cuda"], default="triton",
+                   help="triton (default) or cuda (sm_90a; a thread-level fp32 schedule gives "
+                        "the SIMT kernel)")
+    mode_option(p)
+    p.add_argument("--no-multicast", action="store_true",
+                   help="cuda: keep the cluster but load every tile per CTA")
+    p.add_argument("--no-tuned", action="store_true",
+                   help="resolve 'auto' parameters by the heuristic even where tilec tune "
+                        "recorded a choice")
+    p.add_argument("--rules", metavar="FILE",
+                   help="a rules file (tilec sweep --export) for the 'auto' parameters at shapes "
+                        "in or near the swept set; a tuned record still comes first")
+
+
+def kernel_plan(args: argparse.Namespace, loaded: Any) -> Any:
+    """The KernelPlan (or SimtPlan) ``tilec gen`` prints for these arguments."""
+    from tilec.runtime.build import kernel_plan as build_plan
+
+    return build_plan(loaded, target=args.target, mode=args.mode,
+                      multicast=not args.no_multicast)
+
+
+def run(args: argparse.Namespace) -> int:
+    """``tilec gen``: the kernel source (and with ``--json`` the parameters and notes)."""
+    from tilec.runtime.build import kernel_source
+
+    loaded = load_args(args)
+    plan = kernel_plan(args, loaded)
+    source = kernel_source(plan, args.target)
+    notes = [*loaded.notes, *getattr(plan, "notes", ())]
+    if args.json:
+        write_output(args, json.dumps({"target": args.target, "params": loaded.params,
+                                 "notes": notes, "source": source}, indent=1, default=str))
+        return 0
+    write_output(args, source)
+    for note in notes:  # after the write: a failed write is one line
+        print(f"tilec: note: {note}", file=sys.stderr)
+    return 0

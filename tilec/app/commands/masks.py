@@ -1,0 +1,66 @@
+"""``tilec masks``: the TMA multicast issue predicate, mask (and slice) of each operand, with the
+facts that closed them and a table over the cluster's ranks; ``--json`` reads the disk cache
+first (a hit needs no sympy)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from tilec.app.commands.common import derive, write_output
+
+
+def run(args: argparse.Namespace) -> int:
+    """``tilec masks``: per operand the forms, the facts and the table of every rank."""
+    if args.json:
+        from tilec.app import cache
+        from tilec.app.loader import parse_params
+
+        overrides = parse_params(args.param)
+        # a cache hit needs no sympy at all: look it up before importing the derivation
+        text = cache.read(cache.masks_key(args.schedule, overrides, args.mode)) if Path(
+            args.schedule).is_file() else None
+        if text is None:
+            text = cache.masks_json(args.schedule, overrides, mode=args.mode)
+        write_output(args, text)
+        return 0
+    d = derive(args)
+    cs = d.cluster_size
+    out = [f"cluster of {cs} CTAs, {d.mode.value} mode; "
+           + " ".join(f"{k}={v}" for k, v in d.params.items())]
+    for name, op in d.operands.items():
+        issue, mask, sidx, scount = (readable_form(f) for f in op.forms())
+        out += ["", f"operand {name}: {'closed form' if op.closed_form else 'general form'}"
+                f" ({op.box_bytes} bytes per box, each CTA's barrier expects all of them)",
+                f"  issue = {issue}", f"  mask  = {mask}"]
+        if d.mode.value == "sliced":
+            out += [f"  slice = {sidx} of {scount}"]
+        if op.facts:
+            out.append("  facts: " + ", ".join(map(str, op.facts)))
+        out += [f"  note: {n}" for n in op.notes]
+        var = [str(v) for v in op.variables if str(v) != "rank"]
+        head = "  " + " ".join(f"{v:>6}" for v in var) + "   rank alive issue " + "mask".rjust(cs + 2)
+        if d.mode.value == "sliced":
+            head += "  slice"
+        out.append(head)
+        for shown, row in enumerate(op.table):
+            if shown >= 64:
+                out.append(f"  ... {len(op.table) - shown} more rows (--json for all)")
+                break
+            line = "  " + " ".join(f"{row.point[v]:>6}" for v in var)
+            line += f"   {row.point['rank']:>4} {'yes' if row.alive else 'no':>5} "
+            line += f"{'yes' if row.issue else 'no':>5} " + format(row.mask, f"0{cs}b").rjust(cs + 2)
+            if d.mode.value == "sliced" and row.alive:
+                line += f"  {row.slice_index}/{row.slice_count}"
+            out.append(line)
+    write_output(args, "\n".join(out))
+    return 0
+
+
+def readable_form(e: Any) -> Any:
+    """A form as printed: simplified by the theorems under no facts but the default signs (a
+    general form stays general), so no ``+ 0``, ``/1`` or split left to undo by hand."""
+    from tilec.proofs import simplify
+
+    return e if e is None or isinstance(e, int) else simplify(e).expr

@@ -1,0 +1,118 @@
+"""``tilec viz``: the schedule drawn as a PNG (:mod:`tilec.app.viz` draws): the C tiles of each
+round, the multicast groups, the SMs' timeline, or for a thread-level schedule which lane of
+which warp touches which element."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from tilec.app.commands.common import atomic_path, derive, load_args, mode_option, positive_int
+from tilec.app.commands.explain import lowered
+from tilec.errors import TilecError
+from tilec.runtime.build import is_thread_level
+
+
+def options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--kind", choices=["tiles", "multicast", "timeline", "all", "threads"],
+                   default="all", help="which picture (default all: the three as panels of one "
+                   "PNG; threads: which lane of which warp touches which element, for a "
+                   "thread-level schedule)")
+    p.add_argument("--warps", default="0,1", metavar="W,W,...",
+                   help="threads picture: the warps drawn (default 0,1)")
+    mode_option(p)
+    p.add_argument("--sms", type=positive_int, default=None,
+                   help="SMs of the timeline (default: the decomposition's grid, at most 132)")
+    p.add_argument("--size", default=None, metavar="WxH",
+                   help="image size in pixels (default per kind: tiles 1600x1000, multicast "
+                        "1400x900, timeline 1600x1000, all 1800x2600, threads 1800x1000)")
+    p.add_argument("--rounds", type=positive_int, default=4,
+                   help="tile picture: at most this many round panels (the first ones and the "
+                        "last; default 4)")
+
+
+def _size(text: str | None) -> tuple[int, int] | None:
+    if text is None:
+        return None
+    w, sep, h = text.lower().partition("x")
+    if not (sep and w.isdigit() and h.isdigit() and int(w) > 0 and int(h) > 0):
+        raise TilecError(f"--size must look like WIDTHxHEIGHT in pixels (1600x1000) but got "
+                         f"{text!r}")
+    return int(w), int(h)
+
+
+def run(args: argparse.Namespace) -> int:
+    """``tilec viz``: the PNG of ``--kind`` (and with ``--json`` the data drawn)."""
+    from tilec.app import viz
+    from tilec.ir import infer_launch
+
+    size = _size(args.size)
+    loaded = load_args(args)
+    if is_thread_level(loaded.fusion):
+        if args.kind != "threads":
+            raise TilecError(f"{loaded.path.name}: viz --kind {args.kind} draws tile-level "
+                             f"schedules (Mma tiles); a thread-level schedule has one CTA per "
+                             f"tile: use --kind threads, or see `tilec explain`")
+        return _viz_threads(args, loaded, size)
+    if args.kind == "threads":
+        raise TilecError(f"{loaded.path.name}: viz --kind threads draws thread-level schedules "
+                         f"(TIDx/TIDy axes); this one is tile-level")
+    plan = lowered(loaded)
+    launch = infer_launch(loaded.fusion)
+    grid = 1
+    for g in launch.grid:
+        grid *= int(g)
+    cs = launch.cluster_size
+    derivation = None
+    if cs > 1 and args.kind in ("multicast", "all"):
+        derivation = derive(args)
+    sms = args.sms if args.sms is not None else min(plan.work.grid, 132)
+    path = Path(args.output or f"{loaded.path.stem}_{args.kind}.png")
+    with atomic_path(path) as tmp:
+        viz.render(args.kind, tmp, plan=plan, grid=grid, cluster_size=cs,
+                   derivation=derivation, mode=args.mode, sms=sms, size=size,
+                   max_rounds=args.rounds)
+    print(f"wrote {path}", file=sys.stderr)
+    if args.json:
+        data: dict[str, Any] = {"kind": args.kind, "file": str(path),
+                                "size": list(size or viz.DEFAULT_SIZE[args.kind]),
+                                "grid": grid, "cluster_size": cs}
+        if args.kind in ("tiles", "all"):
+            data["tiles"] = [vars(c) for c in viz.tile_assignment(plan, grid, cs)]
+        if derivation is not None:
+            data["multicast"] = {k: [vars(p) for p in v]
+                                 for k, v in viz.multicast_patterns(derivation).items()}
+        if args.kind in ("timeline", "all"):
+            tl = viz.timeline(plan, sms)
+            data["timeline"] = {"sms": tl.sms, "k_iters": tl.k_iters, "fixup": tl.fixup,
+                                "makespan": tl.makespan, "blocks": [vars(b) for b in tl.blocks]}
+        print(json.dumps(data, indent=1))
+    return 0
+
+
+def _viz_threads(args: argparse.Namespace, loaded: Any, size: tuple[int, int] | None) -> int:
+    from tilec.app import viz
+    from tilec.transforms.simt.lower import lower_simt
+
+    try:
+        warps = [int(w) for w in args.warps.split(",")]
+    except ValueError:
+        raise TilecError(f"--warps must be warp numbers separated by commas (0,1) but got "
+                         f"{args.warps!r}") from None
+    plan = lower_simt(loaded.fusion)
+    out = args.output or f"{loaded.path.stem}_threads.png"
+    path, maps = viz.render_threads(out, plan, warps, size=size)
+    print(f"wrote {path}", file=sys.stderr)
+    if args.json:
+        print(json.dumps({"kind": "threads", "file": str(path),
+                          "size": list(size or viz.DEFAULT_SIZE["threads"]), "warps": warps,
+                          "accesses": [{"tensor": m.tensor, "kind": m.kind, "width": m.width,
+                                        "point": m.point, "sectors": m.sectors,
+                                        "verdict": m.verdict,
+                                        "cells": [[r, c, w, lane] for (r, c), who in
+                                                  sorted(m.cells.items()) for w, lane in who]}
+                                       for m in maps]}, indent=1))
+    return 0

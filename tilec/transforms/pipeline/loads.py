@@ -1,0 +1,190 @@
+"""The last two passes: :func:`multicast` (per operand, the derivation's multicast TMA load,
+CUDA with clusters) and :func:`legalize` (what the target runs: operand loads, chosen by
+:func:`choose_load_kind` for Triton, the cluster launched, warps, stages and epilogue)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import sympy
+
+from tilec.errors import UnsupportedError
+from tilec.ir import infer_launch
+from tilec.ir.types import DType
+from tilec.transforms.pipeline.state import Lowering, Target
+from tilec.transforms.pipeline.tiles import tile_axes
+from tilec.transforms.pipeline.work import cluster_work_split
+from tilec.transforms.plan import LoadKind, MulticastMode, MulticastPlan, OperandLoad
+
+
+def multicast(s: Lowering) -> Lowering:
+    """Per operand, the multicast TMA load of the derivation (:mod:`tilec.transforms.multicast.derive`),
+    with the schedule's parameters substituted; ``None`` where nothing is shared. Applies to the
+    CUDA target with clusters of more than one CTA (Triton issues no multicast).
+
+    before (examples/seed004_persistent_cluster.py, M = N = 512, SMS = 8, CUDA)::
+
+        work: dp, grid 8
+
+    after::
+
+        work: dp, grid 8
+        multicast B: leader, closed form, issue Eq(Mod(rank, 2), 0)
+
+    >>> from tilec.app.loader import load_schedule
+    >>> s = load_schedule("examples/seed004_persistent_cluster.py", dict(M=512, N=512, SMS=8))
+    >>> st = multicast(Lowering(s.fusion, Target.CUDA, s.params))
+    >>> st.multicasts[0], st.multicasts[1].issue, st.multicasts[1].cluster_size
+    (None, Eq(Mod(rank, 2), 0), 2)
+    >>> triton = replace(st, target=Target.TRITON)
+    >>> multicast(triton) is triton  # Triton issues no multicast: the pass does not apply
+    True
+    """
+    if s.target is not Target.CUDA or not s.use_multicast:
+        return s
+    if infer_launch(s.fusion).cluster_size == 1:
+        return s
+    from tilec.transforms.multicast.derive import derive
+
+    params = dict(s.params)
+    d = derive(s.fusion, s.mode, symbolic=s.symbolic, params=params, table=True,
+               cluster_k_ranges=True)  # legalize runs the cluster work split
+    values = {sympy.Symbol(k, integer=True, positive=True): v for k, v in params.items()
+              if isinstance(v, int) and not isinstance(v, bool)}
+
+    def conc(e: Any) -> Any:
+        return None if e is None else sympy.sympify(e).xreplace(values)
+
+    out: dict[str, MulticastPlan | None] = {}
+    for name, op in d.operands.items():
+        if all(row.mask == (1 << row.point["rank"]) or not row.alive for row in op.table):
+            out[name] = None  # nothing is shared: plain TMA loads
+            continue
+        issue, mask, sidx, scount = op.forms()
+        # the run-time guard is the closed form's facts at the launch's parameters: true here,
+        # since the derivation ran at them; a plan whose facts fail keeps the general form
+        guard = _at_launch(conc(op.guard))
+        closed = op.closed_form and guard is not sympy.false
+        if not closed:
+            sliced = s.mode is MulticastMode.SLICED
+            issue, mask = op.general_issue, op.general_mask
+            sidx, scount = ((op.general_slice_index, op.general_slice_count) if sliced
+                            else (None, None))
+        out[name] = MulticastPlan(
+            mode=s.mode, cluster_size=d.cluster_size, variables=tuple(op.variables),
+            same=conc(op.same), issue=conc(issue), mask=conc(mask),
+            slice_index=conc(sidx), slice_count=conc(scount), closed_form=closed,
+            guard=guard if closed else sympy.true, facts=op.facts if closed else ())
+    return replace(s, multicasts=(out.get("A"), out.get("B")))
+
+
+def _at_launch(cond: sympy.Basic) -> sympy.Basic:
+    """A condition over the parameters decided where they are all known (``true``/``false``);
+    one that still names a parameter is kept for a run-time guard."""
+    if cond.free_symbols:
+        return cond
+    return sympy.true if bool(cond.doit()) else sympy.false
+
+
+def choose_load_kind(cols: int, dtype: DType, box: tuple[int, int]) -> LoadKind:
+    """TMA when the row stride (``cols`` elements) is 16-byte aligned and the box fits TMA's
+    limits (at most 256 per dimension, a row of at least 16 bytes), else POINTER.
+
+    >>> choose_load_kind(4100, DType.BF16, (64, 64)), choose_load_kind(4096, DType.BF16, (64, 64))
+    (<LoadKind.POINTER: 'pointer'>, <LoadKind.TMA: 'tma'>)
+    """
+    if (cols * dtype.nbytes) % 16:
+        return LoadKind.POINTER
+    if any(b > 256 for b in box) or box[-1] * dtype.nbytes < 16:
+        return LoadKind.POINTER
+    return LoadKind.TMA
+
+
+def legalize(s: Lowering) -> Lowering:
+    """What the target runs: operand loads, the cluster launched, warps and stages.
+
+    Triton: TMA where the strides allow it (:func:`choose_load_kind`), else pointer loads; the
+    schedule's cluster is not launched (noted). CUDA: TMA loads with the multicast plans and L2
+    eviction hints. ``set_kernel(stages, warps, load)`` choices are kept; a load kind the target
+    cannot run is refused here.
+
+    before (examples/gemm_basic.py, Triton)::
+
+        work: dp, grid 4
+
+    after::
+
+        work: dp, grid 4
+        load A: tma box (128, 64)
+        load B: tma box (64, 128)
+        launch: cluster (1, 1, 1), 4 warps, 3 stages
+
+    >>> from tilec.app.loader import load_schedule
+    >>> s = load_schedule("examples/gemm_basic.py", {"M": 256, "N": 256, "K": 64})
+    >>> st = Lowering(s.fusion, Target.TRITON)
+    >>> print(legalize(st).summary())
+    triton: C[256, 256] += A[256, 64] @ B, bf16
+    load A: tma box (128, 64)
+    load B: tma box (64, 128)
+    launch: cluster (1, 1, 1), 4 warps, 3 stages
+    """
+    fusion, ko = s.fusion, s.fusion.kernel_options
+    _, N, K = s.sizes
+    BM, BN, BK = s.tile or tile_axes(s).tile
+    launch = infer_launch(fusion)
+    b_t = fusion.b_layout == "nk"
+    b_box = (BN, BK) if b_t else (BK, BN)
+    notes = list(s.notes)
+    cluster = launch.cluster
+    work = s.work
+    if s.target is Target.TRITON:
+        if launch.cluster_size > 1:
+            notes.append(
+                f"triton: the schedule's cluster {cluster} is not launched (Triton issues no "
+                f"multicast); its tile order is kept and each CTA loads its own tiles")
+            cluster = (1, 1, 1)
+        rows = {"A": K, "B": K if b_t else N}  # the row length of each operand in memory
+        kinds = {}
+        for op, box in (("A", (BM, BK)), ("B", b_box)):
+            auto = choose_load_kind(rows[op], fusion.dtype, box)
+            if ko.load is LoadKind.TMA and auto is not LoadKind.TMA:
+                raise UnsupportedError(
+                    f"triton: set_kernel(load='tma'): TMA needs 16-byte aligned rows and boxes "
+                    f"of at most 256, 16 bytes wide or more; operand {op} has rows of "
+                    f"{rows[op]} x {fusion.dtype.nbytes} bytes and box {box}: use load='pointer'")
+            kinds[op] = ko.load or auto
+        a = OperandLoad("A", kinds["A"], (BM, BK))
+        b = OperandLoad("B", kinds["B"], b_box, transposed=b_t)
+        warps = ko.warps or (8 if BM * BN >= 128 * 256 else 4)
+        if warps & (warps - 1):
+            raise UnsupportedError(f"triton: warps must be a power of two but the schedule "
+                                   f"asks for {warps}")
+        stages = ko.stages or 3
+        if fusion.dtype is DType.FP32:
+            notes.append(f"fp32 dot in {s.input_precision.value} precision")
+        if ko.epilogue is not None:
+            raise UnsupportedError(
+                f"triton: set_kernel(epilogue={ko.epilogue!r}) chooses the CUDA kernel's "
+                "epilogue; the Triton kernel stores C itself (leave epilogue to 'auto')")
+    else:
+        if ko.load is LoadKind.POINTER:
+            raise UnsupportedError("cuda: operands are loaded by TMA; set_kernel(load='pointer') "
+                                   "is for the Triton target")
+        mc_a, mc_b = s.multicasts
+        a = OperandLoad("A", LoadKind.TMA, (BM, BK), multicast=mc_a, evict="first")
+        b = OperandLoad("B", LoadKind.TMA, b_box, transposed=b_t, multicast=mc_b, evict="last")
+        work, why = cluster_work_split(fusion, s.work, K, BK, s.num_ctas,
+                                       int(s.order.num_tiles), launch.cluster_size)
+        notes += why
+        # 1 producer + 2 consumer warpgroups where BM splits in two m64 multiples, else 1 consumer
+        warps = ko.warps or (12 if BM % 128 == 0 else 8)
+        stages = ko.stages or 4
+        if launch.cluster_size > 2:
+            notes.append(
+                f"cuda: a persistent grid of {s.num_ctas} CTAs in clusters of "
+                f"{launch.cluster_size} runs in waves if the GPU cannot hold them all at once "
+                f"(an H200 holds 30 clusters of 4: use SMS=120); CudaKernel.max_active_clusters() "
+                f"tells on the device")
+    return replace(s, a=a, b=b, cluster=cluster, num_warps=warps, num_stages=stages,
+                   notes=tuple(notes), work=work, epilogue=ko.epilogue or "auto")

@@ -1,0 +1,91 @@
+"""The decomposition pass: the schedule's ``decompose(...)`` choice as a
+:class:`~tilec.transforms.plan.WorkSplit` over the order's tiles, and
+:func:`cluster_work_split`, the same split over clusters (CUDA, run by ``legalize``)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from tilec.ir import GemmFusion
+from tilec.transforms.decompose import choose_decomposition, make_work_split
+from tilec.transforms.pipeline.state import Lowering
+from tilec.transforms.plan import Decomposition, WorkSplit
+
+
+def decomposition(s: Lowering) -> Lowering:
+    """The work split of the schedule's ``decompose(...)`` choice over the order's tiles.
+
+    Data-parallel: the schedule's CTAs walk the linear tiles (``grid = min(num_ctas,
+    num_tiles)``). Split-K: one CTA per (tile, K part), or on a persistent schedule ``grid =
+    min(num_ctas, units)`` CTAs walking the units. The Stream-K family spreads its region over
+    ``sms`` CTAs (``decompose(sms=...)``, default the schedule's grid). ``auto`` asks the cost
+    model (:func:`~tilec.transforms.decompose.choose_decomposition`) and notes why.
+
+    before (examples/split_k.py, M = N = 256, K = 1024, SPLITS = 4)::
+
+        order: t -> (floor(t/2), Mod(t, 2)), 4 indices over 2 x 2 tiles, 4 CTAs
+
+    after::
+
+        order: t -> (floor(t/2), Mod(t, 2)), 4 indices over 2 x 2 tiles, 4 CTAs
+        work: splitk, grid 16, splits 4, fix-up atomic
+
+    >>> from tilec.app.loader import load_schedule
+    >>> from tilec.transforms.pipeline import Target, tile_axes, tile_order
+    >>> f = load_schedule("examples/stream_k.py", dict(M=384, N=384, SMS=4)).fusion
+    >>> s = decomposition(tile_order(tile_axes(Lowering(f, Target.TRITON))))
+    >>> print(s.summary().splitlines()[-1])
+    work: streamk, grid 4, Stream-K tiles [0, 9) over 4 CTAs, fix-up deterministic
+    """
+    assert s.tile is not None and s.order is not None
+    M, N, K = s.sizes
+    BM, BN, BK = s.tile
+    num_tiles, num_ctas = int(s.order.num_tiles), s.num_ctas
+    d = s.fusion.decomposition
+    sms = d.sms or num_ctas
+
+    def split(kind: Decomposition, **extra: int) -> WorkSplit:
+        return make_work_split(kind, M=M, N=N, K=K, BM=BM, BN=BN, BK=BK, sms=sms,
+                               num_tiles=num_tiles, fixup=d.fixup, **extra)
+
+    why: list[str] = []
+    if d.kind is None:
+        chosen, why = choose_decomposition(M, N, K, BM, BN, BK, sms, fixup=d.fixup)
+        kind, splits, sk_waves = chosen.kind, chosen.splits, chosen.sk_waves or 1
+    else:
+        kind, splits, sk_waves = d.kind, d.splits, d.sk_waves
+    if kind is Decomposition.DATA_PARALLEL:
+        work = split(kind, grid=min(num_ctas, num_tiles))
+        why = why or [f"data-parallel: the schedule's grid of {num_ctas} CTAs walks {num_tiles} "
+                      f"linear tiles"]
+    elif kind is Decomposition.SPLIT_K:
+        units = num_tiles * splits
+        work = split(kind, splits=splits, grid=min(num_ctas, units) if s.persistent else units)
+    else:
+        work = split(kind, sk_waves=sk_waves)
+    if d.kind is not None and kind is not Decomposition.DATA_PARALLEL:
+        why = [f"{kind.value} chosen by the schedule (fusion.decompose)"]
+    return replace(s, work=work, notes=(*s.notes, *why))
+
+
+def cluster_work_split(fusion: GemmFusion, work: WorkSplit, K: int, BK: int, num_ctas: int,
+                        num_tiles: int, cluster: int) -> tuple[WorkSplit, list[str]]:
+    """CUDA with clusters: the same decomposition, over groups of ``cluster`` consecutive linear
+    tiles and clusters of CTAs, so every CTA of a cluster runs one K range (multicast shares each
+    stage between them).  Data-parallel needs no change: a cluster's CTAs walk one group a round.
+    """
+    if work.kind is Decomposition.DATA_PARALLEL or cluster == 1:
+        return work, []
+    groups, clusters = -(-num_tiles // cluster), num_ctas // cluster
+    d = fusion.decomposition
+    sms = d.sms // cluster if d.sms else clusters
+    # a split of `groups` one-tile rows over `clusters` workers: the same rule, counted in groups
+    g = make_work_split(work.kind, M=groups, N=1, K=K, BM=1, BN=1, BK=BK, sms=max(sms, 1),
+                        splits=work.splits,
+                        sk_waves=work.sk_waves if work.kind is Decomposition.STREAM_K_PP else 1,
+                        fixup=work.fixup)
+    split = WorkSplit(g.kind, grid=g.grid * cluster, splits=g.splits, sk_tiles=g.sk_tiles,
+                      sk_ctas=g.sk_ctas, sk_first=g.sk_first, sk_waves=g.sk_waves,
+                      fixup=g.fixup, group=cluster, num_tiles=g.num_tiles, k_iters=g.k_iters)
+    return split, [f"cuda: {work.kind.value} over {groups} groups of {cluster} tiles and "
+                   f"{g.grid} clusters: every CTA of a cluster keeps the same K range"]
