@@ -277,25 +277,42 @@ class SimtCudaPrinter:
         ko, ki, kt, S = st.ko, st.ki, st.k_tiles, st.stages
         tm, tn = p.reg_count("M"), p.reg_count("N")
         nf = p.options.fragments
+        total = st.a.iters + st.b.iters  # copy instructions per thread and K tile
+        sl = p.options.copy_slices
         out = [f"{ind}float am[{nf}][{tm}], bn[{nf}][{tn}];  // k-slices of the A and B register tiles"]
-        out.append(f"{ind}auto issue_tile = [&](const int {ko}, const int buf) {{  // global -> shared, async")
-        out += self.copy_async(ind + "  ", st.a, "A", "As") + self.copy_async(ind + "  ", st.b, "B", "Bs")
+        out.append(f"{ind}// global -> shared, async: copy instructions lo <= c < hi of the tile's {total} "
+                   f"(A's {st.a.iters}, then B's)")
+        out.append(f"{ind}auto issue_tile = [&](const int {ko}, const int buf, const int lo, const int hi) {{")
+        out += self.copy_async(ind + "  ", st.a, "A", "As", 0) \
+            + self.copy_async(ind + "  ", st.b, "B", "Bs", st.a.iters)
         out.append(f"{ind}}};")
         out += self.load_slice_fn(ind, p, ki)
         out += [f"{ind}#pragma unroll", f"{ind}for (int s = 0; s < {S - 1}; ++s) {{",
-                f"{ind}  if (s < {kt}) issue_tile(s, s);", f"{ind}  tilec_cp_async_commit();", f"{ind}}}"]
+                f"{ind}  if (s < {kt}) issue_tile(s, s, 0, {total});", f"{ind}  tilec_cp_async_commit();",
+                f"{ind}}}"]
         out += [f"{ind}int rd = 0, wr = {S - 1};  // buffers of tile {ko} and of tile {ko} + {S - 1}"]
         i2, i3 = ind + "  ", ind + "    "
         nxt = f"(rd + 1 == {S} ? 0 : rd + 1)"
         step = [f"{i2}rd = rd + 1 == {S} ? 0 : rd + 1;", f"{i2}wr = wr + 1 == {S} ? 0 : wr + 1;"]
+        # the buffer of tile ko-1 was last read before the previous tile's barrier: any k-slice
+        # of tile ko may copy into it; the group is committed before the wait of the last slice
+        if sl == 1:
+            issue = [f"{i2}if ({ko} + {S - 1} < {kt}) issue_tile({ko} + {S - 1}, wr, 0, {total});",
+                     f"{i2}tilec_cp_async_commit();"]
+            spread: list[str] = []
+        else:
+            issue = []
+            spread = [f"{i3}if ({ki} < {sl}) {{  // part {ki} of {sl} of tile {ko} + {S - 1}'s copies",
+                      f"{i3}  if ({ko} + {S - 1} < {kt}) issue_tile({ko} + {S - 1}, wr, "
+                      f"{ki} * {total} / {sl}, ({ki} + 1) * {total} / {sl});",
+                      f"{i3}  if ({ki} == {sl - 1}) tilec_cp_async_commit();", f"{i3}}}"]
         if nf == 2:
             out += [f"{ind}tilec_cp_async_wait<{S - 2}>();", f"{ind}__syncthreads();",
                     f"{ind}load_slice(0, 0, 0);",
                     f"{ind}for (int {ko} = 0; {ko} < {kt}; ++{ko}) {{",
-                    # the buffer of tile ko-1 was last read before the previous tile's barrier
-                    f"{i2}if ({ko} + {S - 1} < {kt}) issue_tile({ko} + {S - 1}, wr);",
-                    f"{i2}tilec_cp_async_commit();",
+                    *issue,
                     f"{i2}#pragma unroll", f"{i2}for (int {ki} = 0; {ki} < {st.BK}; ++{ki}) {{",
+                    *spread,
                     f"{i3}if ({ki} == {st.BK - 1}) {{  // tile {ko} + 1 has landed, for every thread",
                     f"{i3}  tilec_cp_async_wait<{S - 2}>();", f"{i3}  __syncthreads();", f"{i3}}}",
                     f"{i3}if ({ki} < {st.BK - 1}) load_slice(({ki} + 1) & 1, rd, {ki} + 1);",
@@ -306,15 +323,17 @@ class SimtCudaPrinter:
             out += [f"{ind}for (int {ko} = 0; {ko} < {kt}; ++{ko}) {{",
                     f"{i2}tilec_cp_async_wait<{S - 2}>();  // tile {ko} has landed",
                     f"{i2}__syncthreads();  // for every thread; and tile {ko} - 1 is consumed",
-                    f"{i2}if ({ko} + {S - 1} < {kt}) issue_tile({ko} + {S - 1}, wr);",
-                    f"{i2}tilec_cp_async_commit();",
+                    *issue,
                     f"{i2}#pragma unroll", f"{i2}for (int {ki} = 0; {ki} < {st.BK}; ++{ki}) {{",
+                    *spread,
                     f"{i3}load_slice(0, rd, {ki});"]
             out += self.fma(i3, "am[0]", "bn[0]")
             out += [f"{i2}}}", *step, f"{ind}}}"]
         return out
 
-    def copy_async(self, ind: str, cp: TileCopy, src: str, dst: str) -> list[str]:
+    def copy_async(self, ind: str, cp: TileCopy, src: str, dst: str, first: int) -> list[str]:
+        """``cp.iters`` copies, numbered from ``first`` among the tile's; the lambda's
+        ``lo <= c < hi`` picks which (constants once the loops are unrolled)."""
         row, col = self.c(cp.row), self.c(cp.col)
         where = f"&{dst}[buf][{col}][{row}]" if cp.transposed else f"&{dst}[buf][{row}][{col}]"
         assert not (cp.transposed and cp.vec > 1), "cp.async cannot transpose a vector"
@@ -324,7 +343,9 @@ class SimtCudaPrinter:
         if cp.guard_idx:
             body = [f"if (tid + it * {self.p.threads} < {cp.rows * cp.cols // cp.vec}) {{",
                     *("  " + b for b in body), "}"]
+        c = f"it + {first}" if first else "it"
         return [f"{ind}#pragma unroll", f"{ind}for (int it = 0; it < {cp.iters}; ++it) {{",
+                f"{ind}  if ({c} < lo || {c} >= hi) continue;",
                 *(f"{ind}  {b}" for b in body), f"{ind}}}"]
 
     def load_slice_fn(self, ind: str, p: SimtPlan, ki: str) -> list[str]:

@@ -355,9 +355,9 @@ def lower_simt(fusion: GemmFusion, *, name: str = "tilec_simt") -> SimtPlan:
     k_symbol = None
     if len(kaxes) == 1:
         k_symbol = kaxes[0][1]
-        if opts != ThreadOptions(min_blocks=opts.min_blocks):
-            notes.append("circular_buffer / smem_pad apply to staged K tiles only; ignored (no K "
-                         "staging)")
+        if opts != ThreadOptions(min_blocks=opts.min_blocks, fma_order=opts.fma_order):
+            notes.append("circular_buffer / smem_pad / copy_lanes / spread_copies apply to staged "
+                         "K tiles only; ignored (no K staging)")
         if vec_m > 1:
             notes.append("Vectorize on an M axis applies to staged A tiles only; ignored (no K staging)")
             vec_m = 1
@@ -494,14 +494,14 @@ def _staging(bk: int, ko: sympy.Symbol, ki: sympy.Symbol, k_tiles: int, opts: Th
               lambda r, c: (m_base + r) * K + k0 + c,
               lambda r, c: sympy.And(sympy.Lt(m_base + r, M) if M % BM else sympy.true,
                                      sympy.Lt(k0 + c, K) if K % bk else sympy.true),
-              transposed=True)
+              transposed=True, lanes=opts.lanes("A"))
     vb = next(v for v in VECTOR_WIDTHS
               if BN % v == 0 and N % v == 0 and proven_multiple(n_base, v, bounds))
     b = _copy("B", bk, BN, vb, threads,
               lambda r, c: (k0 + r) * N + n_base + c,
               lambda r, c: sympy.And(sympy.Lt(k0 + r, K) if K % bk else sympy.true,
                                      sympy.Lt(n_base + c, N) if N % BN else sympy.true),
-              transposed=False)
+              transposed=False, lanes=opts.lanes("B"))
     a = replace(a, pitch=BM + _pad(a, opts.pad_a, ki, m_frag, vec_m, block, bounds))
     b = replace(b, pitch=BN + _pad(b, opts.pad_b, ki, n_frag, vec_n, block, bounds))
     for cp, w in ((a, vec_m), (b, max(vec_n, b.vec))):
@@ -513,6 +513,12 @@ def _staging(bk: int, ko: sympy.Symbol, ki: sympy.Symbol, k_tiles: int, opts: Th
         notes.append(f"A tile copy uses {32 * va}-bit loads (BK={bk}, K={K})")
     if vb < 4:
         notes.append(f"B tile copy uses {32 * vb}-bit loads (BN={BN}, N={N})")
+    if opts.copy_slices > 1 and not opts.async_copy:
+        raise ScheduleError("spread_copies: spreads cp.async copies; the schedule's K tiles are "
+                            "register-staged (circular_buffer(..., async_copy=True) to use it)")
+    if opts.copy_slices > bk:
+        raise ScheduleError(f"spread_copies: a K tile has {bk} k-slices; the copies cannot be "
+                            f"spread over {opts.copy_slices}")
     if opts.fragments == 2 and bk % 2:
         raise ScheduleError(f"circular_buffer: two register fragments alternate over the k-slices "
                             f"of a K tile, so BK must be even but it is {bk}")
@@ -527,15 +533,30 @@ def _staging(bk: int, ko: sympy.Symbol, ki: sympy.Symbol, k_tiles: int, opts: Th
 
 def _copy(op: str, rows: int, cols: int, vec: int, threads: int,
           index: Callable[[sympy.Expr, sympy.Expr], sympy.Expr],
-          guard: Callable[[sympy.Expr, sympy.Expr], sympy.Boolean], transposed: bool) -> TileCopy:
+          guard: Callable[[sympy.Expr, sympy.Expr], sympy.Boolean], transposed: bool,
+          lanes: int | None = None) -> TileCopy:
+    """Copy number ``idx = tid + it * threads`` moves ``vec`` elements at (row, col): with
+    ``lanes`` (``fusion.copy_lanes``) ``idx = (cb * rows + row) * lanes + l`` and col
+    ``vec * (cb * lanes + l)`` (column block ``cb`` of ``lanes`` vectors, rows walked first),
+    else ``idx = row * (cols / vec) + col / vec``."""
     per_row = cols // vec
     total = rows * per_row
-    if threads % per_row == 0:  # (tid + it*T)/p = tid/p + it*(T/p), (tid + it*T) % p = tid % p
-        row = sympy.floor(TID / per_row) + IT * (threads // per_row)
-        col = vec * sympy.Mod(TID, per_row)
+    n = per_row if lanes is None else lanes
+    if per_row % n:
+        raise ScheduleError(
+            f"copy_lanes: {op}'s tile copy moves {per_row} vectors of {vec} element(s) per row "
+            f"({rows} x {cols} tile); its lanes along a row ({n}) must divide that")
+    if threads % n == 0:  # (tid + it*T)/n = tid/n + it*(T/n), (tid + it*T) % n = tid % n
+        q, lane = sympy.floor(TID / n) + IT * (threads // n), sympy.Mod(TID, n)
     else:
         idx = TID + IT * threads
-        row, col = sympy.floor(idx / per_row), vec * sympy.Mod(idx, per_row)
+        q, lane = sympy.floor(idx / n), sympy.Mod(idx, n)
+    if n == per_row:  # one column block: q is the row
+        row, col = q, vec * lane
+    else:
+        b = {TID: sympy.Integer(threads), IT: sympy.Integer(-(-total // threads))}
+        row = simplify(sympy.Mod(q, rows), b)
+        col = simplify(vec * (n * sympy.floor(q / rows) + lane), b)
     return TileCopy(op, rows, cols, vec, -(-total // threads), total % threads != 0, row, col,
                     index(row, col), guard(row, col), 0, transposed)
 
@@ -657,9 +678,17 @@ def describe_hierarchy(plan: SimtPlan) -> list[str]:
     if st is not None:
         o = plan.options
         how = "cp.async" if o.async_copy else "ld.global -> registers -> st.shared"
+        if o.async_copy and o.copy_slices > 1:
+            how += f" spread over the first {o.copy_slices} k-slices"
         lines.append(f"K tiles of {st.BK}: {st.stages} shared buffer(s) per operand ({how}), "
                      f"{o.fragments} register fragment(s) of the k-slice"
                      + (f", {o.min_blocks} CTA(s) per SM" if o.min_blocks else ""))
+        for cp in (st.a, st.b):
+            per_row = cp.cols // cp.vec
+            lanes = o.lanes(cp.operand) or per_row
+            lines.append(f"{cp.operand} tile copy: {cp.rows} x {cp.cols} in {32 * cp.vec}-bit "
+                         f"pieces, a warp over {max(1, 32 // lanes)} row(s) x {min(32, lanes) * cp.vec} "
+                         f"column(s)" + (" (copy_lanes)" if o.lanes(cp.operand) else ""))
     return lines
 
 
