@@ -13,7 +13,9 @@ orders a k-slice's FMAs over the thread tile (``tilec.ir.threads.FMA_ORDERS``): 
 lets every FFMA share an operand with the one before, so fewer read three registers.
 ``LANES_A`` (``fusion.copy_lanes``) gives a warp of A's tile copy ``32 / LANES_A`` rows of
 ``LANES_A`` k (0: a whole row of the K tile); ``SPREAD`` (``fusion.spread_copies``) issues the
-next tile's ``cp.async`` copies over the first ``SPREAD`` k-slices instead of all at once.
+next tile's ``cp.async`` copies over the first ``SPREAD`` k-slices instead of all at once;
+``SWIZZLE`` 1 (``fusion.smem_swizzle("A")``) rotates A's transposed shared rows by k, so that a
+warp's copies of 32 k of one row hit 32 banks without a pad.
 
 ``CONFIG`` picks a row of ``CONFIGS`` (``auto``: by the problem, see :func:`config`); a size
 given as a parameter overrides the row's.
@@ -27,14 +29,14 @@ from tilec.ir import GemmFusion
 
 PARAMS = dict(M=4096, N=4096, K=4096, CONFIG="auto", BM=0, BN=0, BK=0, WM=0, WN=0, TM=0, TN=0,
               MIN_BLOCKS=-1, STAGES=0, FRAGMENTS=0, ASYNC=-1, PAD_A=-1, INTERLEAVE=0,
-              FMA_ORDER="", LANES_A=0, SPREAD=0)
+              FMA_ORDER="", LANES_A=0, SPREAD=0, SWIZZLE=-1)
 
 KEYS = ("BM", "BN", "BK", "WM", "WN", "TM", "TN", "MIN_BLOCKS", "STAGES", "FRAGMENTS", "ASYNC",
-        "INTERLEAVE", "FMA_ORDER", "LANES_A", "SPREAD")
-CONFIGS = {  # BM   BN  BK  WM  WN  TM TN  CTAs/SM stages frags async lanes  FMA order  A copy spread
-    "large": (128, 128, 32, 32, 64, 8, 8, 2, 3, 2, 1, 2, "snake_rows", 0, 1),  # 8 warps, 2 CTAs/SM
-    "small8": (64, 64, 8, 32, 64, 8, 8, 0, 3, 1, 1, 2, "rows", 0, 1),  # 2 warps: fine last wave
-    "small16": (64, 64, 16, 32, 32, 8, 4, 0, 3, 2, 1, 2, "rows", 0, 1),  # 4 warps of 32x32
+        "INTERLEAVE", "FMA_ORDER", "LANES_A", "SPREAD", "SWIZZLE")
+CONFIGS = {  # BM BN BK WM WN TM TN CTAs/SM stages frags async lanes FMA order  A copy spread swz
+    "large": (128, 128, 32, 32, 64, 8, 8, 2, 3, 2, 1, 2, "snake_rows", 0, 1, 0),  # 8 warps, 2/SM
+    "small8": (64, 64, 8, 32, 64, 8, 8, 0, 3, 1, 1, 2, "rows", 0, 1, 0),  # 2 warps: fine last wave
+    "small16": (64, 64, 16, 32, 32, 8, 4, 0, 3, 2, 1, 2, "rows", 0, 1, 0),  # 4 warps of 32x32
 }
 SMS = 132  # H200
 
@@ -57,7 +59,7 @@ def schedule(M: int, N: int, K: int, CONFIG: str = "auto", BM: int = 0, BN: int 
              BK: int = 0, WM: int = 0, WN: int = 0, TM: int = 0, TN: int = 0,
              MIN_BLOCKS: int = -1, STAGES: int = 0, FRAGMENTS: int = 0, ASYNC: int = -1,
              PAD_A: int = -1, INTERLEAVE: int = 0, FMA_ORDER: str = "", LANES_A: int = 0,
-             SPREAD: int = 0) -> GemmFusion:
+             SPREAD: int = 0, SWIZZLE: int = -1) -> GemmFusion:
     from tilec.errors import ParamError
     from tilec.transforms.simt.lower import warp_tiled
 
@@ -67,8 +69,8 @@ def schedule(M: int, N: int, K: int, CONFIG: str = "auto", BM: int = 0, BN: int 
                          f"but got {CONFIG!r}")
     given = dict(BM=BM, BN=BN, BK=BK, WM=WM, WN=WN, TM=TM, TN=TN, MIN_BLOCKS=MIN_BLOCKS,
                  STAGES=STAGES, FRAGMENTS=FRAGMENTS, ASYNC=ASYNC, INTERLEAVE=INTERLEAVE,
-                 FMA_ORDER=FMA_ORDER, LANES_A=LANES_A, SPREAD=SPREAD)
-    unset = {"MIN_BLOCKS": -1, "ASYNC": -1, "FMA_ORDER": ""}  # 0 is a value for the first two
+                 FMA_ORDER=FMA_ORDER, LANES_A=LANES_A, SPREAD=SPREAD, SWIZZLE=SWIZZLE)
+    unset = {"MIN_BLOCKS": -1, "ASYNC": -1, "FMA_ORDER": "", "SWIZZLE": -1}  # 0 is a value too
     c = dict(zip(KEYS, CONFIGS[name], strict=True))
     c.update({k: v for k, v in given.items() if v != unset.get(k, 0)})
     fusion = GemmFusion(M, N, K, dtype="fp32")
@@ -84,6 +86,8 @@ def schedule(M: int, N: int, K: int, CONFIG: str = "auto", BM: int = 0, BN: int 
         fusion.copy_lanes("A", c["LANES_A"])
     if c["SPREAD"] > 1:
         fusion.spread_copies(c["SPREAD"])
+    if c["SWIZZLE"]:
+        fusion.smem_swizzle("A")
     return fusion
 
 

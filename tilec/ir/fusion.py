@@ -37,6 +37,7 @@ from tilec.ir.threads import (
     check_pad,
     check_slices,
     check_stages,
+    check_swizzle,
 )
 from tilec.ir.trace import Schedule, paused
 from tilec.ir.types import (
@@ -253,6 +254,13 @@ class GemmFusion:
         self.schedule.record("fusion", "copy_lanes", (operand, lanes), {})
         key = "lanes_a" if operand == "A" else "lanes_b"
         self.thread_options = replace(self.thread_options, **{key: lanes})
+        return self
+
+    def smem_swizzle(self, operand: str) -> GemmFusion:
+        """Store A's transposed shared tile rotated by k (:mod:`tilec.ir.threads`)."""
+        check_swizzle(operand)
+        self.schedule.record("fusion", "smem_swizzle", (operand,), {})
+        self.thread_options = replace(self.thread_options, swizzle_a=True)
         return self
 
     def spread_copies(self, slices: int) -> GemmFusion:

@@ -22,6 +22,12 @@ K tile a ``[Ko, Ki]`` split.  What the loops cannot say lives here, set by three
   next ``lanes``-vector column block (unset: a whole row of consecutive threads).  A warp then
   covers ``32 / lanes`` rows of ``lanes`` vectors: with A stored transposed, 8 lanes of 4 bytes
   over 4 rows put a warp's ``cp.async`` stores in 32 distinct banks (one row in all would hit 8);
+* ``fusion.smem_swizzle("A")``: A's transposed shared tile stores element ``(k, m)`` at column
+  ``w*((m//w + k//w) % (BM/w)) + (m + k) % w`` of row ``k`` (``w``: the width of the k-slice
+  reads): each row rotated by whole ``w``-vectors and, inside a vector, by ``k % w``.  A warp's
+  transposed stores of 32 consecutive k of one row then fall in 32 distinct banks with an
+  unpadded row, while a k-slice read stays one aligned ``w``-vector per register vector (its
+  elements in a rotated order the printer undoes: ``ki`` is a constant of the unrolled loop);
 * ``fusion.spread_copies(slices)``: with ``cp.async``, the next K tile's copy instructions are
   issued in ``slices`` groups, one before each of the current tile's first ``slices`` k-slices
   (unset: 1, all at the top of the tile), so that the warps' copies do not queue in one burst
@@ -40,7 +46,7 @@ Example::
     >>> f = GemmFusion(256, 256, 64, dtype="fp32")
     >>> _ = f.circular_buffer(2, fragments=2).smem_pad("A", 4).min_blocks_per_sm(2)
     >>> f.thread_options
-    ThreadOptions(stages=2, fragments=2, async_copy=False, pad_a=4, pad_b=None, min_blocks=2, fma_order='rows', lanes_a=None, lanes_b=None, copy_slices=1)
+    ThreadOptions(stages=2, fragments=2, async_copy=False, pad_a=4, pad_b=None, min_blocks=2, fma_order='rows', lanes_a=None, lanes_b=None, copy_slices=1, swizzle_a=False)
     >>> print(f.schedule.calls[-1])
     fusion.min_blocks_per_sm(2)
 """
@@ -74,6 +80,7 @@ class ThreadOptions:
     lanes_a: int | None = None
     lanes_b: int | None = None
     copy_slices: int = 1
+    swizzle_a: bool = False
 
     def pad(self, operand: str) -> int | None:
         return self.pad_a if operand == "A" else self.pad_b
@@ -112,6 +119,13 @@ def check_lanes(operand: object, lanes: object) -> tuple[str, int]:
         raise ScheduleError(f"copy_lanes: the lanes of {operand}'s tile copy along a row must be "
                             f"a power of 2 in 1..32 but got {lanes!r}")
     return operand, lanes  # type: ignore[return-value]
+
+
+def check_swizzle(operand: object) -> str:
+    if operand != "A":
+        raise ScheduleError(f"smem_swizzle: only A's shared tile (stored transposed) is swizzled; "
+                            f"got operand {operand!r}")
+    return operand
 
 
 def check_slices(slices: object) -> int:

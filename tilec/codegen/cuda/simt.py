@@ -151,8 +151,10 @@ class SimtCudaPrinter:
         return [a for a in axes if a is not v], {v.symbol: 0}
 
     def fetch(self, dim: str, dst: str, width: int, addr: sympy.Expr, guard: sympy.Boolean,
-              src: str) -> list[str]:
-        """``dst[flat]`` for every register point along ``dim`` from ``src[addr]``."""
+              src: str, rotate: str = "") -> list[str]:
+        """``dst[flat]`` for every register point along ``dim`` from ``src[addr]``; with
+        ``rotate`` (a C expression ``r``), element ``j`` of the register vector is the loaded
+        vector's component ``(j + r) % width`` (a swizzled tile, ``TileCopy.rotation``)."""
         axes, v0 = self.vec_split(dim, width)
         flat = self.c(self.p.flat(dim).xreplace(v0))
         a = self.c(addr.xreplace(v0))
@@ -162,6 +164,10 @@ class SimtCudaPrinter:
             load = f"({self.c(g)}) ? {load} : {_ZERO[width]}"
         if width == 1:
             inner = [f"{dst}[{flat}] = {load};"]
+        elif rotate:  # the rotation is a constant once the k-slice loop is unrolled
+            lanes = ", ".join(f"v.{_LANE[j]}" for j in range(width))
+            inner = [f"const {_VT[width]} v = {load};", f"const float e[{width}] = {{{lanes}}};"]
+            inner += [f"{dst}[{flat} + {j}] = e[({j} + {rotate}) % {width}];" for j in range(width)]
         else:
             inner = [f"const {_VT[width]} v = {load};"]
             inner += [f"{dst}[{flat} + {j}] = v.{_LANE[j]};" for j in range(width)]
@@ -334,8 +340,9 @@ class SimtCudaPrinter:
     def copy_async(self, ind: str, cp: TileCopy, src: str, dst: str, first: int) -> list[str]:
         """``cp.iters`` copies, numbered from ``first`` among the tile's; the lambda's
         ``lo <= c < hi`` picks which (constants once the loops are unrolled)."""
-        row, col = self.c(cp.row), self.c(cp.col)
-        where = f"&{dst}[buf][{col}][{row}]" if cp.transposed else f"&{dst}[buf][{row}][{col}]"
+        col = self.c(cp.col)
+        where = f"&{dst}[buf][{col}][{self.c(cp.place(cp.col, cp.row))}]" if cp.transposed \
+            else f"&{dst}[buf][{self.c(cp.row)}][{col}]"
         assert not (cp.transposed and cp.vec > 1), "cp.async cannot transpose a vector"
         g = "true" if cp.guard is sympy.true else self.c(cp.guard)
         body = [f"const bool ok = {g};",
@@ -352,7 +359,10 @@ class SimtCudaPrinter:
         """The ``load_slice(f, buf, ki)`` lambda: a k-slice of the A and B register tiles from
         shared buffer ``buf`` into fragment ``f`` (both K pipelines use it)."""
         out = [f"{ind}auto load_slice = [&](const int f, const int buf, const int {ki}) {{  // shared -> registers"]
-        out += [ind + "  " + s for s in self.fetch("M", "am[f]", p.vec_m, p.m_local, sympy.true, f"As[buf][{ki}]")]
+        a = p.staging.a
+        rot = self.c(a.rotation(p.staging.ki)) if a.swizzle > 1 else ""
+        out += [ind + "  " + s for s in self.fetch("M", "am[f]", p.vec_m, p.m_local, sympy.true,
+                                                   f"As[buf][{ki}]", rotate=rot)]
         out += [ind + "  " + s for s in self.fetch("N", "bn[f]", p.vec_n, p.n_local, sympy.true, f"Bs[buf][{ki}]")]
         out.append(f"{ind}}};")
         return out
@@ -373,8 +383,8 @@ class SimtCudaPrinter:
     def copy_store(self, ind: str, cp: TileCopy, regs: str, dst: str) -> list[str]:
         row, col = self.c(cp.row), self.c(cp.col)
         if cp.transposed:
-            parts = [f"{dst}[buf][{col} + {j}][{row}] = {regs}[it]{'.' + _LANE[j] if cp.vec > 1 else ''};"
-                     for j in range(cp.vec)]
+            parts = [f"{dst}[buf][{col} + {j}][{self.c(cp.place(cp.col + j, cp.row))}] = "
+                     f"{regs}[it]{'.' + _LANE[j] if cp.vec > 1 else ''};" for j in range(cp.vec)]
         elif cp.vec > 1:
             parts = [f"*reinterpret_cast<{_VT[cp.vec]}*>(&{dst}[buf][{row}][{col}]) = {regs}[it];"]
         else:

@@ -115,6 +115,27 @@ class TileCopy:
     guard: sympy.Boolean  # in-bounds condition of the vector (true when proven)
     pitch: int  # shared-memory row pitch in elements
     transposed: bool  # stored [col][row]
+    swizzle: int = 0  # transposed tiles: 0, or the vector width w of the rotation (see ``place``)
+
+    def place(self, k: sympy.Expr, m: sympy.Expr) -> sympy.Expr:
+        """The column of shared row ``k`` that holds tile element ``(m, k)`` of a transposed
+        tile: ``m``, or swizzled (``fusion.smem_swizzle``) ``w*(m//w) + (m + k//(32/w)) % w``:
+        each aligned ``w``-vector stays in place, its elements rotated by ``k // (32/w)``.
+
+        With rows ``w`` words past a multiple of 32 (the pad lowering picks), ``32/w``
+        consecutive k rows start in distinct groups of ``w`` banks; the rotation sends the
+        next ``32/w`` rows to the other banks of each group, so the transposed stores of 32
+        consecutive k of one row hit 32 banks.  Rows of ``m`` a multiple of 4 apart stay a
+        constant offset apart (a copy's iterations keep immediate offsets)."""
+        w = self.swizzle
+        if w <= 1:
+            return m
+        return w * sympy.floor(m / w) + sympy.Mod(m + self.rotation(k), w)
+
+    def rotation(self, k: sympy.Expr) -> sympy.Expr:
+        """How far the elements of a ``w``-vector of row ``k`` are rotated (swizzled tiles):
+        element ``m0 + v`` of the vector at ``m0`` is its component ``(v + rotation) % w``."""
+        return sympy.floor(k / (32 // self.swizzle)) if self.swizzle > 1 else sympy.Integer(0)
 
 
 @dataclass(frozen=True)
@@ -249,8 +270,11 @@ class SimtPlan:
                 for j in range(cp.vec):
                     what = f"{how}, element {j} of each {32 * cp.vec}-bit load" if cp.vec > 1 \
                         else f"{how}, transposed"
-                    out.append(SharedAccess(arr, "store", (col + j) * cp.pitch + row, 1, what,
-                                            active, cp.iters))
+                    if cp.swizzle:
+                        what += ", swizzled"
+                    out.append(SharedAccess(arr, "store",
+                                            (col + j) * cp.pitch + cp.place(col + j, row), 1,
+                                            what, active, cp.iters))
             else:
                 out.append(SharedAccess(arr, "store", row * cp.pitch + col, cp.vec, how,
                                         active, cp.iters))
@@ -258,7 +282,8 @@ class SimtPlan:
                                        ("N", "Bs", st.b, self.vec_n, self.n_local)):
             v0 = _vec0(self.reg, dim) if w > 1 else {}
             out.append(SharedAccess(arr, "load", st.ki * cp.pitch + local.xreplace(v0), w,
-                                    f"k-slice of the {dim} register tile", sympy.true,
+                                    f"k-slice of the {dim} register tile"
+                                    + (", swizzled" if cp.swizzle else ""), sympy.true,
                                     st.BK * self.reg_count(dim) // w))
         return out
 
@@ -502,6 +527,11 @@ def _staging(bk: int, ko: sympy.Symbol, ki: sympy.Symbol, k_tiles: int, opts: Th
               lambda r, c: sympy.And(sympy.Lt(k0 + r, K) if K % bk else sympy.true,
                                      sympy.Lt(n_base + c, N) if N % BN else sympy.true),
               transposed=False, lanes=opts.lanes("B"))
+    if opts.swizzle_a:  # rotate by whole read vectors, and by k inside one
+        if vec_m == 1:
+            notes.append("smem_swizzle: the k-slice reads of A are 32-bit; nothing to rotate "
+                         "(an odd pad spreads them)")
+        a = replace(a, swizzle=vec_m)
     a = replace(a, pitch=BM + _pad(a, opts.pad_a, ki, m_frag, vec_m, block, bounds))
     b = replace(b, pitch=BN + _pad(b, opts.pad_b, ki, n_frag, vec_n, block, bounds))
     for cp, w in ((a, vec_m), (b, max(vec_n, b.vec))):
@@ -584,8 +614,8 @@ def _pad(cp: TileCopy, pad: int | None, ki: sympy.Symbol, frag: sympy.Expr, vec_
         pitch = (cp.rows if cp.transposed else cp.cols) + p
         if pitch % max(vec_read, 1) or (not cp.transposed and pitch % cp.vec):
             continue
-        stores = [((col + j) * pitch + row, 1) for j in range(cp.vec)] if cp.transposed \
-            else [(row * pitch + col, cp.vec)]
+        stores = [((col + j) * pitch + cp.place(col + j, row), 1) for j in range(cp.vec)] \
+            if cp.transposed else [(row * pitch + col, cp.vec)]
         cost = sum(request_wavefronts(w, width, block, thread, b, active, load=False)[0]
                    for w, width in stores)
         cost += request_wavefronts(ki * pitch + frag, vec_read, block, thread, b)[0]
@@ -683,6 +713,11 @@ def describe_hierarchy(plan: SimtPlan) -> list[str]:
         lines.append(f"K tiles of {st.BK}: {st.stages} shared buffer(s) per operand ({how}), "
                      f"{o.fragments} register fragment(s) of the k-slice"
                      + (f", {o.min_blocks} CTA(s) per SM" if o.min_blocks else ""))
+        if st.a.swizzle > 1:
+            w = st.a.swizzle
+            k, m = sympy.symbols("k m", integer=True, nonnegative=True)
+            lines.append(f"A tile swizzled (smem_swizzle): element (m, k) at As[k][{st.a.place(k, m)}], "
+                         f"read as {32 * w}-bit vectors rotated by {st.a.rotation(k)}")
         for cp in (st.a, st.b):
             per_row = cp.cols // cp.vec
             lanes = o.lanes(cp.operand) or per_row
