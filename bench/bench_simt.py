@@ -328,6 +328,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         if j["timed"]:
             fns[j["name"]] = (j, fn)
     print(f"checked {len(result['checks'])} kernels: {'all correct' if ok else 'ERRORS'}", flush=True)
+    save(args.out, result)
 
     sizes = sorted({j["M"] for j, _ in fns.values()})
     rounds = 2 if args.explore else args.rounds
@@ -363,10 +364,15 @@ def cmd_run(args: argparse.Namespace) -> int:
             result["timings"].append(row)
             line.append(f"{k} {row['gflops']:.0f}")
         print(f"{s}: " + ", ".join(line), flush=True)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(result, indent=1))
+        save(args.out, result)  # after every size: a run cut short keeps what it measured
+    save(args.out, result)
     summary(result)
     return 0 if ok else 1
+
+
+def save(out: str, result: dict[str, Any]) -> None:
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    Path(out).write_text(json.dumps(result, indent=1))
 
 
 def summary(result: dict[str, Any]) -> None:
