@@ -249,10 +249,11 @@ def cmd_counters(args: argparse.Namespace) -> int:
                                           "measured": int(m[NCU[k]].replace(",", ""))}
                                       for k, v in pred.items() if k in NCU}})
     perf = {}
-    for path in args.perf:  # stall reasons, issue slots (the sections of simt_device.sh)
+    for spec in args.perf:  # stall reasons, issue slots, shared wavefronts (simt_device.sh)
+        label, _, path = spec.rpartition("=")  # LABEL=PATH: kernels named LABEL/kernel
         for name, metrics in read_ncu_csv(Path(path)).items():
             if "distribution" not in name:
-                perf.setdefault(name, {}).update(metrics)
+                perf.setdefault(f"{label}/{name}" if label else name, {}).update(metrics)
     Path(args.out).write_text(json.dumps({"date": args.date, "device": "NVIDIA H200",
                                           "ncu": "--clock-control none", "kernels": rows,
                                           "profiles": perf}, indent=1))
@@ -413,10 +414,11 @@ def main() -> int:
     la.add_argument("--dir", required=True)
     la.add_argument("names", nargs="+")
     c = sub.add_parser("counters")
-    c.add_argument("--csv", nargs="+", required=True)
-    c.add_argument("--manifest", nargs="+", required=True)
+    c.add_argument("--csv", nargs="*", default=[])
+    c.add_argument("--manifest", nargs="*", default=[])
     c.add_argument("--pin", nargs="*", default=[], metavar="K=V")
-    c.add_argument("--perf", nargs="*", default=[], help="ncu --page details CSVs to keep")
+    c.add_argument("--perf", nargs="*", default=[], metavar="[LABEL=]CSV",
+                   help="ncu CSVs (stall profiles, shared wavefronts) to keep, kernels prefixed LABEL/")
     c.add_argument("--out", required=True)
     c.add_argument("--date", default=time.strftime("%Y-%m-%d"))
     args = ap.parse_args()

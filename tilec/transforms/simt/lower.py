@@ -531,6 +531,9 @@ def _staging(bk: int, ko: sympy.Symbol, ki: sympy.Symbol, k_tiles: int, opts: Th
         if vec_m == 1:
             notes.append("smem_swizzle: the k-slice reads of A are 32-bit; nothing to rotate "
                          "(an odd pad spreads them)")
+        elif bk <= 32 // vec_m:
+            notes.append(f"smem_swizzle: rows k rotate by k // {32 // vec_m}; a K tile of {bk} "
+                         f"is not rotated")
         a = replace(a, swizzle=vec_m)
     a = replace(a, pitch=BM + _pad(a, opts.pad_a, ki, m_frag, vec_m, block, bounds))
     b = replace(b, pitch=BN + _pad(b, opts.pad_b, ki, n_frag, vec_n, block, bounds))
