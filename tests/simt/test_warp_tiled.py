@@ -229,5 +229,5 @@ int main() {{
     out = subprocess.run([str(tmp_path / "order")], check=True, capture_output=True, text=True).stdout
     seen = [tuple(int(x) for x in line.split()) for line in out.splitlines()]
     assert seen == EXPECTED_ORDER[order](tm, tn)
-    shared = sum(a[0] == b[0] or a[1] == b[1] for a, b in zip(seen, seen[1:]))
+    shared = sum(a[0] == b[0] or a[1] == b[1] for a, b in itertools.pairwise(seen))
     assert shared == len(seen) - 1 - (tm - 1 if order == "rows" else 0)
