@@ -3,7 +3,7 @@
 The loop structure of a thread-level schedule is ordinary IR: the block tile is C's axes bound to
 ``BIDx/y``, the warp tile and the lanes are thread axes merged into ``TIDx`` (``tid = warp*32 +
 lane``), the thread tile is C's serial register axes, the vector width a ``Vectorize`` axis, the
-K tile a ``[Ko, Ki]`` split.  What the loops cannot say lives here, set by three verbs of
+K tile a ``[Ko, Ki]`` split.  What the loops cannot say lives here, set by seven verbs of
 :class:`~tilec.ir.GemmFusion` (each recorded in the schedule trace):
 
 * ``fusion.circular_buffer(stages, fragments, async_copy)``: shared-memory buffers per operand
@@ -22,11 +22,11 @@ K tile a ``[Ko, Ki]`` split.  What the loops cannot say lives here, set by three
   next ``lanes``-vector column block (unset: a whole row of consecutive threads).  A warp then
   covers ``32 / lanes`` rows of ``lanes`` vectors: with A stored transposed, 8 lanes of 4 bytes
   over 4 rows put a warp's ``cp.async`` stores in 32 distinct banks (one row in all would hit 8);
-* ``fusion.smem_swizzle("A")``: A's transposed shared tile stores element ``(k, m)`` at column
-  ``w*((m//w + k//w) % (BM/w)) + (m + k) % w`` of row ``k`` (``w``: the width of the k-slice
-  reads): each row rotated by whole ``w``-vectors and, inside a vector, by ``k % w``.  A warp's
-  transposed stores of 32 consecutive k of one row then fall in 32 distinct banks with an
-  unpadded row, while a k-slice read stays one aligned ``w``-vector per register vector (its
+* ``fusion.smem_swizzle("A")``: A's transposed shared tile stores element ``(m, k)`` at column
+  ``w*(m//w) + (m + k//(32/w)) % w`` of row ``k`` (``w``: the width of the k-slice reads):
+  each aligned ``w``-vector stays in place, its elements rotated by ``k // (32/w)``.  With
+  rows ``w`` words past a multiple of 32, a warp's transposed stores of 32 consecutive k of one
+  row then fall in 32 distinct banks, while a k-slice read stays one aligned ``w``-vector (its
   elements in a rotated order the printer undoes: ``ki`` is a constant of the unrolled loop);
 * ``fusion.spread_copies(slices)``: with ``cp.async``, the next K tile's copy instructions are
   issued in ``slices`` groups, one before each of the current tile's first ``slices`` k-slices

@@ -11,7 +11,10 @@ proven-nonnegative operands).  The kernel:
   register-staged, the next K tile is read into registers while the current one is multiplied
   (one ``__syncthreads`` per K tile with 2 stages); with ``async_copy``, ``cp.async`` (inline PTX)
   copies ``stages - 1`` tiles ahead; with 2 fragments the next k-slice is read from shared memory
-  while the FMAs of this one run; tile copies are 32/64/128-bit as the plan proved; tiles past
+  while the FMAs of this one run; tile copies are 32/64/128-bit as the plan proved, at the
+  plan's (row, col) per thread (``copy_lanes``), ``cp.async`` ones all at the top of a K tile
+  or spread over its first k-slices (``spread_copies``); a swizzled A tile is stored at
+  ``TileCopy.place`` and its vectors read back rotated (``smem_swizzle``); tiles past
   48 KB live in dynamic shared memory;
 * the epilogue stores the register tile under the IR's predicates (vector stores where proven);
 * ``extern "C" int tilec_launch_<name>(A, B, C, stream)`` launches it (returns a cudaError_t,

@@ -18,8 +18,9 @@ Indices are the IR's index maps (sympy over the loop symbols ``tidx``, ``bidy``,
 ``m = m_base(bid) + m_local(tid, reg)``.  With staging, the A tile (BM x BK) and the B tile
 (BK x BN) are copied by all threads cooperatively (``TileCopy``: linear thread id -> (row, col),
 vector width proven from alignment facts), A stored transposed ``As[k][m]``, each tile's row
-padded as the schedule says or against bank conflicts (:mod:`tilec.transforms.simt.banks`).  How the
-tiles move (buffers, ``cp.async``, register fragments, CTAs per SM) is the fusion's
+padded as the schedule says or against bank conflicts (:mod:`tilec.transforms.simt.banks`), A's
+rows swizzled when the schedule says (``TileCopy.place``).  How the tiles move (buffers,
+``cp.async``, which threads copy what, register fragments, CTAs per SM) is the fusion's
 :class:`~tilec.ir.threads.ThreadOptions`.  Vector widths are used only where alignment is proven;
 where it is not, the plan falls back to scalar accesses and says so in ``notes``.
 
@@ -125,8 +126,8 @@ class TileCopy:
         With rows ``w`` words past a multiple of 32 (the pad lowering picks), ``32/w``
         consecutive k rows start in distinct groups of ``w`` banks; the rotation sends the
         next ``32/w`` rows to the other banks of each group, so the transposed stores of 32
-        consecutive k of one row hit 32 banks.  Rows of ``m`` a multiple of 4 apart stay a
-        constant offset apart (a copy's iterations keep immediate offsets)."""
+        consecutive k of one row hit 32 banks.  Elements ``m`` a multiple of ``w`` apart stay
+        as far apart (a copy's iterations keep their immediate offsets)."""
         w = self.swizzle
         if w <= 1:
             return m
@@ -381,8 +382,8 @@ def lower_simt(fusion: GemmFusion, *, name: str = "tilec_simt") -> SimtPlan:
     if len(kaxes) == 1:
         k_symbol = kaxes[0][1]
         if opts != ThreadOptions(min_blocks=opts.min_blocks, fma_order=opts.fma_order):
-            notes.append("circular_buffer / smem_pad / copy_lanes / spread_copies apply to staged "
-                         "K tiles only; ignored (no K staging)")
+            notes.append("circular_buffer / smem_pad / smem_swizzle / copy_lanes / spread_copies "
+                         "apply to staged K tiles only; ignored (no K staging)")
         if vec_m > 1:
             notes.append("Vectorize on an M axis applies to staged A tiles only; ignored (no K staging)")
             vec_m = 1
