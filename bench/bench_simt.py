@@ -249,10 +249,11 @@ def cmd_counters(args: argparse.Namespace) -> int:
                                           "measured": int(m[NCU[k]].replace(",", ""))}
                                       for k, v in pred.items() if k in NCU}})
     perf = {}
-    for path in args.perf:  # stall reasons, issue slots (the sections of simt_device.sh)
+    for spec in args.perf:  # stall reasons, issue slots, shared wavefronts (simt_device.sh)
+        label, _, path = spec.rpartition("=")  # LABEL=PATH: kernels named LABEL/kernel
         for name, metrics in read_ncu_csv(Path(path)).items():
             if "distribution" not in name:
-                perf.setdefault(name, {}).update(metrics)
+                perf.setdefault(f"{label}/{name}" if label else name, {}).update(metrics)
     Path(args.out).write_text(json.dumps({"date": args.date, "device": "NVIDIA H200",
                                           "ncu": "--clock-control none", "kernels": rows,
                                           "profiles": perf}, indent=1))
@@ -328,6 +329,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         if j["timed"]:
             fns[j["name"]] = (j, fn)
     print(f"checked {len(result['checks'])} kernels: {'all correct' if ok else 'ERRORS'}", flush=True)
+    save(args.out, result)
 
     sizes = sorted({j["M"] for j, _ in fns.values()})
     rounds = 2 if args.explore else args.rounds
@@ -363,10 +365,15 @@ def cmd_run(args: argparse.Namespace) -> int:
             result["timings"].append(row)
             line.append(f"{k} {row['gflops']:.0f}")
         print(f"{s}: " + ", ".join(line), flush=True)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(result, indent=1))
+        save(args.out, result)  # after every size: a run cut short keeps what it measured
+    save(args.out, result)
     summary(result)
     return 0 if ok else 1
+
+
+def save(out: str, result: dict[str, Any]) -> None:
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    Path(out).write_text(json.dumps(result, indent=1))
 
 
 def summary(result: dict[str, Any]) -> None:
@@ -407,10 +414,11 @@ def main() -> int:
     la.add_argument("--dir", required=True)
     la.add_argument("names", nargs="+")
     c = sub.add_parser("counters")
-    c.add_argument("--csv", nargs="+", required=True)
-    c.add_argument("--manifest", nargs="+", required=True)
+    c.add_argument("--csv", nargs="*", default=[])
+    c.add_argument("--manifest", nargs="*", default=[])
     c.add_argument("--pin", nargs="*", default=[], metavar="K=V")
-    c.add_argument("--perf", nargs="*", default=[], help="ncu --page details CSVs to keep")
+    c.add_argument("--perf", nargs="*", default=[], metavar="[LABEL=]CSV",
+                   help="ncu CSVs (stall profiles, shared wavefronts) to keep, kernels prefixed LABEL/")
     c.add_argument("--out", required=True)
     c.add_argument("--date", default=time.strftime("%Y-%m-%d"))
     args = ap.parse_args()

@@ -1,6 +1,7 @@
 #!/bin/bash
 # One device call: build + check + time the kernels generated into $1 (bench_simt.py gen), then
-# Nsight Compute counters of the kernels in $2 (the analysis' predictions are in $2/manifest.json).
+# Nsight Compute counters of the kernels in $2 (the analysis' predictions are in $2/manifest.json;
+# NCU_DIR "" skips them).
 # Usage (on the GPU machine, repository root): bench/simt_device.sh GEN_DIR NCU_DIR OUT_NAME [run args]
 set -u
 GEN=$1; NCU=$2; NAME=$3; shift 3
@@ -8,18 +9,24 @@ export PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,clocks.max.sm,power.limit,persistence_mode --format=csv | tee $OUT/nvidia_smi.txt
 nvidia-smi base-clocks >> $OUT/nvidia_smi.txt 2>&1
 python3 bench/bench_simt.py run --dir "$GEN" --out "$OUT/$NAME.json" "$@" 2>&1 | tee $OUT/$NAME.log
-[ -z "$NCU" ] && exit 0
+if [ -n "$NCU" ]; then
 python3 bench/bench_simt.py run --dir "$NCU" --out "$OUT/ncu_checks.json" >> $OUT/ncu.err 2>&1
 NAMES=$(python3 -c "import json,sys; print(' '.join(j['name'] for j in json.load(open('$NCU/manifest.json'))))")
 M='l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum,smsp__inst_executed_op_shared_ld.sum,smsp__inst_executed_op_shared_st.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum,l1tex__t_requests_pipe_lsu_mem_global_op_st.sum'
 timeout 120 ncu --clock-control none --target-processes all -k regex:'kernel' --metrics $M --csv \
   python3 bench/bench_simt.py launch --dir "$NCU" $NAMES > $OUT/ncu_counters.csv 2>> $OUT/ncu.err
 echo "ncu counters rc=$?"
-# stall reasons of the kernels listed in $GEN/ncu_perf.txt (cublas_M_N_K for torch.matmul)
+fi
+# stall reasons and shared-memory wavefronts (cp.async's ldgsts included) of the kernels listed
+# in $GEN/ncu_perf.txt (cublas_M_N_K for torch.matmul)
 if [ -f "$GEN/ncu_perf.txt" ]; then
   timeout 150 ncu --clock-control none --target-processes all -k regex:'kernel|gemm' \
     --section SchedulerStats --section LaunchStats --section ComputeWorkloadAnalysis \
     --metrics 'regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio' --page details --csv \
     python3 bench/bench_simt.py launch --dir "$GEN" $(cat "$GEN/ncu_perf.txt") > $OUT/ncu_perf.csv 2>> $OUT/ncu.err
   echo "ncu perf rc=$?"
+  timeout 60 ncu --clock-control none --target-processes all -k regex:'kernel|gemm' \
+    --metrics 'regex:l1tex__data_pipe_lsu_wavefronts_mem_shared.*\.sum$' --csv \
+    python3 bench/bench_simt.py launch --dir "$GEN" $(cat "$GEN/ncu_perf.txt") > $OUT/ncu_smem.csv 2>> $OUT/ncu.err
+  echo "ncu smem rc=$?"
 fi

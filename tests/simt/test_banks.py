@@ -76,6 +76,9 @@ SCHEDULES = [
     ("sync pad auto", dict(CONFIG="large", ASYNC=0, STAGES=2, BK=8)),
     ("sync pad 0", dict(CONFIG="large", ASYNC=0, STAGES=2, BK=8, PAD_A=0)),
     ("async large", dict(CONFIG="large")),
+    ("async unswizzled", dict(CONFIG="large", SWIZZLE=0)),
+    ("async copy_lanes 8", dict(CONFIG="large", SWIZZLE=0, LANES_A=8)),
+    ("sync swizzled copy_lanes 1", dict(CONFIG="large", ASYNC=0, STAGES=2, BK=8, LANES_A=1)),
     ("small8", dict(CONFIG="small8")),
     ("small16", dict(CONFIG="small16")),
 ]
@@ -117,11 +120,22 @@ def test_the_pad_removes_the_transposed_stores_conflict() -> None:
     assert plan.staging.a.pitch == 128 + 4
     # the async copies of 2 rows x 16 k: every pad that keeps the 128-bit reads aligned leaves
     # a conflict, 2-way at best (pad 2 would remove it, and misalign the reads)
-    assert verdicts(CONFIG="large", BK=16)[0] == ("As", "store", 2, 1)
-    assert [verdicts(CONFIG="large", BK=16, PAD_A=p)[0][2] for p in (0, 4, 8, 12)] == [16, 2, 4, 2]
+    assert verdicts(CONFIG="large", BK=16, SWIZZLE=0)[0] == ("As", "store", 2, 1)
+    assert [verdicts(CONFIG="large", BK=16, SWIZZLE=0, PAD_A=p)[0][2] for p in (0, 4, 8, 12)] \
+        == [16, 2, 4, 2]
     # ... and of 1 row x 32 k (BK 32): 32 words over the 8 banks a pitch of 4q reaches, 4-way
-    assert verdicts(CONFIG="large")[0] == ("As", "store", 4, 1)
-    assert [verdicts(CONFIG="large", PAD_A=p)[0][2] for p in (0, 4, 8, 12)] == [32, 4, 8, 4]
+    assert verdicts(CONFIG="large", SWIZZLE=0)[0] == ("As", "store", 4, 1)
+    assert [verdicts(CONFIG="large", SWIZZLE=0, PAD_A=p)[0][2] for p in (0, 4, 8, 12)] == [32, 4, 8, 4]
+    # smem_swizzle (the large row) rotates each 4-vector's elements by k // 8: the 4 k that
+    # share a bank group at pitch 132 land on its 4 banks; the pad is still needed (pitch 128:
+    # every k in the same 4 banks), and a pitch of 8 past 32 reaches only 4 groups (2-way)
+    assert verdicts(CONFIG="large")[0] == ("As", "store", 1, 1)
+    assert [verdicts(CONFIG="large", PAD_A=p)[0][2] for p in (0, 4, 8, 12)] == [8, 1, 2, 1]
+    # ... and only for warps over one row: 2 rows x 16 k keep their 2-way conflict
+    assert verdicts(CONFIG="large", BK=16)[0] == ("As", "store", 2, 1)
+    # copy_lanes: a warp over 4 rows x 8 k stores conflict-free without the swizzle
+    assert verdicts(CONFIG="large", SWIZZLE=0, LANES_A=8)[0] == ("As", "store", 1, 1)
+    assert verdicts(CONFIG="large", SWIZZLE=0, BK=16, LANES_A=8)[0] == ("As", "store", 1, 1)
 
 
 def test_the_pad_must_keep_vector_reads_aligned() -> None:
@@ -141,7 +155,8 @@ def test_predictions_match_the_h200_counters(kernel) -> None:  # type: ignore[no
     few hundred per million: measured on 2026-11-23)."""
     params = dict(kernel["params"])
     if "warp_tiled" in kernel["schedule"]:  # measured before the lanes could interleave
-        params.setdefault("INTERLEAVE", 1)
+        params.setdefault("INTERLEAVE", 1)  # ... and before the large row was swizzled
+        params.setdefault("SWIZZLE", 0)
     plan = lower_simt(load_schedule(ROOT / kernel["schedule"], params).fusion)
     pred = {**banks.predicted_counters(plan), **coalescing.predicted_counters(plan)}
     assert set(pred) >= set(kernel["counters"])
@@ -168,3 +183,17 @@ def test_explain_prints_the_hierarchy_and_a_verdict_per_shared_access() -> None:
     assert [r.split()[:2] for r in rows] == [["As", "store"]] * 4 + [["Bs", "store"], ["As", "load"],
                                                                      ["Bs", "load"]]
     assert all("conflict-free" in r for r in rows)
+
+
+def test_explain_shows_the_swizzle_and_the_copy_lanes() -> None:
+    text = coalescing.explain_coalescing(load("simt_warp_tiled.py", M=512, N=512, K=512,
+                                              CONFIG="large"))
+    assert ("A tile swizzled (smem_swizzle): element (m, k) at As[k][Mod(m + floor(k/8), 4) + "
+            "4*floor(m/4)], read as 128-bit vectors rotated by floor(k/8)") in text
+    assert "A tile copy: 128 x 32 in 32-bit pieces, a warp over 1 row(s) x 32 column(s)" in text
+    assert "cp.async copy, transposed, swizzled" in text
+    text = coalescing.explain_coalescing(load("simt_warp_tiled.py", M=512, N=512, K=512,
+                                              CONFIG="large", SWIZZLE=0, LANES_A=8, SPREAD=4))
+    assert "swizzled" not in text
+    assert "a warp over 4 row(s) x 8 column(s) (copy_lanes)" in text
+    assert "(cp.async spread over the first 4 k-slices)" in text

@@ -34,6 +34,13 @@ KERNELS = {
     "wt_ragged_large": ("simt_warp_tiled.py", dict(M=300, N=257, K=131, CONFIG="large")),
     "wt_ragged_small8": ("simt_warp_tiled.py", dict(M=1, N=299, K=7, CONFIG="small8")),
     "wt_ragged_small16": ("simt_warp_tiled.py", dict(M=129, N=131, K=257, CONFIG="small16")),
+    # the copy verbs: swizzled register-staged copies (32-bit A loads: K = 1001), copy_lanes
+    # and spread cp.async copies on a ragged shape
+    "wt_sync_swizzle": ("simt_warp_tiled.py", dict(M=1000, N=1000, K=1001, CONFIG="large",
+                                                   ASYNC=0, STAGES=2, BK=16, SWIZZLE=1,
+                                                   LANES_A=4, MIN_BLOCKS=1)),
+    "wt_ragged_lanes_spread": ("simt_warp_tiled.py", dict(M=257, N=131, K=300, CONFIG="large",
+                                                          SWIZZLE=0, LANES_A=8, SPREAD=4)),
 }
 
 
@@ -91,6 +98,17 @@ def test_warp_tiled_features_follow_the_plan(sources: dict[str, str]) -> None:
     assert "load_slice(0, (rd + 1 == 3 ? 0 : rd + 1), 0);  // the next tile's" in large
     assert "cp.async" not in sync and "store_tile(buf ^ 1);" in sync
     assert "float As[2][8][132]" in sync  # the pad against the transposed stores' conflicts
+    # smem_swizzle (the large row): A's stores rotated by k // 8, the reads rotated back
+    assert "const float e[4] = {v.x, v.y, v.z, v.w};" in large
+    assert "am[f][4*i_Rm + 1] = e[(1 + (i_Ki / 8)) % 4];" in large
+    assert "tilec_cp_async<4>(&As[buf][(tid % 32)][8*it + (((tid / 32) + (((tid % 32)) / 8)) % 4)" in large
+    swz = sources["wt_sync_swizzle"]
+    assert "e[(3 + (i_Ki / 8)) % 4]" in swz and "cp.async" not in swz
+    spread = sources["wt_ragged_lanes_spread"]
+    # 16 copies of A and 16 of B (32-bit: N = 131) per K tile, 8 before each of 4 k-slices
+    assert "issue_tile(i_Ko + 2, wr, i_Ki * 32 / 4, (i_Ki + 1) * 32 / 4);" in spread
+    assert "if (i_Ki == 3) tilec_cp_async_commit();" in spread
+    assert "e[" not in spread and "issue_tile(s, s, 0, 32)" in spread
     ragged = sources["wt_ragged_large"]
     assert "note: Vectorize i_Vn (width 4) falls back to scalar: row length 257" in ragged
     assert "tilec_cp_async<4>(&Bs[buf]" in ragged  # 32-bit B copies: rows of 257 floats
@@ -103,6 +121,8 @@ CUOBJDUMP = Path(__import__("triton").__file__).parent / "backends/nvidia/bin/cu
 @pytest.mark.parametrize(("name", "want"), [
     ("wt_large", {"FFMA": 32 * 8 * 8, "LDS.128": 32 * 4, "LDGSTS.E.BYPASS.128": 1, "STG.E.128": 16}),
     ("wt_sync", {"FFMA": 8 * 8 * 8, "LDS.128": 8 * 4, "LDG.E.128.CONSTANT": 2, "STS.128": 1}),
+    # swizzled: the rotation is resolved at compile time (no local memory, no more loads)
+    ("wt_sync_swizzle", {"FFMA": 16 * 8 * 8, "LDS.128": 16 * 4}),
 ])
 def test_sass_has_the_wide_accesses_and_one_unrolled_k_tile_of_ffma(
         name: str, want: dict[str, int], sources: dict[str, str],

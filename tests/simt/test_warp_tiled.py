@@ -22,6 +22,11 @@ SMALL = {
                     STAGES=2, FRAGMENTS=1, ASYNC=0),
     "narrow-lanes": dict(M=40, N=130, K=9, BM=64, BN=32, BK=2, WM=64, WN=16, TM=8, TN=4,
                          STAGES=2, FRAGMENTS=2, ASYNC=1),
+    # copy_lanes over column blocks of A's tile, spread copies, swizzled rows (k 8..15 rotated)
+    "lanes-spread-swizzle": dict(M=70, N=72, K=37, BM=32, BN=64, BK=16, WM=16, WN=32, TM=4, TN=4,
+                                 STAGES=3, FRAGMENTS=2, ASYNC=1, LANES_A=4, SPREAD=3, SWIZZLE=1),
+    "sync-swizzle-lanes": dict(M=64, N=72, K=20, BM=32, BN=32, BK=16, WM=16, WN=32, TM=4, TN=4,
+                               STAGES=2, FRAGMENTS=1, ASYNC=0, LANES_A=1, SWIZZLE=1),
 }
 
 
@@ -30,16 +35,20 @@ def plan_of(name: str):  # type: ignore[no-untyped-def]
 
 
 def test_verbs_are_recorded_and_replay_to_the_same_fusion() -> None:
-    f = load("simt_warp_tiled.py", M=512, N=256, K=64, CONFIG="large", PAD_A=8)
+    f = load("simt_warp_tiled.py", M=512, N=256, K=64, CONFIG="large", PAD_A=8, LANES_A=8,
+             SPREAD=4)
     again = f.schedule.replay()
     assert again.thread_options == f.thread_options == ThreadOptions(
         stages=3, fragments=2, async_copy=True, pad_a=8, pad_b=None, min_blocks=2,
-        fma_order="snake_rows")
+        fma_order="snake_rows", lanes_a=8, copy_slices=4, swizzle_a=True)
     assert again.c.structure() == f.c.structure()
     text = str(f.schedule)
     assert "fusion.circular_buffer(3, fragments=2, async_copy=True)" in text
     assert "fusion.smem_pad('A', 8)" in text and "fusion.min_blocks_per_sm(2)" in text
-    assert "fusion.fma_order('snake_rows')" in text
+    assert "fusion.fma_order('snake_rows')" in text and "fusion.copy_lanes('A', 8)" in text
+    assert "fusion.spread_copies(4)" in text and "fusion.smem_swizzle('A')" in text
+    plain = load("simt_warp_tiled.py", M=512, N=256, K=64, CONFIG="large", SWIZZLE=0)
+    assert plain.thread_options.swizzle_a is False and "smem_swizzle" not in str(plain.schedule)
 
 
 @pytest.mark.parametrize(("call", "match"), [
@@ -51,6 +60,11 @@ def test_verbs_are_recorded_and_replay_to_the_same_fusion() -> None:
     (lambda f: f.smem_pad("A", -1), "in 0..32"),
     (lambda f: f.min_blocks_per_sm(0), "in 1..32"),
     (lambda f: f.fma_order("diagonal"), "order must be one of rows, snake_rows, snake_columns"),
+    (lambda f: f.copy_lanes("C", 8), "copy_lanes: operand must be 'A' or 'B'"),
+    (lambda f: f.copy_lanes("A", 3), "power of 2 in 1..32 but got 3"),
+    (lambda f: f.copy_lanes("B", 64), "power of 2 in 1..32 but got 64"),
+    (lambda f: f.spread_copies(0), "slices must be an integer in 1..64"),
+    (lambda f: f.smem_swizzle("B"), "only A's shared tile"),
 ])
 def test_verb_errors(call, match) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(ScheduleError, match=match):
@@ -66,6 +80,34 @@ def test_verb_errors(call, match) -> None:  # type: ignore[no-untyped-def]
 def test_warp_tiled_errors(args, match) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(ScheduleError, match=match):
         warp_tiled(GemmFusion(256, 256, 64, dtype="fp32"), *args)
+
+
+@pytest.mark.parametrize(("params", "match"), [
+    (dict(CONFIG="small8", LANES_A=16), "A's tile copy moves 8 vectors of 1 element"),
+    (dict(CONFIG="large", ASYNC=0, STAGES=2, SPREAD=2), "register-staged"),
+    (dict(CONFIG="small8", SPREAD=9), "a K tile has 8 k-slices"),
+])
+def test_copy_verbs_checked_at_lowering(params, match) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ScheduleError, match=match):
+        lower_simt(load("simt_warp_tiled.py", M=256, N=256, K=64, **params))
+
+
+@pytest.mark.parametrize("name", [n for n in SMALL if SMALL[n].get("SWIZZLE")])
+def test_the_swizzle_permutes_each_row_and_the_reads_undo_it(name: str) -> None:
+    """Each shared row k holds every m once; the vector read at aligned ``m0`` has element
+    ``m0 + v`` as component ``(v + rotation(k)) % w``, which is where ``place`` put it."""
+    plan = plan_of(name)
+    a = plan.staging.a
+    w = a.swizzle
+    assert w == plan.vec_m == 4
+    k, m = sympy.symbols("k m", integer=True, nonnegative=True)
+    for kv in range(plan.staging.BK):
+        cols = [int(a.place(k, m).subs({k: kv, m: mv})) for mv in range(a.rows)]
+        assert sorted(cols) == list(range(a.rows))
+        assert (cols == list(range(a.rows))) == (kv < 32 // w)  # rows past the first 32/w rotate
+        rot = int(a.rotation(k).subs(k, kv))
+        for m0 in range(0, a.rows, w):
+            assert [m0 + (v + rot) % w for v in range(w)] == cols[m0:m0 + w]
 
 
 def test_two_fragments_need_an_even_k_tile() -> None:
@@ -187,5 +229,5 @@ int main() {{
     out = subprocess.run([str(tmp_path / "order")], check=True, capture_output=True, text=True).stdout
     seen = [tuple(int(x) for x in line.split()) for line in out.splitlines()]
     assert seen == EXPECTED_ORDER[order](tm, tn)
-    shared = sum(a[0] == b[0] or a[1] == b[1] for a, b in zip(seen, seen[1:]))
+    shared = sum(a[0] == b[0] or a[1] == b[1] for a, b in itertools.pairwise(seen))
     assert shared == len(seen) - 1 - (tm - 1 if order == "rows" else 0)

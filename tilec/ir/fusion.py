@@ -32,9 +32,12 @@ from tilec.ir.tensorview import TensorView
 from tilec.ir.threads import (
     ThreadOptions,
     check_fma_order,
+    check_lanes,
     check_min_blocks,
     check_pad,
+    check_slices,
     check_stages,
+    check_swizzle,
 )
 from tilec.ir.trace import Schedule, paused
 from tilec.ir.types import (
@@ -242,6 +245,30 @@ class GemmFusion:
         self.schedule.record("fusion", "smem_pad", (operand, pad), {})
         key = "pad_a" if operand == "A" else "pad_b"
         self.thread_options = replace(self.thread_options, **{key: pad})
+        return self
+
+    def copy_lanes(self, operand: str, lanes: int) -> GemmFusion:
+        """``lanes`` consecutive threads of ``operand``'s tile copy walk one row; the tile's rows
+        come before its next column block (:mod:`tilec.ir.threads`)."""
+        operand, lanes = check_lanes(operand, lanes)
+        self.schedule.record("fusion", "copy_lanes", (operand, lanes), {})
+        key = "lanes_a" if operand == "A" else "lanes_b"
+        self.thread_options = replace(self.thread_options, **{key: lanes})
+        return self
+
+    def smem_swizzle(self, operand: str) -> GemmFusion:
+        """Store A's transposed shared tile rotated by k (:mod:`tilec.ir.threads`)."""
+        check_swizzle(operand)
+        self.schedule.record("fusion", "smem_swizzle", (operand,), {})
+        self.thread_options = replace(self.thread_options, swizzle_a=True)
+        return self
+
+    def spread_copies(self, slices: int) -> GemmFusion:
+        """Issue the next K tile's ``cp.async`` copies over the first ``slices`` k-slices of a
+        tile instead of all at its top (:mod:`tilec.ir.threads`)."""
+        slices = check_slices(slices)
+        self.schedule.record("fusion", "spread_copies", (slices,), {})
+        self.thread_options = replace(self.thread_options, copy_slices=slices)
         return self
 
     def min_blocks_per_sm(self, n: int) -> GemmFusion:

@@ -3,7 +3,7 @@
 The loop structure of a thread-level schedule is ordinary IR: the block tile is C's axes bound to
 ``BIDx/y``, the warp tile and the lanes are thread axes merged into ``TIDx`` (``tid = warp*32 +
 lane``), the thread tile is C's serial register axes, the vector width a ``Vectorize`` axis, the
-K tile a ``[Ko, Ki]`` split.  What the loops cannot say lives here, set by three verbs of
+K tile a ``[Ko, Ki]`` split.  What the loops cannot say lives here, set by seven verbs of
 :class:`~tilec.ir.GemmFusion` (each recorded in the schedule trace):
 
 * ``fusion.circular_buffer(stages, fragments, async_copy)``: shared-memory buffers per operand
@@ -16,6 +16,22 @@ K tile a ``[Ko, Ki]`` split.  What the loops cannot say lives here, set by three
   FMAs of this one run);
 * ``fusion.smem_pad(operand, pad)``: elements appended to each row of the operand's shared tile
   (against bank conflicts); left unset, lowering picks the pad with the fewest conflicts;
+* ``fusion.copy_lanes(operand, lanes)``: how the threads of the operand's cooperative tile copy
+  walk the tile: ``lanes`` consecutive threads move consecutive vectors of one row, the next
+  ``lanes`` threads the same columns of the next row, and the tile's rows are walked before its
+  next ``lanes``-vector column block (unset: a whole row of consecutive threads).  A warp then
+  covers ``32 / lanes`` rows of ``lanes`` vectors: with A stored transposed, 8 lanes of 4 bytes
+  over 4 rows put a warp's ``cp.async`` stores in 32 distinct banks (one row in all would hit 8);
+* ``fusion.smem_swizzle("A")``: A's transposed shared tile stores element ``(m, k)`` at column
+  ``w*(m//w) + (m + k//(32/w)) % w`` of row ``k`` (``w``: the width of the k-slice reads):
+  each aligned ``w``-vector stays in place, its elements rotated by ``k // (32/w)``.  With
+  rows ``w`` words past a multiple of 32, a warp's transposed stores of 32 consecutive k of one
+  row then fall in 32 distinct banks, while a k-slice read stays one aligned ``w``-vector (its
+  elements in a rotated order the printer undoes: ``ki`` is a constant of the unrolled loop);
+* ``fusion.spread_copies(slices)``: with ``cp.async``, the next K tile's copy instructions are
+  issued in ``slices`` groups, one before each of the current tile's first ``slices`` k-slices
+  (unset: 1, all at the top of the tile), so that the warps' copies do not queue in one burst
+  before the shared-memory reads of the FMAs;
 * ``fusion.min_blocks_per_sm(n)``: CTAs that must fit on one SM (``__launch_bounds__``' second
   argument: the compiler caps registers at 65536 / (threads * n));
 * ``fusion.fma_order(order)``: the order of the k-slice's FMAs over the thread tile
@@ -30,7 +46,7 @@ Example::
     >>> f = GemmFusion(256, 256, 64, dtype="fp32")
     >>> _ = f.circular_buffer(2, fragments=2).smem_pad("A", 4).min_blocks_per_sm(2)
     >>> f.thread_options
-    ThreadOptions(stages=2, fragments=2, async_copy=False, pad_a=4, pad_b=None, min_blocks=2, fma_order='rows')
+    ThreadOptions(stages=2, fragments=2, async_copy=False, pad_a=4, pad_b=None, min_blocks=2, fma_order='rows', lanes_a=None, lanes_b=None, copy_slices=1, swizzle_a=False)
     >>> print(f.schedule.calls[-1])
     fusion.min_blocks_per_sm(2)
 """
@@ -61,9 +77,16 @@ class ThreadOptions:
     pad_b: int | None = None
     min_blocks: int | None = None
     fma_order: str = "rows"
+    lanes_a: int | None = None
+    lanes_b: int | None = None
+    copy_slices: int = 1
+    swizzle_a: bool = False
 
     def pad(self, operand: str) -> int | None:
         return self.pad_a if operand == "A" else self.pad_b
+
+    def lanes(self, operand: str) -> int | None:
+        return self.lanes_a if operand == "A" else self.lanes_b
 
 
 def check_stages(stages: object, fragments: object, async_copy: object) -> tuple[int, int, bool]:
@@ -87,6 +110,29 @@ def check_pad(operand: object, pad: object) -> tuple[str, int]:
         raise ScheduleError(f"smem_pad: the pad of {operand} must be an integer in 0..{MAX_PAD} "
                             f"(elements per row) but got {pad!r}")
     return operand, pad  # type: ignore[return-value]
+
+
+def check_lanes(operand: object, lanes: object) -> tuple[str, int]:
+    if operand not in ("A", "B"):
+        raise ScheduleError(f"copy_lanes: operand must be 'A' or 'B' but got {operand!r}")
+    if isinstance(lanes, bool) or not isinstance(lanes, int) or lanes not in (1, 2, 4, 8, 16, 32):
+        raise ScheduleError(f"copy_lanes: the lanes of {operand}'s tile copy along a row must be "
+                            f"a power of 2 in 1..32 but got {lanes!r}")
+    return operand, lanes  # type: ignore[return-value]
+
+
+def check_swizzle(operand: object) -> str:
+    if operand != "A":
+        raise ScheduleError(f"smem_swizzle: only A's shared tile (stored transposed) is swizzled; "
+                            f"got operand {operand!r}")
+    return operand
+
+
+def check_slices(slices: object) -> int:
+    if isinstance(slices, bool) or not isinstance(slices, int) or not 1 <= slices <= 64:
+        raise ScheduleError(f"spread_copies: slices must be an integer in 1..64 (k-slices of a K "
+                            f"tile) but got {slices!r}")
+    return slices
 
 
 def check_min_blocks(n: object) -> int:

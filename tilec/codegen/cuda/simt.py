@@ -11,7 +11,10 @@ proven-nonnegative operands).  The kernel:
   register-staged, the next K tile is read into registers while the current one is multiplied
   (one ``__syncthreads`` per K tile with 2 stages); with ``async_copy``, ``cp.async`` (inline PTX)
   copies ``stages - 1`` tiles ahead; with 2 fragments the next k-slice is read from shared memory
-  while the FMAs of this one run; tile copies are 32/64/128-bit as the plan proved; tiles past
+  while the FMAs of this one run; tile copies are 32/64/128-bit as the plan proved, at the
+  plan's (row, col) per thread (``copy_lanes``), ``cp.async`` ones all at the top of a K tile
+  or spread over its first k-slices (``spread_copies``); a swizzled A tile is stored at
+  ``TileCopy.place`` and its vectors read back rotated (``smem_swizzle``); tiles past
   48 KB live in dynamic shared memory;
 * the epilogue stores the register tile under the IR's predicates (vector stores where proven);
 * ``extern "C" int tilec_launch_<name>(A, B, C, stream)`` launches it (returns a cudaError_t,
@@ -151,8 +154,10 @@ class SimtCudaPrinter:
         return [a for a in axes if a is not v], {v.symbol: 0}
 
     def fetch(self, dim: str, dst: str, width: int, addr: sympy.Expr, guard: sympy.Boolean,
-              src: str) -> list[str]:
-        """``dst[flat]`` for every register point along ``dim`` from ``src[addr]``."""
+              src: str, rotate: str = "") -> list[str]:
+        """``dst[flat]`` for every register point along ``dim`` from ``src[addr]``; with
+        ``rotate`` (a C expression ``r``), element ``j`` of the register vector is the loaded
+        vector's component ``(j + r) % width`` (a swizzled tile, ``TileCopy.rotation``)."""
         axes, v0 = self.vec_split(dim, width)
         flat = self.c(self.p.flat(dim).xreplace(v0))
         a = self.c(addr.xreplace(v0))
@@ -162,6 +167,10 @@ class SimtCudaPrinter:
             load = f"({self.c(g)}) ? {load} : {_ZERO[width]}"
         if width == 1:
             inner = [f"{dst}[{flat}] = {load};"]
+        elif rotate:  # the rotation is a constant once the k-slice loop is unrolled
+            lanes = ", ".join(f"v.{_LANE[j]}" for j in range(width))
+            inner = [f"const {_VT[width]} v = {load};", f"const float e[{width}] = {{{lanes}}};"]
+            inner += [f"{dst}[{flat} + {j}] = e[({j} + {rotate}) % {width}];" for j in range(width)]
         else:
             inner = [f"const {_VT[width]} v = {load};"]
             inner += [f"{dst}[{flat} + {j}] = v.{_LANE[j]};" for j in range(width)]
@@ -277,25 +286,42 @@ class SimtCudaPrinter:
         ko, ki, kt, S = st.ko, st.ki, st.k_tiles, st.stages
         tm, tn = p.reg_count("M"), p.reg_count("N")
         nf = p.options.fragments
+        total = st.a.iters + st.b.iters  # copy instructions per thread and K tile
+        sl = p.options.copy_slices
         out = [f"{ind}float am[{nf}][{tm}], bn[{nf}][{tn}];  // k-slices of the A and B register tiles"]
-        out.append(f"{ind}auto issue_tile = [&](const int {ko}, const int buf) {{  // global -> shared, async")
-        out += self.copy_async(ind + "  ", st.a, "A", "As") + self.copy_async(ind + "  ", st.b, "B", "Bs")
+        out.append(f"{ind}// global -> shared, async: copy instructions lo <= c < hi of the tile's {total} "
+                   f"(A's {st.a.iters}, then B's)")
+        out.append(f"{ind}auto issue_tile = [&](const int {ko}, const int buf, const int lo, const int hi) {{")
+        out += self.copy_async(ind + "  ", st.a, "A", "As", 0) \
+            + self.copy_async(ind + "  ", st.b, "B", "Bs", st.a.iters)
         out.append(f"{ind}}};")
         out += self.load_slice_fn(ind, p, ki)
         out += [f"{ind}#pragma unroll", f"{ind}for (int s = 0; s < {S - 1}; ++s) {{",
-                f"{ind}  if (s < {kt}) issue_tile(s, s);", f"{ind}  tilec_cp_async_commit();", f"{ind}}}"]
+                f"{ind}  if (s < {kt}) issue_tile(s, s, 0, {total});", f"{ind}  tilec_cp_async_commit();",
+                f"{ind}}}"]
         out += [f"{ind}int rd = 0, wr = {S - 1};  // buffers of tile {ko} and of tile {ko} + {S - 1}"]
         i2, i3 = ind + "  ", ind + "    "
         nxt = f"(rd + 1 == {S} ? 0 : rd + 1)"
         step = [f"{i2}rd = rd + 1 == {S} ? 0 : rd + 1;", f"{i2}wr = wr + 1 == {S} ? 0 : wr + 1;"]
+        # the buffer of tile ko-1 was last read before the previous tile's barrier: any k-slice
+        # of tile ko may copy into it; the group is committed before the wait of the last slice
+        if sl == 1:
+            issue = [f"{i2}if ({ko} + {S - 1} < {kt}) issue_tile({ko} + {S - 1}, wr, 0, {total});",
+                     f"{i2}tilec_cp_async_commit();"]
+            spread: list[str] = []
+        else:
+            issue = []
+            spread = [f"{i3}if ({ki} < {sl}) {{  // part {ki} of {sl} of tile {ko} + {S - 1}'s copies",
+                      f"{i3}  if ({ko} + {S - 1} < {kt}) issue_tile({ko} + {S - 1}, wr, "
+                      f"{ki} * {total} / {sl}, ({ki} + 1) * {total} / {sl});",
+                      f"{i3}  if ({ki} == {sl - 1}) tilec_cp_async_commit();", f"{i3}}}"]
         if nf == 2:
             out += [f"{ind}tilec_cp_async_wait<{S - 2}>();", f"{ind}__syncthreads();",
                     f"{ind}load_slice(0, 0, 0);",
                     f"{ind}for (int {ko} = 0; {ko} < {kt}; ++{ko}) {{",
-                    # the buffer of tile ko-1 was last read before the previous tile's barrier
-                    f"{i2}if ({ko} + {S - 1} < {kt}) issue_tile({ko} + {S - 1}, wr);",
-                    f"{i2}tilec_cp_async_commit();",
+                    *issue,
                     f"{i2}#pragma unroll", f"{i2}for (int {ki} = 0; {ki} < {st.BK}; ++{ki}) {{",
+                    *spread,
                     f"{i3}if ({ki} == {st.BK - 1}) {{  // tile {ko} + 1 has landed, for every thread",
                     f"{i3}  tilec_cp_async_wait<{S - 2}>();", f"{i3}  __syncthreads();", f"{i3}}}",
                     f"{i3}if ({ki} < {st.BK - 1}) load_slice(({ki} + 1) & 1, rd, {ki} + 1);",
@@ -306,17 +332,20 @@ class SimtCudaPrinter:
             out += [f"{ind}for (int {ko} = 0; {ko} < {kt}; ++{ko}) {{",
                     f"{i2}tilec_cp_async_wait<{S - 2}>();  // tile {ko} has landed",
                     f"{i2}__syncthreads();  // for every thread; and tile {ko} - 1 is consumed",
-                    f"{i2}if ({ko} + {S - 1} < {kt}) issue_tile({ko} + {S - 1}, wr);",
-                    f"{i2}tilec_cp_async_commit();",
+                    *issue,
                     f"{i2}#pragma unroll", f"{i2}for (int {ki} = 0; {ki} < {st.BK}; ++{ki}) {{",
+                    *spread,
                     f"{i3}load_slice(0, rd, {ki});"]
             out += self.fma(i3, "am[0]", "bn[0]")
             out += [f"{i2}}}", *step, f"{ind}}}"]
         return out
 
-    def copy_async(self, ind: str, cp: TileCopy, src: str, dst: str) -> list[str]:
-        row, col = self.c(cp.row), self.c(cp.col)
-        where = f"&{dst}[buf][{col}][{row}]" if cp.transposed else f"&{dst}[buf][{row}][{col}]"
+    def copy_async(self, ind: str, cp: TileCopy, src: str, dst: str, first: int) -> list[str]:
+        """``cp.iters`` copies, numbered from ``first`` among the tile's; the lambda's
+        ``lo <= c < hi`` picks which (constants once the loops are unrolled)."""
+        col = self.c(cp.col)
+        where = f"&{dst}[buf][{col}][{self.c(cp.place(cp.col, cp.row))}]" if cp.transposed \
+            else f"&{dst}[buf][{self.c(cp.row)}][{col}]"
         assert not (cp.transposed and cp.vec > 1), "cp.async cannot transpose a vector"
         g = "true" if cp.guard is sympy.true else self.c(cp.guard)
         body = [f"const bool ok = {g};",
@@ -324,14 +353,19 @@ class SimtCudaPrinter:
         if cp.guard_idx:
             body = [f"if (tid + it * {self.p.threads} < {cp.rows * cp.cols // cp.vec}) {{",
                     *("  " + b for b in body), "}"]
+        c = f"it + {first}" if first else "it"
         return [f"{ind}#pragma unroll", f"{ind}for (int it = 0; it < {cp.iters}; ++it) {{",
+                f"{ind}  if ({c} < lo || {c} >= hi) continue;",
                 *(f"{ind}  {b}" for b in body), f"{ind}}}"]
 
     def load_slice_fn(self, ind: str, p: SimtPlan, ki: str) -> list[str]:
         """The ``load_slice(f, buf, ki)`` lambda: a k-slice of the A and B register tiles from
         shared buffer ``buf`` into fragment ``f`` (both K pipelines use it)."""
         out = [f"{ind}auto load_slice = [&](const int f, const int buf, const int {ki}) {{  // shared -> registers"]
-        out += [ind + "  " + s for s in self.fetch("M", "am[f]", p.vec_m, p.m_local, sympy.true, f"As[buf][{ki}]")]
+        a = p.staging.a
+        rot = self.c(a.rotation(p.staging.ki)) if a.swizzle > 1 else ""
+        out += [ind + "  " + s for s in self.fetch("M", "am[f]", p.vec_m, p.m_local, sympy.true,
+                                                   f"As[buf][{ki}]", rotate=rot)]
         out += [ind + "  " + s for s in self.fetch("N", "bn[f]", p.vec_n, p.n_local, sympy.true, f"Bs[buf][{ki}]")]
         out.append(f"{ind}}};")
         return out
@@ -352,8 +386,8 @@ class SimtCudaPrinter:
     def copy_store(self, ind: str, cp: TileCopy, regs: str, dst: str) -> list[str]:
         row, col = self.c(cp.row), self.c(cp.col)
         if cp.transposed:
-            parts = [f"{dst}[buf][{col} + {j}][{row}] = {regs}[it]{'.' + _LANE[j] if cp.vec > 1 else ''};"
-                     for j in range(cp.vec)]
+            parts = [f"{dst}[buf][{col} + {j}][{self.c(cp.place(cp.col + j, cp.row))}] = "
+                     f"{regs}[it]{'.' + _LANE[j] if cp.vec > 1 else ''};" for j in range(cp.vec)]
         elif cp.vec > 1:
             parts = [f"*reinterpret_cast<{_VT[cp.vec]}*>(&{dst}[buf][{row}][{col}]) = {regs}[it];"]
         else:

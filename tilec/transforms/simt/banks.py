@@ -22,16 +22,24 @@ matter.  Those are evaluated exactly for every lane of every warp of the block, 
 the loop symbols they mix with (the copy iteration, register indices, ``ki``): the verdict is a
 proof by exhaustion over that finite domain, valid for every CTA, buffer and K tile.
 
+``cp.async`` stores (LDGSTS) are charged by the hardware per request at least one wavefront per
+128-byte global line they read as well (measured on the H200: a warp's 4-byte copies of 4 rows
+x 8 k, conflict-free here, took as many wavefronts as the 4-way conflicts of 1 row x 32 k); the
+verdict here is the banks' part alone.
+
 Example (the warp-tiled SGEMM's large configuration: the k-slice reads are conflict-free, and
 with the lanes interleaved both are paired, 2 phases each; A's 4-byte ``cp.async`` stores, a
 warp over 1 row x 32 k of A, hit 4 words per bank whatever the pad that keeps the 128-bit reads
-aligned)::
+aligned, unless ``smem_swizzle`` rotates the rows as the row does)::
 
     >>> from tilec.app.loader import load_schedule
     >>> from tilec.transforms.simt.lower import lower_simt
-    >>> plan = lower_simt(load_schedule("examples/simt_warp_tiled.py", {}).fusion)
+    >>> plan = lower_simt(load_schedule("examples/simt_warp_tiled.py", {"SWIZZLE": 0}).fusion)
     >>> [(r.array, r.kind, r.width, r.wavefronts, r.ideal) for r in analyze_shared(plan)]
     [('As', 'store', 1, 4, 1), ('Bs', 'store', 4, 4, 4), ('As', 'load', 4, 2, 2), ('Bs', 'load', 4, 2, 2)]
+    >>> plan = lower_simt(load_schedule("examples/simt_warp_tiled.py", {}).fusion)
+    >>> [(r.array, r.kind, r.width, r.wavefronts, r.ideal) for r in analyze_shared(plan)]
+    [('As', 'store', 1, 1, 1), ('Bs', 'store', 4, 4, 4), ('As', 'load', 4, 2, 2), ('Bs', 'load', 4, 2, 2)]
 """
 
 from __future__ import annotations

@@ -18,8 +18,9 @@ Indices are the IR's index maps (sympy over the loop symbols ``tidx``, ``bidy``,
 ``m = m_base(bid) + m_local(tid, reg)``.  With staging, the A tile (BM x BK) and the B tile
 (BK x BN) are copied by all threads cooperatively (``TileCopy``: linear thread id -> (row, col),
 vector width proven from alignment facts), A stored transposed ``As[k][m]``, each tile's row
-padded as the schedule says or against bank conflicts (:mod:`tilec.transforms.simt.banks`).  How the
-tiles move (buffers, ``cp.async``, register fragments, CTAs per SM) is the fusion's
+padded as the schedule says or against bank conflicts (:mod:`tilec.transforms.simt.banks`), A's
+rows swizzled when the schedule says (``TileCopy.place``).  How the tiles move (buffers,
+``cp.async``, which threads copy what, register fragments, CTAs per SM) is the fusion's
 :class:`~tilec.ir.threads.ThreadOptions`.  Vector widths are used only where alignment is proven;
 where it is not, the plan falls back to scalar accesses and says so in ``notes``.
 
@@ -115,6 +116,27 @@ class TileCopy:
     guard: sympy.Boolean  # in-bounds condition of the vector (true when proven)
     pitch: int  # shared-memory row pitch in elements
     transposed: bool  # stored [col][row]
+    swizzle: int = 0  # transposed tiles: 0, or the vector width w of the rotation (see ``place``)
+
+    def place(self, k: sympy.Expr, m: sympy.Expr) -> sympy.Expr:
+        """The column of shared row ``k`` that holds tile element ``(m, k)`` of a transposed
+        tile: ``m``, or swizzled (``fusion.smem_swizzle``) ``w*(m//w) + (m + k//(32/w)) % w``:
+        each aligned ``w``-vector stays in place, its elements rotated by ``k // (32/w)``.
+
+        With rows ``w`` words past a multiple of 32 (the pad lowering picks), ``32/w``
+        consecutive k rows start in distinct groups of ``w`` banks; the rotation sends the
+        next ``32/w`` rows to the other banks of each group, so the transposed stores of 32
+        consecutive k of one row hit 32 banks.  Elements ``m`` a multiple of ``w`` apart stay
+        as far apart (a copy's iterations keep their immediate offsets)."""
+        w = self.swizzle
+        if w <= 1:
+            return m
+        return w * sympy.floor(m / w) + sympy.Mod(m + self.rotation(k), w)
+
+    def rotation(self, k: sympy.Expr) -> sympy.Expr:
+        """How far the elements of a ``w``-vector of row ``k`` are rotated (swizzled tiles):
+        element ``m0 + v`` of the vector at ``m0`` is its component ``(v + rotation) % w``."""
+        return sympy.floor(k / (32 // self.swizzle)) if self.swizzle > 1 else sympy.Integer(0)
 
 
 @dataclass(frozen=True)
@@ -249,8 +271,11 @@ class SimtPlan:
                 for j in range(cp.vec):
                     what = f"{how}, element {j} of each {32 * cp.vec}-bit load" if cp.vec > 1 \
                         else f"{how}, transposed"
-                    out.append(SharedAccess(arr, "store", (col + j) * cp.pitch + row, 1, what,
-                                            active, cp.iters))
+                    if cp.swizzle:
+                        what += ", swizzled"
+                    out.append(SharedAccess(arr, "store",
+                                            (col + j) * cp.pitch + cp.place(col + j, row), 1,
+                                            what, active, cp.iters))
             else:
                 out.append(SharedAccess(arr, "store", row * cp.pitch + col, cp.vec, how,
                                         active, cp.iters))
@@ -258,7 +283,8 @@ class SimtPlan:
                                        ("N", "Bs", st.b, self.vec_n, self.n_local)):
             v0 = _vec0(self.reg, dim) if w > 1 else {}
             out.append(SharedAccess(arr, "load", st.ki * cp.pitch + local.xreplace(v0), w,
-                                    f"k-slice of the {dim} register tile", sympy.true,
+                                    f"k-slice of the {dim} register tile"
+                                    + (", swizzled" if cp.swizzle else ""), sympy.true,
                                     st.BK * self.reg_count(dim) // w))
         return out
 
@@ -355,9 +381,9 @@ def lower_simt(fusion: GemmFusion, *, name: str = "tilec_simt") -> SimtPlan:
     k_symbol = None
     if len(kaxes) == 1:
         k_symbol = kaxes[0][1]
-        if opts != ThreadOptions(min_blocks=opts.min_blocks):
-            notes.append("circular_buffer / smem_pad apply to staged K tiles only; ignored (no K "
-                         "staging)")
+        if opts != ThreadOptions(min_blocks=opts.min_blocks, fma_order=opts.fma_order):
+            notes.append("circular_buffer / smem_pad / smem_swizzle / copy_lanes / spread_copies "
+                         "apply to staged K tiles only; ignored (no K staging)")
         if vec_m > 1:
             notes.append("Vectorize on an M axis applies to staged A tiles only; ignored (no K staging)")
             vec_m = 1
@@ -494,14 +520,22 @@ def _staging(bk: int, ko: sympy.Symbol, ki: sympy.Symbol, k_tiles: int, opts: Th
               lambda r, c: (m_base + r) * K + k0 + c,
               lambda r, c: sympy.And(sympy.Lt(m_base + r, M) if M % BM else sympy.true,
                                      sympy.Lt(k0 + c, K) if K % bk else sympy.true),
-              transposed=True)
+              transposed=True, lanes=opts.lanes("A"))
     vb = next(v for v in VECTOR_WIDTHS
               if BN % v == 0 and N % v == 0 and proven_multiple(n_base, v, bounds))
     b = _copy("B", bk, BN, vb, threads,
               lambda r, c: (k0 + r) * N + n_base + c,
               lambda r, c: sympy.And(sympy.Lt(k0 + r, K) if K % bk else sympy.true,
                                      sympy.Lt(n_base + c, N) if N % BN else sympy.true),
-              transposed=False)
+              transposed=False, lanes=opts.lanes("B"))
+    if opts.swizzle_a:  # rotate by whole read vectors, and by k inside one
+        if vec_m == 1:
+            notes.append("smem_swizzle: the k-slice reads of A are 32-bit; nothing to rotate "
+                         "(an odd pad spreads them)")
+        elif bk <= 32 // vec_m:
+            notes.append(f"smem_swizzle: rows k rotate by k // {32 // vec_m}; a K tile of {bk} "
+                         f"is not rotated")
+        a = replace(a, swizzle=vec_m)
     a = replace(a, pitch=BM + _pad(a, opts.pad_a, ki, m_frag, vec_m, block, bounds))
     b = replace(b, pitch=BN + _pad(b, opts.pad_b, ki, n_frag, vec_n, block, bounds))
     for cp, w in ((a, vec_m), (b, max(vec_n, b.vec))):
@@ -513,6 +547,12 @@ def _staging(bk: int, ko: sympy.Symbol, ki: sympy.Symbol, k_tiles: int, opts: Th
         notes.append(f"A tile copy uses {32 * va}-bit loads (BK={bk}, K={K})")
     if vb < 4:
         notes.append(f"B tile copy uses {32 * vb}-bit loads (BN={BN}, N={N})")
+    if opts.copy_slices > 1 and not opts.async_copy:
+        raise ScheduleError("spread_copies: spreads cp.async copies; the schedule's K tiles are "
+                            "register-staged (circular_buffer(..., async_copy=True) to use it)")
+    if opts.copy_slices > bk:
+        raise ScheduleError(f"spread_copies: a K tile has {bk} k-slices; the copies cannot be "
+                            f"spread over {opts.copy_slices}")
     if opts.fragments == 2 and bk % 2:
         raise ScheduleError(f"circular_buffer: two register fragments alternate over the k-slices "
                             f"of a K tile, so BK must be even but it is {bk}")
@@ -527,15 +567,30 @@ def _staging(bk: int, ko: sympy.Symbol, ki: sympy.Symbol, k_tiles: int, opts: Th
 
 def _copy(op: str, rows: int, cols: int, vec: int, threads: int,
           index: Callable[[sympy.Expr, sympy.Expr], sympy.Expr],
-          guard: Callable[[sympy.Expr, sympy.Expr], sympy.Boolean], transposed: bool) -> TileCopy:
+          guard: Callable[[sympy.Expr, sympy.Expr], sympy.Boolean], transposed: bool,
+          lanes: int | None = None) -> TileCopy:
+    """Copy number ``idx = tid + it * threads`` moves ``vec`` elements at (row, col): with
+    ``lanes`` (``fusion.copy_lanes``) ``idx = (cb * rows + row) * lanes + l`` and col
+    ``vec * (cb * lanes + l)`` (column block ``cb`` of ``lanes`` vectors, rows walked first),
+    else ``idx = row * (cols / vec) + col / vec``."""
     per_row = cols // vec
     total = rows * per_row
-    if threads % per_row == 0:  # (tid + it*T)/p = tid/p + it*(T/p), (tid + it*T) % p = tid % p
-        row = sympy.floor(TID / per_row) + IT * (threads // per_row)
-        col = vec * sympy.Mod(TID, per_row)
+    n = per_row if lanes is None else lanes
+    if per_row % n:
+        raise ScheduleError(
+            f"copy_lanes: {op}'s tile copy moves {per_row} vectors of {vec} element(s) per row "
+            f"({rows} x {cols} tile); its lanes along a row ({n}) must divide that")
+    if threads % n == 0:  # (tid + it*T)/n = tid/n + it*(T/n), (tid + it*T) % n = tid % n
+        q, lane = sympy.floor(TID / n) + IT * (threads // n), sympy.Mod(TID, n)
     else:
         idx = TID + IT * threads
-        row, col = sympy.floor(idx / per_row), vec * sympy.Mod(idx, per_row)
+        q, lane = sympy.floor(idx / n), sympy.Mod(idx, n)
+    if n == per_row:  # one column block: q is the row
+        row, col = q, vec * lane
+    else:
+        b = {TID: sympy.Integer(threads), IT: sympy.Integer(-(-total // threads))}
+        row = simplify(sympy.Mod(q, rows), b)
+        col = simplify(vec * (n * sympy.floor(q / rows) + lane), b)
     return TileCopy(op, rows, cols, vec, -(-total // threads), total % threads != 0, row, col,
                     index(row, col), guard(row, col), 0, transposed)
 
@@ -563,8 +618,8 @@ def _pad(cp: TileCopy, pad: int | None, ki: sympy.Symbol, frag: sympy.Expr, vec_
         pitch = (cp.rows if cp.transposed else cp.cols) + p
         if pitch % max(vec_read, 1) or (not cp.transposed and pitch % cp.vec):
             continue
-        stores = [((col + j) * pitch + row, 1) for j in range(cp.vec)] if cp.transposed \
-            else [(row * pitch + col, cp.vec)]
+        stores = [((col + j) * pitch + cp.place(col + j, row), 1) for j in range(cp.vec)] \
+            if cp.transposed else [(row * pitch + col, cp.vec)]
         cost = sum(request_wavefronts(w, width, block, thread, b, active, load=False)[0]
                    for w, width in stores)
         cost += request_wavefronts(ki * pitch + frag, vec_read, block, thread, b)[0]
@@ -657,9 +712,22 @@ def describe_hierarchy(plan: SimtPlan) -> list[str]:
     if st is not None:
         o = plan.options
         how = "cp.async" if o.async_copy else "ld.global -> registers -> st.shared"
+        if o.async_copy and o.copy_slices > 1:
+            how += f" spread over the first {o.copy_slices} k-slices"
         lines.append(f"K tiles of {st.BK}: {st.stages} shared buffer(s) per operand ({how}), "
                      f"{o.fragments} register fragment(s) of the k-slice"
                      + (f", {o.min_blocks} CTA(s) per SM" if o.min_blocks else ""))
+        if st.a.swizzle > 1:
+            w = st.a.swizzle
+            k, m = sympy.symbols("k m", integer=True, nonnegative=True)
+            lines.append(f"A tile swizzled (smem_swizzle): element (m, k) at As[k][{st.a.place(k, m)}], "
+                         f"read as {32 * w}-bit vectors rotated by {st.a.rotation(k)}")
+        for cp in (st.a, st.b):
+            per_row = cp.cols // cp.vec
+            lanes = o.lanes(cp.operand) or per_row
+            lines.append(f"{cp.operand} tile copy: {cp.rows} x {cp.cols} in {32 * cp.vec}-bit "
+                         f"pieces, a warp over {max(1, 32 // lanes)} row(s) x {min(32, lanes) * cp.vec} "
+                         f"column(s)" + (" (copy_lanes)" if o.lanes(cp.operand) else ""))
     return lines
 
 
