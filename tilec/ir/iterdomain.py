@@ -50,7 +50,35 @@ def ceil_div(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
     """``ceil(a / b)`` for a >= 0, b > 0, folded when both are numbers."""
     if a.is_Integer and b.is_Integer:
         return sympy.Integer(-(-int(a) // int(b)))
-    return sympy.ceiling(a / b)
+    q = a / b
+    if _irreducible_ratio(q):
+        # what sympy's ceiling returns for it, without its assumption queries (milliseconds
+        # per extent: most of the time of building a schedule over symbols)
+        return sympy.ceiling(q, evaluate=False)
+    return sympy.ceiling(q)
+
+
+def _irreducible_ratio(q: sympy.Expr) -> bool:
+    """``q`` is ``c * num / den``: ``c`` a positive rational, ``num`` and ``den`` products of
+    positive integer symbols and ceilings (integer powers), ``num`` not a number and ``den`` not
+    1. sympy's ``ceiling(q)`` then stays unevaluated: the bases of ``num`` and ``den`` are
+    distinct (a product cancels equal bases), so neither ``q``'s integrality nor ``q <= 1`` (nor
+    any other bound that would pin it) follows from signs, which is all sympy's evaluation asks.
+    tests/ir/test_transforms.py compares the two on random ratios."""
+    if not q.is_Mul:
+        return False
+    coeff, rest = q.as_coeff_Mul()
+    if not (coeff.is_Rational and coeff > 0):
+        return False
+    up = down = False
+    for f in sympy.Mul.make_args(rest):
+        base, exp = f.as_base_exp()
+        if not exp.is_Integer or not (
+                (base.is_Symbol and base.is_integer and base.is_positive)
+                or isinstance(base, sympy.ceiling)):
+            return False
+        up, down = up or exp > 0, down or exp < 0
+    return up and (down or coeff.q != 1)
 
 
 def divides(factor: sympy.Expr, extent: sympy.Expr) -> bool | None:

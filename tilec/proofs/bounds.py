@@ -114,7 +114,7 @@ class Reasoner:
         nn = self.ctx.is_nonneg_symbol(s)
         if pos is not None:
             lo = sympy.Integer(1)
-            if pos in self.ctx.facts or not s.is_positive:
+            if self.ctx.stated(pos) or not s.is_positive:
                 used.append(pos)
         elif nn:
             lo = sympy.Integer(0)
@@ -245,7 +245,7 @@ class Reasoner:
         if e.is_Symbol:
             fct = self.ctx.positive_fact(e)
             if fct is not None:
-                if fct in self.ctx.facts or not e.is_positive:
+                if self.ctx.stated(fct) or not e.is_positive:
                     used.append(fct)
                 return True
         if e.is_Mul and all(self.positive(t, used) for t in e.args):
@@ -288,8 +288,8 @@ class Reasoner:
                     return None
                 hows.append(how)
             return "each term: " + "; ".join(hows)
-        for fct in self.ctx.divisibility():
-            if fct.subject == n and exact_quotient(fct.other, d) is not None:
+        for fct in self.ctx.divisibility(n):
+            if exact_quotient(fct.other, d) is not None:
                 used.append(fct)
                 via = "" if fct.other == d else f" and {fmt(d)} divides {fmt(fct.other)}"
                 return f"stated fact {fct}{via}"
@@ -354,7 +354,7 @@ class Reasoner:
             x = cond.lhs if isinstance(cond, sympy.Gt) else cond.rhs
             if x.is_Symbol and x != 0 and (fct := self.ctx.positive_fact(x)) is not None:
                 used.append(fct)
-                return Why("stated fact" if fct in self.ctx.facts else "assumption (positive symbol)")
+                return Why("stated fact" if self.ctx.stated(fct) else "assumption (positive symbol)")
         if isinstance(cond, sympy.Rel):
             small, big = (cond.lhs, cond.rhs) if isinstance(cond, sympy.Lt | sympy.Le) else (cond.rhs, cond.lhs)
             strict = isinstance(cond, sympy.Lt | sympy.Gt)

@@ -480,15 +480,25 @@ def _table(mode: MulticastMode, origin: dict[str, sympy.Expr], alive: sympy.Bool
     names = [str(v) for v in variables]
     sliced = mode is MulticastMode.SLICED
     rows: list[Row] = []
+    ranks = range(cs)
     for point in _points(variables, ext):
-        keys = [key_fn(r, *point, *pvals) for r in range(cs)]
+        # the alive ranks by their box origin: a group is the ranks of one origin, in order
+        groups: dict[tuple[Any, ...], list[int]] = {}
+        live = []
+        for r in ranks:
+            key = key_fn(r, *point, *pvals)
+            live.append(bool(key[-1]))
+            if key[-1]:
+                groups.setdefault(key[:-1], []).append(r)
+        by_rank = {r: g for g in groups.values() for r in g}
         at = dict(zip(names, point, strict=True))
-        for r in range(cs):
-            live = bool(keys[r][-1])
-            group = [q for q in range(cs) if live and keys[q][-1] and keys[q][:-1] == keys[r][:-1]]
-            rows.append(Row({**at, "rank": r}, live, live and (sliced or group[0] == r),
-                            sum(1 << q for q in group), group.index(r) if live else 0,
-                            len(group) if live else 0))
+        for r in ranks:
+            if live[r]:
+                group = by_rank[r]
+                rows.append(Row({**at, "rank": r}, True, sliced or group[0] == r,
+                                sum(1 << q for q in group), group.index(r), len(group)))
+            else:
+                rows.append(Row({**at, "rank": r}, False, False, 0, 0, 0))
     return rows
 
 
