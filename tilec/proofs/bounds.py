@@ -35,6 +35,10 @@ def bounds(expr: sympy.Expr, ctx: Context) -> Bounds:
 
 _SHARED: LRU[Reasoner] = LRU(64)
 _CACHE_LIMIT = 50_000
+# bounds and signs read no divisibility fact: contexts that differ only in those (a proof adds
+# divisibility facts as it goes; the operands of one launch state different ones) share them
+_INTERVALS: LRU[tuple[dict, dict]] = LRU(64)
+_DIVIDES: LRU[tuple[str | None, list[Fact]]] = LRU(16384)  # (d, n, the facts it may read) -> how
 
 
 class Reasoner:
@@ -42,8 +46,10 @@ class Reasoner:
 
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
-        self._nonneg_cache: dict[sympy.Expr, tuple[bool, list[Fact]]] = {}
-        self._bounds_cache: dict[sympy.Expr, tuple[sympy.Expr, sympy.Expr, list[Fact]]] = {}
+        self._nonneg_cache: dict[sympy.Expr, tuple[bool, list[Fact]]]
+        self._bounds_cache: dict[sympy.Expr, tuple[sympy.Expr, sympy.Expr, list[Fact]]]
+        self._nonneg_cache, self._bounds_cache = _INTERVALS.get_or(ctx.key(divisibility=False),
+                                                                   lambda: ({}, {}))
         self._divides_cache: dict[tuple[sympy.Expr, sympy.Expr], tuple[str | None, list[Fact]]] = {}
         self._discharge_cache: dict[sympy.Basic, tuple[Why | None, list[Fact]]] = {}
         self.failed_rules: set[tuple[object, sympy.Basic]] = set()  # filled by the simplifier
@@ -54,6 +60,8 @@ class Reasoner:
         key = ctx.key()
         hit = _SHARED.get_or(key, lambda: cls(ctx.copy()))
         if len(hit._nonneg_cache) + len(hit._bounds_cache) + len(hit._divides_cache) > _CACHE_LIMIT:
+            hit._nonneg_cache.clear()
+            hit._bounds_cache.clear()
             hit.__init__(hit.ctx)  # type: ignore[misc]
         return hit
 
@@ -264,13 +272,19 @@ class Reasoner:
         """Prove ``n % d == 0``; return how (factorisation or stated fact), or None."""
         hit = self._divides_cache.get((d, n))
         if hit is None:
-            local: list[Fact] = []
-            how = self._divides(d, n, local)
-            hit = (how, local)
+            # _divides reads only the divisibility facts about n's symbols (of n, its terms and
+            # factors, a quotient's numerator): contexts that agree on those share the answer
+            fs = n.free_symbols
+            key = (d, n, tuple(f for f in self.ctx.divisibility() if f.subject.free_symbols <= fs))
+            hit = _DIVIDES.get_or(key, lambda: self._divides_traced(d, n))
             self._divides_cache[(d, n)] = hit
         if hit[0] is not None:
             used.extend(hit[1])
         return hit[0]
+
+    def _divides_traced(self, d: sympy.Expr, n: sympy.Expr) -> tuple[str | None, list[Fact]]:
+        local: list[Fact] = []
+        return self._divides(d, n, local), local
 
     def _divides(self, d: sympy.Expr, n: sympy.Expr, used: list[Fact]) -> str | None:
         if not (is_int(n) and is_int(d)) or d == 0:

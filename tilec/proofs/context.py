@@ -169,9 +169,12 @@ class Context:
         """All stated facts, in the order given."""
         return list(self._facts)
 
-    def key(self) -> tuple:
-        """A hashable summary (for caches)."""
-        return (tuple(self._facts), frozenset(self._signed))
+    def key(self, *, divisibility: bool = True) -> tuple:
+        """A hashable summary (for caches); without the divisibility facts when
+        ``divisibility=False`` (for results that read none: bounds and signs)."""
+        facts = self._facts if divisibility else [
+            f for f in self._facts if f.kind is not FactKind.DIVISIBLE]
+        return (tuple(facts), frozenset(self._signed))
 
     def stated(self, fact: Fact) -> bool:
         """``fact`` is one of the stated facts (not a symbol's own assumption)."""

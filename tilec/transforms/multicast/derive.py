@@ -52,7 +52,7 @@ from tilec.ir import GemmFusion, IndexMap, ParallelType, index_map, index_symbol
 from tilec.ir.tensorview import TensorView
 from tilec.proofs.evaluate import compile_int
 from tilec.proofs.trace import text
-from tilec.transforms.plan import MulticastMode
+from tilec.ir.types import MulticastMode
 
 if TYPE_CHECKING:
     from tilec.proofs import Fact
