@@ -274,8 +274,7 @@ class Reasoner:
         if hit is None:
             # _divides reads only the divisibility facts about n's symbols (of n, its terms and
             # factors, a quotient's numerator): contexts that agree on those share the answer
-            fs = n.free_symbols
-            key = (d, n, tuple(f for f in self.ctx.divisibility() if f.subject.free_symbols <= fs))
+            key = (d, n, self.ctx.divisibility_within(n.free_symbols))
             hit = _DIVIDES.get_or(key, lambda: self._divides_traced(d, n))
             self._divides_cache[(d, n)] = hit
         if hit[0] is not None:

@@ -92,6 +92,7 @@ class Context:
         # a derivation's context holds dozens of facts)
         self._about: dict[sympy.Expr, list[Fact]] = {}
         self._known: set[Fact] = set()
+        self._divisible: list[tuple[Fact, frozenset[sympy.Basic]]] = []  # with the subject's symbols
 
     # -- stating facts ------------------------------------------------------------------------
     def nonneg(self, *syms: sympy.Symbol) -> Context:
@@ -155,6 +156,7 @@ class Context:
         new._signed = set(self._signed)
         new._about = {k: list(v) for k, v in self._about.items()}
         new._known = set(self._known)
+        new._divisible = list(self._divisible)
         return new
 
     def _add(self, fact: Fact) -> None:
@@ -162,6 +164,8 @@ class Context:
             self._facts.append(fact)
             self._known.add(fact)
             self._about.setdefault(fact.subject, []).append(fact)
+            if fact.kind is FactKind.DIVISIBLE:
+                self._divisible.append((fact, frozenset(fact.subject.free_symbols)))
 
     # -- queries ------------------------------------------------------------------------------
     @property
@@ -201,6 +205,10 @@ class Context:
     def uppers(self, s: sympy.Symbol) -> list[Fact]:
         """Bound facts ``s < upper``."""
         return [fct for fct in self._about.get(s, ()) if fct.kind is FactKind.BOUND]
+
+    def divisibility_within(self, symbols: set[sympy.Basic] | frozenset[sympy.Basic]) -> tuple[Fact, ...]:
+        """Divisibility facts whose subject has no symbol outside ``symbols``, in order."""
+        return tuple(f for f, fs in self._divisible if fs <= symbols)
 
     def divisibility(self, subject: sympy.Expr | None = None) -> list[Fact]:
         """Divisibility facts ``n % d == 0`` (those with ``n == subject`` when given)."""
