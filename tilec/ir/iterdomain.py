@@ -98,6 +98,23 @@ def divides(factor: sympy.Expr, extent: sympy.Expr) -> bool | None:
     return None
 
 
+def _obviously_positive(e: sympy.Basic) -> bool:
+    """Positive by its shape: positive numbers and symbols, and sums, products, powers and
+    ceilings of those (no assumption queries on new expressions: sympy's ``is_positive`` is
+    never False for them, and asking it costs milliseconds per extent)."""
+    if e.is_Number:
+        return bool(e.is_positive)
+    if e.is_Symbol:
+        return bool(e.is_positive)
+    if isinstance(e, (sympy.Add, sympy.Mul)):
+        return all(_obviously_positive(a) for a in e.args)
+    if isinstance(e, sympy.Pow):
+        return e.exp.is_Integer and _obviously_positive(e.base)
+    if isinstance(e, sympy.ceiling):
+        return _obviously_positive(e.args[0])
+    return False
+
+
 def _obviously_integer(e: sympy.Basic) -> bool:
     """An integer by its shape: integers, integer symbols, floor/ceiling/Mod, and sums, products
     and natural powers of those (no assumption queries)."""
@@ -130,7 +147,8 @@ class IterDomain:
                                 f"{self.name!r}")
         if isinstance(self.extent, int) and not isinstance(self.extent, bool):
             object.__setattr__(self, "extent", sympy.Integer(self.extent))
-        if not isinstance(self.extent, sympy.Expr) or self.extent.is_positive is False:
+        if not isinstance(self.extent, sympy.Expr) or (
+                not _obviously_positive(self.extent) and self.extent.is_positive is False):
             raise SplitFactorError(f"IterDomain {self.name}: extent must be a positive integer (or a "
                                    f"positive integer expression) but got {self.extent!r}")
         if not isinstance(self.iter_type, IterType) or not isinstance(self.ptype, ParallelType):
