@@ -50,10 +50,10 @@ import sympy
 from tilec.errors import TilecError, UnsupportedError
 from tilec.ir import GemmFusion, IndexMap, ParallelType, index_map, index_symbol, infer_launch
 from tilec.ir.tensorview import TensorView
+from tilec.ir.types import MulticastMode
 from tilec.proofs.build import subst
 from tilec.proofs.evaluate import compile_int
 from tilec.proofs.trace import text
-from tilec.ir.types import MulticastMode
 
 if TYPE_CHECKING:
     from tilec.proofs import Fact
