@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pytest
 import sympy
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tilec.ir import GemmFusion, IterDomain, IterType, Split, TensorView, ceil_div, index_map
 from tilec.ir import ParallelType as P
@@ -65,6 +67,22 @@ def test_split_divisibility() -> None:
     assert Split.make(IterDomain("a", 4 * m), 4).divisible is True
     assert ceil_div(sympy.Integer(100), sympy.Integer(32)) == 4
 
+
+
+_POS = sympy.symbols("M N K BM BN CM SMS", integer=True, positive=True)
+_ATOMS = [*_POS, sympy.ceiling(_POS[0] / _POS[3]), sympy.ceiling(sympy.ceiling(_POS[1] / _POS[4]) / _POS[5]),
+          sympy.Symbol("s", integer=True), sympy.Symbol("u", integer=True, nonnegative=True),
+          _POS[0] + 1, sympy.floor(_POS[2] / 64), sympy.Integer(2), sympy.Integer(3), sympy.Integer(128)]
+_PRODUCT = st.lists(st.tuples(st.sampled_from(_ATOMS), st.integers(1, 2)), min_size=1, max_size=4).map(
+    lambda fs: sympy.Mul(*[b**k for b, k in fs]))
+
+
+@settings(max_examples=150, deadline=None)
+@given(_PRODUCT, _PRODUCT)
+def test_ceil_div_is_sympys_ceiling(a: sympy.Expr, b: sympy.Expr) -> None:
+    # ceil_div skips sympy's evaluation for ratios it cannot change: the node must be the same
+    got, want = ceil_div(a, b), sympy.ceiling(a / b)
+    assert got == want and sympy.srepr(got) == sympy.srepr(want), (a, b)
 
 def test_split_index_and_predicate() -> None:
     im = index_map(abc(100).split(0, 32))

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sympy import Add, Eq, Mod, Mul, Pow, ceiling, floor
 
-from tilec.proofs import Context, canon, clear_caches, narrow, simplify
+from tilec.proofs import Context, FactKind, canon, clear_caches, narrow, simplify
 from tilec.proofs.build import exact_quotient, is_int, mk_floor, mk_mod, mono_gcd
 from tilec.proofs.rules import RULES, Env
 
@@ -87,6 +87,42 @@ def test_seed_derivation_is_fast_from_cold_caches() -> None:
         narrow(same, ctx)
     assert time.perf_counter() - t0 < 0.05
 
+
+
+def _without(ctx: Context, drop: set) -> Context:
+    """``ctx`` less the facts in ``drop``, the others in their order."""
+    out = Context()
+    for f in ctx.facts:
+        if f in drop:
+            continue
+        if f.kind is FactKind.DIVISIBLE:
+            out.divisible(f.subject, f.other)
+        elif f.kind is FactKind.BOUND:
+            out.bound(f.subject, f.other)
+        elif f.kind is FactKind.POSITIVE:
+            out.positive(f.subject)
+        else:
+            out.nonneg(f.subject)
+    return out
+
+
+def test_answers_shared_between_contexts_equal_fresh_ones() -> None:
+    """Contexts share bounds and signs when they agree on all but divisibility facts, and
+    divisibility answers when they agree on the facts about the dividend's symbols
+    (proofs/bounds.py): each proof, explained in full (steps, side conditions and how each
+    holds, facts used), is the one a cold engine gives for its context alone."""
+    cases = []
+    for same, ctx in bench_proofs.seed_inputs():
+        used = set(narrow(same, ctx).facts_used)  # dropping one of these changes the proof
+        cases += [(same, ctx), *[(same, _without(ctx, {f})) for f in ctx.facts if str(f) in used]]
+    clear_caches()
+    shared = [narrow(same, c).explain() for same, c in cases]
+    fresh = []
+    for same, c in cases:
+        clear_caches()
+        fresh.append(narrow(same, c).explain())
+    assert shared == fresh
+    assert len(set(shared)) > 4  # the proofs differ: answers were shared across them
 
 def test_cached_results_do_not_leak_mutation() -> None:
     ctx = Context().bound(r, CN)

@@ -150,6 +150,8 @@ def load_schedule(path: str | Path, overrides: dict[str, Any] | None = None, *,
 def _resolve_auto(path: Path, params: dict[str, Any], *, target: str, tuned: bool,
                   rules: RulesLike | None) -> Resolution | None:
     """The resolution of the knobs ``params`` leaves ``"auto"``; None when there are none."""
+    if not any(isinstance(v, str) and v.lower() == "auto" for v in params.values()):
+        return None  # (the heuristic and its cost model are not even imported)
     from tilec.transforms.heuristic import KNOBS, resolve
 
     if not any(isinstance(params.get(k), str) and params[k].lower() == "auto" for k in KNOBS):

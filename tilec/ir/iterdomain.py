@@ -50,7 +50,35 @@ def ceil_div(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
     """``ceil(a / b)`` for a >= 0, b > 0, folded when both are numbers."""
     if a.is_Integer and b.is_Integer:
         return sympy.Integer(-(-int(a) // int(b)))
-    return sympy.ceiling(a / b)
+    q = a / b
+    if _irreducible_ratio(q):
+        # what sympy's ceiling returns for it, without its assumption queries (milliseconds
+        # per extent: most of the time of building a schedule over symbols)
+        return sympy.ceiling(q, evaluate=False)
+    return sympy.ceiling(q)
+
+
+def _irreducible_ratio(q: sympy.Expr) -> bool:
+    """``q`` is ``c * num / den``: ``c`` a positive rational, ``num`` and ``den`` products of
+    positive integer symbols and ceilings (integer powers), ``num`` not a number and ``den`` not
+    1. sympy's ``ceiling(q)`` then stays unevaluated: the bases of ``num`` and ``den`` are
+    distinct (a product cancels equal bases), so neither ``q``'s integrality nor ``q <= 1`` (nor
+    any other bound that would pin it) follows from signs, which is all sympy's evaluation asks.
+    tests/ir/test_transforms.py compares the two on random ratios."""
+    if not q.is_Mul:
+        return False
+    coeff, rest = q.as_coeff_Mul()
+    if not (coeff.is_Rational and coeff > 0):
+        return False
+    up = down = False
+    for f in sympy.Mul.make_args(rest):
+        base, exp = f.as_base_exp()
+        if not exp.is_Integer or not (
+                (base.is_Symbol and base.is_integer and base.is_positive)
+                or isinstance(base, sympy.ceiling)):
+            return False
+        up, down = up or exp > 0, down or exp < 0
+    return up and (down or coeff.q != 1)
 
 
 def divides(factor: sympy.Expr, extent: sympy.Expr) -> bool | None:
@@ -68,6 +96,23 @@ def divides(factor: sympy.Expr, extent: sympy.Expr) -> bool | None:
     if rem.is_Integer:
         return False
     return None
+
+
+def _obviously_positive(e: sympy.Basic) -> bool:
+    """Positive by its shape: positive numbers and symbols, and sums, products, powers and
+    ceilings of those (no assumption queries on new expressions: sympy's ``is_positive`` is
+    never False for them, and asking it costs milliseconds per extent)."""
+    if e.is_Number:
+        return bool(e.is_positive)
+    if e.is_Symbol:
+        return bool(e.is_positive)
+    if isinstance(e, (sympy.Add, sympy.Mul)):
+        return all(_obviously_positive(a) for a in e.args)
+    if isinstance(e, sympy.Pow):
+        return e.exp.is_Integer and _obviously_positive(e.base)
+    if isinstance(e, sympy.ceiling):
+        return _obviously_positive(e.args[0])
+    return False
 
 
 def _obviously_integer(e: sympy.Basic) -> bool:
@@ -102,7 +147,8 @@ class IterDomain:
                                 f"{self.name!r}")
         if isinstance(self.extent, int) and not isinstance(self.extent, bool):
             object.__setattr__(self, "extent", sympy.Integer(self.extent))
-        if not isinstance(self.extent, sympy.Expr) or self.extent.is_positive is False:
+        if not isinstance(self.extent, sympy.Expr) or (
+                not _obviously_positive(self.extent) and self.extent.is_positive is False):
             raise SplitFactorError(f"IterDomain {self.name}: extent must be a positive integer (or a "
                                    f"positive integer expression) but got {self.extent!r}")
         if not isinstance(self.iter_type, IterType) or not isinstance(self.ptype, ParallelType):

@@ -33,6 +33,8 @@ def clear_caches() -> None:
     _s._RESULTS.clear()
     _p._NARROWED.clear()
     _b._SHARED.clear()
+    _b._INTERVALS.clear()
+    _b._DIVIDES.clear()
     _b.frac.cache_clear()
     _u._INT_CACHE.clear()
     _u._CANON_CACHE.clear()

@@ -35,6 +35,10 @@ def bounds(expr: sympy.Expr, ctx: Context) -> Bounds:
 
 _SHARED: LRU[Reasoner] = LRU(64)
 _CACHE_LIMIT = 50_000
+# bounds and signs read no divisibility fact: contexts that differ only in those (a proof adds
+# divisibility facts as it goes; the operands of one launch state different ones) share them
+_INTERVALS: LRU[tuple[dict, dict]] = LRU(64)
+_DIVIDES: LRU[tuple[str | None, list[Fact]]] = LRU(16384)  # (d, n, the facts it may read) -> how
 
 
 class Reasoner:
@@ -42,8 +46,10 @@ class Reasoner:
 
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
-        self._nonneg_cache: dict[sympy.Expr, tuple[bool, list[Fact]]] = {}
-        self._bounds_cache: dict[sympy.Expr, tuple[sympy.Expr, sympy.Expr, list[Fact]]] = {}
+        self._nonneg_cache: dict[sympy.Expr, tuple[bool, list[Fact]]]
+        self._bounds_cache: dict[sympy.Expr, tuple[sympy.Expr, sympy.Expr, list[Fact]]]
+        self._nonneg_cache, self._bounds_cache = _INTERVALS.get_or(ctx.key(divisibility=False),
+                                                                   lambda: ({}, {}))
         self._divides_cache: dict[tuple[sympy.Expr, sympy.Expr], tuple[str | None, list[Fact]]] = {}
         self._discharge_cache: dict[sympy.Basic, tuple[Why | None, list[Fact]]] = {}
         self.failed_rules: set[tuple[object, sympy.Basic]] = set()  # filled by the simplifier
@@ -54,6 +60,8 @@ class Reasoner:
         key = ctx.key()
         hit = _SHARED.get_or(key, lambda: cls(ctx.copy()))
         if len(hit._nonneg_cache) + len(hit._bounds_cache) + len(hit._divides_cache) > _CACHE_LIMIT:
+            hit._nonneg_cache.clear()
+            hit._bounds_cache.clear()
             hit.__init__(hit.ctx)  # type: ignore[misc]
         return hit
 
@@ -114,7 +122,7 @@ class Reasoner:
         nn = self.ctx.is_nonneg_symbol(s)
         if pos is not None:
             lo = sympy.Integer(1)
-            if pos in self.ctx.facts or not s.is_positive:
+            if self.ctx.stated(pos) or not s.is_positive:
                 used.append(pos)
         elif nn:
             lo = sympy.Integer(0)
@@ -245,7 +253,7 @@ class Reasoner:
         if e.is_Symbol:
             fct = self.ctx.positive_fact(e)
             if fct is not None:
-                if fct in self.ctx.facts or not e.is_positive:
+                if self.ctx.stated(fct) or not e.is_positive:
                     used.append(fct)
                 return True
         if e.is_Mul and all(self.positive(t, used) for t in e.args):
@@ -264,13 +272,18 @@ class Reasoner:
         """Prove ``n % d == 0``; return how (factorisation or stated fact), or None."""
         hit = self._divides_cache.get((d, n))
         if hit is None:
-            local: list[Fact] = []
-            how = self._divides(d, n, local)
-            hit = (how, local)
+            # _divides reads only the divisibility facts about n's symbols (of n, its terms and
+            # factors, a quotient's numerator): contexts that agree on those share the answer
+            key = (d, n, self.ctx.divisibility_within(n.free_symbols))
+            hit = _DIVIDES.get_or(key, lambda: self._divides_traced(d, n))
             self._divides_cache[(d, n)] = hit
         if hit[0] is not None:
             used.extend(hit[1])
         return hit[0]
+
+    def _divides_traced(self, d: sympy.Expr, n: sympy.Expr) -> tuple[str | None, list[Fact]]:
+        local: list[Fact] = []
+        return self._divides(d, n, local), local
 
     def _divides(self, d: sympy.Expr, n: sympy.Expr, used: list[Fact]) -> str | None:
         if not (is_int(n) and is_int(d)) or d == 0:
@@ -288,8 +301,8 @@ class Reasoner:
                     return None
                 hows.append(how)
             return "each term: " + "; ".join(hows)
-        for fct in self.ctx.divisibility():
-            if fct.subject == n and exact_quotient(fct.other, d) is not None:
+        for fct in self.ctx.divisibility(n):
+            if exact_quotient(fct.other, d) is not None:
                 used.append(fct)
                 via = "" if fct.other == d else f" and {fmt(d)} divides {fmt(fct.other)}"
                 return f"stated fact {fct}{via}"
@@ -354,7 +367,7 @@ class Reasoner:
             x = cond.lhs if isinstance(cond, sympy.Gt) else cond.rhs
             if x.is_Symbol and x != 0 and (fct := self.ctx.positive_fact(x)) is not None:
                 used.append(fct)
-                return Why("stated fact" if fct in self.ctx.facts else "assumption (positive symbol)")
+                return Why("stated fact" if self.ctx.stated(fct) else "assumption (positive symbol)")
         if isinstance(cond, sympy.Rel):
             small, big = (cond.lhs, cond.rhs) if isinstance(cond, sympy.Lt | sympy.Le) else (cond.rhs, cond.lhs)
             strict = isinstance(cond, sympy.Lt | sympy.Gt)

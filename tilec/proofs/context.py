@@ -88,6 +88,11 @@ class Context:
     def __init__(self) -> None:
         self._facts: list[Fact] = []
         self._signed: set[sympy.Symbol] = set()
+        # the facts by subject, in the order given (the queries below ask about one subject;
+        # a derivation's context holds dozens of facts)
+        self._about: dict[sympy.Expr, list[Fact]] = {}
+        self._known: set[Fact] = set()
+        self._divisible: list[tuple[Fact, frozenset[sympy.Basic]]] = []  # with the subject's symbols
 
     # -- stating facts ------------------------------------------------------------------------
     def nonneg(self, *syms: sympy.Symbol) -> Context:
@@ -149,11 +154,18 @@ class Context:
         new = Context()
         new._facts = list(self._facts)
         new._signed = set(self._signed)
+        new._about = {k: list(v) for k, v in self._about.items()}
+        new._known = set(self._known)
+        new._divisible = list(self._divisible)
         return new
 
     def _add(self, fact: Fact) -> None:
-        if fact not in self._facts:
+        if fact not in self._known:
             self._facts.append(fact)
+            self._known.add(fact)
+            self._about.setdefault(fact.subject, []).append(fact)
+            if fact.kind is FactKind.DIVISIBLE:
+                self._divisible.append((fact, frozenset(fact.subject.free_symbols)))
 
     # -- queries ------------------------------------------------------------------------------
     @property
@@ -161,14 +173,21 @@ class Context:
         """All stated facts, in the order given."""
         return list(self._facts)
 
-    def key(self) -> tuple:
-        """A hashable summary (for caches)."""
-        return (tuple(self._facts), frozenset(self._signed))
+    def key(self, *, divisibility: bool = True) -> tuple:
+        """A hashable summary (for caches); without the divisibility facts when
+        ``divisibility=False`` (for results that read none: bounds and signs)."""
+        facts = self._facts if divisibility else [
+            f for f in self._facts if f.kind is not FactKind.DIVISIBLE]
+        return (tuple(facts), frozenset(self._signed))
+
+    def stated(self, fact: Fact) -> bool:
+        """``fact`` is one of the stated facts (not a symbol's own assumption)."""
+        return fact in self._known
 
     def positive_fact(self, s: sympy.Symbol) -> Fact | None:
         """The fact that makes ``s > 0``: a stated one, or the symbol's own assumption."""
-        for fct in self._facts:
-            if fct.kind is FactKind.POSITIVE and fct.subject == s:
+        for fct in self._about.get(s, ()):
+            if fct.kind is FactKind.POSITIVE:
                 return fct
         if s.is_positive:
             return Fact(FactKind.POSITIVE, s)
@@ -176,8 +195,8 @@ class Context:
 
     def is_nonneg_symbol(self, s: sympy.Symbol) -> Fact | bool | None:
         """True for the default assumption, a Fact when stated, False when signed."""
-        for fct in self._facts:
-            if fct.kind in (FactKind.NONNEG, FactKind.BOUND) and fct.subject == s:
+        for fct in self._about.get(s, ()):
+            if fct.kind in (FactKind.NONNEG, FactKind.BOUND):
                 return fct
         if s in self._signed:
             return bool(s.is_nonnegative)
@@ -185,11 +204,16 @@ class Context:
 
     def uppers(self, s: sympy.Symbol) -> list[Fact]:
         """Bound facts ``s < upper``."""
-        return [fct for fct in self._facts if fct.kind is FactKind.BOUND and fct.subject == s]
+        return [fct for fct in self._about.get(s, ()) if fct.kind is FactKind.BOUND]
 
-    def divisibility(self) -> list[Fact]:
-        """Divisibility facts ``n % d == 0``."""
-        return [fct for fct in self._facts if fct.kind is FactKind.DIVISIBLE]
+    def divisibility_within(self, symbols: set[sympy.Basic] | frozenset[sympy.Basic]) -> tuple[Fact, ...]:
+        """Divisibility facts whose subject has no symbol outside ``symbols``, in order."""
+        return tuple(f for f, fs in self._divisible if fs <= symbols)
+
+    def divisibility(self, subject: sympy.Expr | None = None) -> list[Fact]:
+        """Divisibility facts ``n % d == 0`` (those with ``n == subject`` when given)."""
+        facts = self._facts if subject is None else self._about.get(subject, ())
+        return [fct for fct in facts if fct.kind is FactKind.DIVISIBLE]
 
     def __repr__(self) -> str:
         return "Context(" + ", ".join(str(f) for f in self._facts) + ")"

@@ -117,6 +117,10 @@ class Shape:
     num: str | None = None
     den: str | None = None
 
+    def head_matches(self, e: sympy.Basic) -> bool:
+        """``e``'s head is this shape's (it depends only on ``e``'s class)."""
+        return _HEADS[self.head](e)
+
     def match(self, e: sympy.Basic) -> tuple[sympy.Expr, sympy.Expr] | None:
         if not _HEADS[self.head](e):
             return None

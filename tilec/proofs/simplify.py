@@ -67,6 +67,19 @@ def _simplify(expr: sympy.Basic, ctx: Context, tidy: bool) -> tuple[sympy.Basic,
     return expr, tuple(steps)
 
 
+def _applicable(phase: str, rules: list[Rule], node: sympy.Basic) -> list[Rule]:
+    """The rules of ``phase`` whose pattern's head can match a node of this class, in order (the
+    head is a property of the class: a rule of another head never applies)."""
+    key = (phase, type(node))
+    hit = _BY_CLASS.get(key)
+    if hit is None:
+        hit = _BY_CLASS[key] = [r for r in rules if r.shape.head_matches(node)]
+    return hit
+
+
+_BY_CLASS: dict[tuple[str, type], list[Rule]] = {}  # (phase, node class) -> rules, a dispatch table
+
+
 def _pass(
     e: sympy.Basic, phase: str, rules: list[Rule], env: Env, steps: list[Step], memo: dict
 ) -> sympy.Basic:
@@ -80,7 +93,7 @@ def _pass(
             out = rebuild(e, args)
     if isinstance(out, sympy.Expr | sympy.Rel) and not out.is_Atom and (phase, out) not in env.stuck:
         failed = env.reasoner.failed_rules  # (rule, node) that did not apply under this context
-        for rule in rules:
+        for rule in _applicable(phase, rules, out):
             key = (rule, out)
             if key in failed:
                 continue

@@ -19,6 +19,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field, replace
 
 import sympy
@@ -60,16 +61,25 @@ class Theorem:
 
     ``rewrite`` names the direction the simplifier uses (``"lhs -> rhs"`` in words); ``uses`` says
     where tilec relies on it.  Division by zero is outside every statement's domain.
+    ``written`` is the statement as written (unevaluated); ``statement`` its canonical form, built
+    on first use (the prover reads only the conditions: a process that proves pays nothing for
+    the statements).
     """
 
     number: str
     name: str
-    statement: sympy.Basic
+    written: sympy.Basic
     conditions: tuple[sympy.Basic, ...] = ()
     rewrite: str = ""
     uses: str = ""
     exact: bool = True  # False for a narrowing rule (the result implies the original, not iff)
     pattern: tuple[sympy.Symbol, ...] = field(default=())
+
+    @functools.cached_property
+    def statement(self) -> sympy.Basic:
+        """The statement in canonical form (see :func:`_canonical`)."""
+        with sympy.evaluate(True):
+            return canon(self.written)
 
     def __str__(self) -> str:
         conds = ", ".join(str(c) for c in self.conditions) or "none"
@@ -200,9 +210,10 @@ def _theorem_list() -> list[Theorem]:
 
 
 def _canonical(t: Theorem) -> Theorem:
-    """``t`` with its statement and conditions in canonical form, built without sympy's costly
-    ``floor``/``Mod``/``Eq`` evaluation (that took seconds at import)."""
-    return replace(t, statement=canon(t.statement), conditions=tuple(canon(c) for c in t.conditions))
+    """``t`` with its conditions in canonical form, built without sympy's costly
+    ``floor``/``Mod``/``Eq`` evaluation (that took seconds at import); its statement is
+    canonicalised the same way when first read."""
+    return replace(t, conditions=tuple(canon(c) for c in t.conditions))
 
 
 with sympy.evaluate(False):

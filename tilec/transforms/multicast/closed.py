@@ -547,8 +547,7 @@ def _prove_uncached(op: OperandMulticast, forms: OperandForms, values: dict[symp
             if folded != res.expr:
                 rows.append(("2.11", res.expr, folded))
             origin[name] = folded
-        with sympy.evaluate(False):
-            same_exact = _same(origin, R1, R2)
+        same_exact = _same(origin, R1, R2)
         res = narrow(same_exact, local)
         used += res.facts_used
         rows += _trace_rows(res)

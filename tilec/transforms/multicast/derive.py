@@ -50,9 +50,10 @@ import sympy
 from tilec.errors import TilecError, UnsupportedError
 from tilec.ir import GemmFusion, IndexMap, ParallelType, index_map, index_symbol, infer_launch
 from tilec.ir.tensorview import TensorView
+from tilec.ir.types import MulticastMode
+from tilec.proofs.build import subst
 from tilec.proofs.evaluate import compile_int
 from tilec.proofs.trace import text
-from tilec.transforms.plan import MulticastMode
 
 if TYPE_CHECKING:
     from tilec.proofs import Fact
@@ -201,6 +202,9 @@ class MulticastDerivation:
         """The ``tilec masks --json`` object (see docs/cli.md)."""
         ops = {}
         sliced = self.mode is MulticastMode.SLICED
+        # one toggle of sympy's evaluate flag for all facts: each toggle clears sympy's cache
+        with sympy.evaluate(False):
+            facts = {name: [_fact_text(f) for f in op.facts] for name, op in self.operands.items()}
         for name, op in self.operands.items():
             issue, mask, sidx, scount = op.forms()
             ops[name] = {
@@ -210,7 +214,7 @@ class MulticastDerivation:
                 "mask": _text(mask),
                 "slice_index": _text(sidx) if sliced and sidx is not None else None,
                 "slice_count": _text(scount) if sliced and scount is not None else None,
-                "facts": [_fact_text(f) for f in op.facts],
+                "facts": facts[name],
                 "proof": [dict(s) for s in op.proof],
                 "table": [
                     {**row.point, "alive": row.alive, "issue": row.issue, "mask": row.mask,
@@ -225,7 +229,7 @@ class MulticastDerivation:
 
 def _fact_text(fact: Fact) -> str:
     """A fact as sympy reads it back (``Eq(Mod(SMS, CN), 0)``; ``CN > 0`` left unevaluated)."""
-    with sympy.evaluate(False):
+    with sympy.evaluate(False):  # (no toggle, no cache clear, inside the caller's block)
         return text(fact.condition())
 
 
@@ -307,7 +311,10 @@ def _operand_forms(im: IndexMap, cluster: tuple[int, int, int]) -> OperandForms:
 
 
 def _same(origin: dict[str, sympy.Expr], a: sympy.Expr, b: sympy.Expr) -> sympy.Boolean:
-    return sympy.And(*[sympy.Eq(e.xreplace({RANK: a}), e.xreplace({RANK: b}))
+    """Origins equal for ranks ``a`` and ``b``, left unevaluated (what ``xreplace`` and ``Eq``
+    build under ``sympy.evaluate(False)``, without toggling that flag: each toggle clears
+    sympy's cache)."""
+    return sympy.And(*[sympy.Eq(subst(e, {RANK: a}), subst(e, {RANK: b}), evaluate=False)
                        for e in origin.values()])
 
 
@@ -380,9 +387,15 @@ def derive(
     sym_views = symbolic.operands() if symbolic is not None else (a, b)
     values = {sympy.Symbol(k, integer=True, positive=True): v for k, v in params.items()
               if isinstance(v, int) and not isinstance(v, bool)}
-    out = {name: _derive_operand(name, view, sview, launch.cluster, mode, values, fusion, table,
-                                 closed, prove, concrete=symbolic is None)
-           for name, view, sview in (("A", a, sym_views[0]), ("B", b, sym_views[1]))}
+    operands = (("A", a, sym_views[0]), ("B", b, sym_views[1]))
+    # the forms and alive conditions of both operands first, in one toggle of sympy's evaluate
+    # flag (each toggle clears sympy's cache: none then falls between the operands' proofs)
+    with sympy.evaluate(False):
+        read = {name: _read_operand(sview, launch.cluster, {} if symbolic is None else values)
+                for name, _, sview in operands}
+    out = {name: _derive_operand(name, view, *read[name], launch.cluster, mode, values, fusion,
+                                 table, closed, prove, concrete=symbolic is None)
+           for name, view, _ in operands}
     return MulticastDerivation(params, cs, mode, out)
 
 
@@ -418,18 +431,27 @@ def _selected_parts(forms: OperandForms, values: dict[sympy.Symbol, int]
     return tuple(kept)
 
 
+def _read_operand(sview: TensorView, cluster: tuple[int, int, int],
+                  values: dict[sympy.Symbol, int]
+                  ) -> tuple[Any, OperandForms, tuple[AlivePart, ...], sympy.Boolean]:
+    """The operand's forms, its alive predicates at this launch and their conjunction (built
+    unevaluated: a conjunction to print and compile, not to decide)."""
+    key, forms = FORMS.get(sview, cluster)
+    parts = _selected_parts(forms, values)
+    with sympy.evaluate(False):
+        alive = sympy.And(*[p.pred for p in parts])
+    return key, forms, parts, alive
+
+
 def _derive_operand(
-    name: str, view: TensorView, sview: TensorView, cluster: tuple[int, int, int],
-    mode: MulticastMode, values: dict[sympy.Symbol, int], fusion: GemmFusion, table: bool,
-    closed: bool, prove: bool, concrete: bool,
+    name: str, view: TensorView, key: Any, forms: OperandForms, parts: tuple[AlivePart, ...],
+    alive: sympy.Boolean, cluster: tuple[int, int, int], mode: MulticastMode,
+    values: dict[sympy.Symbol, int], fusion: GemmFusion, table: bool, closed: bool, prove: bool,
+    concrete: bool,
 ) -> OperandMulticast:
     from tilec.transforms.multicast.closed import derive_closed
 
     cs = cluster[0] * cluster[1] * cluster[2]
-    key, forms = FORMS.get(sview, cluster)
-    parts = _selected_parts(forms, {} if concrete else values)
-    with sympy.evaluate(False):  # a conjunction to print and compile, not to decide
-        alive = sympy.And(*[p.pred for p in parts])
     used = set().union(alive.free_symbols, *[e.free_symbols for e in forms.origin.values()])
     variables = (*forms.cta_vars, *[s for s in forms.k_vars if s in used])
     bounds = {v: forms.bounds[v] for v in variables}
@@ -480,15 +502,25 @@ def _table(mode: MulticastMode, origin: dict[str, sympy.Expr], alive: sympy.Bool
     names = [str(v) for v in variables]
     sliced = mode is MulticastMode.SLICED
     rows: list[Row] = []
+    ranks = range(cs)
     for point in _points(variables, ext):
-        keys = [key_fn(r, *point, *pvals) for r in range(cs)]
+        # the alive ranks by their box origin: a group is the ranks of one origin, in order
+        groups: dict[tuple[Any, ...], list[int]] = {}
+        live = []
+        for r in ranks:
+            key = key_fn(r, *point, *pvals)
+            live.append(bool(key[-1]))
+            if key[-1]:
+                groups.setdefault(key[:-1], []).append(r)
+        by_rank = {r: g for g in groups.values() for r in g}
         at = dict(zip(names, point, strict=True))
-        for r in range(cs):
-            live = bool(keys[r][-1])
-            group = [q for q in range(cs) if live and keys[q][-1] and keys[q][:-1] == keys[r][:-1]]
-            rows.append(Row({**at, "rank": r}, live, live and (sliced or group[0] == r),
-                            sum(1 << q for q in group), group.index(r) if live else 0,
-                            len(group) if live else 0))
+        for r in ranks:
+            if live[r]:
+                group = by_rank[r]
+                rows.append(Row({**at, "rank": r}, True, sliced or group[0] == r,
+                                sum(1 << q for q in group), group.index(r), len(group)))
+            else:
+                rows.append(Row({**at, "rank": r}, False, False, 0, 0, 0))
     return rows
 
 
