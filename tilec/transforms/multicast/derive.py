@@ -498,7 +498,10 @@ def _table(mode: MulticastMode, origin: dict[str, sympy.Expr], alive: sympy.Bool
            values: dict[sympy.Symbol, int], cs: int) -> list[Row]:
     """Every (variables, rank) of the concrete launch, by brute force over ranks."""
     psyms, pvals, ext = launch_values(bounds, variables, values)
-    key_fn = compile_int([*origin.values(), alive], [RANK, *variables, *psyms])
+    # the origin only where the CTA is alive: at a padded tile an order's index maps may divide
+    # by an extent that is zero there (a grouped raster's last band past the tile rows)
+    alive_fn = compile_int([alive], [RANK, *variables, *psyms])
+    origin_fn = compile_int([*origin.values()], [RANK, *variables, *psyms])
     names = [str(v) for v in variables]
     sliced = mode is MulticastMode.SLICED
     rows: list[Row] = []
@@ -508,10 +511,9 @@ def _table(mode: MulticastMode, origin: dict[str, sympy.Expr], alive: sympy.Bool
         groups: dict[tuple[Any, ...], list[int]] = {}
         live = []
         for r in ranks:
-            key = key_fn(r, *point, *pvals)
-            live.append(bool(key[-1]))
-            if key[-1]:
-                groups.setdefault(key[:-1], []).append(r)
+            live.append(bool(alive_fn(r, *point, *pvals)[0]))
+            if live[-1]:
+                groups.setdefault(tuple(origin_fn(r, *point, *pvals)), []).append(r)
         by_rank = {r: g for g in groups.values() for r in g}
         at = dict(zip(names, point, strict=True))
         for r in ranks:
