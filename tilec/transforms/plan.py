@@ -13,7 +13,6 @@ Example::
 
     >>> import sympy
 
-from tilec.proofs.context import Fact
     >>> t = sympy.Symbol("t", integer=True, nonnegative=True)
     >>> order = TileOrder(t, tile_m=sympy.floor(t / 4), tile_n=sympy.Mod(t, 4),
     ...                   num_tiles=sympy.Integer(8), tiles_m=2, tiles_n=4)

@@ -38,7 +38,7 @@ import sympy
 
 from tilec.proofs.evaluate import compile_int
 from tilec.proofs.trace import text
-from tilec.transforms.multicast.derive import R1, R2, RANK, _same, launch_values
+from tilec.transforms.multicast.derive import R1, R2, RANK, launch_table, launch_values, same_box
 
 if TYPE_CHECKING:
     from tilec.proofs import Context, Fact
@@ -547,7 +547,7 @@ def _prove_uncached(op: OperandMulticast, forms: OperandForms, values: dict[symp
             if folded != res.expr:
                 rows.append(("2.11", res.expr, folded))
             origin[name] = folded
-        same_exact = _same(origin, R1, R2)
+        same_exact = same_box(origin, R1, R2)
         res = narrow(same_exact, local)
         used += res.facts_used
         rows += _trace_rows(res)
@@ -735,7 +735,6 @@ def what_would_close(op: OperandMulticast, values: dict[sympy.Symbol, int], *,
     ('ceiling(N/BN) % CN == 0', {'N': (7800, 7680)}, 'Eq(Mod(rank, CN), 0)')
     """
     from tilec.proofs import Fact, FactKind
-    from tilec.transforms.multicast.derive import _table
 
     if op.closed_form or not values:
         return []
@@ -751,7 +750,7 @@ def what_would_close(op: OperandMulticast, values: dict[sympy.Symbol, int], *,
                  c.free_symbols - keep - d.free_symbols
                  if (m := _nearest(c, d, p, values, max(search, values[p]))) is not None]
         for _, _, p, moved in sorted(moves, key=lambda x: x[:2]):
-            table = _table(op.mode, op.origin, op.alive, op.variables[1:], op.bounds, moved,
+            table = launch_table(op.mode, op.origin, op.alive, op.variables[1:], op.bounds, moved,
                            op.cluster_size)
             groups, _ = uniform_partition(table, op.cluster_size)
             if groups is None:

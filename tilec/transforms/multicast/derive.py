@@ -310,7 +310,7 @@ def _operand_forms(im: IndexMap, cluster: tuple[int, int, int]) -> OperandForms:
                         tuple(serial_k), bounds, rank_extent, tuple(rank_dims))
 
 
-def _same(origin: dict[str, sympy.Expr], a: sympy.Expr, b: sympy.Expr) -> sympy.Boolean:
+def same_box(origin: dict[str, sympy.Expr], a: sympy.Expr, b: sympy.Expr) -> sympy.Boolean:
     """Origins equal for ranks ``a`` and ``b``, left unevaluated (what ``xreplace`` and ``Eq``
     build under ``sympy.evaluate(False)``, without toggling that flag: each toggle clears
     sympy's cache)."""
@@ -457,7 +457,7 @@ def _derive_operand(
     bounds = {v: forms.bounds[v] for v in variables}
     rows_ = [a for a in view.loop if a.ptype is ParallelType.Bulk]
     box_elems = sympy.Mul(*[a.extent for a in rows_ if not a.is_broadcast])
-    rows = _table(mode, forms.origin, alive, variables, bounds, {} if concrete else values, cs) \
+    rows = launch_table(mode, forms.origin, alive, variables, bounds, {} if concrete else values, cs) \
         if table or closed else ()
     op = OperandMulticast(
         operand=name, mode=mode, cluster_size=cs, variables=(RANK, *variables),
@@ -493,7 +493,7 @@ def launch_values(bounds: dict[sympy.Symbol, sympy.Expr], variables: tuple[sympy
     return psyms, pvals, dict(zip(variables, ext, strict=True))
 
 
-def _table(mode: MulticastMode, origin: dict[str, sympy.Expr], alive: sympy.Boolean,
+def launch_table(mode: MulticastMode, origin: dict[str, sympy.Expr], alive: sympy.Boolean,
            variables: tuple[sympy.Symbol, ...], bounds: dict[sympy.Symbol, sympy.Expr],
            values: dict[sympy.Symbol, int], cs: int) -> list[Row]:
     """Every (variables, rank) of the concrete launch, by brute force over ranks."""
@@ -531,7 +531,7 @@ def _general(origin: dict[str, sympy.Expr], alive: sympy.Boolean, cs: int
     # built unevaluated: these are printed and compiled, never simplified (and sympy's
     # canonicalisation of Piecewise over floor/Mod costs seconds)
     with sympy.evaluate(False):
-        same = sympy.And(_same(origin, R1, R2), alive.xreplace({RANK: R1}),
+        same = sympy.And(same_box(origin, R1, R2), alive.xreplace({RANK: R1}),
                          alive.xreplace({RANK: R2}))
         same_r = same.xreplace({R1: _R, R2: RANK})
         before = sympy.Sum(sympy.Piecewise((1, sympy.And(same_r, sympy.Lt(_R, RANK))), (0, True)),
