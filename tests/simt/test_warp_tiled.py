@@ -12,7 +12,14 @@ from simt_helpers import load
 from tilec.errors import ScheduleError
 from tilec.ir import GemmFusion
 from tilec.ir.threads import ThreadOptions
-from tilec.transforms.simt.lower import IT, TID, lower_simt, warp_tiled, warp_tiles
+from tilec.transforms.simt.lower import (
+    IT,
+    TID,
+    describe_hierarchy,
+    lower_simt,
+    warp_tiled,
+    warp_tiles,
+)
 
 # small instances of the three rows of examples/simt_warp_tiled.py and of the sync pipeline
 SMALL = {
@@ -254,7 +261,11 @@ def test_strided_copy_addresses_are_the_copies_indices(shape, strides) -> None: 
     st = plan.staging
     assert plan.options.copy_addresses == "stride"
     assert (st.a.stride, st.b.stride) == strides
+    explained = "\n".join(describe_hierarchy(plan))
     for cp in (st.a, st.b):
+        said = f"{cp.operand} tile copy" in explained and f"+ it x {cp.stride} (kernel argument " \
+            f"{cp.operand.lower()}_step" in explained
+        assert said == bool(cp.stride)
         if not cp.stride:
             assert any(f"{cp.operand}'s copies span" in n for n in plan.notes)
             continue
