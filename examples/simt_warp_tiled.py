@@ -16,7 +16,11 @@ lets every FFMA share an operand with the one before, so fewer read three regist
 next tile's ``cp.async`` copies over the first ``SPREAD`` k-slices instead of all at once;
 ``SWIZZLE`` 1 (``fusion.smem_swizzle("A")``) rotates the elements of each 128-bit vector of A's
 transposed shared rows by ``k // 8``, so that a warp's 4-byte copies of 32 k of one row hit 32
-banks (the ``large`` row: 1.7% faster at 4096^3 on the H200, docs/coalescing.md).
+banks (the ``large`` row: 1.7% faster at 4096^3 on the H200, docs/coalescing.md).  ``ADDR``
+(``fusion.copy_addresses``): ``stride`` makes each ``cp.async`` copy's global address one wide
+multiply-add of a stride the kernel takes as an argument (``index``: an add and a wide
+multiply-add of its whole element index); the ``large`` row's 16 copies of A, rows 8 apart,
+are too far apart for LDGSTS' immediate offsets.
 
 ``CONFIG`` picks a row of ``CONFIGS`` (``auto``: by the problem, see :func:`config`); a size
 given as a parameter overrides the row's.
@@ -30,14 +34,14 @@ from tilec.ir import GemmFusion
 
 PARAMS = dict(M=4096, N=4096, K=4096, CONFIG="auto", BM=0, BN=0, BK=0, WM=0, WN=0, TM=0, TN=0,
               MIN_BLOCKS=-1, STAGES=0, FRAGMENTS=0, ASYNC=-1, PAD_A=-1, INTERLEAVE=0,
-              FMA_ORDER="", LANES_A=0, SPREAD=0, SWIZZLE=-1)
+              FMA_ORDER="", LANES_A=0, SPREAD=0, SWIZZLE=-1, ADDR="")
 
 KEYS = ("BM", "BN", "BK", "WM", "WN", "TM", "TN", "MIN_BLOCKS", "STAGES", "FRAGMENTS", "ASYNC",
-        "INTERLEAVE", "FMA_ORDER", "LANES_A", "SPREAD", "SWIZZLE")
-CONFIGS = {  # BM BN BK WM WN TM TN CTAs/SM stages frags async lanes FMA order  A copy spread swz
-    "large": (128, 128, 32, 32, 64, 8, 8, 2, 3, 2, 1, 2, "snake_rows", 0, 1, 1),  # 8 warps, 2/SM
-    "small8": (64, 64, 8, 32, 64, 8, 8, 0, 3, 1, 1, 2, "rows", 0, 1, 0),  # 2 warps: fine last wave
-    "small16": (64, 64, 16, 32, 32, 8, 4, 0, 3, 2, 1, 2, "rows", 0, 1, 0),  # 4 warps of 32x32
+        "INTERLEAVE", "FMA_ORDER", "LANES_A", "SPREAD", "SWIZZLE", "ADDR")
+CONFIGS = {  # BM BN BK WM WN TM TN CTAs/SM stages frags async lanes FMA order  A copy spread swz addr
+    "large": (128, 128, 32, 32, 64, 8, 8, 2, 3, 2, 1, 2, "snake_rows", 0, 1, 1, "stride"),  # 8 warps
+    "small8": (64, 64, 8, 32, 64, 8, 8, 0, 3, 1, 1, 2, "rows", 0, 1, 0, "index"),  # fine last wave
+    "small16": (64, 64, 16, 32, 32, 8, 4, 0, 3, 2, 1, 2, "rows", 0, 1, 0, "index"),  # 4 warps of 32x32
 }
 SMS = 132  # H200
 
@@ -60,7 +64,7 @@ def schedule(M: int, N: int, K: int, CONFIG: str = "auto", BM: int = 0, BN: int 
              BK: int = 0, WM: int = 0, WN: int = 0, TM: int = 0, TN: int = 0,
              MIN_BLOCKS: int = -1, STAGES: int = 0, FRAGMENTS: int = 0, ASYNC: int = -1,
              PAD_A: int = -1, INTERLEAVE: int = 0, FMA_ORDER: str = "", LANES_A: int = 0,
-             SPREAD: int = 0, SWIZZLE: int = -1) -> GemmFusion:
+             SPREAD: int = 0, SWIZZLE: int = -1, ADDR: str = "") -> GemmFusion:
     from tilec.errors import ParamError
     from tilec.transforms.simt.lower import warp_tiled
 
@@ -70,8 +74,8 @@ def schedule(M: int, N: int, K: int, CONFIG: str = "auto", BM: int = 0, BN: int 
                          f"but got {CONFIG!r}")
     given = dict(BM=BM, BN=BN, BK=BK, WM=WM, WN=WN, TM=TM, TN=TN, MIN_BLOCKS=MIN_BLOCKS,
                  STAGES=STAGES, FRAGMENTS=FRAGMENTS, ASYNC=ASYNC, INTERLEAVE=INTERLEAVE,
-                 FMA_ORDER=FMA_ORDER, LANES_A=LANES_A, SPREAD=SPREAD, SWIZZLE=SWIZZLE)
-    unset = {"MIN_BLOCKS": -1, "ASYNC": -1, "FMA_ORDER": "", "SWIZZLE": -1}  # 0 is a value too
+                 FMA_ORDER=FMA_ORDER, LANES_A=LANES_A, SPREAD=SPREAD, SWIZZLE=SWIZZLE, ADDR=ADDR)
+    unset = {"MIN_BLOCKS": -1, "ASYNC": -1, "FMA_ORDER": "", "SWIZZLE": -1, "ADDR": ""}  # 0 is a value too
     c = dict(zip(KEYS, CONFIGS[name], strict=True))
     c.update({k: v for k, v in given.items() if v != unset.get(k, 0)})
     fusion = GemmFusion(M, N, K, dtype="fp32")
@@ -89,6 +93,8 @@ def schedule(M: int, N: int, K: int, CONFIG: str = "auto", BM: int = 0, BN: int 
         fusion.spread_copies(c["SPREAD"])
     if c["SWIZZLE"]:
         fusion.smem_swizzle("A")
+    if c["ADDR"] != "index" and (c["ASYNC"] or ADDR):  # the row's choice is for cp.async copies
+        fusion.copy_addresses(c["ADDR"])
     return fusion
 
 

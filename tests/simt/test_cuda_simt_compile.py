@@ -41,6 +41,9 @@ KERNELS = {
                                                    LANES_A=4, MIN_BLOCKS=1)),
     "wt_ragged_lanes_spread": ("simt_warp_tiled.py", dict(M=257, N=131, K=300, CONFIG="large",
                                                           SWIZZLE=0, LANES_A=8, SPREAD=4)),
+    # copy_addresses: the large row with whole indices; a ragged K whose A copies fold
+    "wt_large_index": ("simt_warp_tiled.py", dict(M=4096, N=4096, K=4096, ADDR="index")),
+    "wt_ragged_stride_b": ("simt_warp_tiled.py", dict(M=130, N=255, K=3, CONFIG="large")),
 }
 
 
@@ -109,6 +112,16 @@ def test_warp_tiled_features_follow_the_plan(sources: dict[str, str]) -> None:
     assert "issue_tile(i_Ko + 2, wr, i_Ki * 32 / 4, (i_Ki + 1) * 32 / 4);" in spread
     assert "if (i_Ki == 3) tilec_cp_async_commit();" in spread
     assert "e[" not in spread and "issue_tile(s, s, 0, 32)" in spread
+    # copy_addresses('stride') (the large row): one pointer per copy loop plus it x the
+    # kernel's stride argument, which the launcher passes
+    assert "ok ? &A[524288*bidy + 32*i_Ko + (tid % 32) + 4096*(tid / 32)] + (size_t)it * a_step" in large
+    assert "const unsigned a_step, const unsigned b_step) {" in large
+    assert "(A, B, C, 32768u, 32768u);" in large
+    index = sources["wt_large_index"]
+    assert "_step" not in index and "&A[524288*bidy + 32*i_Ko + 32768*it +" in index
+    fold = sources["wt_ragged_stride_b"]  # K = 3: A's copies 96 bytes apart keep their indices
+    assert "a_step" not in fold and "(size_t)it * b_step" in fold and "(A, B, C, 510u);" in fold
+    assert "note: copy_addresses: A's copies span 1440 bytes" in fold
     ragged = sources["wt_ragged_large"]
     assert "note: Vectorize i_Vn (width 4) falls back to scalar: row length 257" in ragged
     assert "tilec_cp_async<4>(&Bs[buf]" in ragged  # 32-bit B copies: rows of 257 floats
@@ -144,3 +157,38 @@ def test_sass_has_the_wide_accesses_and_one_unrolled_k_tile_of_ffma(
     for op, n in want.items():
         assert ops[op] >= n, (op, ops[op])
     assert not any(op.startswith(("LDL", "STL")) for op in ops)
+
+
+def _k_tile_loop(sass: str) -> Counter[str]:
+    """The opcodes of the K-tile loop: from the target of the last backward branch to it."""
+    ins = [(int(a, 16), op) for a, op in
+           re.findall(r"/\*([0-9a-f]{4,})\*/\s+(?:@!?U?P\w+\s+)?([A-Z][\w.]*)", sass)]
+    back = [(a, int(t, 16)) for a, t in re.findall(r"/\*([0-9a-f]{4,})\*/\s+(?:@!?U?P\w+\s+)?BRA (?:`\()?0x([0-9a-f]+)", sass)]
+    end, start = max(((int(a, 16), t) for a, t in back if t < int(a, 16)), key=lambda x: x[0] - x[1])
+    return Counter(op for a, op in ins if start <= a <= end)
+
+
+def test_strided_copy_addresses_take_one_instruction_per_copy(
+        sources: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The large row's K-tile loop in SASS (-O3 sm_90a): with copy_addresses('stride') each of
+    the 20 cp.async copies (16 of A, 4 of B) is one IMAD.WIDE from the stride argument; with
+    whole indices each also needs an IADD3 (LDGSTS folds offsets within 2 KB only)."""
+    nvcc = shutil.which("nvcc")
+    if nvcc is None or CUOBJDUMP is None or not CUOBJDUMP.is_file():
+        pytest.skip("needs nvcc and the cuobjdump that Triton's package carries")
+    d = tmp_path_factory.mktemp("sass_addr")
+    loops = {}
+    for name in ("wt_large", "wt_large_index"):
+        cu = d / f"{name}.cu"
+        cu.write_text(sources[name])
+        subprocess.run([nvcc, "-gencode=arch=compute_90a,code=sm_90a", "-O3", "-cubin", str(cu),
+                        "-o", str(d / f"{name}.cubin")], check=True, capture_output=True)
+        loops[name] = _k_tile_loop(subprocess.run(
+            [str(CUOBJDUMP), "-sass", str(d / f"{name}.cubin")], check=True, capture_output=True,
+            text=True).stdout)
+    stride, index = loops["wt_large"], loops["wt_large_index"]
+    for ops in (stride, index):
+        assert ops["FFMA"] == 32 * 8 * 8 and ops["LDGSTS.E"] == 16 and ops["LDGSTS.E.BYPASS.128"] == 4
+    assert stride["IADD3"] == 0 < index["IADD3"]
+    assert stride["IMAD.WIDE.U32"] + stride["IMAD.WIDE"] >= 20
+    assert sum(stride.values()) <= sum(index.values()) - 16

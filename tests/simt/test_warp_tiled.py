@@ -12,7 +12,14 @@ from simt_helpers import load
 from tilec.errors import ScheduleError
 from tilec.ir import GemmFusion
 from tilec.ir.threads import ThreadOptions
-from tilec.transforms.simt.lower import IT, TID, lower_simt, warp_tiled, warp_tiles
+from tilec.transforms.simt.lower import (
+    IT,
+    TID,
+    describe_hierarchy,
+    lower_simt,
+    warp_tiled,
+    warp_tiles,
+)
 
 # small instances of the three rows of examples/simt_warp_tiled.py and of the sync pipeline
 SMALL = {
@@ -40,7 +47,9 @@ def test_verbs_are_recorded_and_replay_to_the_same_fusion() -> None:
     again = f.schedule.replay()
     assert again.thread_options == f.thread_options == ThreadOptions(
         stages=3, fragments=2, async_copy=True, pad_a=8, pad_b=None, min_blocks=2,
-        fma_order="snake_rows", lanes_a=8, copy_slices=4, swizzle_a=True)
+        fma_order="snake_rows", lanes_a=8, copy_slices=4, swizzle_a=True,
+        copy_addresses="stride")
+    assert "fusion.copy_addresses('stride')" in str(f.schedule)
     assert again.c.structure() == f.c.structure()
     text = str(f.schedule)
     assert "fusion.circular_buffer(3, fragments=2, async_copy=True)" in text
@@ -49,6 +58,9 @@ def test_verbs_are_recorded_and_replay_to_the_same_fusion() -> None:
     assert "fusion.spread_copies(4)" in text and "fusion.smem_swizzle('A')" in text
     plain = load("simt_warp_tiled.py", M=512, N=256, K=64, CONFIG="large", SWIZZLE=0)
     assert plain.thread_options.swizzle_a is False and "smem_swizzle" not in str(plain.schedule)
+    indexed = load("simt_warp_tiled.py", M=512, N=256, K=64, CONFIG="large", ADDR="index")
+    assert indexed.thread_options.copy_addresses == "index"
+    assert "copy_addresses" not in str(indexed.schedule)
 
 
 @pytest.mark.parametrize(("call", "match"), [
@@ -65,6 +77,7 @@ def test_verbs_are_recorded_and_replay_to_the_same_fusion() -> None:
     (lambda f: f.copy_lanes("B", 64), "power of 2 in 1..32 but got 64"),
     (lambda f: f.spread_copies(0), "slices must be an integer in 1..64"),
     (lambda f: f.smem_swizzle("B"), "only A's shared tile"),
+    (lambda f: f.copy_addresses("pointer"), "how must be one of index, stride but got 'pointer'"),
 ])
 def test_verb_errors(call, match) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(ScheduleError, match=match):
@@ -86,6 +99,7 @@ def test_warp_tiled_errors(args, match) -> None:  # type: ignore[no-untyped-def]
     (dict(CONFIG="small8", LANES_A=16), "A's tile copy moves 8 vectors of 1 element"),
     (dict(CONFIG="large", ASYNC=0, STAGES=2, SPREAD=2), "register-staged"),
     (dict(CONFIG="small8", SPREAD=9), "a K tile has 8 k-slices"),
+    (dict(CONFIG="large", ASYNC=0, STAGES=2, ADDR="stride"), "copy_addresses: addresses cp.async"),
 ])
 def test_copy_verbs_checked_at_lowering(params, match) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(ScheduleError, match=match):
@@ -231,3 +245,34 @@ int main() {{
     assert seen == EXPECTED_ORDER[order](tm, tn)
     shared = sum(a[0] == b[0] or a[1] == b[1] for a, b in itertools.pairwise(seen))
     assert shared == len(seen) - 1 - (tm - 1 if order == "rows" else 0)
+
+
+@pytest.mark.parametrize(("shape", "strides"), [
+    ((4096, 4096, 4096), (8 * 4096, 8 * 4096)),  # the large row: rows 8 apart, 16 and 4 copies
+    ((300, 257, 131), (8 * 131, 2 * 257)),  # ragged: 32-bit B copies, rows 2 apart
+    ((300, 257, 3), (0, 2 * 257)),  # A's copies span 15 x 24 x 4 bytes: immediate offsets
+])
+def test_strided_copy_addresses_are_the_copies_indices(shape, strides) -> None:  # type: ignore[no-untyped-def]
+    """copy_addresses('stride'): the first copy's index plus ``it`` times the stride is every
+    copy's index, for every thread, CTA and K tile (the printed address); copies within
+    LDGSTS' immediate offsets keep whole indices, with a note."""
+    M, N, K = shape
+    plan = lower_simt(load("simt_warp_tiled.py", M=M, N=N, K=K, CONFIG="large"))
+    st = plan.staging
+    assert plan.options.copy_addresses == "stride"
+    assert (st.a.stride, st.b.stride) == strides
+    explained = "\n".join(describe_hierarchy(plan))
+    for cp in (st.a, st.b):
+        said = f"{cp.operand} tile copy" in explained and f"+ it x {cp.stride} (kernel argument " \
+            f"{cp.operand.lower()}_step" in explained
+        assert said == bool(cp.stride)
+        if not cp.stride:
+            assert any(f"{cp.operand}'s copies span" in n for n in plan.notes)
+            continue
+        syms = sorted(cp.global_index.free_symbols - {IT}, key=str)
+        f = sympy.lambdify([IT, *syms], cp.global_index, "math")
+        g = sympy.lambdify(syms, cp.base_index(), "math")
+        ranges = [int(plan.bounds.get(s, plan.threads)) for s in syms]  # tid: the threads
+        for pt in itertools.product(*(sorted({*range(0, n, max(1, n // 6)), n - 1}) for n in ranges)):
+            for it in range(cp.iters):
+                assert f(it, *pt) == g(*pt) + it * cp.stride

@@ -31,6 +31,7 @@ from tilec.ir.iterdomain import IterDomain, as_extent
 from tilec.ir.tensorview import TensorView
 from tilec.ir.threads import (
     ThreadOptions,
+    check_copy_addresses,
     check_fma_order,
     check_lanes,
     check_min_blocks,
@@ -269,6 +270,14 @@ class GemmFusion:
         slices = check_slices(slices)
         self.schedule.record("fusion", "spread_copies", (slices,), {})
         self.thread_options = replace(self.thread_options, copy_slices=slices)
+        return self
+
+    def copy_addresses(self, how: str) -> GemmFusion:
+        """How the ``cp.async`` tile copies compute their global addresses
+        (:data:`tilec.ir.threads.COPY_ADDRESSES`)."""
+        how = check_copy_addresses(how)
+        self.schedule.record("fusion", "copy_addresses", (how,), {})
+        self.thread_options = replace(self.thread_options, copy_addresses=how)
         return self
 
     def min_blocks_per_sm(self, n: int) -> GemmFusion:

@@ -3,7 +3,7 @@
 The loop structure of a thread-level schedule is ordinary IR: the block tile is C's axes bound to
 ``BIDx/y``, the warp tile and the lanes are thread axes merged into ``TIDx`` (``tid = warp*32 +
 lane``), the thread tile is C's serial register axes, the vector width a ``Vectorize`` axis, the
-K tile a ``[Ko, Ki]`` split.  What the loops cannot say lives here, set by seven verbs of
+K tile a ``[Ko, Ki]`` split.  What the loops cannot say lives here, set by eight verbs of
 :class:`~tilec.ir.GemmFusion` (each recorded in the schedule trace):
 
 * ``fusion.circular_buffer(stages, fragments, async_copy)``: shared-memory buffers per operand
@@ -32,6 +32,13 @@ K tile a ``[Ko, Ki]`` split.  What the loops cannot say lives here, set by seven
   issued in ``slices`` groups, one before each of the current tile's first ``slices`` k-slices
   (unset: 1, all at the top of the tile), so that the warps' copies do not queue in one burst
   before the shared-memory reads of the FMAs;
+* ``fusion.copy_addresses(how)``: how a thread's ``cp.async`` copies of a K tile compute
+  their global addresses (see :data:`COPY_ADDRESSES`).  ``index`` prints each copy's element
+  index (32-bit, then widened: an add and a wide multiply-add per copy in SASS, since LDGSTS
+  folds only offsets within 2 KB into the instruction and a thread's rows are further apart);
+  ``stride``: one pointer per thread and K tile plus the copy number times the distance between
+  a thread's copies, passed to the kernel as an argument, so that ptxas, which cannot fold a
+  value it does not know, makes each address one wide multiply-add;
 * ``fusion.min_blocks_per_sm(n)``: CTAs that must fit on one SM (``__launch_bounds__``' second
   argument: the compiler caps registers at 65536 / (threads * n));
 * ``fusion.fma_order(order)``: the order of the k-slice's FMAs over the thread tile
@@ -46,7 +53,7 @@ Example::
     >>> f = GemmFusion(256, 256, 64, dtype="fp32")
     >>> _ = f.circular_buffer(2, fragments=2).smem_pad("A", 4).min_blocks_per_sm(2)
     >>> f.thread_options
-    ThreadOptions(stages=2, fragments=2, async_copy=False, pad_a=4, pad_b=None, min_blocks=2, fma_order='rows', lanes_a=None, lanes_b=None, copy_slices=1, swizzle_a=False)
+    ThreadOptions(stages=2, fragments=2, async_copy=False, pad_a=4, pad_b=None, min_blocks=2, fma_order='rows', lanes_a=None, lanes_b=None, copy_slices=1, swizzle_a=False, copy_addresses='index')
     >>> print(f.schedule.calls[-1])
     fusion.min_blocks_per_sm(2)
 """
@@ -63,6 +70,11 @@ FMA_ORDERS = {
     "snake_rows": "i outer, j inner reversed on odd rows: b[j] also shared between rows",
     "snake_columns": "j outer, i inner reversed on odd columns: b[j] shared along a column, "
                      "a[i] between columns",
+}
+COPY_ADDRESSES = {
+    "index": "each copy's element index in 32 bits, widened to a pointer",
+    "stride": "a pointer per thread and K tile plus copy number x a stride passed as a kernel "
+              "argument (one wide multiply-add per copy)",
 }
 
 
@@ -81,6 +93,7 @@ class ThreadOptions:
     lanes_b: int | None = None
     copy_slices: int = 1
     swizzle_a: bool = False
+    copy_addresses: str = "index"
 
     def pad(self, operand: str) -> int | None:
         return self.pad_a if operand == "A" else self.pad_b
@@ -133,6 +146,13 @@ def check_slices(slices: object) -> int:
         raise ScheduleError(f"spread_copies: slices must be an integer in 1..64 (k-slices of a K "
                             f"tile) but got {slices!r}")
     return slices
+
+
+def check_copy_addresses(how: object) -> str:
+    if how not in COPY_ADDRESSES:
+        raise ScheduleError(f"copy_addresses: how must be one of {', '.join(COPY_ADDRESSES)} but "
+                            f"got {how!r}")
+    return how  # type: ignore[return-value]
 
 
 def check_min_blocks(n: object) -> int:

@@ -13,7 +13,9 @@ proven-nonnegative operands).  The kernel:
   copies ``stages - 1`` tiles ahead; with 2 fragments the next k-slice is read from shared memory
   while the FMAs of this one run; tile copies are 32/64/128-bit as the plan proved, at the
   plan's (row, col) per thread (``copy_lanes``), ``cp.async`` ones all at the top of a K tile
-  or spread over its first k-slices (``spread_copies``); a swizzled A tile is stored at
+  or spread over its first k-slices (``spread_copies``), each from its whole element index or,
+  with ``copy_addresses("stride")``, from the first copy's pointer plus ``it`` times a stride
+  the kernel takes as an argument (``a_step``, ``b_step``: the launcher passes the constant); a swizzled A tile is stored at
   ``TileCopy.place`` and its vectors read back rotated (``smem_swizzle``); tiles past
   48 KB live in dynamic shared memory;
 * the epilogue stores the register tile under the IR's predicates (vector stores where proven);
@@ -85,6 +87,16 @@ class SimtCudaPrinter:
         return "\n".join([*parts, self.kernel(), self.launcher()]) + "\n"
 
     @property
+    def step_args(self) -> list[tuple[str, int]]:
+        """``(name, value)`` of the kernel's stride arguments (``fusion.copy_addresses``): the
+        elements between a thread's tile copies, which the launcher passes as a runtime value
+        so that ptxas makes each copy's address one wide multiply-add of it."""
+        st = self.p.staging
+        if st is None or not self.p.options.async_copy:
+            return []
+        return [(f"{cp.operand.lower()}_step", cp.stride) for cp in (st.a, st.b) if cp.stride]
+
+    @property
     def dynamic_smem(self) -> int:
         """Bytes of dynamic shared memory (0: the tiles fit the 48 KB of static memory)."""
         st = self.p.staging
@@ -116,8 +128,9 @@ class SimtCudaPrinter:
         tm, tn = p.reg_count("M"), p.reg_count("N")
         body = [f"namespace {p.name} {{", f"[[maybe_unused]] constexpr int M = {p.M}, N = {p.N}, K = {p.K};", ""]
         bounds = f"{p.threads}, {p.options.min_blocks}" if p.options.min_blocks else f"{p.threads}"
+        steps = "".join(f", const unsigned {a}" for a, _ in self.step_args)
         body.append(f"__global__ void __launch_bounds__({bounds}) kernel("
-                    "const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C) {")
+                    f"const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C{steps}) {{")
         ind = "  "
         for s in p.thread_symbols:
             body.append(f"{ind}const int {s} = threadIdx.{s.name[-1]};")
@@ -348,8 +361,10 @@ class SimtCudaPrinter:
             else f"&{dst}[buf][{self.c(cp.row)}][{col}]"
         assert not (cp.transposed and cp.vec > 1), "cp.async cannot transpose a vector"
         g = "true" if cp.guard is sympy.true else self.c(cp.guard)
+        addr = (f"&{src}[{self.c(cp.base_index())}] + (size_t)it * {cp.operand.lower()}_step"
+                if cp.stride else f"&{src}[{self.c(cp.global_index)}]")
         body = [f"const bool ok = {g};",
-                f"tilec_cp_async<{4 * cp.vec}>({where}, ok ? &{src}[{self.c(cp.global_index)}] : {src}, ok);"]
+                f"tilec_cp_async<{4 * cp.vec}>({where}, ok ? {addr} : {src}, ok);"]
         if cp.guard_idx:
             body = [f"if (tid + it * {self.p.threads} < {cp.rows * cp.cols // cp.vec}) {{",
                     *("  " + b for b in body), "}"]
@@ -435,7 +450,7 @@ class SimtCudaPrinter:
             *([align] if align else []),
             *opt_in,
             f"  {p.name}::kernel<<<dim3({gx}, {gy}, {gz}), dim3({bx}, {by}, {bz}), {dyn}, "
-            "(cudaStream_t)stream>>>(A, B, C);",
+            f"(cudaStream_t)stream>>>(A, B, C{''.join(f', {v}u' for _, v in self.step_args)});",
             "  return (int)cudaGetLastError();",
             "}",
         ]

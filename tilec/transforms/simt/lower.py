@@ -117,6 +117,12 @@ class TileCopy:
     pitch: int  # shared-memory row pitch in elements
     transposed: bool  # stored [col][row]
     swizzle: int = 0  # transposed tiles: 0, or the vector width w of the rotation (see ``place``)
+    stride: int = 0  # elements between a thread's copies it and it + 1, passed to the kernel as
+    # an argument (``fusion.copy_addresses("stride")``); 0: each copy's index printed whole
+
+    def base_index(self) -> sympy.Expr:
+        """``global_index`` of the thread's first copy (``it = 0``)."""
+        return self.global_index.xreplace({IT: 0})
 
     def place(self, k: sympy.Expr, m: sympy.Expr) -> sympy.Expr:
         """The column of shared row ``k`` that holds tile element ``(m, k)`` of a transposed
@@ -382,8 +388,8 @@ def lower_simt(fusion: GemmFusion, *, name: str = "tilec_simt") -> SimtPlan:
     if len(kaxes) == 1:
         k_symbol = kaxes[0][1]
         if opts != ThreadOptions(min_blocks=opts.min_blocks, fma_order=opts.fma_order):
-            notes.append("circular_buffer / smem_pad / smem_swizzle / copy_lanes / spread_copies "
-                         "apply to staged K tiles only; ignored (no K staging)")
+            notes.append("circular_buffer / smem_pad / smem_swizzle / copy_lanes / spread_copies / "
+                         "copy_addresses apply to staged K tiles only; ignored (no K staging)")
         if vec_m > 1:
             notes.append("Vectorize on an M axis applies to staged A tiles only; ignored (no K staging)")
             vec_m = 1
@@ -553,6 +559,11 @@ def _staging(bk: int, ko: sympy.Symbol, ki: sympy.Symbol, k_tiles: int, opts: Th
     if opts.copy_slices > bk:
         raise ScheduleError(f"spread_copies: a K tile has {bk} k-slices; the copies cannot be "
                             f"spread over {opts.copy_slices}")
+    if opts.copy_addresses == "stride":
+        if not opts.async_copy:
+            raise ScheduleError("copy_addresses: addresses cp.async copies; the schedule's K tiles "
+                                "are register-staged (circular_buffer(..., async_copy=True) to use it)")
+        a, b = (_strided(cp, notes) for cp in (a, b))
     if opts.fragments == 2 and bk % 2:
         raise ScheduleError(f"circular_buffer: two register fragments alternate over the k-slices "
                             f"of a K tile, so BK must be even but it is {bk}")
@@ -593,6 +604,28 @@ def _copy(op: str, rows: int, cols: int, vec: int, threads: int,
         col = simplify(vec * (n * sympy.floor(q / rows) + lane), b)
     return TileCopy(op, rows, cols, vec, -(-total // threads), total % threads != 0, row, col,
                     index(row, col), guard(row, col), 0, transposed)
+
+
+LDGSTS_OFFSET = 2048  # bytes: ptxas folds offsets in [-2048, 2048) into LDGSTS (sm_90a SASS)
+
+
+def _strided(cp: TileCopy, notes: list[str]) -> TileCopy:
+    """``cp`` with its stride between copies (``fusion.copy_addresses("stride")``), when its
+    index is linear in the copy number and the copies span more than LDGSTS' immediate offsets
+    (closer copies are one instruction each already: ptxas folds the offsets)."""
+    step = sympy.expand(cp.global_index - cp.base_index())
+    c = step.coeff(IT) if step.free_symbols == {IT} else None
+    if cp.iters == 1:
+        return cp
+    if c is None or not c.is_Integer or sympy.expand(step - c * IT) != 0 or c <= 0:
+        notes.append(f"copy_addresses: {cp.operand}'s copy index is not a positive multiple of the "
+                     f"copy number ({step}); its copies keep whole indices")
+        return cp
+    if 4 * int(c) * (cp.iters - 1) < LDGSTS_OFFSET:
+        notes.append(f"copy_addresses: {cp.operand}'s copies span {4 * int(c) * (cp.iters - 1)} "
+                     f"bytes, within LDGSTS' immediate offsets; they keep whole indices")
+        return cp
+    return replace(cp, stride=int(c))
 
 
 PADS = (0, 1, 2, 4, 8)  # candidate row pads (elements) when the schedule sets none
@@ -727,7 +760,10 @@ def describe_hierarchy(plan: SimtPlan) -> list[str]:
             lanes = o.lanes(cp.operand) or per_row
             lines.append(f"{cp.operand} tile copy: {cp.rows} x {cp.cols} in {32 * cp.vec}-bit "
                          f"pieces, a warp over {max(1, 32 // lanes)} row(s) x {min(32, lanes) * cp.vec} "
-                         f"column(s)" + (" (copy_lanes)" if o.lanes(cp.operand) else ""))
+                         f"column(s)" + (" (copy_lanes)" if o.lanes(cp.operand) else "")
+                         + (f"; addresses: a pointer per thread and K tile + it x {cp.stride} "
+                            f"(kernel argument {cp.operand.lower()}_step, copy_addresses)"
+                            if cp.stride else ""))
     return lines
 
 
