@@ -98,9 +98,9 @@ def main() -> int:
     for (M, N, K), configs in ROUNDS[rnd].items():
         a = torch.randn((M, K), device="cuda", dtype=torch.bfloat16)
         b = torch.randn((K, N), device="cuda", dtype=torch.bfloat16)
-        cub = [time_ms(lambda: torch.matmul(a, b)) for _ in range(5)]
+        cub = [time_ms(lambda a=a, b=b: torch.matmul(a, b)) for _ in range(5)]
         for c in configs:
-            cub.append(time_ms(lambda: torch.matmul(a, b)))  # the peer between configs
+            cub.append(time_ms(lambda a=a, b=b: torch.matmul(a, b)))  # the peer between configs
             cm = statistics.median(cub)
             m = measure(EX, {"M": M, "N": N, "K": K, **c},
                         timer=lambda fn: statistics.median(time_ms(fn) for _ in range(5)))

@@ -49,39 +49,43 @@ def per_call_us(fn) -> float:
     return statistics.median(out)
 
 
+def shape_row(name: str, M: int, Nn: int, K: int, work: Path) -> dict[str, float]:
+    path = work / f"{name}.py"
+    with contextlib.redirect_stderr(io.StringIO()):
+        assert tilec(["gen", str(EX), f"--param=M={M}", f"--param=N={Nn}", f"--param=K={K}",
+                      "--no-tuned", "-o", str(path)]) == 0
+    spec = importlib.util.spec_from_file_location(f"k_{name}", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    a = torch.randn((M, K), device="cuda", dtype=torch.bfloat16)
+    b = torch.randn((K, Nn), device="cuda", dtype=torch.bfloat16)
+    out = torch.empty((M, Nn), device="cuda", dtype=torch.bfloat16)
+    r = {"gpu_us": time_ms(lambda: mod.run(a, b, out=out)) * 1e3,
+         "cublas_gpu_us": time_ms(lambda: torch.matmul(a, b)) * 1e3,
+         "run": per_call_us(lambda: mod.run(a, b, out=out)),
+         "run_new_out": per_call_us(lambda: mod.run(a, b)),
+         "torch.matmul": per_call_us(lambda: torch.matmul(a, b)),
+         "plain_triton": per_call_us(lambda: plain_matmul(a, b, (128, 256, 64, 8, 3, 8))),
+         "check_x3": per_call_us(lambda: (mod._check("A", a, tuple(a.shape), a.dtype),
+                                          mod._check("B", b, tuple(b.shape), b.dtype),
+                                          mod._check("out", out, tuple(out.shape), out.dtype))),
+         "contiguous_x2": per_call_us(lambda: (a.contiguous(), b.contiguous())),
+         "descriptors_x2": per_call_us(lambda: (
+             TensorDescriptor(mod._aligned(a), shape=list(a.shape), strides=[K, 1],
+                              block_shape=[16, 64]),
+             TensorDescriptor(mod._aligned(b), shape=list(b.shape), strides=[Nn, 1],
+                              block_shape=[64, 64])))}
+    if hasattr(mod, "_workspace"):
+        r["workspace"] = per_call_us(lambda: mod._workspace(out.device, 1024, 64))
+        r["current_stream"] = per_call_us(lambda: torch.cuda.current_stream(out.device).cuda_stream)
+    return r
+
+
 def main() -> int:
-    rows = {}
     work = Path(tempfile.mkdtemp())
+    rows = {}
     for name, (M, Nn, K) in SHAPES.items():
-        path = work / f"{name}.py"
-        with contextlib.redirect_stderr(io.StringIO()):
-            assert tilec(["gen", str(EX), f"--param=M={M}", f"--param=N={Nn}", f"--param=K={K}",
-                          "--no-tuned", "-o", str(path)]) == 0
-        spec = importlib.util.spec_from_file_location(f"k_{name}", path)
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-        a = torch.randn((M, K), device="cuda", dtype=torch.bfloat16)
-        b = torch.randn((K, Nn), device="cuda", dtype=torch.bfloat16)
-        out = torch.empty((M, Nn), device="cuda", dtype=torch.bfloat16)
-        r = {"gpu_us": time_ms(lambda: mod.run(a, b, out=out)) * 1e3,
-             "cublas_gpu_us": time_ms(lambda: torch.matmul(a, b)) * 1e3,
-             "run": per_call_us(lambda: mod.run(a, b, out=out)),
-             "run_new_out": per_call_us(lambda: mod.run(a, b)),
-             "torch.matmul": per_call_us(lambda: torch.matmul(a, b)),
-             "plain_triton": per_call_us(lambda: plain_matmul(a, b, (128, 256, 64, 8, 3, 8))),
-             "check_x3": per_call_us(lambda: (mod._check("A", a, tuple(a.shape), a.dtype),
-                                              mod._check("B", b, tuple(b.shape), b.dtype),
-                                              mod._check("out", out, tuple(out.shape), out.dtype))),
-             "contiguous_x2": per_call_us(lambda: (a.contiguous(), b.contiguous())),
-             "descriptors_x2": per_call_us(lambda: (
-                 TensorDescriptor(mod._aligned(a), shape=list(a.shape), strides=[K, 1],
-                                  block_shape=[16, 64]),
-                 TensorDescriptor(mod._aligned(b), shape=list(b.shape), strides=[Nn, 1],
-                                  block_shape=[64, 64])))}
-        if hasattr(mod, "_workspace"):
-            r["workspace"] = per_call_us(lambda: mod._workspace(out.device, 1024, 64))
-            r["current_stream"] = per_call_us(lambda: torch.cuda.current_stream(out.device).cuda_stream)
-        rows[name] = r
+        rows[name] = r = shape_row(name, M, Nn, K, work)
         print(name, {k: round(v, 1) for k, v in r.items()}, flush=True)
     dest = Path(os.environ.get("OUT", ".")) / "host_overhead.json"
     dest.write_text(json.dumps({"device": torch.cuda.get_device_name(0), "calls": N,
