@@ -31,6 +31,7 @@ from types import ModuleType, TracebackType
 from typing import TYPE_CHECKING, Any, Protocol
 
 from tilec.errors import ParamError, ScheduleFileError, TilecError
+from tilec.lru import LRU
 
 if TYPE_CHECKING:
     from tilec.ir import GemmFusion
@@ -285,8 +286,7 @@ class SymbolicCache:
     file shares one symbolic instance."""
 
     def __init__(self, size: int = 16) -> None:
-        self._data: dict[tuple[Any, ...], Any] = {}
-        self._size = size
+        self._builds: LRU[Any] = LRU(size)
 
     def get(self, loaded: LoadedSchedule) -> Any:
         from tilec.transforms.multicast.derive import symbolic_build
@@ -294,12 +294,8 @@ class SymbolicCache:
         shape = tuple(sorted((k, repr(v)) for k, v in loaded.params.items()
                              if not isinstance(v, int) or isinstance(v, bool)))
         key = (loaded.path.read_bytes(), shape)
-        hit = self._data.get(key)
-        if hit is None:
-            if len(self._data) >= self._size:
-                self._data.pop(next(iter(self._data)))
-            hit = self._data[key] = symbolic_build(loaded.module.schedule, loaded.params)
-        return hit
+        return self._builds.get_or(
+            key, lambda: symbolic_build(loaded.module.schedule, loaded.params))
 
 
 SYMBOLIC = SymbolicCache()

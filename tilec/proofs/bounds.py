@@ -18,10 +18,11 @@ from functools import lru_cache
 import sympy
 from sympy import oo
 
+from tilec.lru import LRU
+
 from .build import as_expr, canon, exact_quotient, is_int, mk_ceiling, mk_floor, mono_gcd
 from .build import frac as _build_frac
 from .context import Context, Fact
-from .lru import LRU
 from .theorems import Gcd
 from .trace import Why, fmt
 

@@ -24,11 +24,12 @@ from __future__ import annotations
 import sympy
 from sympy import Eq, Mod, floor
 
+from tilec.lru import LRU
+
 from . import theorems as T
 from .bounds import Reasoner, frac
 from .build import as_expr, canon, mk_div, mk_eq, rebuild
 from .context import Context, Fact
-from .lru import LRU
 from .rules import Env
 from .simplify import simplify
 from .trace import LazyConditions, Result, Step, Trace, Why, fmt

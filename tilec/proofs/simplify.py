@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import sympy
 
+from tilec.lru import LRU
+
 from .build import as_expr, canon, rebuild
 from .context import Context
-from .lru import LRU
 from .rules import DISTRIBUTE, ROOT_DEPENDENT, RULES, STRUCTURE, TIDY, Env, Rule
 from .trace import Result, Step, Trace
 

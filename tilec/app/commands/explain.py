@@ -13,6 +13,7 @@ from tilec.app.commands.common import derive, load_args, write_output
 from tilec.app.commands.masks import readable_form
 from tilec.app.commands.show import show_data
 from tilec.errors import TilecError
+from tilec.lru import LRU
 from tilec.runtime.build import is_thread_level
 
 
@@ -75,16 +76,11 @@ class PlanCache:
     parameters it was built with (the explain sections share one lowering)."""
 
     def __init__(self, size: int = 4) -> None:
-        self.size = size
-        self._plans: dict[tuple[str, str], Any] = {}
+        self._plans: LRU[Any] = LRU(size)
 
     def get(self, loaded: Any, make: Any) -> Any:
         key = (loaded.path.read_text(), json.dumps(loaded.params, sort_keys=True, default=str))
-        if key not in self._plans:
-            if len(self._plans) >= self.size:
-                self._plans.pop(next(iter(self._plans)))
-            self._plans[key] = make()
-        return self._plans[key]
+        return self._plans.get_or(key, make)
 
 
 PLANS = PlanCache()

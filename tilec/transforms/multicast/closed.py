@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 import sympy
 
+from tilec.lru import LRU
 from tilec.proofs.evaluate import compile_int
 from tilec.proofs.trace import text
 from tilec.transforms.multicast.derive import R1, R2, RANK, launch_table, launch_values, same_box
@@ -466,23 +467,9 @@ def _holds(c: sympy.Expr, d: sympy.Expr, values: dict[sympy.Symbol, int]) -> boo
     return cv is not None and dv is not None and dv != 0 and cv % dv == 0
 
 
-class ProofCache:
-    """Proofs keyed by content: the operand's forms, which candidate facts hold, which splits
-    are exact and the groups. Launches that agree on all of these share one proof."""
-
-    def __init__(self, size: int = 256) -> None:
-        self._data: dict[Any, Any] = {}
-        self._size = size
-
-    def get_or(self, key: Any, compute: Any) -> Any:
-        if key not in self._data:
-            if len(self._data) >= self._size:
-                self._data.pop(next(iter(self._data)))
-            self._data[key] = compute()
-        return self._data[key]
-
-
-PROOFS = ProofCache()
+# proofs keyed by content: the operand's forms, which candidate facts hold, which splits are
+# exact and the groups; launches that agree on all of these share one proof
+PROOFS: LRU[Any] = LRU(256)
 
 
 def _pairs(op: OperandMulticast, forms: OperandForms) -> list[tuple[sympy.Expr, sympy.Expr]]:

@@ -51,6 +51,7 @@ from tilec.errors import TilecError, UnsupportedError
 from tilec.ir import GemmFusion, IndexMap, ParallelType, index_map, index_symbol, infer_launch
 from tilec.ir.tensorview import TensorView
 from tilec.ir.types import MulticastMode
+from tilec.lru import LRU
 from tilec.proofs.build import subst
 from tilec.proofs.evaluate import compile_int
 from tilec.proofs.trace import text
@@ -323,17 +324,11 @@ class FormsCache:
     launch of one schedule structure shares them. Explicit, so that a caller owns its lifetime."""
 
     def __init__(self, size: int = 64) -> None:
-        self._data: dict[Any, OperandForms] = {}
-        self._size = size
+        self._forms: LRU[OperandForms] = LRU(size)
 
     def get(self, view: TensorView, cluster: tuple[int, int, int]) -> tuple[Any, OperandForms]:
         key = (view.structure(), cluster)
-        hit = self._data.get(key)
-        if hit is None:
-            if len(self._data) >= self._size:
-                self._data.pop(next(iter(self._data)))
-            hit = self._data[key] = operand_forms(view, cluster)
-        return key, hit
+        return key, self._forms.get_or(key, lambda: operand_forms(view, cluster))
 
 
 FORMS = FormsCache()

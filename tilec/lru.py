@@ -1,4 +1,6 @@
-"""A bounded least-recently-used cache: the proofs engine keeps results across calls.
+"""A bounded least-recently-used cache, keyed by content: the proofs engine keeps results across
+calls, the multicast derivation its forms and proofs, the loader its symbolic builds, explain its
+lowered plans (imports nothing of tilec or sympy: the CLI loads it cold).
 
 Example::
 
