@@ -1,6 +1,6 @@
 """The warp-tiled SIMT SGEMM (CUTLASS hierarchy, seed 003): block tile, warp tile, thread tile.
 
-``tilec.transforms.simt.lower.warp_tiled`` writes the hierarchy with the IR's verbs: a CTA computes a
+``tilec.transforms.simt.hierarchy.warp_tiled`` writes the hierarchy with the IR's verbs: a CTA computes a
 ``BM x BN`` tile of C (``BIDy``, ``BIDx``); its ``(BM/WM) x (BN/WN)`` warps each a ``WM x WN``
 tile; each lane a ``TM x TN`` register tile cut into 4-element vectors spread over the warp tile
 (so a warp's 128-bit reads of a k-slice are one contiguous run).  K tiles of ``BK`` reach shared
@@ -66,7 +66,7 @@ def schedule(M: int, N: int, K: int, CONFIG: str = "auto", BM: int = 0, BN: int 
              PAD_A: int = -1, INTERLEAVE: int = 0, FMA_ORDER: str = "", LANES_A: int = 0,
              SPREAD: int = 0, SWIZZLE: int = -1, ADDR: str = "") -> GemmFusion:
     from tilec.errors import ParamError
-    from tilec.transforms.simt.lower import warp_tiled
+    from tilec.transforms.simt.hierarchy import warp_tiled
 
     name = config(M, N) if CONFIG == "auto" else CONFIG
     if name not in CONFIGS:

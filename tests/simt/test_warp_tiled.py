@@ -12,14 +12,8 @@ from simt_helpers import load
 from tilec.errors import ScheduleError
 from tilec.ir import GemmFusion
 from tilec.ir.threads import ThreadOptions
-from tilec.transforms.simt.lower import (
-    IT,
-    TID,
-    describe_hierarchy,
-    lower_simt,
-    warp_tiled,
-    warp_tiles,
-)
+from tilec.transforms.simt.hierarchy import describe_hierarchy, warp_tiled, warp_tiles
+from tilec.transforms.simt.lower import IT, TID, lower_simt
 
 # small instances of the three rows of examples/simt_warp_tiled.py and of the sync pipeline
 SMALL = {

@@ -1,2 +1,3 @@
-"""Thread-level (SIMT fp32) schedules: lowering to a SimtPlan (:mod:`.lower`), coalescing
+"""Thread-level (SIMT fp32) schedules: lowering to a SimtPlan (:mod:`.lower`), the
+CUTLASS block / warp / thread hierarchy written and read back (:mod:`.hierarchy`), coalescing
 (:mod:`.coalescing`) and shared-memory bank analyses (:mod:`.banks`)."""

@@ -338,7 +338,7 @@ def explain_coalescing(fusion: GemmFusion | SimtPlan) -> str:
       A load  broadcast    stride 0       1 sector  (ideal 1)   broadcast
     """
     from tilec.transforms.simt.banks import explain_banks
-    from tilec.transforms.simt.lower import describe_hierarchy
+    from tilec.transforms.simt.hierarchy import describe_hierarchy
 
     plan = fusion if isinstance(fusion, SimtPlan) else lower_simt(fusion)
     reports = analyze(plan)
