@@ -7,7 +7,8 @@ deterministic and atomic fix-ups run inside the GEMM kernel.
     PYTHONPATH=. python bench/fixup_probe.py        (GPU; writes $OUT/fixup_probe.json)
 
 Per config: 30 replays, the L2 flushed (256 MB zeroed) before each, median duration per kernel
-name; 3 rounds alternated with torch.matmul.
+name; and the whole call's time (tilec.runtime.bench.time_ms: launches hidden, L2 flushed,
+median), what the pipeline bench measures; 3 rounds alternated with torch.matmul.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import torch  # noqa: E402
 from torch.profiler import ProfilerActivity, profile  # noqa: E402
 
 from tilec.runtime.autotune import build  # noqa: E402
+from tilec.runtime.bench import time_ms  # noqa: E402
 
 EX = ROOT / "examples" / "gemm_decomposition.py"
 
@@ -34,7 +36,7 @@ def cfg(BM, BN, BK, D, S, st, fix, w=8):
                 FIXUP=fix, SK_WAVES=1)
 
 
-CONFIGS = {
+CONFIGS_R1 = {
     (512, 512, 65536): [
         cfg(128, 128, 64, "splitk", 8, 4, "deterministic"),
         cfg(128, 128, 64, "splitk", 8, 4, "reduce_kernel"),
@@ -48,6 +50,35 @@ CONFIGS = {
         cfg(128, 128, 64, "splitk", 2, 5, "deterministic"),
         cfg(128, 128, 64, "splitk", 2, 5, "reduce_kernel"),
         cfg(128, 256, 64, "splitk", 4, 3, "reduce_kernel"),
+    ],
+}
+
+
+# round 2: the reduce kernel spread over row strips (two programs per GEMM CTA at least)
+CONFIGS = {
+    (512, 512, 65536): [
+        cfg(128, 128, 64, "splitk", 8, 4, "deterministic"),
+        cfg(128, 128, 64, "splitk", 8, 4, "reduce_kernel"),
+        cfg(128, 256, 64, "splitk", 16, 3, "reduce_kernel"),
+        cfg(256, 128, 64, "splitk", 16, 3, "reduce_kernel"),
+        cfg(128, 128, 64, "splitk", 8, 5, "reduce_kernel"),
+        cfg(128, 128, 128, "splitk", 8, 3, "reduce_kernel"),
+    ],
+    (1024, 1024, 32768): [
+        cfg(128, 128, 64, "splitk", 2, 5, "deterministic"),
+        cfg(128, 128, 64, "splitk", 2, 5, "reduce_kernel"),
+        cfg(128, 256, 64, "splitk", 4, 3, "reduce_kernel"),
+        cfg(128, 128, 64, "splitk", 4, 4, "reduce_kernel"),
+    ],
+    (16, 4096, 4096): [
+        cfg(16, 64, 256, "splitk", 2, 3, "deterministic", 4),
+        cfg(16, 64, 256, "splitk", 2, 3, "reduce_kernel", 4),
+    ],
+    (128, 4096, 7168): [
+        cfg(64, 128, 64, "splitk", 2, 4, "deterministic", 4),
+        cfg(64, 128, 64, "splitk", 2, 4, "reduce_kernel", 4),
+        cfg(128, 128, 64, "splitk", 4, 4, "reduce_kernel"),
+        cfg(128, 256, 64, "splitk", 8, 3, "reduce_kernel"),
     ],
 }
 
@@ -77,7 +108,8 @@ def main() -> int:
         built = [(c, build(EX, {"M": M, "N": N, "K": K, **c})) for c in configs]
         for _ in range(3):
             cub = kernel_us(lambda a=a, b=b: torch.matmul(a, b))
-            rows.append({"M": M, "N": N, "K": K, "config": "cublas", "us": cub})
+            cub_ms = time_ms(lambda a=a, b=b: torch.matmul(a, b))
+            rows.append({"M": M, "N": N, "K": K, "config": "cublas", "us": cub, "ms": cub_ms})
             print(M, N, K, "cublas", {k[:40]: round(v, 1) for k, v in cub.items()}, flush=True)
             for c, bt in built:
                 if bt.run is None:
@@ -85,10 +117,13 @@ def main() -> int:
                                  "error": bt.measurement.error})
                     continue
                 us = kernel_us(bt.run)
-                rows.append({"M": M, "N": N, "K": K, "config": c, "us": us})
-                print(M, N, K, c["BM"], c["BN"], c["SPLITS"], c["STAGES"], c["FIXUP"],
-                      {k[:20]: round(v, 1) for k, v in us.items()}, flush=True)
-    out = Path(os.environ.get("OUT", ".")) / "fixup_probe.json"
+                ms = time_ms(bt.run)
+                rows.append({"M": M, "N": N, "K": K, "config": c, "us": us, "ms": ms,
+                             "vs_cublas": cub_ms / ms})
+                print(M, N, K, c["BM"], c["BN"], c["BK"], c["SPLITS"], c["STAGES"], c["FIXUP"],
+                      {k[:14]: round(v, 1) for k, v in us.items() if "elementwise" not in k},
+                      f"call {ms * 1e3:.1f} us = {cub_ms / ms:.3f}x cuBLAS", flush=True)
+    out = Path(os.environ.get("OUT", ".")) / "fixup_probe_r2.json"
     out.write_text(json.dumps({"device": torch.cuda.get_device_name(0), "rows": rows}, indent=1))
     return 0
 

@@ -10,6 +10,7 @@ is also run here on a few shapes.
 from __future__ import annotations
 
 import os
+import re
 
 os.environ["TRITON_INTERPRET"] = "1"
 
@@ -221,3 +222,21 @@ def test_warp_specialize_option_prints_in_the_k_loop():
     p = plan(64, 64, 64, 32, 32, 16)
     assert "warp_specialize" not in emit(p)
     assert "tl.range(k_begin, k_end, warp_specialize=True)" in emit(p, warp_specialize=True)
+
+
+def test_reduce_kernel_spreads_over_row_strips():
+    # one reduce program per whole tile left most SMs idle (8 tiles x 16 partials: 91 us on an
+    # H200); the printer splits each tile into row strips until there are two programs per CTA
+    # of the GEMM's grid, or the strips are 4 rows
+    for (M, N, K, bm, splits) in ((64, 64, 256, 32, 4), (50, 35, 70, 16, 3), (128, 32, 512, 64, 8)):
+        p = plan(M, N, K, bm, 16, 16, dtype=DType.FP16, decomposition="splitk", splits=splits,
+                 fixup=Fixup.REDUCE_KERNEL)
+        src = emit(p)
+        rows = int(re.search(r"RED_ROWS = tl.constexpr\((\d+)\)", src).group(1))
+        strips = int(re.search(r"RED_STRIPS = tl.constexpr\((\d+)\)", src).group(1))
+        assert rows * strips == bm and rows & (rows - 1) == 0
+        programs = p.work.partial_tiles * strips
+        assert programs >= 2 * p.work.grid or rows == 4
+        assert rows == bm or p.work.partial_tiles * (strips // 2) < 2 * p.work.grid  # no finer
+        assert f"reduce_kernel[({p.work.partial_tiles} * RED_STRIPS,)]" in src
+        run_and_check(p, repeat=True)

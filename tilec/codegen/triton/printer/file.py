@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tilec.codegen.triton.printer.fixup import fixup_fn, partial_slots, reduce_kernel
+from tilec.codegen.triton.printer.fixup import fixup_fn, partial_slots, reduce_kernel, reduce_rows
 from tilec.codegen.triton.printer.kernel import TL_DTYPE, Code, Kernel, check, range_takes
 from tilec.codegen.triton.printer.launcher import launcher
 from tilec.codegen.triton.printer.tile import load_fn, mainloop, store_c, tile_coords
@@ -103,6 +103,9 @@ def constants(k: Kernel) -> str:
     if k.stream_k:
         vals += [("SK_START", k.sk_start), ("SK_TILES", w.sk_tiles),
                  ("SK_CTAS", w.sk_ctas), ("SK_ITERS", w.sk_iters)]
+    if k.fixup is Fixup.REDUCE_KERNEL:
+        rows = reduce_rows(k)
+        vals += [("RED_ROWS", rows), ("RED_STRIPS", p.BM // rows)]
     for name, v in vals:
         c(f"{name} = tl.constexpr({v})")
     c(f"C_DTYPE = tl.constexpr({TL_DTYPE[p.c_dtype]})")

@@ -67,22 +67,49 @@ def fixup_fn(k: Kernel) -> str:
     return c.text()
 
 
+def reduce_rows(k: Kernel) -> int:
+    """Rows of C one ``reduce_kernel`` program sums: the tile's rows halved (down to 4) until
+    the partial tiles' strips give at least two programs per CTA of the GEMM's grid (the grid
+    the plan sized for the machine). One program per whole tile leaves most SMs idle while a few
+    read every partial: 8 tiles of 16 partials took 91 us on an H200
+    (bench/results/fixup_probe_h200_2026-11-23.json)."""
+    p = k.plan
+    rows = p.BM
+    while rows > 4 and p.work.partial_tiles * (p.BM // rows) < 2 * p.work.grid:
+        rows //= 2
+    return rows
+
+
 def reduce_kernel(k: Kernel) -> str:
-    """``reduce_kernel(c, ws)`` (Fixup.REDUCE_KERNEL): a second launch, one program per partial
-    tile, sums its slots in K order and writes C."""
+    """``reduce_kernel(c, ws)`` (Fixup.REDUCE_KERNEL): a second launch, one program per
+    ``RED_ROWS``-row strip of a partial tile (``RED_STRIPS`` a tile), sums the strip's partials
+    in K order and writes C's rows."""
+    p = k.plan
     c = Code()
     c("@triton.jit", "def reduce_kernel(c, ws):")
     c.indent()
-    c('"""Sum the partials of one tile in K order and write C (second launch)."""')
-    c("tile = tl.program_id(0)")
+    c('"""Sum one strip of a tile\'s partials in K order and write it to C (second launch)."""')
+    c("tile = tl.program_id(0) // RED_STRIPS")
+    c("strip = tl.program_id(0) % RED_STRIPS")
     c("n = contributors(tile)")
     c("if n > 1:  # a single contributor owned the whole tile and wrote C itself")
     c.indent()
     c(f"pid_m, pid_n = tile_coords({k.expr(TILE + k.sk_start, tile='tile')})")
     guard_alive(k, c)
-    c("offs = tl.arange(0, BM)[:, None] * BN + tl.arange(0, BN)[None, :]")
-    c("total = tl.zeros((BM, BN), dtype=tl.float32)")
+    c("rows = strip * RED_ROWS + tl.arange(0, RED_ROWS)")
+    c("offs = rows[:, None] * BN + tl.arange(0, BN)[None, :]")
+    c("total = tl.zeros((RED_ROWS, BN), dtype=tl.float32)")
     c("for j in range(n):")
     c.indent()("total += tl.load(ws + partial_slot(tile, j) * (BM * BN) + offs)").dedent()
-    c("store_c(c, total, pid_m, pid_n)")
+    c("offs_m = pid_m * BM + rows")
+    c("offs_n = pid_n * BN + tl.arange(0, BN)")
+    if k.wide:
+        c("offs_m = offs_m.to(tl.int64)")
+    masks = []
+    if p.M % p.BM:
+        masks.append("(offs_m[:, None] < M)")
+    if p.N % p.BN:
+        masks.append("(offs_n[None, :] < N)")
+    m = f", mask={' & '.join(masks)}" if masks else ""
+    c(f"tl.store(c + offs_m[:, None] * N + offs_n[None, :], total.to(C_DTYPE){m})")
     return c.text()

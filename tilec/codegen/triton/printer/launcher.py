@@ -69,7 +69,7 @@ def launcher(k: Kernel) -> str:
         args += ", ws, tickets"
     c(f"gemm_kernel[(GRID,)]({args}, num_warps={p.num_warps}, num_stages={p.num_stages})")
     if k.fixup is Fixup.REDUCE_KERNEL:
-        c(f"reduce_kernel[({w.partial_tiles},)](out, ws, num_warps=4)")
+        c(f"reduce_kernel[({w.partial_tiles} * RED_STRIPS,)](out, ws, num_warps=4)")
     c("return out")
     return c.text()
 
