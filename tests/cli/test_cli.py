@@ -219,13 +219,15 @@ def test_explain_sections_and_json(capsys) -> None:
     for title in ("parameters", "views", "tile order", "decomposition", "TMA multicast",
                   "coalescing"):
         assert f"== {title} ==" in text
-    assert "chosen: split-K S=8" in text  # the heuristic's reasons (the knobs are auto)
+    # the heuristic's reasons (the knobs are auto)
+    assert "chosen: split-K S=16 with the reduce kernel" in text
     assert "DECOMP = splitk  (heuristic)" in text
     assert main([*args, "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     s = data["sections"]
-    assert s["tile order"]["tiles_m"] == 4 and s["tile order"]["tiles_n"] == 4  # 128x128 tiles
-    assert s["decomposition"]["kind"] == "splitk" and s["decomposition"]["splits"] == 8
+    assert s["tile order"]["tiles_m"] == 4 and s["tile order"]["tiles_n"] == 2  # 128x256 tiles
+    assert s["decomposition"]["kind"] == "splitk" and s["decomposition"]["splits"] == 16
+    assert s["decomposition"]["fixup"] == "reduce_kernel"
     assert s["TMA multicast"]["applicable"] is False
     assert s["coalescing"]["applicable"] is False
 

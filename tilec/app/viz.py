@@ -55,9 +55,9 @@ DEFAULT_SIZE = {"tiles": (1600, 1000), "multicast": (1400, 900), "timeline": (16
                 "all": (1800, 2600), "threads": (1800, 1000)}
 DPI = 100
 UNIT_COLORS = {"dp": "#4c72b0", "splitk": "#dd8452", "streamk": "#55a868", "fixup": "#c44e52",
-               "idle": "#d9d9d9"}
+               "reduce": "#8172b3", "idle": "#d9d9d9"}
 UNIT_LABELS = {"dp": "data-parallel tile", "splitk": "split-K part", "streamk": "Stream-K range",
-               "fixup": "fix-up", "idle": "idle tail"}
+               "fixup": "fix-up", "reduce": "reduce kernel", "idle": "idle tail"}
 
 
 # -- data -------------------------------------------------------------------------------------

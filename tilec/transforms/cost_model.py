@@ -10,7 +10,9 @@ timeline picture (``tilec viz --kind timeline`` draws :func:`simulate`'s blocks)
 * a partial unit (split-K part, Stream-K range) is followed by its fix-up: writing its fp32
   partial (half of :func:`fixup_iters`); the tile's reducer, the contributor with the tile's first
   K range (in Stream-K the CTA that reaches that tile last), also reads every contributor's
-  partial back (half of :func:`fixup_iters` each);
+  partial back (half of :func:`fixup_iters` each); with the reduce-kernel fix-up nobody reads
+  back in the GEMM kernel: a second launch (:data:`REDUCE_LAUNCH`) then reads every partial,
+  spread over all SMs ("reduce" blocks after the last unit);
 * CTAs start on SMs in pid order as SMs free up (one CTA per SM at a time), each running its
   units (:func:`~tilec.transforms.decompose.work_units`) back to back.
 
@@ -31,9 +33,10 @@ from collections.abc import Container
 from dataclasses import dataclass, replace
 
 from tilec.transforms.decompose import work_units
-from tilec.transforms.plan import Decomposition, KernelPlan, WorkSplit
+from tilec.transforms.plan import Decomposition, Fixup, KernelPlan, WorkSplit
 
 __all__ = [
+    "REDUCE_LAUNCH",
     "FIXUP_SCALE",
     "SK_L2_PENALTY",
     "SK_L2_PENALTY_WIDE",
@@ -51,6 +54,10 @@ __all__ = [
 ]
 
 UNIT_OVERHEAD = 2.0  # pipeline fill + epilogue of one unit, in k-iterations
+# the reduce kernel's launch after the GEMM kernel, in k-iterations: on the H200 the second
+# kernel started ~4.5 us after the first ended, about five 128x256x64 iterations
+# (bench/results/fixup_probe_r2_h200_2026-11-23.json)
+REDUCE_LAUNCH = 5.0
 # Stream-K iterations run at odd K offsets: worse L2 reuse (seed 001).  Calibrated on the H200:
 # when Stream-K is the whole problem (no DP tiles) or its region has more tiles than CTAs, every
 # CTA streams its own tiles at its own K offset from the start and the operands stop being shared
@@ -96,7 +103,8 @@ class Block:
     """A span of one SM's time, in k-iterations.
 
     ``kind``: "dp" (a whole tile), "splitk" (a split-K part), "streamk" (a Stream-K range), each
-    lasting its modeled cost; "fixup" (the partial's fix-up after it); "idle" (the SM's tail
+    lasting its modeled cost; "fixup" (the partial's fix-up after it); "reduce" (the reduce
+    kernel's launch and share of the partials, after the GEMM kernel); "idle" (the SM's tail
     until the last SM finishes).
     """
 
@@ -156,6 +164,7 @@ def simulate(split: WorkSplit, sms: int, BM: int, BN: int, BK: int, *, dtype_byt
     sk_start, sk_end = split.sk_start, split.sk_end
     pen = sk_penalty(split) if sk_end > sk_start else 0.0
     split_k = split.kind is Decomposition.SPLIT_K
+    second_kernel = split.fixup is Fixup.REDUCE_KERNEL
     per_cta = work_units(split, alive)
     # the partial tiles' contributors, and which one sums them: the one with the tile's first K
     # range (Stream-K's CTA that starts a tile does so at the end of its range: it finishes last)
@@ -179,11 +188,19 @@ def simulate(split: WorkSplit, sms: int, BM: int, BN: int, BK: int, *, dtype_byt
             now = end
             if n != k_iters:
                 # its partial out; the reducer also reads every contributor's partial back
-                cost = fix / 2 * (1 + (len(parts[t]) if reducer[t] == kb else 0))
+                reads = len(parts[t]) if reducer[t] == kb and not second_kernel else 0
+                cost = fix / 2 * (1 + reads)
                 blocks.append(Block(sm, cta, "fixup", now, now + cost, t, kb, ke))
                 now += cost
         heapq.heappush(free, (now, sm))
     makespan = max((b.end for b in blocks), default=0.0)
+    if second_kernel and parts:
+        # every partial read once, all SMs sharing the reads, after the GEMM kernel ends
+        n_sm = len(free)
+        reduce = REDUCE_LAUNCH + sum(map(len, parts.values())) * fix / 2 / n_sm
+        blocks += [Block(sm, -1, "reduce", makespan, makespan + reduce) for sm in range(n_sm)]
+        free = [(makespan + reduce, sm) for sm in range(n_sm)]
+        makespan += reduce
     for now, sm in sorted(free, key=lambda x: x[1]):
         if now < makespan:
             blocks.append(Block(sm, -1, "idle", now, makespan))

@@ -30,8 +30,8 @@ LOAD        operand loads (:class:`~tilec.ir.types.LoadKind`), chosen at lowerin
 Example::
 
     >>> cfg, why = heuristic(512, 512, 65536)
-    >>> cfg.DECOMP.value, cfg.SPLITS, (cfg.BM, cfg.BN)
-    ('splitk', 8, (128, 128))
+    >>> cfg.DECOMP.value, cfg.SPLITS, (cfg.BM, cfg.BN), cfg.FIXUP.value
+    ('splitk', 16, (128, 256), 'reduce_kernel')
     >>> r = resolve(dict(M=1024, N=1024, K=1024, BM=64, BN="auto", BK="auto"))
     >>> r.params["BM"], r.params["BN"], r.choice("BM").source.value, r.choice("BN").source.value
     (64, 128, 'user', 'heuristic')
@@ -160,6 +160,14 @@ LARGE_TILES = (
 def _cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
+# how much faster (modeled) the reduce-kernel fix-up must be to be chosen over the deterministic
+# one: a second launch costs host time the model does not see. Only split-K with at least
+# REDUCE_MIN_SPLITS parts: measured faster at 8 and 16 parts, slower at 2 (1024^2 x 32768: 0.94x
+# against 0.96x; 16 x 4096 x 4096: 1.00x against 1.09x), Stream-K's never measured
+# (bench/results/fixup_probe_r2_h200_2026-11-23.json)
+REDUCE_MARGIN = 0.05
+REDUCE_MIN_SPLITS = 8
+
 
 def _tile_rule(M: int, N: int, K: int, sms: int) -> tuple[Config, str]:
     """The tile of a shape class, with the rule's name (measured on the H200, Triton)."""
@@ -175,6 +183,10 @@ def _tile_rule(M: int, N: int, K: int, sms: int) -> tuple[Config, str]:
     if M * N <= 1024 * 1024 and K <= 4096:
         # sq1024: 226 TFLOP/s with TMA loads, 200-215 with the plain kernel's 64x128x64
         return Config(BM=64, BN=128, BK=128, WARPS=4, STAGES=4), "small problem"
+    if _cdiv(M, 128) * _cdiv(N, 128) * 8 <= sms and K >= 16384:
+        # 512^2 x 65536: 128x256 split-K 16 with the reduce kernel 0.81x cuBLAS, 128x128 split-K
+        # 8 0.78x (0.73x with the deterministic fix-up): fewer bytes from L2 per flop
+        return Config(BM=128, BN=256, BK=64, WARPS=8, STAGES=3), "very few tiles, deep K"
     if M * N <= 1024 * 1024:  # 1024^2 x 32768 split-K 2: 0.934x cuBLAS with 5 stages, 0.921x with 4
         return Config(BM=128, BN=128, BK=64, WARPS=8, STAGES=5), "few tiles, deep K"
     return Config(), "large"
@@ -195,13 +207,34 @@ def _pinned(cfg: Config, fixed: Mapping[str, Any]) -> Config:
 
 
 def _decomposition(M: int, N: int, K: int, cfg: Config, sms: int,
-                   fixed: Mapping[str, Any]) -> tuple[Config, list[str]]:
-    """``cfg`` with the decomposition knobs the user left auto chosen by the cost model."""
+                   fixed: Mapping[str, Any], target: str = "triton") -> tuple[Config, list[str]]:
+    """``cfg`` with the decomposition knobs the user left auto chosen by the cost model.
+
+    An auto fix-up is deterministic (one kernel, bitwise reproducible) unless, on Triton, the
+    reduce kernel's modeled time beats it by :data:`REDUCE_MARGIN`: when one CTA per tile would
+    read many partials back alone (skinny 512x512x65536: 0.73x cuBLAS deterministic, 0.81x with
+    the reduce kernel spread over row strips).
+    """
     fixup = fixed.get("FIXUP", AUTO)
     fx = Fixup.DETERMINISTIC if fixup == AUTO else fixup
     kind = fixed.get("DECOMP", AUTO)
+    why_fix = ("fix-up deterministic: on the H200's split-K shapes it ran as fast as atomic "
+               "or faster, and it is bitwise reproducible")
     if kind == AUTO:
         split, why = choose_decomposition(M, N, K, cfg.BM, cfg.BN, cfg.BK, sms, fixup=fx)
+        alts = [r for r in rank_decompositions(M, N, K, cfg.BM, cfg.BN, cfg.BK, sms,
+                                               fixup=Fixup.REDUCE_KERNEL)
+                if r[3].kind is Decomposition.SPLIT_K and r[3].splits >= REDUCE_MIN_SPLITS]
+        if fixup == AUTO and target == "triton" and alts:
+            t_red, _, name, alt, _ = alts[0]
+            t_det = estimate_cost(split, sms, cfg.BM, cfg.BN, cfg.BK).total
+            if t_red < t_det * (1 - REDUCE_MARGIN):
+                split = alt
+                why = [*why[:-1], f"chosen: {name} with the reduce kernel"]
+                why_fix = (f"fix-up reduce_kernel: a second kernel sums the partials over all SMs"
+                           f" ({t_red:.1f} iters modeled) where the deterministic fix-up's"
+                           f" last contributor of each tile reads them alone ({t_det:.1f});"
+                           f" still summed in K order, bitwise reproducible")
     else:
         ranked = [r for r in rank_decompositions(M, N, K, cfg.BM, cfg.BN, cfg.BK, sms, fixup=fx)
                   if r[3].kind is kind]
@@ -213,8 +246,7 @@ def _decomposition(M: int, N: int, K: int, cfg: Config, sms: int,
                   SK_WAVES=split.sk_waves if split.kind is Decomposition.STREAM_K_PP else 1,
                   FIXUP=split.fixup)
     if split.kind is not Decomposition.DATA_PARALLEL and fixup == AUTO:
-        why.append("fix-up deterministic: on the H200's split-K shapes it ran as fast as atomic "
-                   "or faster, and it is bitwise reproducible")
+        why.append(why_fix)
     return _pinned(out, fixed), why
 
 
@@ -230,7 +262,7 @@ def heuristic(M: int, N: int, K: int, *, sms: int = 132, fixed: Mapping[str, Any
     tile_fixed = any(k in fixed for k in ("BM", "BN", "BK"))
     if target == "cuda":
         base, rule = _cuda_rule(M, N, K)
-        cfg, why = _decomposition(M, N, K, _pinned(base, fixed), sms, fixed)
+        cfg, why = _decomposition(M, N, K, _pinned(base, fixed), sms, fixed, target)
         return cfg, [f"tile {cfg.BM}x{cfg.BN}x{cfg.BK} by the rule '{rule}'", *why]
     base, rule = _tile_rule(M, N, K, sms)
     if rule != "large" or tile_fixed:
