@@ -4,7 +4,12 @@ examples/gemm_decomposition.py through the pipeline (tilec.runtime.autotune.buil
 The reduce-kernel fix-up separates the two (the GEMM kernel only writes partials); the
 deterministic and atomic fix-ups run inside the GEMM kernel.
 
-    PYTHONPATH=. python bench/fixup_probe.py        (GPU; writes $OUT/fixup_probe.json)
+    PYTHONPATH=. python bench/fixup_probe.py [--round 1]
+        (GPU; writes $OUT/fixup_probe_r2.json, or $OUT/fixup_probe.json for round 1)
+
+Round 1 (bench/results/fixup_probe_h200_2026-11-23.json) timed the kernels only, with the reduce
+kernel's one program per tile; round 2 (..._r2_...) after it was spread over row strips, with
+the whole call's time too.
 
 Per config: 30 replays, the L2 flushed (256 MB zeroed) before each, median duration per kernel
 name; and the whole call's time (tilec.runtime.bench.time_ms: launches hidden, L2 flushed,
@@ -101,8 +106,9 @@ def kernel_us(fn, n=30) -> dict[str, float]:
 
 
 def main() -> int:
+    first = "--round" in sys.argv and sys.argv[sys.argv.index("--round") + 1] == "1"
     rows = []
-    for (M, N, K), configs in CONFIGS.items():
+    for (M, N, K), configs in (CONFIGS_R1 if first else CONFIGS).items():
         a = torch.randn((M, K), device="cuda", dtype=torch.bfloat16)
         b = torch.randn((K, N), device="cuda", dtype=torch.bfloat16)
         built = [(c, build(EX, {"M": M, "N": N, "K": K, **c})) for c in configs]
@@ -123,7 +129,7 @@ def main() -> int:
                 print(M, N, K, c["BM"], c["BN"], c["BK"], c["SPLITS"], c["STAGES"], c["FIXUP"],
                       {k[:14]: round(v, 1) for k, v in us.items() if "elementwise" not in k},
                       f"call {ms * 1e3:.1f} us = {cub_ms / ms:.3f}x cuBLAS", flush=True)
-    out = Path(os.environ.get("OUT", ".")) / "fixup_probe_r2.json"
+    out = Path(os.environ.get("OUT", ".")) / ("fixup_probe.json" if first else "fixup_probe_r2.json")
     out.write_text(json.dumps({"device": torch.cuda.get_device_name(0), "rows": rows}, indent=1))
     return 0
 
