@@ -88,7 +88,18 @@ _LARGE = [(2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192), (1664, 166
 ROUND3 = {s: [cfg(128, 256, 64, "dp"), cfg(128, 256, 64, "dp_1sk"), cfg(128, 256, 64, "skpp"),
               cfg(128, 128, 64, "dp", 1, 5), cfg(128, 128, 64, "skpp", 1, 5),
               cfg(256, 128, 64, "dp")] for s in _LARGE}
-ROUNDS = {1: ROUND1, 2: ROUND2, 3: ROUND3}
+# Round 4 (session 7): wave_1664, the suite's slowest large shape (0.85x with 128x128 DP + Stream-K
+# at 5 stages, one CTA per SM): two CTAs per SM (3 stages of 128x128x64 = 96 KB each) run all 169
+# tiles in one wave; and the new split-K choice of the skinny shapes beside the old one.
+ROUND4 = {
+    (1664, 1664, 8192): [cfg(128, 128, 64, "skpp", 1, 5), cfg(128, 128, 64, "dp", 1, 3),
+                         cfg(128, 128, 64, "dp", 1, 3, 4), cfg(128, 128, 64, "dp", 1, 2),
+                         cfg(128, 128, 64, "skpp", 1, 3), cfg(128, 128, 128, "dp", 1, 2),
+                         cfg(64, 256, 64, "dp", 1, 3), cfg(128, 256, 64, "dp", 1, 3)],
+    (512, 512, 65536): [cfg(128, 128, 64, "splitk", 8, 5),
+                        cfg(128, 256, 64, "splitk", 16, 3, fix="reduce_kernel")],
+}
+ROUNDS = {1: ROUND1, 2: ROUND2, 3: ROUND3, 4: ROUND4}
 
 
 def main() -> int:
