@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
                         "K": plan.K, "target": args.target, **res})
     args.param = base
     data = {"device": torch.cuda.get_device_name(0), "target": args.target,
-            "method": "triton.testing.do_bench median, L2 flushed before each replay",
+            "method": "time_ms median, L2 flushed before each replay, launches hidden",
             "results": results}
     if args.json:
         write_output(args, json.dumps(data, indent=1))
