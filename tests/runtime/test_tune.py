@@ -300,3 +300,11 @@ def test_tune_keeps_the_heuristic_unless_a_config_beats_it_in_most_rounds(tmp_pa
     res = tune(EX, shape, limit=6, timer=timer(n), progress=False,
                records=Records(tmp_path / "b.sqlite"))
     assert res.best != first and res.note == ""
+
+
+def test_time_ms_names_a_bad_launch_mode() -> None:
+    from tilec.runtime.bench import time_ms
+
+    # checked before anything touches a GPU: the message names the argument and the value
+    with pytest.raises(ValueError, match="launch must be 'hidden' or 'visible' but got 'sometimes'"):
+        time_ms(lambda: None, launch="sometimes")
