@@ -263,6 +263,9 @@ def test_descriptor_copies_match_the_constructor():
     assert vars(copy).keys() == vars(made).keys()
     assert all(vars(copy)[f] == vars(made)[f] for f in vars(made) if f != "base")
     assert mod._A_DESC.base.device.type == "meta"  # the prototype holds no user tensor
+    odd = torch.cat([a.new_zeros(1), a.flatten()])[1:].view(p.M, p.K)  # 4 bytes past aligned
+    moved = mod._desc(odd, mod._A_DESC).base
+    assert odd.data_ptr() % 16 and moved.data_ptr() % 16 == 0 and torch.equal(moved, odd)
 
 
 def test_refusals():

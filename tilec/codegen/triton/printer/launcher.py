@@ -26,7 +26,7 @@ from tilec.transforms.plan import Fixup, LoadKind, OperandLoad
 
 
 def launcher(k: Kernel) -> str:
-    """Module state, ``_check``, ``_check_args``, ``_aligned``/``_desc`` (TMA), ``_workspace``
+    """Module state, ``_check``, ``_check_args``, ``_desc`` (TMA), ``_workspace``
     (partials) and ``run``."""
     p = k.plan
     w = p.work
@@ -78,18 +78,15 @@ def launcher(k: Kernel) -> str:
     c.dedent().dedent().dedent()
     c("", "")
     if tma:
-        c("def _aligned(x):")
-        c.indent()
-        c("return x if x.data_ptr() % 16 == 0 else x.clone()  # TMA needs 16-byte base addresses")
-        c.dedent()("", "")
         c("def _desc(x, proto):")
         c.indent()
-        c('"""proto (built and checked by Triton at import) with x as its base: x has its shape, dtype')
-        c("and a 16-byte aligned address, so the constructor's checks would find nothing new.")
+        c('"""proto (built and checked by Triton at import) with x as its base, or a copy of x where')
+        c("x is not 16-byte aligned (TMA needs aligned base addresses): x has proto's shape and")
+        c("dtype (run() checked them), so the constructor's checks would find nothing new.")
         c('"""')
         c("d = object.__new__(TensorDescriptor)")
         c("d.__dict__.update(proto.__dict__)")
-        c("d.base = x")
+        c("d.base = x if x.data_ptr() % 16 == 0 else x.clone()")
         c("return d")
         c.dedent()("", "")
     if k.partials:
@@ -114,12 +111,12 @@ def launcher(k: Kernel) -> str:
     c("if out is None:")
     c.indent()(f"out = torch.empty(({M}, {N}), dtype={cdt}, device=a.device)").dedent()
     # pointer arguments the compiled kernel is specialized on (16-byte alignment); TMA operands
-    # are descriptors (their bases are aligned by _aligned), the workspace is allocated aligned
+    # are descriptors (_desc aligns their bases), the workspace is allocated aligned
     ptrs = ["out"] + [var for op, var, *_ in _descs(k) if op.kind is not LoadKind.TMA]
     c("aligned = " + (f"({' | '.join(f'{v}.data_ptr()' for v in ptrs)})" if len(ptrs) > 1
                       else "out.data_ptr()") + " % 16 == 0")
     for _, var, *_ in descs:
-        c(f"{var} = _desc(_aligned({var}), _{var.upper()}_DESC)")
+        c(f"{var} = _desc({var}, _{var.upper()}_DESC)")
     c("if out.is_cuda:")
     c.indent()("index = out.get_device()", "stream = _current_stream(index)").dedent()
     c("else:  # the interpreter's CPU tensors")
