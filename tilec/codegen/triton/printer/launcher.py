@@ -16,7 +16,9 @@ On small problems the kernel takes less GPU time than Triton's launch path takes
   on its pointers' 16-byte alignment, so both launches need aligned pointers (any other call
   takes the JIT path), and on the current device (Triton's JIT compiles for the current device).
   The interpreter (``TRITON_INTERPRET=1``) returns no compiled kernel and always takes the JIT
-  path.
+  path. What the kept kernel does not see: Triton settings changed after the first launch (debug,
+  instrumentation), and the JIT's check that the kernel's globals are unchanged (they are this
+  file's constants); launch hooks still run (the grid runner reads them per launch).
 """
 
 from __future__ import annotations
