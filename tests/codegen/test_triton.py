@@ -156,15 +156,117 @@ def test_padded_order_skips_dead_tiles():
         run_and_check(p)
 
 
-def test_launcher_errors():
-    mod = load(plan(20, 30, 40, 16, 16, 16, dtype=DType.FP16))
-    a, b = torch.zeros(20, 40, dtype=torch.float16), torch.zeros(40, 30, dtype=torch.float16)
-    with pytest.raises(ValueError, match=r"B must have shape \(40, 30\) but got \(30, 40\)"):
-        mod.run(a, b.T.contiguous())
-    with pytest.raises(TypeError, match=r"A must have dtype torch\.float16 but got torch\.float32"):
-        mod.run(a.float(), b)
-    with pytest.raises(ValueError, match=r"out must have shape \(20, 30\)"):
-        mod.run(a, b, out=torch.empty(30, 20, dtype=torch.float16))
+LAUNCH_PLANS = {  # a pointer-load data-parallel plan and a TMA split-K one (workspace, descriptors)
+    "pointer_dp": lambda: plan(20, 30, 40, 16, 16, 16, dtype=DType.FP16),
+    "tma_splitk": lambda: plan(40, 48, 64, 16, 16, 32, dtype=DType.FP32, load=LoadKind.TMA,
+                               decomposition="splitk", splits=2, fixup=Fixup.DETERMINISTIC),
+}
+
+
+class LooksCuda(torch.Tensor):
+    """A CPU tensor that says it is on CUDA device 0: run()'s one comparison takes it for a CUDA
+    tensor, so a wrong argument it lets through goes on to a CUDA stream lookup or the launch
+    and fails there, not with the TypeError/ValueError naming the argument."""
+
+    is_cuda = True
+
+    def get_device(self) -> int:
+        return 0
+
+
+def cuda_like(t: torch.Tensor) -> torch.Tensor:
+    return t.as_subclass(LooksCuda)
+
+
+def operands(p: KernelPlan, seed: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    g = torch.Generator().manual_seed(seed)
+    dt = TORCH[p.dtype]
+    a = torch.randn((p.M, p.K), generator=g).to(dt)
+    b = torch.randn((p.N, p.K) if p.b_transposed else (p.K, p.N), generator=g).to(dt)
+    return a, b, a.double() @ b.double()
+
+
+def close(c: torch.Tensor, ref: torch.Tensor, dt: DType) -> bool:
+    return (c.double() - ref).abs().max().item() / max(ref.abs().max().item(), 1.0) < TOL[dt]
+
+
+@pytest.mark.parametrize("kind", list(LAUNCH_PLANS))
+def test_launcher_errors_after_a_good_call(kind):
+    p = LAUNCH_PLANS[kind]()
+    mod = load(p)
+    M, N, K, dt = p.M, p.N, p.K, TORCH[p.dtype]
+    a, b, ref = operands(p, 0)
+    assert close(mod.run(a, b), ref, p.dtype)  # the first call launches (and would cache) it
+    other = torch.float32 if dt is torch.float16 else torch.float16
+    cases = [  # (a, b, out), error, message
+        ((a, b.T.contiguous(), None), ValueError,
+         rf"B must have shape \({K}, {N}\) but got \({N}, {K}\)"),
+        ((a[:, :-1], b, None), ValueError, rf"A must have shape \({M}, {K}\) but got \({M}, {K - 1}\)"),
+        ((a.to(other), b, None), TypeError, rf"A must have dtype {dt} but got {other}"),
+        ((a, b.to(other), None), TypeError, rf"B must have dtype {dt} but got {other}"),
+        ((a.numpy(force=True), b, None), TypeError, "A must be a torch.Tensor but got ndarray"),
+        ((a, b, torch.empty(N, M, dtype=dt)), ValueError, rf"out must have shape \({M}, {N}\)"),
+        ((a, b, torch.empty(M, N, dtype=other)), TypeError, rf"out must have dtype {dt}"),
+        ((a, b, torch.empty(N, M, dtype=dt).T), ValueError,
+         rf"out must be contiguous but has strides \(1, {M}\)"),
+        ((a, b, [0.0] * N), TypeError, "out must be a torch.Tensor but got list"),
+    ]
+    for (x, y, out), err, msg in cases:
+        for wrap in (lambda t: t, cuda_like):  # as CPU tensors, and as tensors that look CUDA
+            x_, y_, out_ = (wrap(t) if isinstance(t, torch.Tensor) else t for t in (x, y, out))
+            with pytest.raises(err, match=msg):
+                mod.run(x_, y_, out=out_)
+    meta = torch.empty((K, N), dtype=dt, device="meta")
+    with pytest.raises(ValueError, match="A and B must be on one device but got cpu and meta"):
+        mod.run(a, meta)
+    with pytest.raises(ValueError, match=r"out must be on the device of A \(cpu\) but is on meta"):
+        mod.run(a, b, out=torch.empty((M, N), dtype=dt, device="meta"))
+    assert close(mod.run(a, b), ref, p.dtype)  # the failed calls left nothing behind
+
+
+@pytest.mark.parametrize("kind", list(LAUNCH_PLANS))
+def test_repeated_calls_with_new_tensors(kind):
+    # each call gets other tensors: new operands, a given and a new out, an operand that is
+    # not contiguous, out and operands at addresses that are not 16-byte aligned (TMA clones)
+    p = LAUNCH_PLANS[kind]()
+    mod = load(p)
+    dt = TORCH[p.dtype]
+    results = []
+    for seed in range(4):
+        a, b, ref = operands(p, seed)
+        if seed == 1:
+            a = a.T.contiguous().T  # same values, column-major
+            assert not a.is_contiguous()
+        if seed == 2:  # one element in: 2 or 4 bytes past an aligned address
+            a = torch.cat([a.new_zeros(1), a.flatten()])[1:].view(p.M, p.K)
+            assert a.data_ptr() % 16
+        out = None
+        if seed >= 2:
+            out = torch.full((p.M * p.N + 1,), float("nan"), dtype=dt)[1:].view(p.M, p.N)
+            assert out.data_ptr() % 16
+        c = mod.run(a, b, out=out)
+        assert out is None or c is out
+        assert close(c, ref, p.dtype), f"call {seed}"
+        results.append(c)
+    assert not torch.equal(results[0], results[1])  # the calls computed different products
+    assert mod._LAUNCHES == {}  # the interpreter returns no compiled kernel: always the JIT path
+
+
+def test_descriptor_copies_match_the_constructor():
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    p = LAUNCH_PLANS["tma_splitk"]()
+    mod = load(p)
+    a = torch.randn(p.M, p.K)
+    made = TensorDescriptor(a, shape=[p.M, p.K], strides=[p.K, 1], block_shape=[p.BM, p.BK])
+    copy = mod._desc(a, mod._A_DESC)
+    assert type(copy) is TensorDescriptor and copy.base is a
+    assert vars(copy).keys() == vars(made).keys()
+    assert all(vars(copy)[f] == vars(made)[f] for f in vars(made) if f != "base")
+    assert mod._A_DESC.base.device.type == "meta"  # the prototype holds no user tensor
+    odd = torch.cat([a.new_zeros(1), a.flatten()])[1:].view(p.M, p.K)  # 4 bytes past aligned
+    moved = mod._desc(odd, mod._A_DESC).base
+    assert odd.data_ptr() % 16 and moved.data_ptr() % 16 == 0 and torch.equal(moved, odd)
 
 
 def test_refusals():
@@ -238,5 +340,5 @@ def test_reduce_kernel_spreads_over_row_strips():
         programs = p.work.partial_tiles * strips
         assert programs >= 2 * p.work.grid or rows == 4
         assert rows == bm or p.work.partial_tiles * (strips // 2) < 2 * p.work.grid  # no finer
-        assert f"reduce_kernel[({p.work.partial_tiles} * RED_STRIPS,)]" in src
+        assert f"reduce_kernel[({programs},)]" in src and f"reducer[({programs}, 1, 1)]" in src
         run_and_check(p, repeat=True)

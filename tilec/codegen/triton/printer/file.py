@@ -83,6 +83,7 @@ def header(k: Kernel) -> str:
         c(note)
     c('"""')
     c("", "import torch", "import triton", "import triton.language as tl")
+    c("from triton.compiler import CompiledKernel")
     if LoadKind.TMA in (p.a.kind, p.b.kind):
         c("from triton.tools.tensor_descriptor import TensorDescriptor")
     return c.text()
