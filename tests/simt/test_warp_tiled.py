@@ -71,7 +71,7 @@ def test_verbs_are_recorded_and_replay_to_the_same_fusion() -> None:
     (lambda f: f.copy_lanes("B", 64), "power of 2 in 1..32 but got 64"),
     (lambda f: f.spread_copies(0), "slices must be an integer in 1..64"),
     (lambda f: f.smem_swizzle("B"), "only A's shared tile"),
-    (lambda f: f.copy_addresses("pointer"), "how must be one of index, stride but got 'pointer'"),
+    (lambda f: f.copy_addresses("pointer"), "how must be one of index, stride, byte_stride but got 'pointer'"),
 ])
 def test_verb_errors(call, match) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(ScheduleError, match=match):
