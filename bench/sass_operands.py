@@ -69,25 +69,34 @@ def k_tile_loop(sass: str) -> tuple[int, int]:
     return start, end
 
 
-def ffmas(ins: list[tuple[int, str, list[str]]]) -> list[Ffma]:
-    """Every FFMA with its register-file reads under the reuse model (module docstring)."""
-    out, prev = [], None
+def ffmas(ins: list[tuple[int, str, list[str]]], banks: int = 2, clear: bool = False) -> list[Ffma]:
+    """Every FFMA with its register-file reads under the reuse model (module docstring): the
+    reuse cache holds, per operand slot and register bank, the register last read there with
+    ``.reuse``; an operand hits when its slot's entry for its bank holds it.  Any other read in
+    that slot and bank replaces the entry (flagged) or empties it (not flagged)."""
+    out = []
+    cache: dict[tuple[int, int], int] = {}
     for pc, op, ops in ins:
-        if op == "FFMA":
-            rf, reused = [], 0
-            for slot, o in enumerate(ops[1:4], start=1):
-                m = _REG.match(o)
-                if not m:
-                    continue
-                r = int(m.group(1))
-                hit = prev is not None and slot < len(prev) and (pm := _REG.match(prev[slot])) \
-                    and pm.group(2) and int(pm.group(1)) == r
-                if hit:
-                    reused += 1
-                else:
-                    rf.append(r)
-            out.append(Ffma(pc, f"{op} {', '.join(ops)}", tuple(rf), reused))
-        prev = ops
+        if op != "FFMA":
+            if clear and any(_REG.match(o) for o in ops[1:]):
+                cache.clear()  # another instruction's operands pass through the collector
+            continue
+        rf, reused = [], 0
+        for slot, o in enumerate(ops[1:4], start=1):
+            m = _REG.match(o)
+            if not m:
+                continue
+            r = int(m.group(1))
+            key = (slot, r % banks)
+            if cache.get(key) == r:
+                reused += 1
+            else:
+                rf.append(r)
+            if m.group(2):
+                cache[key] = r
+            else:
+                cache.pop(key, None)
+        out.append(Ffma(pc, f"{op} {', '.join(ops)}", tuple(rf), reused))
     return out
 
 
@@ -104,6 +113,86 @@ def loop_counts(sass: str) -> dict[str, int]:
     return {"instructions": len(ins), **counts(ffmas(ins))}
 
 
+STALL = "smsp__pcsamp_warps_issue_stalled_"
+
+
+def infer_reuse(ins: list[tuple[int, str, list[str]]], banks: int = 2,
+                skip: bool = True) -> list[tuple[int, str, list[str]]]:
+    """``.reuse`` flags as ptxas sets them where a listing has none (Nsight Compute's SASS): on
+    an FFMA operand whose register the next FFMA reading that slot and bank reads again (before
+    any other instruction; checked against ``cuobjdump``'s flags in the tests)."""
+    out = [(pc, op, list(ops)) for pc, op, ops in ins]
+    for i, (_, op, ops) in enumerate(out):
+        if op != "FFMA":
+            continue
+        for slot in (1, 2, 3):
+            m = _REG.match(ops[slot]) if slot < len(ops) else None
+            if not m:
+                continue
+            r = int(m.group(1))
+            for _, op2, ops2 in out[i + 1:]:
+                if op2 != "FFMA":
+                    if skip:
+                        continue
+                    break
+                m2 = _REG.match(ops2[slot]) if slot < len(ops2) else None
+                if m2 and int(m2.group(1)) % banks == r % banks:
+                    if int(m2.group(1)) == r:
+                        ops[slot] = f"R{r}.reuse"
+                    break
+    return out
+
+
+def stall_table(kernel: dict) -> dict:
+    """One kernel of ``bench_simt.py sources``' JSON: its per-PC stall samples summed by reason,
+    per issued instruction (``selected`` samples), for the whole kernel, per opcode, and for the
+    FFMAs by register-file reads (``rf2``, ``rf3``; ``C``: two reads in one bank of four,
+    ``reg % 4``).  Nsight Compute's SASS carries no ``.reuse`` flags: they are inferred as
+    ptxas sets them (an operand the next FFMA reads in the same slot), which reproduces the
+    flags of ``cuobjdump`` exactly on tilec's kernels."""
+    per: dict[int, dict[str, float]] = {}
+    for name, m in kernel["metrics"].items():
+        if name.startswith(STALL) and not name.endswith("not_issued"):
+            for pc, v in m.items():
+                per.setdefault(int(pc), {})[name[len(STALL):]] = v
+    text = {int(pc): t for pc, t in kernel["sass"].items() if int(pc) > 1 << 20}
+    ins = from_pcs(text)
+    flagged = infer_reuse(ins)
+
+    def norm(groups: dict[str, dict[str, float]], n: Counter) -> dict:
+        return {g: {"instructions": n[g], **{r: round(x / max(v.get("selected", 0), 1), 3)
+                                              for r, x in sorted(v.items()) if x}}
+                for g, v in sorted(groups.items())}
+
+    total: dict[str, float] = {}
+    by_op: dict[str, dict[str, float]] = {}
+    n_op: Counter = Counter()
+    for pc, op, _ in ins:
+        n_op[op] += 1
+        for r, x in per.get(pc, {}).items():
+            total[r] = total.get(r, 0) + x
+            by_op.setdefault(op, {})[r] = by_op.get(op, {}).get(r, 0) + x
+    by_kind: dict[str, dict[str, float]] = {}
+    n_kind: Counter = Counter()
+    for f in ffmas(flagged):
+        banks4 = len(f.rf) >= 2 and max(Counter(r % 4 for r in f.rf).values()) >= 2
+        k = f"rf{len(f.rf)}" + ("C" if banks4 else "")
+        n_kind[k] += 1
+        for r, x in per.get(f.pc, {}).items():
+            by_kind.setdefault(k, {})[r] = by_kind.get(k, {}).get(r, 0) + x
+    top_ops = dict(sorted(by_op.items(), key=lambda kv: -sum(kv[1].values()))[:12])
+    fs = ffmas(flagged)
+    return {"kernel": kernel["kernel"][:120],
+            "rf_reads_per_ffma": round(sum(len(f.rf) for f in fs) / max(len(fs), 1), 3),
+            "per_issue": {r: round(x / total["selected"], 3) for r, x in sorted(total.items()) if x},
+            "ffma_by_rf_reads": norm(by_kind, n_kind), "by_opcode": norm(top_ops, n_op)}
+
+
 if __name__ == "__main__":
     for path in sys.argv[1:]:
-        print(path, loop_counts(open(path).read()))
+        if path.endswith(".json"):
+            import json
+
+            print(json.dumps([stall_table(k) for k in json.load(open(path))], indent=1))
+        else:
+            print(path, loop_counts(open(path).read()))
