@@ -272,7 +272,7 @@ def cmd_sources(args: argparse.Namespace) -> int:
 
     ncu = shutil.which("ncu")
     roots = [str(Path(ncu).resolve().parent)] if ncu else []
-    found = [p for r in roots + ["/opt/nvidia/nsight-compute", "/usr/local/cuda"]
+    found = [p for r in [*roots, "/opt/nvidia/nsight-compute", "/usr/local/cuda"]
              for p in glob.glob(f"{r}/**/extras/python", recursive=True)]
     sys.path[:0] = found[:1]
     import ncu_report  # type: ignore[import-not-found]

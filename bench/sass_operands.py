@@ -2,15 +2,19 @@
 per-PC SASS): which source operands an FFMA takes from the operand reuse cache and which from the
 register file, and whether those register-file reads fall in one bank.
 
-The model (reverse-engineered, not documented by NVIDIA; Volta and later): an operand slot whose
-register the instruction just before named in the same slot with ``.reuse`` comes from the reuse
-cache; every other register operand is read from the register file, whose registers sit in two
-banks by parity (``R2n`` and ``R2n+1``).  ``rf`` counts an FFMA's register-file reads; ``pair``
-is true when two of them share a bank (with 3 reads always, by pigeonhole); ``all3`` when all
-three do (the conflict that Jia et al. measured on Volta).  Which of these costs an issue cycle on
-the H200 is what the per-PC stall samples (``bench_simt.py sources``) say.
+The model (reverse-engineered, not documented by NVIDIA): registers sit in two banks by parity
+(``R2n``, ``R2n+1``); the reuse cache keeps, per operand slot and bank, the register last read
+there with ``.reuse``, and an operand whose slot's entry for its bank holds it is not read from
+the register file.  ptxas sets the flags that way: ``FFMA R77, R14.reuse, R18.reuse, R77`` then
+``FFMA R78, R14, R19.reuse, R78`` then ``FFMA R86, R13.reuse, R18.reuse, R86`` (R18 and R19 both
+cached in slot 2).  ``rf`` counts an FFMA's register-file reads; ``pair`` is true when two of them
+share a bank; ``all3`` when all three do.  Nsight Compute's SASS has no flags: :func:`infer_reuse`
+sets them as ptxas does (checked against cuobjdump's in the tests).  What they cost on the H200 is
+what the per-PC stall samples say (``bench_simt.py sources``, :func:`stall_table`;
+docs/coalescing.md).
 
     python bench/sass_operands.py KERNEL.sass     # counts for the K-tile loop
+    python bench/sass_operands.py SOURCES.json    # stall tables of bench_simt.py sources' dump
 """
 
 from __future__ import annotations
@@ -189,10 +193,12 @@ def stall_table(kernel: dict) -> dict:
 
 
 if __name__ == "__main__":
-    for path in sys.argv[1:]:
-        if path.endswith(".json"):
-            import json
+    import json
+    from pathlib import Path
 
-            print(json.dumps([stall_table(k) for k in json.load(open(path))], indent=1))
+    for path in sys.argv[1:]:
+        text = Path(path).read_text()
+        if path.endswith(".json"):
+            print(json.dumps([stall_table(k) for k in json.loads(text)], indent=1))
         else:
-            print(path, loop_counts(open(path).read()))
+            print(path, loop_counts(text))

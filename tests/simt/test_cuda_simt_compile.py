@@ -222,3 +222,59 @@ def test_byte_strides_take_the_copy_addresses_off_the_fma_pipe(
     assert bytes_["FFMA"] == elems["FFMA"] == 32 * 8 * 8
     assert elems["IMAD.WIDE.U32"] >= 16 and bytes_["IMAD.WIDE.U32"] == 0
     assert bytes_["IADD3.X"] >= 16 and fma_pipe["bytes"] <= fma_pipe["elems"] - 16
+
+
+def _sass_operands():  # type: ignore[no-untyped-def]
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    import sass_operands
+
+    return sass_operands
+
+
+def test_reuse_cache_model_per_slot_and_bank() -> None:
+    """bench/sass_operands.py: an operand hits when its slot's entry for its bank holds it (R4
+    and R5 both cached in slot 2 while they alternate; R4 still there two FFMAs later), and the
+    flags it infers for unflagged SASS are the ones that make those hits."""
+    so = _sass_operands()
+    listing = ["FFMA R20, R10.reuse, R4.reuse, R20", "FFMA R22, R10, R5.reuse, R22",
+               "FFMA R25, R11.reuse, R4.reuse, R25", "FFMA R27, R11, R5, R27",
+               "FFMA R29, R12, R4, R29"]
+    ins = so.from_pcs({16 * i: t for i, t in enumerate(listing)})
+    fs = so.ffmas(ins)
+    assert [f.rf for f in fs] == [(10, 4, 20), (5, 22), (11, 25), (27,), (12, 29)]
+    assert [f.kind for f in fs] == ["rf3", "rf2", "rf2-pair", "rf1", "rf2"]
+    bare = [(pc, op, [o.replace(".reuse", "") for o in ops]) for pc, op, ops in ins]
+    assert [f.rf for f in so.ffmas(so.infer_reuse(bare))] == [f.rf for f in fs]
+
+
+def test_inferred_reuse_flags_match_ptxas(sources: dict[str, str],
+                                          tmp_path_factory: pytest.TempPathFactory) -> None:
+    """On the large row's K-tile loop (SASS, -O3 sm_90a) the flags inferred from the listing
+    without them give the register-file reads of ptxas' own flags, FFMA for FFMA but for 1%;
+    and ptxas does keep two registers of one slot cached (a hit on an operand whose slot read
+    the other bank in between)."""
+    nvcc = shutil.which("nvcc")
+    if nvcc is None or CUOBJDUMP is None or not CUOBJDUMP.is_file():
+        pytest.skip("needs nvcc and the cuobjdump that Triton's package carries")
+    so = _sass_operands()
+    d = tmp_path_factory.mktemp("sass_reuse")
+    (d / "k.cu").write_text(sources["wt_large"])
+    subprocess.run([nvcc, "-gencode=arch=compute_90a,code=sm_90a", "-O3", "-cubin", str(d / "k.cu"),
+                    "-o", str(d / "k.cubin")], check=True, capture_output=True)
+    sass = subprocess.run([str(CUOBJDUMP), "-sass", str(d / "k.cubin")], check=True,
+                          capture_output=True, text=True).stdout
+    lo, hi = so.k_tile_loop(sass)
+    ins = [i for i in so.instructions(sass) if lo <= i[0] <= hi]
+    real = so.ffmas(ins)
+    inferred = so.ffmas(so.infer_reuse([(pc, op, [o.replace(".reuse", "") for o in ops])
+                                        for pc, op, ops in ins]))
+    assert len(real) == len(inferred) == 32 * 8 * 8
+    differ = sum(a.rf != b.rf for a, b in zip(real, inferred, strict=True))
+    assert differ <= len(real) // 100, differ
+    ffma = [ops for _, op, ops in ins if op == "FFMA"]
+    crossed = sum(1 for a, b, c in zip(ffma, ffma[1:], ffma[2:], strict=False)
+                  for s in (1, 2) if a[s].endswith(".reuse") and a[s].split(".")[0] == c[s].split(".")[0]
+                  and int(b[s].split(".")[0][1:]) % 2 != int(a[s].split(".")[0][1:]) % 2)
+    assert crossed > 0
