@@ -263,6 +263,44 @@ def cmd_counters(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_sources(args: argparse.Namespace) -> int:
+    """Per-PC SASS and per-PC metrics (the SourceCounters section's stall samples, instructions
+    executed) of every kernel in an Nsight Compute report, as JSON, through the Python report
+    interface that ships with ``ncu`` (``extras/python/ncu_report.py``; on the GPU machine)."""
+    import glob
+    import shutil
+
+    ncu = shutil.which("ncu")
+    roots = [str(Path(ncu).resolve().parent)] if ncu else []
+    found = [p for r in [*roots, "/opt/nvidia/nsight-compute", "/usr/local/cuda"]
+             for p in glob.glob(f"{r}/**/extras/python", recursive=True)]
+    sys.path[:0] = found[:1]
+    import ncu_report  # type: ignore[import-not-found]
+
+    ctx = ncu_report.load_report(args.report)
+    out = []
+    for r in range(ctx.num_ranges()):
+        rng = ctx.range_by_idx(r)
+        for a in range(rng.num_actions()):
+            act = rng.action_by_idx(a)
+            metrics: dict[str, dict[int, float]] = {}
+            for name in act.metric_names():
+                if not any(s in name for s in args.match):
+                    continue
+                m = act.metric_by_name(name)
+                if not m.has_correlation_ids() or m.num_instances() < 2:
+                    continue
+                ids = m.correlation_ids()
+                metrics[name] = {int(ids.as_uint64(i)): m.as_double(i)
+                                 for i in range(m.num_instances()) if m.as_double(i)}
+            pcs = sorted({pc for m in metrics.values() for pc in m})
+            sass = {pc: str(act.sass_by_pc(pc)) for pc in pcs}
+            out.append({"kernel": act.name(), "sass": sass, "metrics": metrics})
+            print(act.name()[:80], len(sass), "PCs,", len(metrics), "per-PC metrics", flush=True)
+    Path(args.out).write_text(json.dumps(out))
+    return 0
+
+
 def check(torch: Any, fn: Any, A: Any, B: Any, C: Any) -> float:
     """Relative error of one run on NaN-poisoned C against float64 (inf when a NaN is left)."""
     ref = A.double() @ B.double()
@@ -421,9 +459,13 @@ def main() -> int:
                    help="ncu CSVs (stall profiles, shared wavefronts) to keep, kernels prefixed LABEL/")
     c.add_argument("--out", required=True)
     c.add_argument("--date", default=time.strftime("%Y-%m-%d"))
+    so = sub.add_parser("sources")
+    so.add_argument("report")
+    so.add_argument("--out", required=True)
+    so.add_argument("--match", nargs="*", default=["pcsamp", "inst_executed"])
     args = ap.parse_args()
     return {"gen": cmd_gen, "run": cmd_run, "launch": cmd_launch,
-            "counters": cmd_counters}[args.cmd](args)
+            "counters": cmd_counters, "sources": cmd_sources}[args.cmd](args)
 
 
 if __name__ == "__main__":

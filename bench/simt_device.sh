@@ -30,3 +30,14 @@ if [ -f "$GEN/ncu_perf.txt" ]; then
     python3 bench/bench_simt.py launch --dir "$GEN" $(cat "$GEN/ncu_perf.txt") > $OUT/ncu_smem.csv 2>> $OUT/ncu.err
   echo "ncu smem rc=$?"
 fi
+# per-PC stall samples and SASS (SourceCounters) of the kernels listed in $GEN/ncu_source.txt,
+# dumped to JSON with bench_simt.py sources (classified locally with bench/sass_operands.py)
+if [ -f "$GEN/ncu_source.txt" ]; then
+  timeout 300 ncu --clock-control none --target-processes all -k regex:'^kernel$|gemm' \
+    --section SourceCounters --section WarpStateStats --section SchedulerStats --import-source no \
+    -f -o $OUT/sources python3 bench/bench_simt.py launch --dir "$GEN" $(cat "$GEN/ncu_source.txt") >> $OUT/ncu.err 2>&1
+  echo "ncu sources rc=$?"
+  python3 bench/bench_simt.py sources $OUT/sources.ncu-rep --out $OUT/sources.json >> $OUT/ncu.err 2>&1
+  echo "sources json rc=$?"
+  ncu -i $OUT/sources.ncu-rep --page details --csv > $OUT/sources_details.csv 2>> $OUT/ncu.err
+fi

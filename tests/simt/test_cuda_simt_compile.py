@@ -43,6 +43,7 @@ KERNELS = {
                                                           SWIZZLE=0, LANES_A=8, SPREAD=4)),
     # copy_addresses: the large row with whole indices; a ragged K whose A copies fold
     "wt_large_index": ("simt_warp_tiled.py", dict(M=4096, N=4096, K=4096, ADDR="index")),
+    "wt_large_bytes": ("simt_warp_tiled.py", dict(M=4096, N=4096, K=4096, ADDR="byte_stride")),
     "wt_ragged_stride_b": ("simt_warp_tiled.py", dict(M=130, N=255, K=3, CONFIG="large")),
 }
 
@@ -119,6 +120,9 @@ def test_warp_tiled_features_follow_the_plan(sources: dict[str, str]) -> None:
     assert "(A, B, C, 32768u, 32768u);" in large
     index = sources["wt_large_index"]
     assert "_step" not in index and "&A[524288*bidy + 32*i_Ko + 32768*it +" in index
+    bytes_ = sources["wt_large_bytes"]  # copy_addresses('byte_stride'): 64-bit byte strides
+    assert "const size_t a_step, const size_t b_step" in bytes_ and "(A, B, C, 131072ull, 131072ull);" in bytes_
+    assert "(const float*)((const char*)&A[524288*bidy + 32*i_Ko" in bytes_ and "+ it * a_step)" in bytes_
     fold = sources["wt_ragged_stride_b"]  # K = 3: A's copies 96 bytes apart keep their indices
     assert "a_step" not in fold and "(size_t)it * b_step" in fold and "(A, B, C, 510u);" in fold
     assert "note: copy_addresses: A's copies span 1440 bytes" in fold
@@ -192,3 +196,85 @@ def test_strided_copy_addresses_take_one_instruction_per_copy(
     assert stride["IADD3"] == 0 < index["IADD3"]
     assert stride["IMAD.WIDE.U32"] + stride["IMAD.WIDE"] >= 20
     assert sum(stride.values()) <= sum(index.values()) - 16
+
+
+def test_byte_strides_take_the_copy_addresses_off_the_fma_pipe(
+        sources: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> None:
+    """copy_addresses('byte_stride') (SASS, -O3 sm_90a): the 18 chained copy addresses of the
+    large row's K-tile loop are 64-bit adds (IADD3 + IADD3.X, the integer pipe) instead of
+    IMAD.WIDE.U32 (the FMA pipe, where the FFMAs issue); the FFMAs are the same 2048."""
+    nvcc = shutil.which("nvcc")
+    if nvcc is None or CUOBJDUMP is None or not CUOBJDUMP.is_file():
+        pytest.skip("needs nvcc and the cuobjdump that Triton's package carries")
+    d = tmp_path_factory.mktemp("sass_bytes")
+    loops = {}
+    for name in ("wt_large", "wt_large_bytes"):
+        cu = d / f"{name}.cu"
+        cu.write_text(sources[name])
+        subprocess.run([nvcc, "-gencode=arch=compute_90a,code=sm_90a", "-O3", "-cubin", str(cu),
+                        "-o", str(d / f"{name}.cubin")], check=True, capture_output=True)
+        loops[name] = _k_tile_loop(subprocess.run(
+            [str(CUOBJDUMP), "-sass", str(d / f"{name}.cubin")], check=True, capture_output=True,
+            text=True).stdout)
+    elems, bytes_ = loops["wt_large"], loops["wt_large_bytes"]
+    fma_pipe = {ops: sum(n for op, n in ops_.items() if op.startswith("IMAD"))
+                for ops, ops_ in (("elems", elems), ("bytes", bytes_))}
+    assert bytes_["FFMA"] == elems["FFMA"] == 32 * 8 * 8
+    assert elems["IMAD.WIDE.U32"] >= 16 and bytes_["IMAD.WIDE.U32"] == 0
+    assert bytes_["IADD3.X"] >= 16 and fma_pipe["bytes"] <= fma_pipe["elems"] - 16
+
+
+def _sass_operands():  # type: ignore[no-untyped-def]
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    import sass_operands
+
+    return sass_operands
+
+
+def test_reuse_cache_model_per_slot_and_bank() -> None:
+    """bench/sass_operands.py: an operand hits when its slot's entry for its bank holds it (R4
+    and R5 both cached in slot 2 while they alternate; R4 still there two FFMAs later), and the
+    flags it infers for unflagged SASS are the ones that make those hits."""
+    so = _sass_operands()
+    listing = ["FFMA R20, R10.reuse, R4.reuse, R20", "FFMA R22, R10, R5.reuse, R22",
+               "FFMA R25, R11.reuse, R4.reuse, R25", "FFMA R27, R11, R5, R27",
+               "FFMA R29, R12, R4, R29"]
+    ins = so.from_pcs({16 * i: t for i, t in enumerate(listing)})
+    fs = so.ffmas(ins)
+    assert [f.rf for f in fs] == [(10, 4, 20), (5, 22), (11, 25), (27,), (12, 29)]
+    assert [f.kind for f in fs] == ["rf3", "rf2", "rf2-pair", "rf1", "rf2"]
+    bare = [(pc, op, [o.replace(".reuse", "") for o in ops]) for pc, op, ops in ins]
+    assert [f.rf for f in so.ffmas(so.infer_reuse(bare))] == [f.rf for f in fs]
+
+
+def test_inferred_reuse_flags_match_ptxas(sources: dict[str, str],
+                                          tmp_path_factory: pytest.TempPathFactory) -> None:
+    """On the large row's K-tile loop (SASS, -O3 sm_90a) the flags inferred from the listing
+    without them give the register-file reads of ptxas' own flags, FFMA for FFMA but for 1%;
+    and ptxas does keep two registers of one slot cached (a hit on an operand whose slot read
+    the other bank in between)."""
+    nvcc = shutil.which("nvcc")
+    if nvcc is None or CUOBJDUMP is None or not CUOBJDUMP.is_file():
+        pytest.skip("needs nvcc and the cuobjdump that Triton's package carries")
+    so = _sass_operands()
+    d = tmp_path_factory.mktemp("sass_reuse")
+    (d / "k.cu").write_text(sources["wt_large"])
+    subprocess.run([nvcc, "-gencode=arch=compute_90a,code=sm_90a", "-O3", "-cubin", str(d / "k.cu"),
+                    "-o", str(d / "k.cubin")], check=True, capture_output=True)
+    sass = subprocess.run([str(CUOBJDUMP), "-sass", str(d / "k.cubin")], check=True,
+                          capture_output=True, text=True).stdout
+    lo, hi = so.k_tile_loop(sass)
+    ins = [i for i in so.instructions(sass) if lo <= i[0] <= hi]
+    real = so.ffmas(ins)
+    inferred = so.ffmas(so.infer_reuse([(pc, op, [o.replace(".reuse", "") for o in ops])
+                                        for pc, op, ops in ins]))
+    assert len(real) == len(inferred) == 32 * 8 * 8
+    differ = sum(a.rf != b.rf for a, b in zip(real, inferred, strict=True))
+    assert differ <= len(real) // 100, differ
+    ffma = [ops for _, op, ops in ins if op == "FFMA"]
+    crossed = sum(1 for a, b, c in zip(ffma, ffma[1:], ffma[2:], strict=False)
+                  for s in (1, 2) if a[s].endswith(".reuse") and a[s].split(".")[0] == c[s].split(".")[0]
+                  and int(b[s].split(".")[0][1:]) % 2 != int(a[s].split(".")[0][1:]) % 2)
+    assert crossed > 0

@@ -71,7 +71,7 @@ def test_verbs_are_recorded_and_replay_to_the_same_fusion() -> None:
     (lambda f: f.copy_lanes("B", 64), "power of 2 in 1..32 but got 64"),
     (lambda f: f.spread_copies(0), "slices must be an integer in 1..64"),
     (lambda f: f.smem_swizzle("B"), "only A's shared tile"),
-    (lambda f: f.copy_addresses("pointer"), "how must be one of index, stride but got 'pointer'"),
+    (lambda f: f.copy_addresses("pointer"), "how must be one of index, stride, byte_stride but got 'pointer'"),
 ])
 def test_verb_errors(call, match) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(ScheduleError, match=match):
@@ -270,3 +270,19 @@ def test_strided_copy_addresses_are_the_copies_indices(shape, strides) -> None: 
         for pt in itertools.product(*(sorted({*range(0, n, max(1, n // 6)), n - 1}) for n in ranges)):
             for it in range(cp.iters):
                 assert f(it, *pt) == g(*pt) + it * cp.stride
+
+
+def test_byte_stride_is_the_stride_in_bytes() -> None:
+    """copy_addresses('byte_stride'): the same strides as 'stride' (elements, in the plan), the
+    kernel arguments and the explanation in bytes, 64-bit."""
+    from tilec.codegen.cuda.simt import SimtCudaPrinter
+
+    elems = lower_simt(load("simt_warp_tiled.py", M=300, N=257, K=131, CONFIG="large"))
+    plan = lower_simt(load("simt_warp_tiled.py", M=300, N=257, K=131, CONFIG="large",
+                           ADDR="byte_stride"))
+    assert plan.options.copy_addresses == "byte_stride"
+    assert (plan.staging.a.stride, plan.staging.b.stride) == (elems.staging.a.stride, elems.staging.b.stride)
+    assert SimtCudaPrinter(plan).step_args == [("a_step", 4 * 8 * 131), ("b_step", 4 * 2 * 257)]
+    assert SimtCudaPrinter(elems).step_args == [("a_step", 8 * 131), ("b_step", 2 * 257)]
+    explained = "\n".join(describe_hierarchy(plan))
+    assert f"+ it x {8 * 131} (kernel argument a_step = {4 * 8 * 131} bytes, 64-bit" in explained

@@ -38,7 +38,9 @@ K tile a ``[Ko, Ki]`` split.  What the loops cannot say lives here, set by eight
   folds only offsets within 2 KB into the instruction and a thread's rows are further apart);
   ``stride``: one pointer per thread and K tile plus the copy number times the distance between
   a thread's copies, passed to the kernel as an argument, so that ptxas, which cannot fold a
-  value it does not know, makes each address one wide multiply-add;
+  value it does not know, makes each address one wide multiply-add (``IMAD.WIDE.U32``, which
+  issues to the FMA pipe, beside the FFMAs); ``byte_stride``: the stride a 64-bit byte count, so
+  each address is one 64-bit add (``IADD3`` + ``IADD3.X``, the integer pipe);
 * ``fusion.min_blocks_per_sm(n)``: CTAs that must fit on one SM (``__launch_bounds__``' second
   argument: the compiler caps registers at 65536 / (threads * n));
 * ``fusion.fma_order(order)``: the order of the k-slice's FMAs over the thread tile
@@ -75,6 +77,8 @@ COPY_ADDRESSES = {
     "index": "each copy's element index in 32 bits, widened to a pointer",
     "stride": "a pointer per thread and K tile plus copy number x a stride passed as a kernel "
               "argument (one wide multiply-add per copy)",
+    "byte_stride": "the same with the stride a 64-bit byte count (one 64-bit add per copy, on the "
+                   "integer pipe: none on the FMA pipe the FFMAs need)",
 }
 
 

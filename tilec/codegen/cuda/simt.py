@@ -15,7 +15,8 @@ proven-nonnegative operands).  The kernel:
   plan's (row, col) per thread (``copy_lanes``), ``cp.async`` ones all at the top of a K tile
   or spread over its first k-slices (``spread_copies``), each from its whole element index or,
   with ``copy_addresses("stride")``, from the first copy's pointer plus ``it`` times a stride
-  the kernel takes as an argument (``a_step``, ``b_step``: the launcher passes the constant); a swizzled A tile is stored at
+  the kernel takes as an argument (``a_step``, ``b_step``: the launcher passes the constant; in
+  elements, or in bytes as a 64-bit value with ``copy_addresses("byte_stride")``); a swizzled A tile is stored at
   ``TileCopy.place`` and its vectors read back rotated (``smem_swizzle``); tiles past
   48 KB live in dynamic shared memory;
 * the epilogue stores the register tile under the IR's predicates (vector stores where proven);
@@ -87,14 +88,21 @@ class SimtCudaPrinter:
         return "\n".join([*parts, self.kernel(), self.launcher()]) + "\n"
 
     @property
+    def byte_steps(self) -> bool:
+        """The stride arguments are 64-bit byte counts (``copy_addresses("byte_stride")``)."""
+        return self.p.options.copy_addresses == "byte_stride"
+
+    @property
     def step_args(self) -> list[tuple[str, int]]:
         """``(name, value)`` of the kernel's stride arguments (``fusion.copy_addresses``): the
-        elements between a thread's tile copies, which the launcher passes as a runtime value
-        so that ptxas makes each copy's address one wide multiply-add of it."""
+        distance between a thread's tile copies, which the launcher passes as a runtime value
+        so that ptxas cannot fold it: in elements (``stride``: each copy's address one wide
+        multiply-add of it) or in bytes (``byte_stride``: one 64-bit add)."""
         st = self.p.staging
         if st is None or not self.p.options.async_copy:
             return []
-        return [(f"{cp.operand.lower()}_step", cp.stride) for cp in (st.a, st.b) if cp.stride]
+        scale = 4 if self.byte_steps else 1
+        return [(f"{cp.operand.lower()}_step", scale * cp.stride) for cp in (st.a, st.b) if cp.stride]
 
     @property
     def dynamic_smem(self) -> int:
@@ -128,7 +136,8 @@ class SimtCudaPrinter:
         tm, tn = p.reg_count("M"), p.reg_count("N")
         body = [f"namespace {p.name} {{", f"[[maybe_unused]] constexpr int M = {p.M}, N = {p.N}, K = {p.K};", ""]
         bounds = f"{p.threads}, {p.options.min_blocks}" if p.options.min_blocks else f"{p.threads}"
-        steps = "".join(f", const unsigned {a}" for a, _ in self.step_args)
+        ty = "size_t" if self.byte_steps else "unsigned"
+        steps = "".join(f", const {ty} {a}" for a, _ in self.step_args)
         body.append(f"__global__ void __launch_bounds__({bounds}) kernel("
                     f"const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C{steps}) {{")
         ind = "  "
@@ -361,8 +370,13 @@ class SimtCudaPrinter:
             else f"&{dst}[buf][{self.c(cp.row)}][{col}]"
         assert not (cp.transposed and cp.vec > 1), "cp.async cannot transpose a vector"
         g = "true" if cp.guard is sympy.true else self.c(cp.guard)
-        addr = (f"&{src}[{self.c(cp.base_index())}] + (size_t)it * {cp.operand.lower()}_step"
-                if cp.stride else f"&{src}[{self.c(cp.global_index)}]")
+        step = f"{cp.operand.lower()}_step"
+        if not cp.stride:
+            addr = f"&{src}[{self.c(cp.global_index)}]"
+        elif self.byte_steps:
+            addr = f"(const float*)((const char*)&{src}[{self.c(cp.base_index())}] + it * {step})"
+        else:
+            addr = f"&{src}[{self.c(cp.base_index())}] + (size_t)it * {step}"
         body = [f"const bool ok = {g};",
                 f"tilec_cp_async<{4 * cp.vec}>({where}, ok ? {addr} : {src}, ok);"]
         if cp.guard_idx:
@@ -442,6 +456,7 @@ class SimtCudaPrinter:
         align = ("  if (((uintptr_t)A | (uintptr_t)B | (uintptr_t)C) & 15) return -1;  "
                  "// 128-bit accesses need 16-byte aligned pointers" if vec > 1 else "")
         dyn = self.dynamic_smem
+        sfx = "ull" if self.byte_steps else "u"
         opt_in = [f"  static const cudaError_t opt_in = cudaFuncSetAttribute({p.name}::kernel, "
                   f"cudaFuncAttributeMaxDynamicSharedMemorySize, {dyn});",
                   "  if (opt_in != cudaSuccess) return (int)opt_in;"] if dyn else []
@@ -450,7 +465,7 @@ class SimtCudaPrinter:
             *([align] if align else []),
             *opt_in,
             f"  {p.name}::kernel<<<dim3({gx}, {gy}, {gz}), dim3({bx}, {by}, {bz}), {dyn}, "
-            f"(cudaStream_t)stream>>>(A, B, C{''.join(f', {v}u' for _, v in self.step_args)});",
+            f"(cudaStream_t)stream>>>(A, B, C{''.join(f', {v}{sfx}' for _, v in self.step_args)});",
             "  return (int)cudaGetLastError();",
             "}",
         ]

@@ -112,7 +112,9 @@ def describe_hierarchy(plan: SimtPlan) -> list[str]:
                          f"pieces, a warp over {max(1, 32 // lanes)} row(s) x {min(32, lanes) * cp.vec} "
                          f"column(s)" + (" (copy_lanes)" if o.lanes(cp.operand) else "")
                          + (f"; addresses: a pointer per thread and K tile + it x {cp.stride} "
-                            f"(kernel argument {cp.operand.lower()}_step, copy_addresses)"
+                            f"(kernel argument {cp.operand.lower()}_step"
+                            + (f" = {4 * cp.stride} bytes, 64-bit" if o.copy_addresses == "byte_stride"
+                               else "") + ", copy_addresses)"
                             if cp.stride else ""))
     return lines
 

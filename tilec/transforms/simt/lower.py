@@ -119,7 +119,8 @@ class TileCopy:
     transposed: bool  # stored [col][row]
     swizzle: int = 0  # transposed tiles: 0, or the vector width w of the rotation (see ``place``)
     stride: int = 0  # elements between a thread's copies it and it + 1, passed to the kernel as
-    # an argument (``fusion.copy_addresses("stride")``); 0: each copy's index printed whole
+    # an argument (``fusion.copy_addresses("stride" / "byte_stride")``); 0: each copy's index
+    # printed whole
 
     def base_index(self) -> sympy.Expr:
         """``global_index`` of the thread's first copy (``it = 0``)."""
@@ -560,7 +561,7 @@ def _staging(bk: int, ko: sympy.Symbol, ki: sympy.Symbol, k_tiles: int, opts: Th
     if opts.copy_slices > bk:
         raise ScheduleError(f"spread_copies: a K tile has {bk} k-slices; the copies cannot be "
                             f"spread over {opts.copy_slices}")
-    if opts.copy_addresses == "stride":
+    if opts.copy_addresses in ("stride", "byte_stride"):
         if not opts.async_copy:
             raise ScheduleError("copy_addresses: addresses cp.async copies; the schedule's K tiles "
                                 "are register-staged (circular_buffer(..., async_copy=True) to use it)")
@@ -611,7 +612,7 @@ LDGSTS_OFFSET = 2048  # bytes: ptxas folds offsets in [-2048, 2048) into LDGSTS 
 
 
 def _strided(cp: TileCopy, notes: list[str]) -> TileCopy:
-    """``cp`` with its stride between copies (``fusion.copy_addresses("stride")``), when its
+    """``cp`` with its stride between copies (``fusion.copy_addresses``), when its
     index is linear in the copy number and the copies span more than LDGSTS' immediate offsets
     (closer copies are one instruction each already: ptxas folds the offsets)."""
     step = sympy.expand(cp.global_index - cp.base_index())
