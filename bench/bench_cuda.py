@@ -69,26 +69,60 @@ BIG_VARIANTS = [(dict(CM=2, CN=1, SMS=128), "leader", {}),  # the printer's choi
                 # its epilogue and its loads (the stages are released empty: MMAs and barriers)
                 (dict(CM=2, CN=1, SMS=128), "leader", {"epilogue": "none"}),
                 (dict(CM=2, CN=1, SMS=128), "leader", {"epilogue": "none", "loads": False})]
-_S8 = dict(DECOMP="splitk", SPLITS=8)
-_S4 = dict(DECOMP="splitk", SPLITS=4)
-SMALL = {(512, 512, 65536): [(dict(BN=128, CM=1, CN=1, FIXUP="atomic", **_S8), {}),
-                             (dict(BN=128, CM=2, CN=2, FIXUP="atomic", **_S8), {}),
-                             (dict(BN=128, CM=2, CN=2, **_S8), {}),
-                             (dict(CM=2, CN=1, DECOMP="splitk", SPLITS=16, FIXUP="atomic"), {}),
-                             (dict(BN=128, CM=2, CN=2, DECOMP="streamk"), {}),
-                             (dict(BN=128, CM=2, CN=2, FIXUP="atomic", **_S8), {"stages": 6})],
-         (1024, 1024, 32768): [(dict(CM=1, CN=1, **_S4), {}),
-                               (dict(CM=1, CN=1, FIXUP="atomic", **_S4), {}),
-                               (dict(CM=2, CN=1, **_S4), {}),
-                               (dict(CM=2, CN=2, **_S4), {}),
-                               (dict(CM=2, CN=2, FIXUP="atomic", **_S4), {}),
-                               (dict(CM=2, CN=2, DECOMP="streamk"), {})],
-         (128, 4096, 7168): [(dict(BN=128, CM=1, CN=1, **_S4), {}),
-                             (dict(BN=128, CM=1, CN=2, **_S4), {}),
-                             (dict(BN=128, CM=1, CN=4, **_S4), {}),
-                             (dict(BN=128, CM=1, CN=2, FIXUP="atomic", **_S4), {}),
-                             (dict(CM=1, CN=2, **_S8), {}),
-                             (dict(BN=128, CM=1, CN=2, **_S4), {"stages": 6})]}
+# deep-K and small-M shapes (issue 14: at least match cuBLAS). Session 7's exploration: tile
+# (incl. 64-row tiles for M=128), split count / Stream-K, fix-up, stages, clusters and multicast,
+# SM count; "epilogue none" and "loads False" are measurements (what is left without them).
+_A, _D = dict(FIXUP="atomic"), dict(FIXUP="deterministic")
+
+
+def _sk(splits: int) -> dict:
+    return dict(DECOMP="splitk", SPLITS=splits)
+
+
+_STK = dict(DECOMP="streamk", SMS=132)
+_NONE, _BARE = {"epilogue": "none"}, {"epilogue": "none", "loads": False}
+SMALL = {(512, 512, 65536): [(dict(BN=256, CM=2, CN=1, **_sk(16), **_A), {}),
+                             (dict(BN=256, CM=2, CN=1, **_sk(16), **_D), {}),
+                             (dict(BN=256, CM=1, CN=1, **_sk(16), **_A), {}),
+                             (dict(BN=128, CM=1, CN=1, **_sk(8), **_A), {}),
+                             (dict(BN=128, CM=2, CN=1, **_sk(8), **_A), {}),
+                             (dict(BN=128, CM=2, CN=1, **_sk(8), **_A, STAGES=6), {}),
+                             (dict(BN=128, CM=2, CN=2, SMS=120, **_sk(7), **_A), {}),
+                             (dict(BN=256, CM=2, CN=1, **_STK, **_A), {}),
+                             (dict(BN=256, CM=2, CN=1, **_STK, **_D), {}),
+                             (dict(BN=128, CM=2, CN=1, **_STK, **_A), {}),
+                             (dict(BN=128, CM=2, CN=2, **{**_STK, "SMS": 120}, **_A), {}),
+                             (dict(BM=256, BN=128, CM=1, CN=2, **_sk(16), **_A), {}),
+                             (dict(BN=256, CM=2, CN=1, **_sk(16), **_A), _NONE),
+                             (dict(BN=256, CM=2, CN=1, **_sk(16), **_A), _BARE)],
+         (1024, 1024, 32768): [(dict(BN=256, CM=1, CN=1, **_sk(4), **_D), {}),
+                               (dict(BN=256, CM=1, CN=1, **_sk(4), **_A), {}),
+                               (dict(BN=256, CM=2, CN=1, **_sk(4), **_D), {}),
+                               (dict(BN=128, CM=1, CN=1, **_sk(2), **_D), {}),
+                               (dict(BN=128, CM=2, CN=1, **_sk(2), **_D), {}),
+                               (dict(BN=128, CM=2, CN=1, **_sk(2), **_A), {}),
+                               (dict(BN=128, CM=2, CN=1, **_sk(2), **_D, STAGES=6), {}),
+                               (dict(BN=256, CM=2, CN=1, **_STK, **_D), {}),
+                               (dict(BN=256, CM=2, CN=1, **_STK, **_A), {}),
+                               (dict(BN=128, CM=2, CN=1, **_STK, **_D), {}),
+                               (dict(BN=128, CM=2, CN=2, **{**_STK, "SMS": 120}, **_D), {}),
+                               (dict(BN=256, CM=1, CN=1, **_sk(4), **_D), _NONE),
+                               (dict(BN=256, CM=1, CN=1, **_sk(4), **_D), _BARE)],
+         (128, 4096, 7168): [(dict(BM=128, BN=128, CM=1, CN=1, **_sk(4), **_D), {}),
+                             (dict(BM=128, BN=128, CM=1, CN=1, **_sk(4), **_A), {}),
+                             (dict(BM=128, BN=256, CM=1, CN=1, **_sk(8), **_D), {}),
+                             (dict(BM=128, BN=256, CM=1, CN=1, **_sk(8), **_A), {}),
+                             (dict(BM=64, BN=256, CM=1, CN=1, **_sk(4), **_D), {}),
+                             (dict(BM=64, BN=256, CM=2, CN=1, **_sk(4), **_D), {}),
+                             (dict(BM=64, BN=256, CM=2, CN=1, **_sk(4), **_A), {}),
+                             (dict(BM=64, BN=256, CM=2, CN=1, **_sk(4), **_D, STAGES=5), {}),
+                             (dict(BM=64, BN=128, CM=2, CN=1, **_sk(2), **_D), {}),
+                             (dict(BM=64, BN=128, CM=1, CN=1, **_sk(2), **_D), {}),
+                             (dict(BM=64, BN=256, CM=2, CN=1, **_STK, **_D), {}),
+                             (dict(BM=128, BN=128, CM=1, CN=1, **_STK, **_D), {}),
+                             (dict(BM=128, BN=128, CM=1, CN=1, **_sk(4), **_D), _NONE),
+                             (dict(BM=128, BN=128, CM=1, CN=1, **_sk(4), **_D), _BARE),
+                             (dict(BM=64, BN=256, CM=2, CN=1, **_sk(4), **_D), _NONE)]}
 
 
 def plan_of(params: dict, mode: str = "leader"):  # type: ignore[no-untyped-def]
@@ -456,7 +490,7 @@ def run_perf(out: Path, which: str, shapes: list | None = None, variants: list |
                          [o for _, _, o in variants]])
     if which in ("all", "small"):
         for shape, variants in SMALL.items():
-            vs = [dict(M=shape[0], N=shape[1], K=shape[2], SMS=128, **v) for v, _ in variants]
+            vs = [{"M": shape[0], "N": shape[1], "K": shape[2], "SMS": 128, **v} for v, _ in variants]
             jobs.append(["perf", list(shape), vs, ["leader"] * len(vs), [o for _, o in variants]])
     t0 = time.time()
     make_plans([json.dumps([v, m, o]) for j in jobs for v, m, o in zip(j[2], j[3], j[4], strict=True)])
