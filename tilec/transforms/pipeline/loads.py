@@ -163,6 +163,10 @@ def legalize(s: Lowering) -> Lowering:
         stages = ko.stages or 3
         if fusion.dtype is DType.FP32:
             notes.append(f"fp32 dot in {s.input_precision.value} precision")
+        if ko.evict is not None:
+            raise UnsupportedError(
+                f"triton: set_kernel(evict={','.join(ko.evict)!r}) sets the CUDA kernel's L2 "
+                "hints; the Triton kernel's loads carry none (leave evict to 'auto')")
         if ko.epilogue is not None:
             raise UnsupportedError(
                 f"triton: set_kernel(epilogue={ko.epilogue!r}) chooses the CUDA kernel's "
@@ -172,8 +176,9 @@ def legalize(s: Lowering) -> Lowering:
             raise UnsupportedError("cuda: operands are loaded by TMA; set_kernel(load='pointer') "
                                    "is for the Triton target")
         mc_a, mc_b = s.multicasts
-        a = OperandLoad("A", LoadKind.TMA, (BM, BK), multicast=mc_a, evict="first")
-        b = OperandLoad("B", LoadKind.TMA, b_box, transposed=b_t, multicast=mc_b, evict="last")
+        ev_a, ev_b = ko.evict or ("first", "last")
+        a = OperandLoad("A", LoadKind.TMA, (BM, BK), multicast=mc_a, evict=ev_a)
+        b = OperandLoad("B", LoadKind.TMA, b_box, transposed=b_t, multicast=mc_b, evict=ev_b)
         work, why = cluster_work_split(fusion, s.work, K, BK, s.num_ctas,
                                        int(s.order.num_tiles), launch.cluster_size)
         notes += why

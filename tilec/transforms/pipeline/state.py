@@ -110,7 +110,8 @@ class Lowering:
         for op in (self.a, self.b):
             if op is not None:
                 out.append(f"load {op.name}: {op.kind.value} box {op.box}"
-                           + (" multicast" if op.multicast else ""))
+                           + (" multicast" if op.multicast else "")
+                           + (f", L2 evict {op.evict}" if op.evict != "normal" else ""))
         if self.num_warps:
             out.append(f"launch: cluster {self.cluster}, {self.num_warps} warps, "
                        f"{self.num_stages} stages"

@@ -96,6 +96,8 @@ def header(k: Kernel) -> str:
         f"// Tiles {p.BM}x{p.BN}x{p.BK}, {s.stages} stages, {s.consumers} consumer warpgroup(s), "
         f"cluster {s.cluster}, grid {p.work.grid}, tile order: {p.order.description}.",
         f"// Epilogue: {epilogue_name(k)}.",
+        f"// L2 eviction hints of the TMA loads (the schedule's set_kernel(evict=)): A {p.a.evict}, "
+        f"B {p.b.evict}.",
         "// Build: nvcc -gencode=arch=compute_90a,code=sm_90a -O3 -std=c++17 (-shared -Xcompiler -fPIC)",
     ]
     for op in (p.a, p.b):
