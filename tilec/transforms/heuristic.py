@@ -182,6 +182,12 @@ def _tile_rule(M: int, N: int, K: int, sms: int) -> tuple[Config, str]:
 
 def _cuda_rule(M: int, N: int, K: int) -> tuple[Config, str]:
     """The CUDA backend's tiles: WGMMA wants BM in 64s, 128x256 with two consumer warpgroups."""
+    if 64 < M <= 128 and _cdiv(N, 64) >= 32:
+        # one 128-row tile row, N streamed: 128x4096x7168 split-K 2 ran 25.0 us = 1.07x cuBLAS
+        # with 128x64 tiles and 8 stages (192 KB in flight per SM), 27.5 us with 128x128 and 4
+        # or 6, 29.7 with 64x256 and 5 (bench/results/cuda_perf_2026-11-23_s7b.json)
+        return (Config(BM=128, BN=64, BK=64, WARPS=12, STAGES=8),
+                "cuda: one tile row (M <= 128), 128x64 tiles, 8 stages deep")
     if M >= 256 and N >= 256 and M * N >= 4096 * 2048:
         return Config(BM=128, BN=256, BK=64, WARPS=12, STAGES=4), "cuda: large"
     if M >= 128 and N >= 128:
