@@ -90,27 +90,39 @@ _NN, _LF, _LL, _FF = (dict(EVICT=e) for e in ("normal,normal", "last,first", "la
 # examples/gemm_decomposition.py, the old L2 hints beside the new rule, and 128x64 tiles with 8
 # stages tried on the two deep-K shapes. The first variant of each shape is its reference.
 _DEC = "examples/gemm_decomposition.py"
-SMALL = {(128, 4096, 7168): [(dict(BM=128, BN=64, CM=1, CN=1, **_sk(2), **_D, STAGES=8), {}),
+_P = [dict(PREFETCH=d) for d in (4, 8, 16)]  # the producer's L2 look-ahead, k-iterations
+_ROW = dict(BM=128, BN=64, CM=1, CN=1, **_sk(2), **_D, STAGES=8)  # 128x4096x7168's choice
+_D5 = dict(BN=128, CM=2, CN=1, **_sk(8), **_A, STAGES=6, **_NN)  # 512^2 x 65536, run 2's best
+_D1 = dict(BN=256, CM=1, CN=1, **_sk(4), **_D, **_FF)  # 1024^2 x 32768, run 2's best
+SMALL = {(128, 4096, 7168): [(_ROW, {}),
                              (dict(SCHEDULE=_DEC, SMS=132), {}),  # heuristic, B K x N (the file's)
                              (dict(SCHEDULE=_DEC, SMS=132, B_LAYOUT="nk"), {}),
-                             (dict(BM=128, BN=64, CM=1, CN=1, **_sk(2), **_D, STAGES=8,
-                                   EVICT="first,last"), {}),  # lowering's hints before s7
-                             (dict(BM=128, BN=64, CM=1, CN=1, **_sk(2), **_A, STAGES=8), {}),
-                             (dict(BM=128, BN=64, CM=1, CN=2, **_sk(2), **_D, STAGES=8), {}),
+                             (dict(_ROW, EVICT="first,last"), {}),  # lowering's hints before s7
+                             (dict(_ROW, FIXUP="atomic"), {}),
+                             (dict(_ROW, **_P[1]), {}),
+                             (dict(_ROW, **_P[2]), {}),
                              (dict(BM=128, BN=128, CM=1, CN=1, **_sk(4), **_D), {}),
-                             (dict(BM=128, BN=64, CM=1, CN=1, **_sk(2), **_D, STAGES=8), _BARE)],
-         (512, 512, 65536): [(dict(BN=128, CM=2, CN=1, **_sk(8), **_A, STAGES=6, **_NN), {}),
+                             (_ROW, _BARE)],
+         (512, 512, 65536): [(_D5, {}),
                              (dict(SCHEDULE=_DEC, SMS=132), {}),
+                             (dict(_D5, **_P[0]), {}),
+                             (dict(_D5, **_P[1]), {}),
+                             (dict(_D5, **_P[2]), {}),
+                             (dict(BN=256, CM=2, CN=1, **_sk(16), **_A, **_NN, **_P[1]), {}),
                              (dict(BN=64, CM=1, CN=1, **_sk(4), **_A, STAGES=8, **_NN), {}),
-                             (dict(BN=64, CM=2, CN=1, **_sk(4), **_A, STAGES=8, **_NN), {}),
-                             (dict(BN=128, CM=1, CN=2, **_sk(8), **_A, STAGES=6, **_NN), {}),
-                             (dict(BN=256, CM=2, CN=1, **_sk(16), **_A, **_NN), {})],
-         (1024, 1024, 32768): [(dict(BN=256, CM=1, CN=1, **_sk(4), **_D, **_FF), {}),
+                             (dict(BN=64, CM=2, CN=1, **_sk(4), **_A, STAGES=8, **_NN, **_P[2]), {}),
+                             (dict(BN=128, CM=1, CN=2, **_sk(8), **_A, STAGES=6, **_NN, **_P[1]), {}),
+                             (dict(_D5, **_P[1]), _BARE)],
+         (1024, 1024, 32768): [(_D1, {}),
                                (dict(SCHEDULE=_DEC, SMS=132), {}),
+                               (dict(_D1, **_P[0]), {}),
+                               (dict(_D1, **_P[1]), {}),
+                               (dict(_D1, **_P[2]), {}),
+                               (dict(BN=128, CM=1, CN=1, **_sk(2), **_D, STAGES=6, **_FF, **_P[1]), {}),
                                (dict(BN=64, CM=1, CN=1, DECOMP="dp", STAGES=8), {}),
-                               (dict(BN=64, CM=2, CN=1, DECOMP="dp", STAGES=8, **_NN), {}),
-                               (dict(BN=128, CM=1, CN=1, **_sk(2), **_D, STAGES=6, **_FF), {}),
-                               (dict(BN=256, CM=1, CN=1, **_sk(4), **_D), {})]}
+                               (dict(BN=64, CM=2, CN=1, DECOMP="dp", STAGES=8, **_NN, **_P[2]), {}),
+                               (dict(BN=256, CM=2, CN=1, **_sk(4), **_D, **_NN, **_P[1]), {}),
+                               (dict(_D1, **_P[1]), _BARE)]}
 
 
 def plan_of(params: dict, mode: str = "leader"):  # type: ignore[no-untyped-def]
@@ -167,6 +179,12 @@ def correctness_cases() -> list[tuple[dict, str, dict]]:
                   STAGES=8, EVICT="normal,normal"), "leader", {}),
             (dict(M=300, N=1504, K=1000, BN=128, CM=2, CN=1, SMS=16, DECOMP="splitk", SPLITS=3,
                   EVICT="last,last"), "sliced", {}),
+            (dict(M=300, N=1000, K=3000, BM=128, BN=64, CM=1, CN=1, SMS=16, DECOMP="splitk",
+                  SPLITS=2, STAGES=8, PREFETCH=16), "leader", {}),
+            (dict(M=520, N=520, K=5000, BN=128, CM=2, CN=1, SMS=16, DECOMP="splitk", SPLITS=4,
+                  FIXUP="atomic", STAGES=6, PREFETCH=8, EVICT="normal,normal"), "leader", {}),
+            (dict(M=1000, N=640, K=2000, BN=128, CM=1, CN=2, SMS=8, PREFETCH=4, B_LAYOUT="kn"),
+             "sliced", {}),
             (dict(SCHEDULE="examples/gemm_decomposition.py", M=128, N=4096, K=7168), "leader", {}),
             (dict(SCHEDULE="examples/gemm_decomposition.py", M=120, N=2000, K=1500,
                   B_LAYOUT="nk"), "leader", {})]

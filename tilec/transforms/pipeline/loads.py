@@ -177,6 +177,10 @@ def legalize(s: Lowering) -> Lowering:
         stages = ko.stages or 3
         if fusion.dtype is DType.FP32:
             notes.append(f"fp32 dot in {s.input_precision.value} precision")
+        if ko.prefetch:
+            raise UnsupportedError(
+                f"triton: set_kernel(prefetch={ko.prefetch}) is the CUDA producer's L2 prefetch; "
+                "Triton pipelines its loads itself (leave prefetch to 'auto')")
         if ko.evict is not None:
             raise UnsupportedError(
                 f"triton: set_kernel(evict={','.join(ko.evict)!r}) sets the CUDA kernel's L2 "
@@ -207,4 +211,5 @@ def legalize(s: Lowering) -> Lowering:
                 f"(an H200 holds 30 clusters of 4: use SMS=120); CudaKernel.max_active_clusters() "
                 f"tells on the device")
     return replace(s, a=a, b=b, cluster=cluster, num_warps=warps, num_stages=stages,
-                   notes=tuple(notes), work=work, epilogue=ko.epilogue or "auto")
+                   notes=tuple(notes), work=work, epilogue=ko.epilogue or "auto",
+                   prefetch=ko.prefetch or 0)

@@ -97,7 +97,9 @@ def header(k: Kernel) -> str:
         f"cluster {s.cluster}, grid {p.work.grid}, tile order: {p.order.description}.",
         f"// Epilogue: {epilogue_name(k)}.",
         f"// L2 eviction hints of the TMA loads (the schedule's set_kernel(evict=)): A {p.a.evict}, "
-        f"B {p.b.evict}.",
+        f"B {p.b.evict}"
+        + (f"; L2 prefetch {p.prefetch} k-iterations ahead of the loads (set_kernel(prefetch=))."
+           if p.prefetch else "."),
         "// Build: nvcc -gencode=arch=compute_90a,code=sm_90a -O3 -std=c++17 (-shared -Xcompiler -fPIC)",
     ]
     for op in (p.a, p.b):
@@ -130,7 +132,7 @@ def constants(k: Kernel) -> str:
         "WG_M": s.wg_m, "M_SUB": s.m_sub, "CLUSTER": s.cluster, "GRID": p.work.grid,
         "THREADS": s.threads, "TILES_M": p.order.tiles_m, "TILES_N": p.order.tiles_n,
         "NUM_TILES": int(p.order.num_tiles), "CHUNKS_A": s.chunks_a, "CHUNKS_B": s.chunks_b,
-        "SMEM_BYTES": s.smem_bytes,
+        "SMEM_BYTES": s.smem_bytes, "PREFETCH": p.prefetch,
         "TMA_STORE": int(s.tma_store),
         "EPI_BYTES": s.consumers * s.epi_boxes * BOX_BYTES if s.tma_store else 0,
     }
