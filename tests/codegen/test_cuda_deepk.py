@@ -35,7 +35,7 @@ def test_set_kernel_takes_evict_and_prefetch() -> None:
     for bad in ("last", "keep,first", ("first", "last", "normal")):
         with pytest.raises(FusionError, match="evict must be two of normal, first, last"):
             GemmFusion(M=256, N=256, K=64).set_kernel(evict=bad)
-    with pytest.raises(FusionError, match="prefetch must be an integer in 0..64"):
+    with pytest.raises(FusionError, match=r"prefetch must be an integer in 0\.\.64"):
         GemmFusion(M=256, N=256, K=64).set_kernel(prefetch=65)
 
 
@@ -91,7 +91,7 @@ def test_prefetch_is_printed_from_the_plan() -> None:
         if mode == "sliced":  # each CTA prefetches its own share of the sliced operand's boxes
             assert any("c = sidx_" in c for c in calls)
     plain = emit(seed(M=300, N=1000, K=1000, BM=128, BN=64, CM=1, CN=1, SMS=16))
-    assert "constexpr int PREFETCH = 0;" in plain and "tma_prefetch_l2(&" not in plain
+    assert "PREFETCH" not in plain and "tma_prefetch_l2(&" not in plain
     assert "tma_prefetch_l2_hint(&" not in plain
 
 
@@ -110,6 +110,15 @@ def test_cuda_heuristic_one_tile_row() -> None:
         assert heuristic(M, N, 7168, sms=132, target="cuda")[0].BN != 64 or M <= 64
 
 
+def test_cuda_heuristic_deep_k_wide_tiles() -> None:
+    cfg, why = heuristic(1024, 1024, 32768, sms=132, target="cuda")
+    assert (cfg.BM, cfg.BN, cfg.STAGES) == (128, 256, 4) and cfg.SPLITS == 4
+    assert "deep K" in why[0]
+    # shallow K, or fewer than 32 tiles of 128x256 (512^2): the 128x128 rule stays
+    assert heuristic(1024, 1024, 4096, sms=132, target="cuda")[0].BN == 128
+    assert heuristic(512, 512, 65536, sms=132, target="cuda")[0].BN == 128
+
+
 def test_explain_target_cuda_says_why(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     out = tmp_path / "explain.txt"
     rc = main(["explain", str(ROOT / "examples/gemm_decomposition.py"), "--target", "cuda",
@@ -118,3 +127,58 @@ def test_explain_target_cuda_says_why(tmp_path: Path, capsys: pytest.CaptureFixt
     assert rc == 0
     assert "cuda: one tile row" in text and "STAGES = 8" in text
     assert "L2 hints A last, B first" in text
+
+
+# fewer tiles than CTAs, and not a whole number of clusters: the grid is rounded up to whole
+# clusters, the extra CTAs dead ((params, mode, closed))
+ROUNDED = [
+    (dict(M=600, N=1400, K=64, CM=2, CN=1, SMS=132), "leader", True),
+    (dict(M=600, N=1400, K=200, BN=128, CM=1, CN=4, SMS=132), "sliced", False),
+    (dict(M=300, N=700, K=128, BN=128, CM=4, CN=1, SMS=132), "leader", False),
+    (dict(M=600, N=1400, K=64, BN=128, CM=2, CN=2, SMS=120), "sliced", True),
+]
+
+
+@pytest.mark.parametrize("params,mode,closed", ROUNDED, ids=[str(i) for i in range(len(ROUNDED))])
+def test_grid_is_rounded_up_to_whole_clusters(params: dict, mode: str, closed: bool,
+                                              tmp_path: Path) -> None:
+    from tests.codegen.cuda_plans import mc_values
+    from tests.codegen.test_cuda_emit import _run_harness
+
+    plan = seed(mode, closed, **params)
+    c, tiles = plan.cluster[0], int(plan.order.num_tiles)
+    assert plan.work.grid % c == 0 and tiles < plan.work.grid < tiles + c  # not whole before
+    assert any(f"rounded up to {plan.work.grid}" in n for n in plan.notes)
+    if shutil.which("g++") is None:
+        pytest.skip("needs g++")
+    got = _run_harness(plan, tmp_path)
+    # every group of c linear tiles is walked once, by one worker (cluster)
+    groups = -(-tiles // c)
+    assert sorted(g for g, kb, ke in got["U"].values()) == list(range(groups))
+    assert all((kb, ke) == (0, plan.k_iters) for _, kb, ke in got["U"].values())
+    for m, n, alive in got["T"].values():  # linear tiles past the end are dead
+        assert alive == int(m < plan.order.tiles_m and n < plan.order.tiles_n)
+    for op in (plan.a, plan.b):  # the masks the kernel computes are the plan's
+        if op.multicast is None:
+            continue
+        for (i_rt, cidx, rank), vals in got[op.name].items():
+            want = mc_values(op.multicast, rank, i_rt, cidx)
+            keys = ["issue", "mask"] + (["slice_index", "slice_count"]
+                                        if op.multicast.mode.value == "sliced" else [])
+            assert vals == tuple(want[k] for k in keys)
+
+
+@needs_nvcc
+def test_rounded_grids_compile_without_warnings(tmp_path: Path) -> None:
+    for i, (params, mode, closed) in enumerate(ROUNDED):
+        src = emit(seed(mode, closed, **params))
+        assert f"constexpr int GRID = {seed(mode, closed, **params).work.grid};" in src
+        compile_cu(src, tmp_path / f"r{i}.o", shared=False, werror=True)
+
+
+def test_gen_seed_at_a_small_size(tmp_path: Path) -> None:
+    """The size that refused before ('grid 35 is not a multiple of the cluster size 2')."""
+    out = tmp_path / "k.cu"
+    rc = main(["gen", str(ROOT / "examples/seed004_persistent_cluster.py"), "--target", "cuda",
+               "--param", "M=600", "--param", "N=1400", "--param", "K=64", "-o", str(out)])
+    assert rc == 0 and "constexpr int GRID = 36;" in out.read_text()

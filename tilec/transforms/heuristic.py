@@ -190,6 +190,12 @@ def _cuda_rule(M: int, N: int, K: int) -> tuple[Config, str]:
                 "cuda: one tile row (M <= 128), 128x64 tiles, 8 stages deep")
     if M >= 256 and N >= 256 and M * N >= 4096 * 2048:
         return Config(BM=128, BN=256, BK=64, WARPS=12, STAGES=4), "cuda: large"
+    if K >= 8192 and _cdiv(M, 128) * _cdiv(N, 256) >= 32:
+        # few tiles, deep K: 1024^2 x 32768 split-K 4 with 128x256 tiles ran 99.6-101.8 us
+        # (0.95-0.96x cuBLAS), 128x128 split-K 2 108.9-111.0 (0.86-0.89x): the wider tile reads
+        # less shared memory per flop (bench/results/cuda_perf_2026-11-23_s7a.json, _s7c.json)
+        return (Config(BM=128, BN=256, BK=64, WARPS=12, STAGES=4),
+                "cuda: deep K, 32 or more 128x256 tiles")
     if M >= 128 and N >= 128:
         return Config(BM=128, BN=128, BK=64, WARPS=12, STAGES=4), "cuda: medium"
     return Config(BM=64, BN=128, BK=64, WARPS=8, STAGES=4), "cuda: small"

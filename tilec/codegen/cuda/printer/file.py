@@ -132,10 +132,12 @@ def constants(k: Kernel) -> str:
         "WG_M": s.wg_m, "M_SUB": s.m_sub, "CLUSTER": s.cluster, "GRID": p.work.grid,
         "THREADS": s.threads, "TILES_M": p.order.tiles_m, "TILES_N": p.order.tiles_n,
         "NUM_TILES": int(p.order.num_tiles), "CHUNKS_A": s.chunks_a, "CHUNKS_B": s.chunks_b,
-        "SMEM_BYTES": s.smem_bytes, "PREFETCH": p.prefetch,
+        "SMEM_BYTES": s.smem_bytes,
         "TMA_STORE": int(s.tma_store),
         "EPI_BYTES": s.consumers * s.epi_boxes * BOX_BYTES if s.tma_store else 0,
     }
+    if p.prefetch:
+        consts["PREFETCH"] = p.prefetch  # k-iterations of L2 look-ahead
     consts |= work_constants(k)
     body = [f"constexpr int {k} = {v};" for k, v in consts.items()]
     body += [
