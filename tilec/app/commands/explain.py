@@ -20,7 +20,7 @@ from tilec.runtime.build import is_thread_level
 def options(p: argparse.ArgumentParser) -> None:
     """``--mode``, and ``--target``: the target whose heuristic resolves the 'auto' knobs."""
     mode_option(p)
-    p.add_argument("--target", choices=("triton", "cuda"), default="triton",
+    p.add_argument("--target", choices=["triton", "cuda"], default="triton",
                    help="resolve 'auto' parameters for this target's kernel (default triton)")
 
 
