@@ -69,30 +69,81 @@ BIG_VARIANTS = [(dict(CM=2, CN=1, SMS=128), "leader", {}),  # the printer's choi
                 # its epilogue and its loads (the stages are released empty: MMAs and barriers)
                 (dict(CM=2, CN=1, SMS=128), "leader", {"epilogue": "none"}),
                 (dict(CM=2, CN=1, SMS=128), "leader", {"epilogue": "none", "loads": False})]
-_S8 = dict(DECOMP="splitk", SPLITS=8)
-_S4 = dict(DECOMP="splitk", SPLITS=4)
-SMALL = {(512, 512, 65536): [(dict(BN=128, CM=1, CN=1, FIXUP="atomic", **_S8), {}),
-                             (dict(BN=128, CM=2, CN=2, FIXUP="atomic", **_S8), {}),
-                             (dict(BN=128, CM=2, CN=2, **_S8), {}),
-                             (dict(CM=2, CN=1, DECOMP="splitk", SPLITS=16, FIXUP="atomic"), {}),
-                             (dict(BN=128, CM=2, CN=2, DECOMP="streamk"), {}),
-                             (dict(BN=128, CM=2, CN=2, FIXUP="atomic", **_S8), {"stages": 6})],
-         (1024, 1024, 32768): [(dict(CM=1, CN=1, **_S4), {}),
-                               (dict(CM=1, CN=1, FIXUP="atomic", **_S4), {}),
-                               (dict(CM=2, CN=1, **_S4), {}),
-                               (dict(CM=2, CN=2, **_S4), {}),
-                               (dict(CM=2, CN=2, FIXUP="atomic", **_S4), {}),
-                               (dict(CM=2, CN=2, DECOMP="streamk"), {})],
-         (128, 4096, 7168): [(dict(BN=128, CM=1, CN=1, **_S4), {}),
-                             (dict(BN=128, CM=1, CN=2, **_S4), {}),
-                             (dict(BN=128, CM=1, CN=4, **_S4), {}),
-                             (dict(BN=128, CM=1, CN=2, FIXUP="atomic", **_S4), {}),
-                             (dict(CM=1, CN=2, **_S8), {}),
-                             (dict(BN=128, CM=1, CN=2, **_S4), {"stages": 6})]}
+# deep-K and small-M shapes (issue 14: at least match cuBLAS). Session 7's exploration: tile
+# (incl. 64-row tiles for M=128), split count / Stream-K, fix-up, stages, clusters and multicast,
+# SM count; "epilogue none" and "loads False" are measurements (what is left without them).
+_A, _D = dict(FIXUP="atomic"), dict(FIXUP="deterministic")
+
+
+def _sk(splits: int) -> dict:
+    return dict(DECOMP="splitk", SPLITS=splits)
+
+
+_STK = dict(DECOMP="streamk", SMS=132)
+_NONE, _BARE = {"epilogue": "none"}, {"epilogue": "none", "loads": False}
+_NN, _LF, _LL, _FF = (dict(EVICT=e) for e in ("normal,normal", "last,first", "last,last",
+                                                  "first,first"))
+# run 1 (cuda_perf_2026-11-23_s7a.json: tiles, splits, Stream-K, fix-ups, stages, clusters, SMS;
+# without loads every shape ran 1.04-1.53x cuBLAS, with them 0.70-0.95x) -> run 2
+# (..._s7b.json: L2 hints, stages, 128x64 tiles: 128x4096x7168 at 1.067x with 128x64, 8 stages,
+# A last / B first) -> run 3 (this list): the chosen configs, the CUDA heuristic's own plan of
+# examples/gemm_decomposition.py, the old L2 hints beside the new rule, and 128x64 tiles with 8
+# stages tried on the two deep-K shapes. The first variant of each shape is its reference.
+_DEC = "examples/gemm_decomposition.py"
+_P = [dict(PREFETCH=d) for d in (4, 8, 16)]  # the producer's L2 look-ahead, k-iterations
+_ROW = dict(BM=128, BN=64, CM=1, CN=1, **_sk(2), **_D, STAGES=8)  # 128x4096x7168's choice
+_D5 = dict(BN=128, CM=2, CN=1, **_sk(8), **_A, STAGES=6, **_NN)  # 512^2 x 65536, run 2's best
+_D1 = dict(BN=256, CM=1, CN=1, **_sk(4), **_D, **_FF)  # 1024^2 x 32768, run 2's best
+SMALL_S7C = {(128, 4096, 7168): [(_ROW, {}),
+                                  (dict(SCHEDULE=_DEC, SMS=132), {}),  # heuristic, B K x N
+                                  (dict(SCHEDULE=_DEC, SMS=132, B_LAYOUT="nk"), {}),
+                                  (dict(_ROW, EVICT="first,last"), {}),  # hints before s7
+                                  (dict(_ROW, FIXUP="atomic"), {}),
+                                  (dict(_ROW, **_P[1]), {}),
+                                  (dict(_ROW, **_P[2]), {}),
+                                  (dict(BM=128, BN=128, CM=1, CN=1, **_sk(4), **_D), {}),
+                                  (_ROW, _BARE)],
+              (512, 512, 65536): [(_D5, {}),
+                                  (dict(SCHEDULE=_DEC, SMS=132), {}),
+                                  (dict(_D5, **_P[0]), {}),
+                                  (dict(_D5, **_P[1]), {}),
+                                  (dict(_D5, **_P[2]), {}),
+                                  (dict(BN=256, CM=2, CN=1, **_sk(16), **_A, **_NN, **_P[1]), {}),
+                                  (dict(BN=64, CM=1, CN=1, **_sk(4), **_A, STAGES=8, **_NN), {}),
+                                  (dict(BN=64, CM=2, CN=1, **_sk(4), **_A, STAGES=8, **_NN,
+                                        **_P[2]), {}),
+                                  (dict(BN=128, CM=1, CN=2, **_sk(8), **_A, STAGES=6, **_NN,
+                                        **_P[1]), {}),
+                                  (dict(_D5, **_P[1]), _BARE)],
+              (1024, 1024, 32768): [(_D1, {}),
+                                    (dict(SCHEDULE=_DEC, SMS=132), {}),
+                                    (dict(_D1, **_P[0]), {}),
+                                    (dict(_D1, **_P[1]), {}),
+                                    (dict(_D1, **_P[2]), {}),
+                                    (dict(BN=128, CM=1, CN=1, **_sk(2), **_D, STAGES=6, **_FF,
+                                          **_P[1]), {}),
+                                    (dict(BN=64, CM=1, CN=1, DECOMP="dp", STAGES=8), {}),
+                                    (dict(BN=64, CM=2, CN=1, DECOMP="dp", STAGES=8, **_NN,
+                                          **_P[2]), {}),
+                                    (dict(BN=256, CM=2, CN=1, **_sk(4), **_D, **_NN, **_P[1]), {}),
+                                    (dict(_D1, **_P[1]), _BARE)]}
+# run 4 (..._s7d.json, after the CUDA heuristic's deep-K rule): each shape's choice in the seed
+# schedule and the heuristic's own plan of examples/gemm_decomposition.py (the CUDA default for
+# a schedule that leaves its knobs "auto"), B as the file gives it (K x N) and N x K
+SMALL = {shape: [(v, o), (dict(SCHEDULE=_DEC, SMS=132), {}),
+                 (dict(SCHEDULE=_DEC, SMS=132, B_LAYOUT="nk"), {})]
+         for shape, v, o in (((128, 4096, 7168), _ROW, {}), ((512, 512, 65536), _D5, {}),
+                             ((1024, 1024, 32768), _D1, {}))}
 
 
 def plan_of(params: dict, mode: str = "leader"):  # type: ignore[no-untyped-def]
+    """The plan of the seed schedule with ``params``, or of the schedule file ``params["SCHEDULE"]``
+    (its 'auto' knobs resolved by the CUDA heuristic, never a tuned record)."""
     p = dict(params)
+    path = p.pop("SCHEDULE", None)
+    if path is not None:
+        return kernel_plan(load_schedule(ROOT / path, p, target="cuda", tuned=False),
+                           target="cuda", mode=mode)
     p.setdefault("CLUSTER", p.get("CM", 2) * p.get("CN", 1))
     return kernel_plan(load_schedule(SEED, p), target="cuda", mode=mode)
 
@@ -129,6 +180,28 @@ def correctness_cases() -> list[tuple[dict, str, dict]]:
         M, N, K, BN, sms = tma_shapes[i]
         sms = sms if sms % (cm * cn) == 0 else sms - sms % (cm * cn)
         out.append((dict(M=M, N=N, K=K, BN=BN, CM=cm, CN=cn, SMS=sms, **d), mode, ovl))
+    # session 7: one tile row of 128x64 tiles, 8 stages, split-K 2 (the CUDA heuristic's choice
+    # for M <= 128), the lowering's L2 hints for one tile row (A last, B first) and given ones
+    out += [(dict(M=100, N=1000, K=1000, BM=128, BN=64, CM=1, CN=1, SMS=132, DECOMP="splitk",
+                  SPLITS=2, STAGES=8), "leader", {}),
+            (dict(M=128, N=1024, K=3000, BM=128, BN=64, CM=1, CN=2, SMS=132, DECOMP="splitk",
+                  SPLITS=2, STAGES=8, FIXUP="atomic", B_LAYOUT="kn"), "leader", {}),
+            (dict(M=77, N=1000, K=776, BM=128, BN=64, CM=1, CN=1, SMS=16, DECOMP="streamk",
+                  STAGES=8, EVICT="normal,normal"), "leader", {}),
+            (dict(M=300, N=1504, K=1000, BN=128, CM=2, CN=1, SMS=16, DECOMP="splitk", SPLITS=3,
+                  EVICT="last,last"), "sliced", {}),
+            (dict(M=300, N=1000, K=3000, BM=128, BN=64, CM=1, CN=1, SMS=16, DECOMP="splitk",
+                  SPLITS=2, STAGES=8, PREFETCH=16), "leader", {}),
+            (dict(M=520, N=520, K=5000, BN=128, CM=2, CN=1, SMS=16, DECOMP="splitk", SPLITS=4,
+                  FIXUP="atomic", STAGES=6, PREFETCH=8, EVICT="normal,normal"), "leader", {}),
+            (dict(M=1000, N=640, K=2000, BN=128, CM=1, CN=2, SMS=8, PREFETCH=4, B_LAYOUT="kn"),
+             "sliced", {}),
+            # fewer tiles than CTAs and not whole clusters: the grid rounded up, the extra CTAs dead
+            (dict(M=600, N=1400, K=64, CM=2, CN=1, SMS=132), "leader", {}),
+            (dict(M=600, N=1400, K=520, BN=128, CM=2, CN=2, SMS=120), "sliced", {}),
+            (dict(SCHEDULE="examples/gemm_decomposition.py", M=128, N=4096, K=7168), "leader", {}),
+            (dict(SCHEDULE="examples/gemm_decomposition.py", M=120, N=2000, K=1504,
+                  B_LAYOUT="nk"), "leader", {})]
     out += [(dict(M=999, N=1000, K=504, BN=128, CM=1, CN=1, SMS=8, DECOMP="splitk", SPLITS=2), "leader", ovl),
             (dict(M=1000, N=1000, K=1000, BM=256, BN=128, CM=1, CN=2, SMS=16, DECOMP="streamk"), "leader", ovl),
             (dict(M=1300, N=1504, K=1000, BM=256, BN=128, CM=1, CN=2, SMS=16, B_LAYOUT="kn"), "leader", ovl)]
@@ -422,8 +495,9 @@ def run_jobs(jobs: list, per_job_s: float, log) -> list[dict]:
     return results
 
 
-def run_correctness(out: Path, only: str | None = None) -> list[dict]:
-    cases = [c for c in correctness_cases() if only is None or only in json.dumps(c)]
+def run_correctness(out: Path, only: str | None = None, tag: str = "") -> list[dict]:
+    cases = [c for c in correctness_cases()
+             if only is None or any(o in json.dumps(c) for o in only.split("|"))]
     t0 = time.time()
     make_plans([json.dumps([p, m, o]) for p, m, o in cases])
     build_all([get_plan(p, m, o) for p, m, o in cases], [o for _, _, o in cases])
@@ -437,7 +511,7 @@ def run_correctness(out: Path, only: str | None = None) -> list[dict]:
 
     jobs = [["check", p, m, o, i == 0] for i, (p, m, o) in enumerate(cases)]
     results = run_jobs(jobs, 30.0, log)
-    (out / f"cuda_correctness_{DATE}.json").write_text(json.dumps(
+    (out / f"cuda_correctness_{DATE}{tag}.json").write_text(json.dumps(
         {"device": device(), "date": DATE, "script": "bench/bench_cuda.py", "cases": results}, indent=1))
     return results
 
@@ -456,7 +530,7 @@ def run_perf(out: Path, which: str, shapes: list | None = None, variants: list |
                          [o for _, _, o in variants]])
     if which in ("all", "small"):
         for shape, variants in SMALL.items():
-            vs = [dict(M=shape[0], N=shape[1], K=shape[2], SMS=128, **v) for v, _ in variants]
+            vs = [{"M": shape[0], "N": shape[1], "K": shape[2], "SMS": 128, **v} for v, _ in variants]
             jobs.append(["perf", list(shape), vs, ["leader"] * len(vs), [o for _, o in variants]])
     t0 = time.time()
     make_plans([json.dumps([v, m, o]) for j in jobs for v, m, o in zip(j[2], j[3], j[4], strict=True)])
@@ -574,7 +648,7 @@ def device() -> str:
         return "unknown"
 
 
-def run_sanitizer(out: Path) -> str:
+def run_sanitizer(out: Path, only: str | None = None, tag: str = "") -> str:
     # exact release, sliced 2x2, TMA-store epilogue; Stream-K deterministic on a 2x1 cluster with
     # the general form (all-cluster release); split-K atomic without a cluster
     cases = [(dict(M=512, N=1024, K=192, BN=256, CM=2, CN=2, SMS=8), "sliced"),
@@ -582,7 +656,13 @@ def run_sanitizer(out: Path) -> str:
              (dict(M=200, N=256, K=600, BN=128, CM=1, CN=1, SMS=8, DECOMP="splitk", SPLITS=3,
                    FIXUP="atomic"), "leader"),
              (dict(M=256, N=320, K=384, BN=128, CM=1, CN=2, SMS=4, B_LAYOUT="kn",
-                   DECOMP="streamk"), "sliced")]
+                   DECOMP="streamk"), "sliced"),
+             # session 7: one tile row (128x64, 8 stages, split-K 2, A last / B first) with the L2
+             # prefetch; a grid rounded up to whole clusters (its last CTA dead)
+             (dict(M=100, N=640, K=1000, BM=128, BN=64, CM=1, CN=1, SMS=16, DECOMP="splitk",
+                   SPLITS=2, STAGES=8, PREFETCH=4), "leader"),
+             (dict(M=300, N=700, K=128, BN=128, CM=4, CN=1, SMS=132), "leader")]
+    cases = [c for c in cases if only is None or any(o in json.dumps(c[0]) for o in only.split("|"))]
     log = [f"device: {device()}  date: {DATE}"]
     for i, (params, mode) in enumerate(cases):
         plan = get_plan(params, mode)
@@ -607,7 +687,7 @@ def run_sanitizer(out: Path) -> str:
             except subprocess.TimeoutExpired:
                 log.append(f"$ {' '.join(cmd)}  TIMEOUT")
     text = "\n".join(log)
-    (out / f"cuda_sanitizer_{DATE}.txt").write_text(text)
+    (out / f"cuda_sanitizer_{DATE}{tag}.txt").write_text(text)
     print(text[-3000:], flush=True)
     return text
 
@@ -619,7 +699,10 @@ def main() -> None:
     ap.add_argument("--perf", default="all", choices=["all", "big", "small", "none"])
     ap.add_argument("--skip-correctness", action="store_true")
     ap.add_argument("--skip-sanitizer", action="store_true")
-    ap.add_argument("--only", default=None, help="run the correctness cases whose JSON has this text")
+    ap.add_argument("--only", default=None,
+                    help="run the correctness cases whose JSON has this text (a|b: either)")
+    ap.add_argument("--sanitize-only", default=None,
+                    help="run the sanitizer cases whose parameters' JSON has this text (a|b)")
     ap.add_argument("--shapes", default=None, help='JSON [[M, N, K], ...] instead of BIG')
     ap.add_argument("--variants", default=None,
                     help='JSON [[params, mode, opts], ...] instead of BIG_VARIANTS')
@@ -631,10 +714,10 @@ def main() -> None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     if not args.skip_correctness:
-        res = run_correctness(out, args.only)
+        res = run_correctness(out, args.only, args.tag)
         print(f"correctness: {sum(bool(r.get('ok')) for r in res)}/{len(res)} ok", flush=True)
     if not args.skip_sanitizer:
-        run_sanitizer(out)
+        run_sanitizer(out, args.sanitize_only, args.tag)
     if args.perf != "none":
         run_perf(out, args.perf, args.shapes and json.loads(args.shapes),
                  args.variants and json.loads(args.variants), args.tag)

@@ -14,7 +14,9 @@ deterministic) choose the work decomposition; ORDER="grouped" walks the cluster 
 grouped raster (GROUP group rows, column by column: a wave reads fewer rows of A and columns of
 B; "rows": row-major groups); STAGES sets the shared-memory pipeline depth; EPILOGUE how the
 CUDA kernel writes C (None: the printer's choice; "overlap": stored from registers during the
-next tile's MMAs; "tma", "tma_tile", "direct"); with a cluster, lowering for CUDA cuts the work per
+next tile's MMAs; "tma", "tma_tile", "direct"); EVICT the L2 hints of A's and B's TMA loads
+("last,first": A kept, B streamed; None: lowering's rule); PREFETCH how many k-iterations ahead
+the producer prefetches its boxes into L2 (None: no prefetch); with a cluster, lowering for CUDA cuts the work per
 cluster, so every CTA of a cluster keeps the same K range and multicast stays valid.
 
 Run ``tilec show examples/seed004_persistent_cluster.py --param CN=2`` or
@@ -29,14 +31,16 @@ from tilec.ir import ParallelType as P
 # B_LAYOUT "nk": B given as N x K (K-major), what the Hopper WGMMA path reads; "kn" for K x N.
 PARAMS = dict(M=8192, N=8192, K=8192, BM=128, BN=256, BK=64, CM=2, CN=1, SMS=132, CLUSTER=2,
               DTYPE="bf16", B_LAYOUT="nk", DECOMP="dp", SPLITS=1, SK_WAVES=1,
-              FIXUP="deterministic", ORDER="rows", GROUP=8, STAGES=None, EPILOGUE=None)
+              FIXUP="deterministic", ORDER="rows", GROUP=8, STAGES=None, EPILOGUE=None, EVICT=None,
+              PREFETCH=None)
 
 
 def schedule(M: int, N: int, K: int, BM: int, BN: int, BK: int, CM: int, CN: int, SMS: int,
              CLUSTER: int, DTYPE: str = "bf16", B_LAYOUT: str = "nk", DECOMP: str = "dp",
              SPLITS: int = 1, SK_WAVES: int = 1, FIXUP: str = "deterministic",
              ORDER: str = "rows", GROUP: int = 8, STAGES: int | None = None,
-             EPILOGUE: str | None = None) -> GemmFusion:
+             EPILOGUE: str | None = None, EVICT: str | None = None,
+             PREFETCH: int | None = None) -> GemmFusion:
     # clusters of more than 8 CTAs are non-portable (up to 16: the multicast mask's width);
     # CLUSTER is a symbol when tilec derives closed forms over the parameters
     fusion = GemmFusion(M, N, K, dtype=DTYPE, b_layout=B_LAYOUT,
@@ -61,9 +65,11 @@ def schedule(M: int, N: int, K: int, BM: int, BN: int, BK: int, CM: int, CN: int
         # (the symbolic instance, built for the multicast closed forms, needs only index maps)
         fusion.decompose(DECOMP, splits=SPLITS, sk_waves=SK_WAVES, fixup=FIXUP,
                          sms=SMS if isinstance(SMS, int) else None)
-    if isinstance(STAGES, int) or EPILOGUE is not None:
-        # shared-memory pipeline stages and the CUDA epilogue (None: the target's default)
-        fusion.set_kernel(stages=STAGES if isinstance(STAGES, int) else None, epilogue=EPILOGUE)
+    if isinstance(STAGES, int) or EPILOGUE is not None or EVICT is not None or PREFETCH:
+        # shared-memory pipeline stages, the CUDA epilogue, L2 hints and prefetch (None: the
+        # target's default)
+        fusion.set_kernel(stages=STAGES if isinstance(STAGES, int) else None, epilogue=EPILOGUE,
+                          evict=EVICT, prefetch=PREFETCH if isinstance(PREFETCH, int) else None)
     fusion.propagate()
     return fusion
 

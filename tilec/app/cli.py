@@ -54,7 +54,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("masks", "TMA multicast issue predicates and masks per operand",
             masks.run, mode_option),
     Command("explain", "the derivation as a person reads it: index maps, tile order, "
-            "decomposition, multicast theorems, coalescing", explain.run, mode_option),
+            "decomposition, multicast theorems, coalescing", explain.run, explain.options),
     Command("viz", "draw the schedule (PNG): C tiles per round, multicast groups, SM timeline",
             viz.run, viz.options),
     Command("bench", "time the generated kernel against torch.matmul and a plain Triton kernel "

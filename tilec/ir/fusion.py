@@ -43,6 +43,7 @@ from tilec.ir.threads import (
 from tilec.ir.trace import Schedule, paused
 from tilec.ir.types import (
     EPILOGUES,
+    EVICTS,
     SK_WAVES_MAX,
     BLayout,
     Decomposition,
@@ -158,18 +159,25 @@ class GemmFusion:
         return self
 
     def set_kernel(self, stages: int | str | None = None, warps: int | str | None = None,
-                   load: LoadKind | str | None = None, epilogue: str | None = None) -> GemmFusion:
+                   load: LoadKind | str | None = None, epilogue: str | None = None,
+                   evict: str | tuple[str, str] | None = None,
+                   prefetch: int | str | None = None) -> GemmFusion:
         """Kernel-level choices: software-pipeline ``stages`` (K tiles in flight), ``warps`` per
         CTA (CUDA: 4 per warpgroup), the operand ``load`` kind (``pointer``, ``tma``) and, for
         the CUDA target, the ``epilogue`` that writes C (``tma``, ``tma_tile``, ``direct``,
-        ``overlap``: see :data:`~tilec.ir.types.EPILOGUES`).
+        ``overlap``: see :data:`~tilec.ir.types.EPILOGUES`), the CUDA kernel's L2 ``evict``
+        hints of A's and B's loads (``"last,first"`` or a pair, each ``normal``, ``first`` or
+        ``last``: :data:`~tilec.ir.types.EVICTS`) and its L2 ``prefetch`` distance (k-iterations
+        ahead of the loads, 0..64; 0: none).
         None or ``"auto"`` leaves a choice to lowering (TMA where the strides allow it, the
         target's default stages, warps and epilogue). Kept as a frozen
         :class:`~tilec.ir.types.KernelOptions` that lowering copies into the plan.
 
         >>> f = GemmFusion(M=256, N=256, K=64)
         >>> f.set_kernel(stages=4, warps=8, load="tma", epilogue="overlap").kernel_options
-        KernelOptions(stages=4, warps=8, load=<LoadKind.TMA: 'tma'>, epilogue='overlap')
+        KernelOptions(stages=4, warps=8, load=<LoadKind.TMA: 'tma'>, epilogue='overlap', evict=None, prefetch=None)
+        >>> f.set_kernel(evict="last,first").kernel_options.evict
+        ('last', 'first')
         >>> GemmFusion(M=256, N=256, K=64).set_kernel(warps=6)
         Traceback (most recent call last):
         ...
@@ -194,10 +202,14 @@ class GemmFusion:
         if epi is not None and epi not in EPILOGUES:
             raise FusionError(f"set_kernel: epilogue must be one of {', '.join(EPILOGUES)}, "
                               f"'auto' or None but got {epilogue!r}")
+        ev = _evict_pair(evict)
+        pf = count("prefetch", prefetch, lambda v: 0 <= v <= 64, "an integer in 0..64")
         self.schedule.record("fusion", "set_kernel", (),
                              {"stages": st, "warps": wp,
-                              "load": kind.value if kind is not None else None, "epilogue": epi})
-        self.kernel_options = KernelOptions(stages=st, warps=wp, load=kind, epilogue=epi)
+                              "load": kind.value if kind is not None else None, "epilogue": epi,
+                              "evict": ",".join(ev) if ev else None, "prefetch": pf})
+        self.kernel_options = KernelOptions(stages=st, warps=wp, load=kind, epilogue=epi, evict=ev,
+                                            prefetch=pf or None)
         return self
 
     def set_cluster(self, x: int, y: int = 1, z: int = 1) -> GemmFusion:
@@ -386,3 +398,19 @@ class GemmFusion:
 
 def _arg(value: int | str | sympy.Expr) -> str:
     return repr(value) if isinstance(value, int | str) else repr(str(value))
+
+
+def _evict_pair(evict: str | tuple[str, str] | list[str] | None) -> tuple[str, str] | None:
+    """``set_kernel(evict=...)``: ``"a,b"`` or ``(a, b)`` with each in EVICTS; None or auto: None.
+
+    >>> _evict_pair("Last, first"), _evict_pair("auto"), _evict_pair(None)
+    (('last', 'first'), None, None)
+    """
+    if evict is None or (isinstance(evict, str) and evict.strip().lower() == "auto"):
+        return None
+    parts = evict.split(",") if isinstance(evict, str) else list(evict)
+    pair = tuple(str(x).strip().lower() for x in parts)
+    if len(pair) != 2 or any(x not in EVICTS for x in pair):
+        raise FusionError(f"set_kernel: evict must be two of {', '.join(EVICTS)} (A's, then B's: "
+                          f"'last,first' or a pair), 'auto' or None but got {evict!r}")
+    return pair  # type: ignore[return-value]

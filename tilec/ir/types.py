@@ -252,13 +252,23 @@ class KernelOptions:
 
     stages: software-pipeline depth of the K loop; warps: warps per CTA; load: how operand tiles
     are loaded (:class:`LoadKind`); epilogue: how the CUDA kernel writes C (one of
-    :data:`EPILOGUES`; None: the printer's choice).
+    :data:`EPILOGUES`; None: the printer's choice); evict: the CUDA kernel's L2 eviction hints
+    of A's and B's TMA loads, each one of :data:`EVICTS` (None: lowering's rule); prefetch:
+    how many k-iterations ahead of its loads the CUDA producer prefetches A's and B's boxes into
+    L2 (``cp.async.bulk.prefetch``; None or 0: none).
     """
 
     stages: int | None = None
     warps: int | None = None
     load: LoadKind | None = None
     epilogue: str | None = None
+    evict: tuple[str, str] | None = None
+    prefetch: int | None = None
+
+
+# L2 eviction hints of an operand's TMA loads (CUDA): "first" (evict_first: lines read once),
+# "last" (evict_last: lines other CTAs read again), "normal" (no hint).
+EVICTS = ("normal", "first", "last")
 
 
 # How the CUDA kernel writes its C tile (docs/cuda_backend.md, "Epilogue"): "tma" (registers ->

@@ -194,8 +194,20 @@ def _tile_rule(M: int, N: int, K: int, sms: int) -> tuple[Config, str]:
 
 def _cuda_rule(M: int, N: int, K: int) -> tuple[Config, str]:
     """The CUDA backend's tiles: WGMMA wants BM in 64s, 128x256 with two consumer warpgroups."""
+    if 64 < M <= 128 and _cdiv(N, 64) >= 32:
+        # one 128-row tile row, N streamed: 128x4096x7168 split-K 2 ran 25.0 us = 1.07x cuBLAS
+        # with 128x64 tiles and 8 stages (192 KB in flight per SM), 27.5 us with 128x128 and 4
+        # or 6, 29.7 with 64x256 and 5 (bench/results/cuda_perf_2026-11-23_s7b.json)
+        return (Config(BM=128, BN=64, BK=64, WARPS=12, STAGES=8),
+                "cuda: one tile row (M <= 128), 128x64 tiles, 8 stages deep")
     if M >= 256 and N >= 256 and M * N >= 4096 * 2048:
         return Config(BM=128, BN=256, BK=64, WARPS=12, STAGES=4), "cuda: large"
+    if K >= 8192 and _cdiv(M, 128) * _cdiv(N, 256) >= 32:
+        # few tiles, deep K: 1024^2 x 32768 split-K 4 with 128x256 tiles ran 99.6-101.8 us
+        # (0.95-0.96x cuBLAS), 128x128 split-K 2 108.9-111.0 (0.86-0.89x): the wider tile reads
+        # less shared memory per flop (bench/results/cuda_perf_2026-11-23_s7a.json, _s7c.json)
+        return (Config(BM=128, BN=256, BK=64, WARPS=12, STAGES=4),
+                "cuda: deep K, 32 or more 128x256 tiles")
     if M >= 128 and N >= 128:
         return Config(BM=128, BN=128, BK=64, WARPS=12, STAGES=4), "cuda: medium"
     return Config(BM=64, BN=128, BK=64, WARPS=8, STAGES=4), "cuda: small"

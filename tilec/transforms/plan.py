@@ -397,6 +397,8 @@ class KernelPlan:
     # CUDA: how C is written (tilec.ir.types.EPILOGUES, the schedule's set_kernel(epilogue=)),
     # "auto": the printer's choice
     epilogue: str = "auto"
+    # CUDA: the producer prefetches A's and B's boxes this many k-iterations ahead into L2 (0: no)
+    prefetch: int = 0
 
     @property
     def k_iters(self) -> int:

@@ -9,12 +9,19 @@ import argparse
 import json
 from typing import Any
 
-from tilec.app.commands.common import derive, load_args, write_output
+from tilec.app.commands.common import derive, load_args, mode_option, write_output
 from tilec.app.commands.masks import readable_form
 from tilec.app.commands.show import show_data
 from tilec.errors import TilecError
 from tilec.lru import LRU
 from tilec.runtime.build import is_thread_level
+
+
+def options(p: argparse.ArgumentParser) -> None:
+    """``--mode``, and ``--target``: the target whose heuristic resolves the 'auto' knobs."""
+    mode_option(p)
+    p.add_argument("--target", choices=["triton", "cuda"], default="triton",
+                   help="resolve 'auto' parameters for this target's kernel (default triton)")
 
 
 def run(args: argparse.Namespace) -> int:

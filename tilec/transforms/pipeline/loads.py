@@ -101,6 +101,20 @@ def choose_load_kind(cols: int, dtype: DType, box: tuple[int, int]) -> LoadKind:
     return LoadKind.TMA
 
 
+def _evict_rule(s: Lowering, given: tuple[str, str] | None) -> tuple[str, str, str]:
+    """The CUDA kernel's L2 hints of A's and B's loads, and why: the schedule's
+    ``set_kernel(evict=)``, else B ``evict_last`` (every tile row reads it again), A
+    ``evict_first``; where the tiles make one tile row B is read once and A by every tile: A
+    last, B first (128x4096x7168: 27.5 us against 31.2, bench/results/cuda_perf_2026-11-23_s7b.json)."""
+    if given is not None:
+        return (*given, f"cuda: L2 hints A {given[0]}, B {given[1]} (set_kernel(evict=))")
+    if s.order is not None and s.order.tiles_m == 1 and s.order.tiles_n > 1:
+        return ("last", "first", "cuda: L2 hints A last, B first: one tile row reads each B tile "
+                "once and A in every tile (set_kernel(evict=) changes them)")
+    return ("first", "last", "cuda: L2 hints A first, B last: B's tiles are read again by every "
+            "tile row (set_kernel(evict=) changes them)")
+
+
 def legalize(s: Lowering) -> Lowering:
     """What the target runs: operand loads, the cluster launched, warps and stages.
 
@@ -163,6 +177,14 @@ def legalize(s: Lowering) -> Lowering:
         stages = ko.stages or 3
         if fusion.dtype is DType.FP32:
             notes.append(f"fp32 dot in {s.input_precision.value} precision")
+        if ko.prefetch:
+            raise UnsupportedError(
+                f"triton: set_kernel(prefetch={ko.prefetch}) is the CUDA producer's L2 prefetch; "
+                "Triton pipelines its loads itself (leave prefetch to 'auto')")
+        if ko.evict is not None:
+            raise UnsupportedError(
+                f"triton: set_kernel(evict={','.join(ko.evict)!r}) sets the CUDA kernel's L2 "
+                "hints; the Triton kernel's loads carry none (leave evict to 'auto')")
         if ko.epilogue is not None:
             raise UnsupportedError(
                 f"triton: set_kernel(epilogue={ko.epilogue!r}) chooses the CUDA kernel's "
@@ -172,8 +194,10 @@ def legalize(s: Lowering) -> Lowering:
             raise UnsupportedError("cuda: operands are loaded by TMA; set_kernel(load='pointer') "
                                    "is for the Triton target")
         mc_a, mc_b = s.multicasts
-        a = OperandLoad("A", LoadKind.TMA, (BM, BK), multicast=mc_a, evict="first")
-        b = OperandLoad("B", LoadKind.TMA, b_box, transposed=b_t, multicast=mc_b, evict="last")
+        ev_a, ev_b, why_ev = _evict_rule(s, ko.evict)
+        notes.append(why_ev)
+        a = OperandLoad("A", LoadKind.TMA, (BM, BK), multicast=mc_a, evict=ev_a)
+        b = OperandLoad("B", LoadKind.TMA, b_box, transposed=b_t, multicast=mc_b, evict=ev_b)
         work, why = cluster_work_split(fusion, s.work, K, BK, s.num_ctas,
                                        int(s.order.num_tiles), launch.cluster_size)
         notes += why
@@ -187,4 +211,5 @@ def legalize(s: Lowering) -> Lowering:
                 f"(an H200 holds 30 clusters of 4: use SMS=120); CudaKernel.max_active_clusters() "
                 f"tells on the device")
     return replace(s, a=a, b=b, cluster=cluster, num_warps=warps, num_stages=stages,
-                   notes=tuple(notes), work=work, epilogue=ko.epilogue or "auto")
+                   notes=tuple(notes), work=work, epilogue=ko.epilogue or "auto",
+                   prefetch=ko.prefetch or 0)

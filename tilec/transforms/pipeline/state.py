@@ -62,6 +62,7 @@ class Lowering:
     num_warps: int = 0  # legalize
     num_stages: int = 0  # legalize
     epilogue: str = "auto"  # legalize
+    prefetch: int = 0  # legalize
     notes: tuple[str, ...] = ()
 
     @property
@@ -80,6 +81,7 @@ class Lowering:
             work=self.work, a=self.a, b=self.b, input_precision=self.input_precision,
             num_warps=self.num_warps, num_stages=self.num_stages, cluster=self.cluster,
             b_transposed=self.fusion.b_layout == "nk", notes=self.notes, epilogue=self.epilogue,
+            prefetch=self.prefetch,
         )
 
     def summary(self) -> str:
@@ -110,9 +112,12 @@ class Lowering:
         for op in (self.a, self.b):
             if op is not None:
                 out.append(f"load {op.name}: {op.kind.value} box {op.box}"
-                           + (" multicast" if op.multicast else ""))
+                           + (" multicast" if op.multicast else "")
+                           + (f", L2 evict {op.evict}" if op.evict != "normal" else ""))
         if self.num_warps:
             out.append(f"launch: cluster {self.cluster}, {self.num_warps} warps, "
                        f"{self.num_stages} stages"
-                       + (f", epilogue {self.epilogue}" if self.epilogue != "auto" else ""))
+                       + (f", epilogue {self.epilogue}" if self.epilogue != "auto" else "")
+                       + (f", L2 prefetch {self.prefetch} k-iterations ahead"
+                          if self.prefetch else ""))
         return "\n".join(out)

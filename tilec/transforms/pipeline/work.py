@@ -74,8 +74,18 @@ def cluster_work_split(fusion: GemmFusion, work: WorkSplit, K: int, BK: int, num
     tiles and clusters of CTAs, so every CTA of a cluster runs one K range (multicast shares each
     stage between them).  Data-parallel needs no change: a cluster's CTAs walk one group a round.
     """
-    if work.kind is Decomposition.DATA_PARALLEL or cluster == 1:
+    if cluster == 1:
         return work, []
+    if work.kind is Decomposition.DATA_PARALLEL:
+        if work.grid % cluster == 0:
+            return work, []
+        # fewer tiles than CTAs and not a whole number of clusters: round the grid up to whole
+        # clusters; the extra CTAs' tiles are past NUM_TILES, so they are dead (no loads, no
+        # stores) and their cluster runs the all-cluster release with alive masks
+        grid = -(-work.grid // cluster) * cluster
+        return replace(work, grid=grid), [
+            f"cuda: grid {work.grid} rounded up to {grid}, whole clusters of {cluster} (the "
+            f"last {grid - work.grid} CTA(s) dead)"]
     groups, clusters = -(-num_tiles // cluster), num_ctas // cluster
     d = fusion.decomposition
     sms = d.sms // cluster if d.sms else clusters

@@ -96,6 +96,10 @@ def header(k: Kernel) -> str:
         f"// Tiles {p.BM}x{p.BN}x{p.BK}, {s.stages} stages, {s.consumers} consumer warpgroup(s), "
         f"cluster {s.cluster}, grid {p.work.grid}, tile order: {p.order.description}.",
         f"// Epilogue: {epilogue_name(k)}.",
+        f"// L2 eviction hints of the TMA loads (the schedule's set_kernel(evict=)): A {p.a.evict}, "
+        f"B {p.b.evict}"
+        + (f"; L2 prefetch {p.prefetch} k-iterations ahead of the loads (set_kernel(prefetch=))."
+           if p.prefetch else "."),
         "// Build: nvcc -gencode=arch=compute_90a,code=sm_90a -O3 -std=c++17 (-shared -Xcompiler -fPIC)",
     ]
     for op in (p.a, p.b):
@@ -132,6 +136,8 @@ def constants(k: Kernel) -> str:
         "TMA_STORE": int(s.tma_store),
         "EPI_BYTES": s.consumers * s.epi_boxes * BOX_BYTES if s.tma_store else 0,
     }
+    if p.prefetch:
+        consts["PREFETCH"] = p.prefetch  # k-iterations of L2 look-ahead
     consts |= work_constants(k)
     body = [f"constexpr int {k} = {v};" for k, v in consts.items()]
     body += [

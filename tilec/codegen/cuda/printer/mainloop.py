@@ -132,6 +132,12 @@ def producer(k: Kernel) -> list[str]:
                 f"{i2}const int scnt_{x} = mc_{x}_slice_count(rank, i_rt, cidx);",
             ]
     expect = "STAGE_BYTES" if exact else "alive ? STAGE_BYTES : 0u"
+    if p.prefetch and k.loads:
+        out += [f"{i2}// L2 look-ahead (the plan's prefetch): this unit's first PREFETCH k-iterations now,",
+                f"{i2}// then k-iteration kb + PREFETCH with the loads of kb; the boxes this CTA issues",
+                f"{i2}for (int kp = kb0; kp < kb1 && kp < kb0 + PREFETCH; ++kp) {{",
+                *prefetch(k, "kp", i2 + "  "),
+                f"{i2}}}"]
     out += [
         f"{i2}for (int kb = kb0; kb < kb1; ++kb) {{",
         f"{i2}  // Every CTA of R'(rank) has released this stage's previous use (exact release),",
@@ -144,6 +150,10 @@ def producer(k: Kernel) -> list[str]:
         out += load(p.a, "sA", "m0", p.BM, s.chunks_a, i2 + "  ")
         out += (load(p.b, "sB", "n0", p.BN, s.chunks_b, i2 + "  ") if p.b_transposed
                 else load_kn(p.b, s.chunks_b, i2 + "  "))
+        if p.prefetch:
+            out += [f"{i2}  if (kb + PREFETCH < kb1) {{",
+                    *prefetch(k, "kb + PREFETCH", i2 + "    "),
+                    f"{i2}  }}"]
     else:  # a measurement: every stage is released with nothing loaded
         unused = [f"{v}_{op.name.lower()}" for op in (p.a, p.b)
                   for v in (("issue",) + (("mask",) if op.multicast else ())
@@ -156,6 +166,29 @@ def producer(k: Kernel) -> list[str]:
         f"{i2}}}",
         f"{ind}}}",
     ]
+    return out
+
+
+def prefetch(k: Kernel, kb: str, ind: str) -> list[str]:
+    """L2 prefetches of k-iteration ``kb``'s boxes: the boxes this CTA's loads issue (all of
+    them without multicast or as the leader; its share where sliced)."""
+    p, s = k.plan, k.shape
+    out = []
+    for op, row0, rows, chunks in ((p.a, "m0", p.BM, s.chunks_a), (p.b, "n0", p.BN, s.chunks_b)):
+        x, mc = op.name.lower(), op.multicast
+        hint = f", pol_{x}" if op.evict != "normal" else ""
+        call = "tilec::tma_prefetch_l2" + ("_hint" if hint else "")
+        sliced = mc is not None and mc.mode is MulticastMode.SLICED
+        first, step = (f"sidx_{x}", f"scnt_{x}") if sliced else ("0", "1")
+        if op.name == "B" and not p.b_transposed:  # K x N: BN/64 boxes of BK x 64
+            at = f"n0 + c * 64, ({kb}) * BK"
+            n = "CHUNKS_B"
+        else:
+            sub = rows // chunks
+            at = f"({kb}) * BK, {row0} + c * {sub}"
+            n = str(chunks)
+        out.append(f"{ind}if (issue_{x}) for (int c = {first}; c < {n}; c += {step}) "
+                   f"{call}(&tm{op.name}, {at}{hint});")
     return out
 
 
