@@ -14,10 +14,20 @@ from hypothesis import strategies as st
 from sympy import Add, Eq, Mod, Mul, Pow, ceiling, floor
 
 from tilec.proofs import Context, FactKind, canon, clear_caches, narrow, simplify
-from tilec.proofs.build import exact_quotient, is_int, mk_floor, mk_mod, mono_gcd
+from tilec.proofs.build import (
+    _POINTS,
+    _witness_point,
+    exact_quotient,
+    identical,
+    is_int,
+    mk_floor,
+    mk_mod,
+    mono_gcd,
+)
 from tilec.proofs.rules import RULES, Env
 
 from .oracles import brute_equal, brute_implies, scalar, symbols_of
+from .test_evaluate import _int_tree
 
 RADIX_DIV, RADIX_MOD = RULES["2.11+2.15.2 (c*a+b)/(c*d)"], RULES["2.12+2.7.1+2.5 (c*a+b)%(c*d)"]
 
@@ -232,3 +242,37 @@ def test_bound_discharge_shows_the_interval() -> None:
 
 def test_ceiling_builder() -> None:
     assert canon(ceiling(Add(x, Mul(2, y), evaluate=False) / 1, evaluate=False)) == x + 2 * y
+
+
+# -- the zero test of the recombination rule ---------------------------------------------------------
+def _expand_says(a: sympy.Expr, b: sympy.Expr) -> bool:
+    return sympy.expand(a - b) == 0
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_identical_answers_as_expand(data: st.DataObject) -> None:
+    """``identical(a, b)`` is ``expand(a - b) == 0`` on random integer trees (floors, Mod, Min,
+    Piecewise, a negative symbol): pairs that differ, and pairs equal only once expanded."""
+    a = data.draw(_int_tree(2))
+    kind = data.draw(st.sampled_from(["other", "expanded", "expanded+0"]))
+    b = (data.draw(_int_tree(2)) if kind == "other" else sympy.expand(a) if kind == "expanded"
+         else sympy.expand(a) + CM * (x + 1) - CM * x - CM)
+    assert identical(a, b) == _expand_says(a, b), (a, b)
+
+
+def test_identical_on_the_recombination_candidates() -> None:
+    """The seed's rule 1.1 candidates: ``n*yd*w`` against ``yn*d`` (different, and one equal
+    only after expanding), and a value never given to a symbol whose assumptions it breaks."""
+    n = floor(floor(r / CN) / CM) + floor(floor((C * cidx + x) / CN) / CM)
+    d = ceiling(y / (CN * C))
+    assert not identical(n * CN * CM, r * d) and not _expand_says(n * CN * CM, r * d)
+    # equal at the first point (ceiling(23/209) == 1), told apart only at the second
+    assert not identical(CM * CN * (C * cidx + r) * d, CM * CN * (C * cidx + r))
+    assert identical(CM * (CN * x + r), CM * CN * x + CM * r)
+    neg = sympy.Symbol("g", integer=True, negative=True)
+    assert _witness_point(neg + x, x, _POINTS[0]) is None
+    even = sympy.Symbol("e", integer=True, even=True, positive=True)
+    assert _witness_point(even, x, _POINTS[0]) is None
+    assert _witness_point(even * CM, x, _POINTS[1]) is None  # 1009 (CM) is odd: no
+    assert _witness_point(x + CM, x, _POINTS[0]) == ([CM, x], [11, 13])

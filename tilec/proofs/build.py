@@ -269,6 +269,63 @@ def mk_rel(cls: type, lhs: sympy.Expr, rhs: sympy.Expr) -> sympy.Basic:
     return cls(lhs, rhs, evaluate=False)
 
 
+def identical(a: sympy.Expr, b: sympy.Expr) -> bool:
+    """``sympy.expand(a - b) == 0``, exactly, without expanding where one point tells them apart.
+
+    ``expand`` applies only identities (valid for every value its symbols' assumptions allow), so
+    ``a - b`` that expands to 0 is 0 at every such point where it is defined: a point where ``a``
+    and ``b`` have different exact values (:func:`~tilec.proofs.evaluate.compile_int`) answers
+    False. Otherwise -- equal there, or no point to try (a symbol a positive integer cannot stand
+    for, two symbols of one name, a node the evaluator does not know, a zero divisor) -- ``expand``
+    decides. The answer is ``expand``'s in every case; a difference is what the rules' searches
+    meet most (``expand`` rebuilds every floor it passes through, with sympy's assumption queries).
+
+    >>> x, c = sympy.symbols("x c", integer=True, positive=True)
+    >>> identical(c * (x + 1), c * x + c), identical(c * floor(x / c), x - Mod(x, c))
+    (True, False)
+    """
+    if a == b:
+        return True
+    for point in _POINTS:
+        args = _witness_point(a, b, point)
+        if args is None:
+            break
+        from .evaluate import compile_int
+
+        try:
+            va, vb = compile_int([a, b], args[0])(*args[1])
+        except (ArithmeticError, ValueError, TypeError):
+            break
+        if va != vb:
+            return False
+    return sympy.expand(a - b) == 0
+
+
+# values of distinct primes, then of mixed magnitudes (a quotient of small values is often 0 or 1)
+_POINTS = ((11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71),
+           (1009, 3, 65537, 7, 100003, 5, 4099, 2, 257, 10007, 97, 524287, 6007, 127, 8191, 31337))
+_FITS: dict[tuple[sympy.Symbol, int], bool] = {}
+
+
+def _witness_point(a: sympy.Expr, b: sympy.Expr, values: tuple[int, ...]
+                   ) -> tuple[list[sympy.Symbol], list[int]] | None:
+    """The free symbols of ``a`` and ``b`` (by name) and a value from ``values`` for each that
+    meets its assumptions, or None."""
+    syms = sorted(a.free_symbols | b.free_symbols, key=lambda s: s.name)
+    if len(syms) > len(values) or len({s.name for s in syms}) != len(syms):
+        return None
+    vals = list(values[:len(syms)])
+    for s, v in zip(syms, vals, strict=True):
+        fits = _FITS.get((s, v))
+        if fits is None:
+            n = sympy.Integer(v)
+            fits = all(getattr(n, f"is_{k}") == want for k, want in s.assumptions0.items())
+            _remember(_FITS, (s, v), fits)
+        if not fits:
+            return None
+    return syms, vals
+
+
 def mk_eq(lhs: sympy.Expr, rhs: sympy.Expr) -> sympy.Basic:
     """``Eq(lhs, rhs)`` (see :func:`mk_rel`)."""
     return mk_rel(sympy.Eq, lhs, rhs)

@@ -30,6 +30,7 @@ from . import theorems as T
 from .bounds import Reasoner, frac
 from .build import (
     exact_quotient,
+    identical,
     is_int,
     mk_ceiling,
     mk_div,
@@ -506,7 +507,7 @@ def rule_recombine(e: sympy.Basic, num: sympy.Expr, den: sympy.Expr, env: Env) -
             if found is None and isinstance(y, floor) and quotient is not None:
                 # (X/b) % w + w*(X/(b*w)): the quotient is (X/b)/w   (2.11)
                 yn, yd, ymerges = _flat(y)
-                if yd != 1 and sympy.expand(n * yd * w - yn * d) == 0:
+                if yd != 1 and identical(n * yd * w, yn * d):
                     found = y, [*merges, *ymerges, {T.a: yn, T.b: yd, T.c: w}]
             if found is None:
                 continue

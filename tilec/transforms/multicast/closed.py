@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import operator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -357,12 +358,14 @@ def _disagreement(op: OperandMulticast, closed: ClosedForm, values: dict[sympy.S
     """The first row of the table where the closed form differs from it, or None."""
     variables = op.variables[1:]
     psyms, pvals, _ = launch_values(op.bounds, variables, values)
-    fn = compile_int([closed.issue, closed.mask, closed.slice_index, closed.slice_count],
-                   [RANK, *variables, *psyms])
-    names = [str(v) for v in variables]
+    fn = functools.partial(compile_int(
+        [closed.issue, closed.mask, closed.slice_index, closed.slice_count],
+        [*psyms, *variables, RANK]), *pvals)
+    keys = [str(v) for v in variables]
+    at = operator.itemgetter(*keys, "rank") if keys else (lambda point: (point["rank"],))
     sliced = op.mode.value == "sliced"
     for row in op.table:
-        ci, cm, si, sc = fn(row.point["rank"], *[row.point[n] for n in names], *pvals)
+        ci, cm, si, sc = fn(*at(row.point))
         if (bool(ci), int(cm)) != (row.issue, row.mask) or (
                 sliced and row.alive and (int(si), int(sc)) != (row.slice_index, row.slice_count)):
             return row.point

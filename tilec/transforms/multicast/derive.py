@@ -43,7 +43,7 @@ import functools
 import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import sympy
 
@@ -68,8 +68,10 @@ _R = index_symbol("r")
 RESERVED = ("rank", "r1", "r2", "r", "j", "t")
 
 
-@dataclass(frozen=True)
-class Row:
+class Row(NamedTuple):
+    """One CTA at one loop point of the launch (a tuple: a launch has thousands of rows, and a
+    frozen dataclass takes ten times as long to build)."""
+
     point: dict[str, int]  # the variables (i_rt, cidx, ...) and rank
     alive: bool
     issue: bool
@@ -495,29 +497,31 @@ def launch_table(mode: MulticastMode, origin: dict[str, sympy.Expr], alive: symp
     psyms, pvals, ext = launch_values(bounds, variables, values)
     # the origin only where the CTA is alive: at a padded tile an order's index maps may divide
     # by an extent that is zero there (a grouped raster's last band past the tile rows)
-    alive_fn = compile_int([alive], [RANK, *variables, *psyms])
-    origin_fn = compile_int([*origin.values()], [RANK, *variables, *psyms])
-    names = [str(v) for v in variables]
+    alive_at = functools.partial(compile_int([alive], [*psyms, RANK, *variables]), *pvals)
+    origin_at = functools.partial(compile_int([*origin.values()], [*psyms, RANK, *variables]),
+                                  *pvals)
+    keys = (*[str(v) for v in variables], "rank")
     sliced = mode is MulticastMode.SLICED
     rows: list[Row] = []
     ranks = range(cs)
     for point in _points(variables, ext):
         # the alive ranks by their box origin: a group is the ranks of one origin, in order
+        live = [bool(alive_at(r, *point)[0]) for r in ranks]
         groups: dict[tuple[Any, ...], list[int]] = {}
-        live = []
-        for r in ranks:
-            live.append(bool(alive_fn(r, *point, *pvals)[0]))
-            if live[-1]:
-                groups.setdefault(tuple(origin_fn(r, *point, *pvals)), []).append(r)
-        by_rank = {r: g for g in groups.values() for r in g}
-        at = dict(zip(names, point, strict=True))
         for r in ranks:
             if live[r]:
-                group = by_rank[r]
-                rows.append(Row({**at, "rank": r}, True, sliced or group[0] == r,
-                                sum(1 << q for q in group), group.index(r), len(group)))
+                groups.setdefault(origin_at(r, *point), []).append(r)
+        member: dict[int, tuple[int, int, int]] = {}  # rank -> (its index, group mask, size)
+        for group in groups.values():
+            mask = sum(1 << q for q in group)
+            member.update((q, (i, mask, len(group))) for i, q in enumerate(group))
+        for r in ranks:
+            at = dict(zip(keys, (*point, r), strict=True))
+            if live[r]:
+                i, mask, n = member[r]
+                rows.append(Row(at, True, sliced or i == 0, mask, i, n))
             else:
-                rows.append(Row({**at, "rank": r}, False, False, 0, 0, 0))
+                rows.append(Row(at, False, False, 0, 0, 0))
     return rows
 
 
