@@ -84,6 +84,17 @@ def ragged_shapes(n: int, seed: int = 16) -> list[tuple[int, int, int]]:
     return out[:n]
 
 
+def shape(text: str) -> tuple[int, int, int]:
+    """``"4224x4096x4096"`` -> ``(4224, 4096, 4096)``."""
+    try:
+        M, N, K = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise SystemExit(f"--shapes: expected MxNxK (three positive integers), got {text!r}") from None
+    if min(M, N, K) < 1:
+        raise SystemExit(f"--shapes: sizes must be positive, got {text!r}")
+    return M, N, K
+
+
 def cmd_gen(args: argparse.Namespace) -> int:
     kernels = dict(KERNELS)
     for spec in args.variant:
@@ -97,8 +108,8 @@ def cmd_gen(args: argparse.Namespace) -> int:
     jobs = []
     for k in args.kernels + [v.partition(":")[0] for v in args.variant]:
         path, params = kernels[k]
-        for s in args.sizes:
-            jobs.append(dict(kernel=k, schedule=path, params=params, M=s, N=s, K=s,
+        for M, N, K in [(s, s, s) for s in args.sizes] + [shape(x) for x in args.shapes]:
+            jobs.append(dict(kernel=k, schedule=path, params=params, M=M, N=N, K=K,
                              timed=not args.untimed))
     for k in args.ragged_kernels:
         path, params = kernels[k]
@@ -369,18 +380,19 @@ def cmd_run(args: argparse.Namespace) -> int:
     print(f"checked {len(result['checks'])} kernels: {'all correct' if ok else 'ERRORS'}", flush=True)
     save(args.out, result)
 
-    sizes = sorted({j["M"] for j, _ in fns.values()})
+    shapes = sorted({(j["M"], j["N"], j["K"]) for j, _ in fns.values()})
     rounds = 2 if args.explore else args.rounds
-    for s in sizes:
-        A = torch.randn(s, s, device=dev, generator=g)
-        B = torch.randn(s, s, device=dev, generator=g)
-        C = torch.empty(s, s, device=dev)
+    for M, N, K in shapes:
+        s = M if M == N == K else f"{M}x{N}x{K}"  # the label of rows and clocks
+        A = torch.randn(M, K, device=dev, generator=g)
+        B = torch.randn(K, N, device=dev, generator=g)
+        C = torch.empty(M, N, device=dev)
         peers: dict[str, Any] = {"cublas": lambda A=A, B=B, C=C: torch.matmul(A, B, out=C)}
         for j, fn in fns.values():
-            if j["M"] == s:  # the same inputs for every kernel of this size
+            if (j["M"], j["N"], j["K"]) == (M, N, K):  # the same inputs for every kernel
                 peers[j["kernel"]] = (lambda f=fn, A=A, B=B, C=C:
                                       f(A.data_ptr(), B.data_ptr(), C.data_ptr(), stream))
-        reps = replays(s) // (8 if args.explore else 1)
+        reps = replays(round((M * N * K) ** (1 / 3))) // (8 if args.explore else 1)
         reps = max(reps, 8)
         result["clocks"].append({"size": s, "when": "before", **clocks()})
         for k, f in peers.items():  # warm-up: module load, cuBLAS heuristics
@@ -394,11 +406,11 @@ def cmd_run(args: argparse.Namespace) -> int:
             for k in (order if r % 2 == 0 else order[::-1]):
                 per[k].append(time_kernel(torch, peers[k], flush, reps))
         result["clocks"].append({"size": s, "when": "after", **clocks()})
-        flops = 2.0 * s**3
+        flops = 2.0 * M * N * K
         line = []
         for k, ms in per.items():
             med = sorted(ms)[len(ms) // 2]
-            row = {"kernel": k, "size": s, "reps": reps, "round_ms": ms, "median_ms": med,
+            row = {"kernel": k, "size": s, "shape": [M, N, K], "reps": reps, "round_ms": ms, "median_ms": med,
                    "gflops": flops / med / 1e6, "spread": (max(ms) - min(ms)) / med}
             result["timings"].append(row)
             line.append(f"{k} {row['gflops']:.0f}")
@@ -421,11 +433,11 @@ def summary(result: dict[str, Any]) -> None:
         by.setdefault(t["size"], {})[t["kernel"]] = t
     names = sorted({t["kernel"] for t in result["timings"]} - {"cublas"})
     print("size   cublas  " + "  ".join(f"{n:>14}" for n in names))
-    for s, row in sorted(by.items()):
+    for s, row in sorted(by.items(), key=lambda kv: kv[1]["cublas"].get("shape", [kv[0]] * 3)):
         cb = row["cublas"]["gflops"]
         cells = [f"{row[n]['gflops']:7.0f} {row[n]['gflops'] / cb:5.3f}x" if n in row else " " * 14
                  for n in names]
-        print(f"{s:5d} {cb:7.0f}  " + "  ".join(cells))
+        print(f"{s!s:>5} {cb:7.0f}  " + "  ".join(cells))
 
 
 def main() -> int:
@@ -435,6 +447,8 @@ def main() -> int:
     g.add_argument("--dir", required=True)
     g.add_argument("--kernels", nargs="*", default=["warp"])
     g.add_argument("--sizes", type=int, nargs="*", default=list(range(1024, 8193, 1024)))
+    g.add_argument("--shapes", nargs="*", default=[], metavar="MxNxK",
+                   help="timed shapes besides the square sizes")
     g.add_argument("--ragged", type=int, default=40, help="ragged shapes per ragged kernel")
     g.add_argument("--ragged-kernels", nargs="*",
                    default=["warp_large", "warp_small8", "warp_small16"])
