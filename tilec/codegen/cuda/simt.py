@@ -19,6 +19,10 @@ proven-nonnegative operands).  The kernel:
   elements, or in bytes as a 64-bit value with ``copy_addresses("byte_stride")``); a swizzled A tile is stored at
   ``TileCopy.place`` and its vectors read back rotated (``smem_swizzle``); tiles past
   48 KB live in dynamic shared memory;
+* with a work split (``plan.work``: split-K or the Stream-K family, ``fusion.decompose``) the
+  CTAs walk the split's units (``work_unit``, printed from the ``WorkSplit`` as the CUDA printer
+  prints it, between ``WORK_BEGIN`` and ``WORK_END``), each its tile's K tiles ``[kb0, kb1)``,
+  and a partial unit ends in the fix-up (a workspace the launcher allocates once);
 * the epilogue stores the register tile under the IR's predicates (vector stores where proven);
 * ``extern "C" int tilec_launch_<name>(A, B, C, stream)`` launches it (returns a cudaError_t,
   or -1 when a pointer is not 16-byte aligned and the kernel uses 128-bit accesses), with
@@ -41,9 +45,14 @@ from __future__ import annotations
 import sympy
 
 from tilec.codegen.cuda.expr import CudaExprPrinter
+from tilec.codegen.cuda.printer.work import unit_functions
 from tilec.codegen.cuda.runtime import INDEX_HELPERS
 from tilec.errors import UnsupportedError
+from tilec.transforms.plan import Fixup
 from tilec.transforms.simt.lower import STATIC_SMEM, RegAxis, SimtPlan, TileCopy
+
+WORK_BEGIN = "// -- work split (host-compilable) --"
+WORK_END = "// -- end of work split --"
 
 _VT = {1: "float", 2: "float2", 4: "float4"}
 _LANE = ("x", "y", "z", "w")
@@ -85,7 +94,26 @@ class SimtCudaPrinter:
         parts = [self.header(), INDEX_HELPERS]
         if self.p.staging is not None and self.p.options.async_copy:
             parts.append(ASYNC_HELPERS)
+        if self.p.work is not None:
+            parts.append(self.work_section())
         return "\n".join([*parts, self.kernel(), self.launcher()]) + "\n"
+
+    @property
+    def partials(self) -> bool:
+        """Some work units cover part of a tile's K range: the kernel takes a workspace."""
+        w = self.p.work
+        return w is not None and (w.split_k or w.stream_k)
+
+    def workspace(self) -> tuple[int, int]:
+        """(fp32 workspace elements, int32 tickets) of the fix-up: a register tile of the CTA
+        per partial slot (deterministic) or per partial tile (atomic), a ticket per partial
+        tile."""
+        w = self.p.work
+        if w is None or not self.partials:
+            return 0, 0
+        words = self.p.reg_count("M") * self.p.reg_count("N") * self.p.threads
+        n = w.partial_slots if w.fixup is Fixup.DETERMINISTIC else w.partial_tiles
+        return n * words, w.partial_tiles
 
     @property
     def byte_steps(self) -> bool:
@@ -138,11 +166,17 @@ class SimtCudaPrinter:
         bounds = f"{p.threads}, {p.options.min_blocks}" if p.options.min_blocks else f"{p.threads}"
         ty = "size_t" if self.byte_steps else "unsigned"
         steps = "".join(f", const {ty} {a}" for a, _ in self.step_args)
+        if self.partials:
+            steps += ", float* __restrict__ ws, int* __restrict__ tickets"
         body.append(f"__global__ void __launch_bounds__({bounds}) kernel("
                     f"const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C{steps}) {{")
         ind = "  "
         for s in p.thread_symbols:
             body.append(f"{ind}const int {s} = threadIdx.{s.name[-1]};")
+        if p.work is not None:
+            body += self.units(ind)
+            body += ["}", "}  // namespace " + p.name]
+            return "\n".join(body)
         for s in p.block_symbols:
             body.append(f"{ind}const int {s} = blockIdx.{s.name[-1]};")
         body.append(f"{ind}float acc[{tm}][{tn}];  // register tile")
@@ -151,6 +185,126 @@ class SimtCudaPrinter:
         body += self.epilogue(ind)
         body += ["}", "}  // namespace " + p.name]
         return "\n".join(body)
+
+    # -- split-K and Stream-K: a CTA walks work units ------------------------------------------
+    def work_section(self) -> str:
+        """The split's constants and its unit walk (``work_unit``, ``fix_of``, ``fix_slot``:
+        the WorkSplit formulas, printed as the CUDA printer prints them), between
+        ``WORK_BEGIN`` and ``WORK_END``: a host harness compiles them after ``INDEX_HELPERS``."""
+        w = self.p.work
+        assert w is not None
+        consts = {"WORKERS": w.grid, "GROUPS": w.num_tiles, "K_ITERS": w.k_iters}
+        if w.split_k:
+            consts["SPLITS"] = w.splits
+        elif w.stream_k:
+            dp0, dp1 = w.dp_range
+            consts |= {"SK_TILES": w.sk_tiles, "SK_CTAS": w.sk_ctas, "SK_START": w.sk_start,
+                       "DP_START": dp0, "DP_TILES": dp1 - dp0}
+        partials = w.split_k or w.stream_k
+        lines = [WORK_BEGIN, f"namespace {self.p.name} {{",
+                 *(f"constexpr int {k} = {v};" for k, v in consts.items()),
+                 *unit_functions(w, partials), "}  // namespace", WORK_END]
+        return "\n".join(lines)
+
+    def units(self, ind: str) -> list[str]:
+        """The kernel body of a split plan: CTA ``worker`` runs its units ``j = 0, 1, ...``
+        (``work_unit``): tile ``g`` (``bidy = g / GX``, ``bidx = g % GX``), K tiles [kb0, kb1),
+        the fix-up where the unit covers part of the tile's K range, the epilogue where the
+        tile is whole (or this CTA summed its partials)."""
+        p = self.p
+        w = p.work
+        assert w is not None and p.staging is not None
+        tm, tn = p.reg_count("M"), p.reg_count("N")
+        gx = p.grid[0]
+        partials = w.split_k or w.stream_k
+        out = [f"{ind}const int worker = blockIdx.x;  // this CTA's units: work_unit(worker, j, ...)",
+               f"{ind}int bidx = 0, bidy = 0;  // the unit's tile g = bidy * {gx} + bidx"]
+        if partials:
+            out.append(f"{ind}__shared__ int fix_last;  // this CTA took the tile's last ticket")
+        out.append(f"{ind}float acc[{tm}][{tn}];  // register tile")
+        out += self.staged_setup(ind)
+        i2 = ind + "  "
+        out += [f"{ind}for (int j = 0; ; ++j) {{", f"{i2}int g, kb0, kb1;",
+                f"{i2}if (!work_unit(worker, j, g, kb0, kb1)) break;",
+                f"{i2}bidy = g / {gx}; bidx = g % {gx};"]
+        out += self.loops_flat(i2, tm, tn, "acc[i][j] = 0.f;")
+        out += self.staged_loop(i2, "kb0", "kb1")
+        if partials:
+            out += self.fixup(i2)
+            out.append(f"{i2}if (last) {{")
+            out += self.epilogue(i2 + "  ")
+            out.append(f"{i2}}}")
+        else:
+            out += self.epilogue(i2)
+        out += [f"{i2}tilec_cp_async_wait<0>();  // the next unit's copies reuse every buffer",
+                f"{i2}__syncthreads();", f"{ind}}}"]
+        return out
+
+    def fixup(self, ind: str) -> list[str]:
+        """A partial unit's fix-up (sets ``last``; whole units write C at once): the partial
+        goes to the workspace in the register tile's own layout (float4 ``q`` of thread
+        ``tid`` at ``q * THREADS + tid``, a warp's stores contiguous), a fence, a barrier and a
+        ticket; the CTA taking the tile's last ticket gets the sum in ``acc`` (deterministic:
+        slots summed in K order, bitwise repeatable; atomic: the tile the partials were added
+        into, read and zeroed), and resets the ticket, leaving the workspace clean."""
+        p = self.p
+        w = p.work
+        assert w is not None
+        tm, tn = p.reg_count("M"), p.reg_count("N")
+        det = w.fixup is Fixup.DETERMINISTIC
+        vw = 4 if tn % 4 == 0 else 1
+        per_row = tn // vw
+        nq = tm * per_row
+        words = tm * tn * p.threads
+        vt = _VT[vw]
+        lane = (lambda e, j: f"{e}.{_LANE[j]}") if vw > 1 else (lambda e, j: e)
+        i2, i3 = ind + "  ", ind + "    "
+
+        def regs(q: str) -> list[str]:
+            return [f"acc[{q} / {per_row}][{vw} * ({q} % {per_row}) + {j}]" for j in range(vw)]
+
+        pack = (f"make_float4({', '.join(regs('q'))})" if vw > 1 else regs("q")[0])
+        store = (f"__stcg(mine + q * {p.threads} + tid, {pack});" if det else
+                 f"atomicAdd(mine + q * {p.threads} + tid, {pack});")
+        out = [f"{ind}bool last = true;  // this CTA writes the tile",
+               f"{ind}if (kb0 != 0 || kb1 != K_ITERS) {{  // part of the tile's K range: fix-up "
+               f"({w.fixup.value})",
+               f"{i2}int f, ord, cnt, slot;",
+               f"{i2}fix_of(worker, j, g, f, ord, cnt, slot);",
+               f"{i2}(void)ord;",
+               f"{i2}{vt}* mine = reinterpret_cast<{vt}*>(ws + (size_t)({'slot' if det else 'f'}) * {words});",
+               f"{i2}#pragma unroll",
+               f"{i2}for (int q = 0; q < {nq}; ++q) {store}",
+               f"{i2}__threadfence();  // this thread's partial is visible device-wide before the ticket",
+               f"{i2}__syncthreads();",
+               f"{i2}if (tid == 0) fix_last = atomicAdd(tickets + f, 1) == cnt - 1;",
+               f"{i2}__syncthreads();",
+               f"{i2}last = fix_last;  // read by all before the unit's closing barrier",
+               f"{i2}if (last) {{",
+               f"{i3}__threadfence();"]
+        if det:
+            # acc = slot 0, then += slots 1 .. cnt-1 (K order: bitwise repeatable); a compiler
+            # barrier every 8 loads keeps the loads in flight within the register budget
+            def summed(op: str) -> list[str]:
+                return [f"{i3}  #pragma unroll", f"{i3}  for (int q = 0; q < {nq}; ++q) {{",
+                        f"{i3}    const {vt} x = __ldcg(src + q * {p.threads} + tid);",
+                        *(f"{i3}    {r} {op} {lane('x', j)};" for j, r in enumerate(regs("q"))),
+                        f"{i3}    if (q % 8 == 7) asm volatile(\"\" ::: \"memory\");", f"{i3}  }}"]
+
+            out += [f"{i3}for (int i = 0; i < cnt; ++i) {{",
+                    f"{i3}  const {vt}* src = reinterpret_cast<const {vt}*>(ws + (size_t)fix_slot(f, i) * {words});",
+                    f"{i3}  if (i == 0) {{", *("  " + x for x in summed("=")), f"{i3}    continue;",
+                    f"{i3}  }}", *summed("+="), f"{i3}}}"]
+        else:
+            zero = _ZERO[vw]
+            out += [f"{i3}#pragma unroll", f"{i3}for (int q = 0; q < {nq}; ++q) {{",
+                    f"{i3}  const {vt} x = __ldcg(mine + q * {p.threads} + tid);",
+                    f"{i3}  __stcg(mine + q * {p.threads} + tid, {zero});  // clean for the next launch",
+                    *(f"{i3}  {r} = {lane('x', j)};" for j, r in enumerate(regs("q"))),
+                    f"{i3}}}"]
+        out += [f"{i3}if (tid == 0) tickets[f] = 0;  // every partial has arrived: reset for the next launch",
+                f"{i2}}}", f"{ind}}}"]
+        return out
 
     def loops_flat(self, ind: str, tm: int, tn: int, stmt: str) -> list[str]:
         return [f"{ind}#pragma unroll", f"{ind}for (int i = 0; i < {tm}; ++i)",
@@ -243,7 +397,7 @@ class SimtCudaPrinter:
         nf = p.options.fragments
         out = [f"{ind}const int tid = {self.c(p.tid_linear)};", *self.smem_arrays(ind)]
         if p.options.async_copy:
-            return out + self.staged_async(ind)
+            return out + self.staged_setup(ind, head=False) + self.staged_loop(ind, "0", str(kt))
         out += [f"{ind}{_VT[st.a.vec]} ra[{st.a.iters}];  // the next K tile, global -> registers",
                f"{ind}{_VT[st.b.vec]} rb[{st.b.iters}];",
                f"{ind}float am[{nf}][{tm}], bn[{nf}][{tn}];  // k-slices of the A and B register tiles"]
@@ -298,29 +452,44 @@ class SimtCudaPrinter:
                 "// A tile, transposed",
                 f"{ind}auto Bs = reinterpret_cast<float (*)[{st.BK}][{st.b.pitch}]>(smem + {a_words});"]
 
-    def staged_async(self, ind: str) -> list[str]:
-        """K tiles copied with ``cp.async`` into ``stages`` buffers, ``stages - 1`` tiles ahead
-        (one commit group per tile, empty past the last; ``wait_group(stages - 2)`` leaves the
-        younger tiles in flight), one barrier per K tile."""
+    def staged_setup(self, ind: str, head: bool = True) -> list[str]:
+        """What the ``cp.async`` K loop declares once: (with ``head``, the thread id and the
+        shared tiles,) the k-slice registers and the ``issue_tile`` and ``load_slice`` lambdas
+        (they read the block indices by reference: a unit walk sets them per unit)."""
         p = self.p
         st = p.staging
         assert st is not None
-        ko, ki, kt, S = st.ko, st.ki, st.k_tiles, st.stages
         tm, tn = p.reg_count("M"), p.reg_count("N")
         nf = p.options.fragments
         total = st.a.iters + st.b.iters  # copy instructions per thread and K tile
-        sl = p.options.copy_slices
-        out = [f"{ind}float am[{nf}][{tm}], bn[{nf}][{tn}];  // k-slices of the A and B register tiles"]
+        out = [f"{ind}const int tid = {self.c(p.tid_linear)};", *self.smem_arrays(ind)] if head else []
+        out.append(f"{ind}float am[{nf}][{tm}], bn[{nf}][{tn}];  // k-slices of the A and B register tiles")
         out.append(f"{ind}// global -> shared, async: copy instructions lo <= c < hi of the tile's {total} "
                    f"(A's {st.a.iters}, then B's)")
-        out.append(f"{ind}auto issue_tile = [&](const int {ko}, const int buf, const int lo, const int hi) {{")
+        out.append(f"{ind}auto issue_tile = [&](const int {st.ko}, const int buf, const int lo, const int hi) {{")
         out += self.copy_async(ind + "  ", st.a, "A", "As", 0) \
             + self.copy_async(ind + "  ", st.b, "B", "Bs", st.a.iters)
         out.append(f"{ind}}};")
-        out += self.load_slice_fn(ind, p, ki)
-        out += [f"{ind}#pragma unroll", f"{ind}for (int s = 0; s < {S - 1}; ++s) {{",
-                f"{ind}  if (s < {kt}) issue_tile(s, s, 0, {total});", f"{ind}  tilec_cp_async_commit();",
-                f"{ind}}}"]
+        out += self.load_slice_fn(ind, p, st.ki)
+        return out
+
+    def staged_loop(self, ind: str, kb0: str, kb1: str) -> list[str]:
+        """K tiles ``kb0 <= ko < kb1`` copied with ``cp.async`` into ``stages`` buffers,
+        ``stages - 1`` tiles ahead (one commit group per tile, empty past the last;
+        ``wait_group(stages - 2)`` leaves the younger tiles in flight), one barrier per K
+        tile.  The first tile lands in buffer 0."""
+        p = self.p
+        st = p.staging
+        assert st is not None
+        ko, ki, S = st.ko, st.ki, st.stages
+        nf = p.options.fragments
+        total = st.a.iters + st.b.iters
+        sl = p.options.copy_slices
+        whole = kb0 == "0"  # the data-parallel kernel: the K loop's bounds are constants
+        first = (lambda e: e) if whole else (lambda e: f"{kb0} + {e}")
+        out = [f"{ind}#pragma unroll", f"{ind}for (int s = 0; s < {S - 1}; ++s) {{",
+               f"{ind}  if ({first('s')} < {kb1}) issue_tile({first('s')}, s, 0, {total});",
+               f"{ind}  tilec_cp_async_commit();", f"{ind}}}"]
         out += [f"{ind}int rd = 0, wr = {S - 1};  // buffers of tile {ko} and of tile {ko} + {S - 1}"]
         i2, i3 = ind + "  ", ind + "    "
         nxt = f"(rd + 1 == {S} ? 0 : rd + 1)"
@@ -328,19 +497,19 @@ class SimtCudaPrinter:
         # the buffer of tile ko-1 was last read before the previous tile's barrier: any k-slice
         # of tile ko may copy into it; the group is committed before the wait of the last slice
         if sl == 1:
-            issue = [f"{i2}if ({ko} + {S - 1} < {kt}) issue_tile({ko} + {S - 1}, wr, 0, {total});",
+            issue = [f"{i2}if ({ko} + {S - 1} < {kb1}) issue_tile({ko} + {S - 1}, wr, 0, {total});",
                      f"{i2}tilec_cp_async_commit();"]
             spread: list[str] = []
         else:
             issue = []
             spread = [f"{i3}if ({ki} < {sl}) {{  // part {ki} of {sl} of tile {ko} + {S - 1}'s copies",
-                      f"{i3}  if ({ko} + {S - 1} < {kt}) issue_tile({ko} + {S - 1}, wr, "
+                      f"{i3}  if ({ko} + {S - 1} < {kb1}) issue_tile({ko} + {S - 1}, wr, "
                       f"{ki} * {total} / {sl}, ({ki} + 1) * {total} / {sl});",
                       f"{i3}  if ({ki} == {sl - 1}) tilec_cp_async_commit();", f"{i3}}}"]
         if nf == 2:
             out += [f"{ind}tilec_cp_async_wait<{S - 2}>();", f"{ind}__syncthreads();",
                     f"{ind}load_slice(0, 0, 0);",
-                    f"{ind}for (int {ko} = 0; {ko} < {kt}; ++{ko}) {{",
+                    f"{ind}for (int {ko} = {kb0}; {ko} < {kb1}; ++{ko}) {{",
                     *issue,
                     f"{i2}#pragma unroll", f"{i2}for (int {ki} = 0; {ki} < {st.BK}; ++{ki}) {{",
                     *spread,
@@ -351,7 +520,7 @@ class SimtCudaPrinter:
             out += self.fma(i3, f"am[{ki} & 1]", f"bn[{ki} & 1]")
             out += [f"{i2}}}", *step, f"{ind}}}"]
         else:
-            out += [f"{ind}for (int {ko} = 0; {ko} < {kt}; ++{ko}) {{",
+            out += [f"{ind}for (int {ko} = {kb0}; {ko} < {kb1}; ++{ko}) {{",
                     f"{i2}tilec_cp_async_wait<{S - 2}>();  // tile {ko} has landed",
                     f"{i2}__syncthreads();  // for every thread; and tile {ko} - 1 is consumed",
                     *issue,
@@ -460,12 +629,32 @@ class SimtCudaPrinter:
         opt_in = [f"  static const cudaError_t opt_in = cudaFuncSetAttribute({p.name}::kernel, "
                   f"cudaFuncAttributeMaxDynamicSharedMemorySize, {dyn});",
                   "  if (opt_in != cudaSuccess) return (int)opt_in;"] if dyn else []
+        args = "".join(f", {v}{sfx}" for _, v in self.step_args)
+        ws: list[str] = []
+        if p.work is not None:
+            gx, gy, gz = p.work.grid, 1, 1
+        if self.partials:
+            words, tickets = self.workspace()
+            # one workspace per process, allocated at the first launch; the last CTA of each
+            # tile leaves it clean, so launches must be stream-ordered (as the CUDA backend's)
+            ws = ["  static float* ws = nullptr;  // the fix-up's partials",
+                  "  static int* tickets = nullptr;  // one per partial tile, zero between launches",
+                  "  if (ws == nullptr) {",
+                  f"    cudaError_t e = cudaMalloc(&ws, {words}ull * sizeof(float));",
+                  f"    if (e == cudaSuccess) e = cudaMalloc(&tickets, {tickets}ull * sizeof(int));",
+                  f"    if (e == cudaSuccess) e = cudaMemset(ws, 0, {words}ull * sizeof(float));",
+                  f"    if (e == cudaSuccess) e = cudaMemset(tickets, 0, {tickets}ull * sizeof(int));",
+                  "    if (e == cudaSuccess) e = cudaDeviceSynchronize();",
+                  "    if (e != cudaSuccess) { ws = nullptr; return (int)e; }",
+                  "  }"]
+            args += ", ws, tickets"
         lines = [
             f'extern "C" int tilec_launch_{p.name}(const float* A, const float* B, float* C, void* stream) {{',
             *([align] if align else []),
             *opt_in,
+            *ws,
             f"  {p.name}::kernel<<<dim3({gx}, {gy}, {gz}), dim3({bx}, {by}, {bz}), {dyn}, "
-            f"(cudaStream_t)stream>>>(A, B, C{''.join(f', {v}{sfx}' for _, v in self.step_args)});",
+            f"(cudaStream_t)stream>>>(A, B, C{args});",
             "  return (int)cudaGetLastError();",
             "}",
         ]

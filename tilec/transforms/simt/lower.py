@@ -56,6 +56,8 @@ from tilec.ir.types import DType
 from tilec.proofs import Context, evaluate_grid
 from tilec.proofs import simplify as prove_simplify
 from tilec.proofs.bounds import bounds as interval
+from tilec.transforms.plan import WorkSplit
+from tilec.transforms.simt.work import simt_work_split
 
 if TYPE_CHECKING:
     from tilec.transforms.simt.banks import SharedAccess
@@ -209,6 +211,7 @@ class SimtPlan:
     options: ThreadOptions = field(default_factory=ThreadOptions)
     schedule: str = ""
     notes: tuple[str, ...] = field(default_factory=tuple)
+    work: WorkSplit | None = None  # split-K / Stream-K units over the grid's tiles (simt.work)
 
     @property
     def threads(self) -> int:
@@ -344,7 +347,7 @@ def lower_simt(fusion: GemmFusion, *, name: str = "tilec_simt") -> SimtPlan:
             if pt.is_hardware_index or pt is P.Vectorize:
                 raise UnsupportedError(
                     f"SIMT printer: C axis {pos} ({ax}) is a K axis bound to {pt.name}; the K "
-                    f"reduction is serial per thread (no split-K across threads or CTAs)"
+                    f"reduction is serial per thread (split K across CTAs with fusion.decompose)"
                 )
             kaxes.append((ax, s))
             continue
@@ -413,6 +416,9 @@ def lower_simt(fusion: GemmFusion, *, name: str = "tilec_simt") -> SimtPlan:
     else:
         raise UnsupportedError(f"SIMT printer: C has {len(kaxes)} K axes; expected 1 or 2 ([Ko, Ki])")
 
+    work = simt_work_split(fusion, grid=grid, block_names=[b.name for b in bsyms], BM=BM, BN=BN,
+                           BK=staging.BK if staging else None, async_copy=opts.async_copy,
+                           notes=notes)
     hi_m = _max_of(m_expr, bounds)
     hi_n = _max_of(n_expr, bounds)
     guard_a = sympy.true if hi_m < M else sympy.Lt(m_expr, M)
@@ -424,7 +430,7 @@ def lower_simt(fusion: GemmFusion, *, name: str = "tilec_simt") -> SimtPlan:
         m_local=m_local, n_local=n_local, BM=BM, BN=BN, reg=tuple(reg), k_symbol=k_symbol,
         staging=staging, vec_m=vec_m, vec_n=vec_n, bounds=bounds,
         predicates=tuple(c_preds), guard_a=guard_a, guard_b=guard_b,
-        options=opts, schedule=str(fusion.schedule), notes=tuple(notes),
+        options=opts, schedule=str(fusion.schedule), notes=tuple(notes), work=work,
     )
 
 

@@ -11,7 +11,7 @@ import sympy
 from tilec.codegen.cuda.expr import INT_MAX, CudaExprPrinter, magnitude, nonneg_symbols
 from tilec.codegen.cuda.printer.shape import Kernel
 from tilec.proofs import Context
-from tilec.transforms.plan import CTA, IT_BEGIN, IT_END, PART, TILE, UNIT, Fixup, J
+from tilec.transforms.plan import CTA, IT_BEGIN, IT_END, PART, TILE, UNIT, Fixup, J, WorkSplit
 
 
 def work_constants(k: Kernel) -> dict[str, int]:
@@ -65,24 +65,29 @@ def work_fn(ret: str, name: str, expr: sympy.Basic, **bounds: int) -> str:
 
 
 def work_functions(k: Kernel) -> list[str]:
+    """The CUDA kernel's unit walk: :func:`unit_functions` of the plan's split."""
+    return unit_functions(k.plan.work, k.partials)
+
+
+def unit_functions(w: WorkSplit, partials: bool) -> list[str]:
     """``work_unit(w, j, g, kb0, kb1)``: unit ``j`` of worker ``w`` (a CTA, or a cluster) is
-    group ``g`` (tiles ``g * CLUSTER + rank``) over k-iterations [kb0, kb1); the same walk as
-    :func:`tilec.transforms.decompose.work_units`.  With partial units, ``fix_of`` says where
-    a partial goes and ``fix_slot`` where the i-th partial of a tile (K order) lives.  Every
-    index formula is the plan's :class:`~tilec.transforms.plan.WorkSplit`'s, printed."""
-    w = k.plan.work
+    group ``g`` (tiles ``g * CLUSTER + rank``; a tile, without clusters) over k-iterations
+    [kb0, kb1); the same walk as :func:`tilec.transforms.decompose.work_units`.  With partial
+    units, ``fix_of`` says where a partial goes and ``fix_slot`` where the i-th partial of a
+    tile (K order) lives.  Every index formula is the split's, printed; the constants
+    (``WORKERS``, ``GROUPS``, ``K_ITERS``, ``SPLITS`` or the ``SK_*`` / ``DP_*`` numbers) are
+    the caller's (the CUDA and SIMT printers both print them)."""
     head = "TILEC_HD bool work_unit(int w, int j, int& g, int& kb0, int& kb1) {"
-    if not k.partials:
+    if not partials:
         return [f"// {w.kind.value}: group w + j * WORKERS, whole K", head,
                 "  g = w + j * WORKERS; kb0 = 0; kb1 = K_ITERS; return g < GROUPS;", "}"]
     if w.split_k:
-        return split_k_work(k, head) + partials_work(k)
-    return stream_k_work(k, head) + partials_work(k)
+        return split_k_work(w, head) + partials_work(w)
+    return stream_k_work(w, head) + partials_work(w)
 
 
-def split_k_work(k: Kernel, head: str) -> list[str]:
+def split_k_work(w: WorkSplit, head: str) -> list[str]:
     """Split-K: WorkSplit.split_k_unit and split_k_range, and the walk of units over workers."""
-    w = k.plan.work
     units, n = w.num_tiles * w.splits, w.splits
     group, part = w.split_k_unit(UNIT)
     k_begin, k_end = w.split_k_range(PART)
@@ -102,10 +107,9 @@ def split_k_work(k: Kernel, head: str) -> list[str]:
     ]
 
 
-def stream_k_work(k: Kernel, head: str) -> list[str]:
+def stream_k_work(w: WorkSplit, head: str) -> list[str]:
     """The Stream-K family: WorkSplit.sk_range, sk_tiles_of and sk_unit_range, and the walk of
     the Stream-K and data-parallel regions (in the order of ``sk_first``)."""
-    w = k.plan.work
     it = "long long" if w.sk_iters > INT_MAX else "int"
     b = dict(it_begin=w.sk_iters, it_end=w.sk_iters, tile=w.num_tiles)
     it_begin, it_end = w.sk_range(CTA)
@@ -141,12 +145,11 @@ def stream_k_work(k: Kernel, head: str) -> list[str]:
     ]
 
 
-def partials_work(k: Kernel) -> list[str]:
+def partials_work(w: WorkSplit) -> list[str]:
     """Where the partials of partial-region tile ``tile`` come from and live (WorkSplit's
     first_contributor, contributors, partial_slot), and ``fix_of``: for unit ``j`` of worker
     ``w`` (split-K: unit ``u``; Stream-K: CTA ``w``), its tile, its place in K order, the
     number of partials and its slot."""
-    w = k.plan.work
     n = w.partial_tiles
     j = max(w.splits, w.sk_ctas)
     contributor = "w + j * WORKERS" if w.split_k else "w"

@@ -1,0 +1,168 @@
+"""Split-K and the Stream-K family on the SIMT path (tilec.transforms.simt.work and the SIMT
+printer's unit walk and fix-up).
+
+The printed work functions are compiled with g++ and run for every worker: their units must be
+the oracle's (``decompose.work_units``), every (tile, k-iteration) covered once, every partial
+in its own slot, numbered in K order.  The kernels compile with nvcc for sm_90a with spills as
+errors; refusals name what to change.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from simt_helpers import load
+
+from tilec.codegen.cuda.runtime import INDEX_HELPERS
+from tilec.codegen.cuda.simt import WORK_BEGIN, WORK_END, emit_simt
+from tilec.errors import UnsupportedError
+from tilec.transforms.decompose import work_units
+from tilec.transforms.plan import Fixup
+from tilec.transforms.simt.lower import lower_simt
+
+WT = "simt_warp_tiled.py"
+SPLITS = {  # name -> warp-tiled parameters (ragged sizes, uneven cuts)
+    "splitk_det": dict(M=300, N=257, K=777, CONFIG="large", DECOMP="splitk", SPLITS=5),
+    "splitk_atomic": dict(M=129, N=500, K=1000, CONFIG="large", DECOMP="splitk", SPLITS=3,
+                          FIXUP="atomic"),
+    "streamk": dict(M=300, N=260, K=299, CONFIG="large", DECOMP="streamk", SMS_SLOTS=7),
+    "streamk_atomic": dict(M=1000, N=300, K=333, CONFIG="large", DECOMP="streamk",
+                           SMS_SLOTS=13, FIXUP="atomic"),
+    "dp_1sk": dict(M=1100, N=1000, K=500, CONFIG="large", DECOMP="dp_1sk", SMS_SLOTS=10),
+    "sk2_dp": dict(M=1100, N=1000, K=500, CONFIG="large", DECOMP="sk2_dp", SMS_SLOTS=10),
+    "skpp0": dict(M=1000, N=1000, K=100, CONFIG="large", DECOMP="skpp", SK_WAVES=0,
+                  SMS_SLOTS=10),
+    "small16_sk": dict(M=129, N=131, K=257, CONFIG="small16", DECOMP="streamk"),
+}
+
+
+def plan_of(name: str):  # type: ignore[no-untyped-def]
+    return lower_simt(load(WT, **SPLITS[name]), name=name)
+
+
+HARNESS = r"""
+#include <cstdio>
+%s
+%s
+using namespace %s;
+int main() {
+  for (int w = 0; w < WORKERS; ++w)
+    for (int j = 0; ; ++j) {
+      int g, kb0, kb1;
+      if (!work_unit(w, j, g, kb0, kb1)) break;
+      int f = -1, ord = -1, cnt = -1, slot = -1;  // -1: a whole tile, no partial
+      %s
+      std::printf("%%d %%d %%d %%d %%d %%d %%d %%d %%d\n", w, j, g, kb0, kb1, f, ord, cnt, slot);
+    }
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("name", list(SPLITS))
+def test_printed_walk_is_the_oracle_and_partials_are_private(name: str, tmp_path: Path) -> None:
+    gxx = shutil.which("g++")
+    if gxx is None:
+        pytest.skip("needs g++ for the host harness")
+    plan = plan_of(name)
+    w = plan.work
+    assert w is not None
+    src = emit_simt(plan)
+    section = src[src.index(WORK_BEGIN):src.index(WORK_END)]
+    partial = w.split_k or w.stream_k
+    cpp = tmp_path / "walk.cpp"
+    fix = "if (kb0 != 0 || kb1 != K_ITERS) fix_of(w, j, g, f, ord, cnt, slot);" if partial else ""
+    cpp.write_text(HARNESS % (INDEX_HELPERS, section, name, fix))
+    exe = tmp_path / "walk"
+    r = subprocess.run([gxx, "-std=c++17", "-Wall", "-Werror", str(cpp), "-o", str(exe)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    rows = [tuple(map(int, line.split())) for line in
+            subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.split("\n")
+            if line]
+    printed: list[list[tuple[int, int, int]]] = [[] for _ in range(w.grid)]
+    for wk, _j, g, kb0, kb1, *_ in rows:
+        printed[wk].append((g, kb0, kb1))
+    assert printed == work_units(w)  # the walk the kernel runs is the split's
+    # every (tile, k-iteration) exactly once, over the whole grid of tiles
+    cover: dict[tuple[int, int], int] = {}
+    for _w, _j, g, kb0, kb1, *_ in rows:
+        for k in range(kb0, kb1):
+            cover[(g, k)] = cover.get((g, k), 0) + 1
+    gx, gy, _ = plan.grid
+    assert cover == {(g, k): 1 for g in range(gx * gy) for k in range(w.k_iters)}
+    # partials: per tile, the contributors in K order are ord 0 .. cnt-1, and (deterministic)
+    # each has its own slot, within the workspace the launcher allocates
+    by_tile: dict[int, list[tuple[int, int, int, int]]] = {}
+    for _w, _j, g, kb0, _kb1, f, ord_, cnt, slot in rows:
+        if f >= 0:
+            by_tile.setdefault(g, []).append((kb0, ord_, cnt, slot))
+    if partial:
+        assert by_tile, "a split plan with partial units"
+    slots = []
+    for units in by_tile.values():
+        units.sort()
+        assert [u[1] for u in units] == list(range(len(units)))
+        assert {u[2] for u in units} == {len(units)}
+        slots += [u[3] for u in units]
+    if w.fixup is Fixup.DETERMINISTIC:
+        assert len(set(slots)) == len(slots)
+        assert all(0 <= s < w.partial_slots for s in slots)
+
+
+def test_data_parallel_kernel_is_unchanged_and_splits_take_a_workspace() -> None:
+    dp = lower_simt(load(WT, M=300, N=257, K=777, CONFIG="large"), name="dp")
+    assert dp.work is None
+    dp_src = emit_simt(dp)
+    assert "work_unit" not in dp_src and "const int bidy = blockIdx.y;" in dp_src
+    sk = emit_simt(plan_of("streamk"))
+    assert "const int worker = blockIdx.x;" in sk and "bidy = g / 3; bidx = g % 3;" in sk
+    assert "float* __restrict__ ws, int* __restrict__ tickets" in sk
+    # 7 Stream-K workers, two slots each, of the 256 threads' 8 x 8 register tiles
+    assert f"cudaMalloc(&ws, {2 * 7 * 64 * 256}ull * sizeof(float))" in sk
+    assert "kernel<<<dim3(7, 1, 1)" in sk
+    assert "for (int i_Ko = kb0; i_Ko < kb1; ++i_Ko) {" in sk
+    assert "if (kb0 + s < kb1) issue_tile(kb0 + s, s, 0, 20);" in sk
+    det, atomic = emit_simt(plan_of("splitk_det")), emit_simt(plan_of("splitk_atomic"))
+    assert "__stcg(mine + q * 256 + tid" in det and "fix_slot(f, i)" in det
+    assert "atomicAdd(mine + q * 256 + tid" in atomic and "fix_slot(f, i)" not in atomic
+    skpp0 = emit_simt(plan_of("skpp0"))  # a persistent data-parallel grid: no fix-up
+    assert "work_unit" in skpp0 and "tickets" not in skpp0
+
+
+@pytest.mark.parametrize("params, match", [
+    (dict(DECOMP="splitk", SPLITS=2, FIXUP="reduce_kernel"), "reduce_kernel fix-up"),
+    (dict(DECOMP="streamk", ASYNC=0, STAGES=2, BK=8), "needs K tiles staged through cp.async"),
+])
+def test_refusals_name_what_to_change(params: dict, match: str) -> None:
+    with pytest.raises(UnsupportedError, match=match):
+        lower_simt(load(WT, M=300, N=300, K=300, CONFIG="large", **params))
+    fusion = load(WT, M=300, N=300, K=300, CONFIG="large").decompose("auto")
+    with pytest.raises(UnsupportedError, match="no cost model on the SIMT path; name the"):
+        lower_simt(fusion)
+
+
+def test_split_kernels_compile_for_sm90a(tmp_path: Path) -> None:
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        pytest.skip("nvcc not found on PATH: the CUDA compile tests need the CUDA toolkit")
+    big = dict(M=4096, N=4096, K=4096, CONFIG="large")  # the large row under its 128 registers
+    cases = {**SPLITS, "big_dp_1sk": dict(big, DECOMP="dp_1sk"),
+             "big_dp_1sk_atomic": dict(big, DECOMP="dp_1sk", FIXUP="atomic")}
+    procs = []
+    for name, params in cases.items():
+        cu = tmp_path / f"{name}.cu"
+        cu.write_text(emit_simt(lower_simt(load(WT, **params), name=name)))
+        # spills are errors where it counts: the large row at 4096^3 (a ragged plan's guards
+        # may cost a few bytes of local memory at its 128-register cap)
+        spills = ["-Xptxas", "-warn-spills,-Werror"] if name.startswith("big") else []
+        procs.append((name, subprocess.Popen(
+            [nvcc, "-gencode=arch=compute_90a,code=sm_90a", "-O3", "-c", str(cu), "-o",
+             str(cu.with_suffix(".o")), "-Werror", "all-warnings", *spills],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)))
+    for name, p in procs:
+        _, err = p.communicate()
+        assert p.returncode == 0, f"{name}: {err}"
