@@ -20,6 +20,13 @@ in K order).  The rewritten walk is checked on the host (g++) before it is writt
 
 ``--np``: the data-parallel tiles run one CTA each (not walked by the persistent workers), the
 Stream-K workers launched after them.
+
+    python bench/simt_front_tail_probe.py --ablate SRC_DIR OUT_DIR PREFIX
+
+copies the ``warp_*`` kernels and the rewritten ``PREFIX_*`` ones of SRC_DIR into OUT_DIR with two
+ablations of each rewritten one (timing only: their C is wrong where tiles have partials):
+``nf_`` skips the fix-up (every unit writes C), ``fe_`` keeps its fence, barriers and ticket but
+stores and sums no partial.
 """
 
 from __future__ import annotations
@@ -145,7 +152,36 @@ def check(section: str, name: str, grid: int, G: int, KI: int) -> None:
     print(f"{name}: walk checked: {len(rows)} units, {len(parts)} tiles with partials")
 
 
+def ablate(src_dir: Path, out_dir: Path, prefix: str) -> None:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    out = []
+    for j in json.loads((src_dir / "manifest.json").read_text()):
+        if not j["timed"] or not j["name"].startswith(("warp_", prefix + "_")):
+            continue
+        s = (src_dir / j["file"]).read_text()
+        out.append(j)
+        (out_dir / j["file"]).write_text(s)
+        if j["name"].startswith("warp_"):
+            continue
+        size = j["name"][len(prefix) + 1:]
+        cond = "if (kb0 != 0 || kb1 != K_ITERS) {  // part of the tile's K range"
+        nf = s.replace(f"{prefix}_{size}", f"nf_{size}").replace(cond, "if (false) {  // PROBE: no fix-up")
+        fe = re.sub(r"for \(int q = 0; q < \d+; \+\+q\) __stcg\(mine \+ q \* \d+ \+ tid, [^;]*;",
+                    "(void)mine;  // PROBE: no partial stores", s.replace(f"{prefix}_{size}", f"fe_{size}"))
+        fe = fe.replace("for (int i = 0; i < cnt; ++i) {", "for (int i = 0; i < 0; ++i) {  // PROBE: no sum")
+        assert cond in s and "PROBE: no partial stores" in fe and "PROBE: no sum" in fe
+        for k, text in (("nf", nf), ("fe", fe)):
+            name = f"{k}_{size}"
+            (out_dir / f"{name}.cu").write_text(text)
+            out.append({**j, "name": name, "kernel": k, "file": f"{name}.cu", "bitwise": False})
+    (out_dir / "manifest.json").write_text(json.dumps(out, indent=1))
+    print("ablations:", [j["name"] for j in out])
+
+
 def main() -> int:
+    if sys.argv[1] == "--ablate":
+        ablate(Path(sys.argv[2]), Path(sys.argv[3]), sys.argv[4])
+        return 0
     one_each = "--np" in sys.argv
     args = [a for a in sys.argv[1:] if a != "--np"]
     gen, names = Path(args[0]), args[1:]

@@ -126,6 +126,9 @@ def test_data_parallel_kernel_is_unchanged_and_splits_take_a_workspace() -> None
     assert "kernel<<<dim3(7, 1, 1)" in sk
     assert "for (int i_Ko = kb0; i_Ko < kb1; ++i_Ko) {" in sk
     assert "if (kb0 + s < kb1) issue_tile(kb0 + s, s, 0, 20);" in sk
+    # the ticket: one thread's acquire-release atomic after a CTA barrier, no per-thread fence
+    assert "if (tid == 0) fix_last = tilec_ticket(tickets + f) == cnt - 1;" in sk
+    assert "atom.acq_rel.gpu.global.add.s32" in sk and "__threadfence" not in sk
     det, atomic = emit_simt(plan_of("splitk_det")), emit_simt(plan_of("splitk_atomic"))
     assert "__stcg(mine + q * 256 + tid" in det and "fix_slot(f, i)" in det
     assert "atomicAdd(mine + q * 256 + tid" in atomic and "fix_slot(f, i)" not in atomic
