@@ -60,7 +60,10 @@ constexpr int WORKERS = {W}, GROUPS = {G}, K_ITERS = {KI}, SK_TILES = {T}, SK_ST
 constexpr int DP_START = 0, DP_TILES = {S}, FRONT = {A}, D = {D}, TAIL_W = {TW}, TAIL_L = {L};
 // front/tail: worker c < SK_TILES runs k in [0, FRONT) of tile SK_START + c; the others share
 // the tails [FRONT, K_ITERS) of the SK_TILES tiles, TAIL_L iterations cut evenly over TAIL_W
-TILEC_HD int tail_begin(int t) {{ return (int)((long long)t * TAIL_L / TAIL_W); }}
+static_assert((long long)(WORKERS + 1) * (TAIL_L + 1) < 2147483647LL, "32-bit tail arithmetic");
+TILEC_HD int tail_begin(int t) {{ return t * TAIL_L / TAIL_W; }}
+// the tail worker whose range holds tail iteration x: the largest t with tail_begin(t) <= x
+TILEC_HD int tail_worker(int x) {{ return ((x + 1) * TAIL_W - 1) / TAIL_L; }}
 TILEC_HD bool work_unit(int w, int j, int& g, int& kb0, int& kb1) {{
 {walk}
   if (w < SK_TILES) {{
@@ -78,11 +81,9 @@ TILEC_HD int fix_slot(int f, int i) {{ return f * {MAXC} + i; }}
 TILEC_HD void fix_of(int w, int j, int g, int& f, int& ord, int& cnt, int& slot) {{
   (void)j;{shift}
   f = g - SK_START;
-  int first = -1, n = 0;
-  for (int t = 0; t < TAIL_W; ++t)
-    if (tail_begin(t) < (f + 1) * D && tail_begin(t + 1) > f * D) {{ if (first < 0) first = t; ++n; }}
+  const int first = tail_worker(f * D), last = tail_worker((f + 1) * D - 1);
   ord = w < SK_TILES ? 0 : 1 + (w - SK_TILES) - first;
-  cnt = 1 + n;
+  cnt = 2 + last - first;
   slot = fix_slot(f, ord);
 }}
 }}  // namespace
