@@ -45,45 +45,11 @@ from __future__ import annotations
 import sympy
 
 from tilec.codegen.cuda.expr import CudaExprPrinter
-from tilec.codegen.cuda.printer.work import unit_functions
 from tilec.codegen.cuda.runtime import INDEX_HELPERS
+from tilec.codegen.cuda.simt.text import ASYNC_HELPERS, LANE, TICKET_HELPER, VT, ZERO
+from tilec.codegen.cuda.simt.units import partials, units, work_section, workspace
 from tilec.errors import UnsupportedError
-from tilec.transforms.plan import Fixup
 from tilec.transforms.simt.lower import STATIC_SMEM, RegAxis, SimtPlan, TileCopy
-
-# The fix-up's ticket (CUTLASS's split-K semaphore pattern): after a CTA barrier one thread
-# takes it with an acquire-release atomic at GPU scope, instead of a fence in every thread.
-TICKET_HELPER = r"""
-__device__ __forceinline__ int tilec_ticket(int* p) {
-  int old;
-  asm volatile("atom.acq_rel.gpu.global.add.s32 %0, [%1], 1;" : "=r"(old) : "l"(p) : "memory");
-  return old;
-}
-"""
-WORK_BEGIN = "// -- work split (host-compilable) --"
-WORK_END = "// -- end of work split --"
-
-_VT = {1: "float", 2: "float2", 4: "float4"}
-_LANE = ("x", "y", "z", "w")
-_ZERO = {1: "0.f", 2: "make_float2(0.f, 0.f)", 4: "make_float4(0.f, 0.f, 0.f, 0.f)"}
-
-# cp.async (sm_80+) in PTX: no CUDA C++ operator copies global memory straight to shared memory.
-# A copy whose guard is false reads nothing (source size 0) and fills the destination with zeros.
-ASYNC_HELPERS = r"""
-template <int BYTES>
-__device__ __forceinline__ void tilec_cp_async(void* smem, const void* gmem, bool full) {
-  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  const int src_bytes = full ? BYTES : 0;
-  if constexpr (BYTES == 16) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" :: "r"(dst), "l"(gmem), "r"(src_bytes));
-  } else {
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" :: "r"(dst), "l"(gmem), "n"(BYTES), "r"(src_bytes));
-  }
-}
-__device__ __forceinline__ void tilec_cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N>
-__device__ __forceinline__ void tilec_cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" :: "n"(N)); }
-"""
 
 
 class SimtCudaPrinter:
@@ -103,28 +69,11 @@ class SimtCudaPrinter:
         parts = [self.header(), INDEX_HELPERS]
         if self.p.staging is not None and self.p.options.async_copy:
             parts.append(ASYNC_HELPERS)
-        if self.partials:
+        if partials(self.p):
             parts.append(TICKET_HELPER)
         if self.p.work is not None:
-            parts.append(self.work_section())
+            parts.append(work_section(self))
         return "\n".join([*parts, self.kernel(), self.launcher()]) + "\n"
-
-    @property
-    def partials(self) -> bool:
-        """Some work units cover part of a tile's K range: the kernel takes a workspace."""
-        w = self.p.work
-        return w is not None and (w.split_k or w.stream_k)
-
-    def workspace(self) -> tuple[int, int]:
-        """(fp32 workspace elements, int32 tickets) of the fix-up: a register tile of the CTA
-        per partial slot (deterministic) or per partial tile (atomic), a ticket per partial
-        tile."""
-        w = self.p.work
-        if w is None or not self.partials:
-            return 0, 0
-        words = self.p.reg_count("M") * self.p.reg_count("N") * self.p.threads
-        n = w.partial_slots if w.fixup is Fixup.DETERMINISTIC else w.partial_tiles
-        return n * words, w.partial_tiles
 
     @property
     def byte_steps(self) -> bool:
@@ -177,7 +126,7 @@ class SimtCudaPrinter:
         bounds = f"{p.threads}, {p.options.min_blocks}" if p.options.min_blocks else f"{p.threads}"
         ty = "size_t" if self.byte_steps else "unsigned"
         steps = "".join(f", const {ty} {a}" for a, _ in self.step_args)
-        if self.partials:
+        if partials(self.p):
             steps += ", float* __restrict__ ws, int* __restrict__ tickets"
         body.append(f"__global__ void __launch_bounds__({bounds}) kernel("
                     f"const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C{steps}) {{")
@@ -185,7 +134,7 @@ class SimtCudaPrinter:
         for s in p.thread_symbols:
             body.append(f"{ind}const int {s} = threadIdx.{s.name[-1]};")
         if p.work is not None:
-            body += self.units(ind)
+            body += units(self, ind)
             body += ["}", "}  // namespace " + p.name]
             return "\n".join(body)
         for s in p.block_symbols:
@@ -196,128 +145,6 @@ class SimtCudaPrinter:
         body += self.epilogue(ind)
         body += ["}", "}  // namespace " + p.name]
         return "\n".join(body)
-
-    # -- split-K and Stream-K: a CTA walks work units ------------------------------------------
-    def work_section(self) -> str:
-        """The split's constants and its unit walk (``work_unit``, ``fix_of``, ``fix_slot``:
-        the WorkSplit formulas, printed as the CUDA printer prints them), between
-        ``WORK_BEGIN`` and ``WORK_END``: a host harness compiles them after ``INDEX_HELPERS``."""
-        w = self.p.work
-        assert w is not None
-        consts = {"WORKERS": w.grid, "GROUPS": w.num_tiles, "K_ITERS": w.k_iters}
-        if w.split_k:
-            consts["SPLITS"] = w.splits
-        elif w.stream_k:
-            dp0, dp1 = w.dp_range
-            consts |= {"SK_TILES": w.sk_tiles, "SK_CTAS": w.sk_ctas, "SK_START": w.sk_start,
-                       "DP_START": dp0, "DP_TILES": dp1 - dp0}
-        partials = w.split_k or w.stream_k
-        lines = [WORK_BEGIN, f"namespace {self.p.name} {{",
-                 *(f"constexpr int {k} = {v};" for k, v in consts.items()),
-                 *unit_functions(w, partials), "}  // namespace", WORK_END]
-        return "\n".join(lines)
-
-    def units(self, ind: str) -> list[str]:
-        """The kernel body of a split plan: CTA ``worker`` runs its units ``j = 0, 1, ...``
-        (``work_unit``): tile ``g`` (``bidy = g / GX``, ``bidx = g % GX``), K tiles [kb0, kb1),
-        the fix-up where the unit covers part of the tile's K range, the epilogue where the
-        tile is whole (or this CTA summed its partials)."""
-        p = self.p
-        w = p.work
-        assert w is not None and p.staging is not None
-        tm, tn = p.reg_count("M"), p.reg_count("N")
-        gx = p.grid[0]
-        partials = w.split_k or w.stream_k
-        out = [f"{ind}const int worker = blockIdx.x;  // this CTA's units: work_unit(worker, j, ...)",
-               f"{ind}int bidx = 0, bidy = 0;  // the unit's tile g = bidy * {gx} + bidx"]
-        if partials:
-            out.append(f"{ind}__shared__ int fix_last;  // this CTA took the tile's last ticket")
-        out.append(f"{ind}float acc[{tm}][{tn}];  // register tile")
-        out += self.staged_setup(ind)
-        i2 = ind + "  "
-        out += [f"{ind}for (int j = 0; ; ++j) {{", f"{i2}int g, kb0, kb1;",
-                f"{i2}if (!work_unit(worker, j, g, kb0, kb1)) break;",
-                f"{i2}bidy = g / {gx}; bidx = g % {gx};"]
-        out += self.loops_flat(i2, tm, tn, "acc[i][j] = 0.f;")
-        out += self.staged_loop(i2, "kb0", "kb1")
-        if partials:
-            out += self.fixup(i2)
-            out.append(f"{i2}if (last) {{")
-            out += self.epilogue(i2 + "  ")
-            out.append(f"{i2}}}")
-        else:
-            out += self.epilogue(i2)
-        out += [f"{i2}tilec_cp_async_wait<0>();  // the next unit's copies reuse every buffer",
-                f"{i2}__syncthreads();", f"{ind}}}"]
-        return out
-
-    def fixup(self, ind: str) -> list[str]:
-        """A partial unit's fix-up (sets ``last``; whole units write C at once): the partial
-        goes to the workspace in the register tile's own layout (float4 ``q`` of thread
-        ``tid`` at ``q * THREADS + tid``, a warp's stores contiguous), a barrier and one
-        thread's acquire-release ticket (``tilec_ticket``; a fence in every thread cost 2%
-        at 4096^3, ``bench/results/simt_front_tail_ablate_*``); the CTA taking the tile's last
-        ticket gets the sum in ``acc`` (deterministic:
-        slots summed in K order, bitwise repeatable; atomic: the tile the partials were added
-        into, read and zeroed), and resets the ticket, leaving the workspace clean."""
-        p = self.p
-        w = p.work
-        assert w is not None
-        tm, tn = p.reg_count("M"), p.reg_count("N")
-        det = w.fixup is Fixup.DETERMINISTIC
-        vw = 4 if tn % 4 == 0 else 1
-        per_row = tn // vw
-        nq = tm * per_row
-        words = tm * tn * p.threads
-        vt = _VT[vw]
-        lane = (lambda e, j: f"{e}.{_LANE[j]}") if vw > 1 else (lambda e, j: e)
-        i2, i3 = ind + "  ", ind + "    "
-
-        def regs(q: str) -> list[str]:
-            return [f"acc[{q} / {per_row}][{vw} * ({q} % {per_row}) + {j}]" for j in range(vw)]
-
-        pack = (f"make_float4({', '.join(regs('q'))})" if vw > 1 else regs("q")[0])
-        store = (f"__stcg(mine + q * {p.threads} + tid, {pack});" if det else
-                 f"atomicAdd(mine + q * {p.threads} + tid, {pack});")
-        out = [f"{ind}bool last = true;  // this CTA writes the tile",
-               f"{ind}if (kb0 != 0 || kb1 != K_ITERS) {{  // part of the tile's K range: fix-up "
-               f"({w.fixup.value})",
-               f"{i2}int f, ord, cnt, slot;",
-               f"{i2}fix_of(worker, j, g, f, ord, cnt, slot);",
-               f"{i2}(void)ord;",
-               f"{i2}{vt}* mine = reinterpret_cast<{vt}*>(ws + (size_t)({'slot' if det else 'f'}) * {words});",
-               f"{i2}#pragma unroll",
-               f"{i2}for (int q = 0; q < {nq}; ++q) {store}",
-               f"{i2}__syncthreads();  // every thread's partial is stored",
-               f"{i2}// one acq_rel ticket: its release covers the CTA's stores ordered before it by the",
-               f"{i2}// barrier, its acquire the other partials the barrier below orders the reads after",
-               f"{i2}if (tid == 0) fix_last = tilec_ticket(tickets + f) == cnt - 1;",
-               f"{i2}__syncthreads();",
-               f"{i2}last = fix_last;  // read by all before the unit's closing barrier",
-               f"{i2}if (last) {{"]
-        if det:
-            # acc = slot 0, then += slots 1 .. cnt-1 (K order: bitwise repeatable); a compiler
-            # barrier every 8 loads keeps the loads in flight within the register budget
-            def summed(op: str) -> list[str]:
-                return [f"{i3}  #pragma unroll", f"{i3}  for (int q = 0; q < {nq}; ++q) {{",
-                        f"{i3}    const {vt} x = __ldcg(src + q * {p.threads} + tid);",
-                        *(f"{i3}    {r} {op} {lane('x', j)};" for j, r in enumerate(regs("q"))),
-                        f"{i3}    if (q % 8 == 7) asm volatile(\"\" ::: \"memory\");", f"{i3}  }}"]
-
-            out += [f"{i3}for (int i = 0; i < cnt; ++i) {{",
-                    f"{i3}  const {vt}* src = reinterpret_cast<const {vt}*>(ws + (size_t)fix_slot(f, i) * {words});",
-                    f"{i3}  if (i == 0) {{", *("  " + x for x in summed("=")), f"{i3}    continue;",
-                    f"{i3}  }}", *summed("+="), f"{i3}}}"]
-        else:
-            zero = _ZERO[vw]
-            out += [f"{i3}#pragma unroll", f"{i3}for (int q = 0; q < {nq}; ++q) {{",
-                    f"{i3}  const {vt} x = __ldcg(mine + q * {p.threads} + tid);",
-                    f"{i3}  __stcg(mine + q * {p.threads} + tid, {zero});  // clean for the next launch",
-                    *(f"{i3}  {r} = {lane('x', j)};" for j, r in enumerate(regs("q"))),
-                    f"{i3}}}"]
-        out += [f"{i3}if (tid == 0) tickets[f] = 0;  // every partial has arrived: reset for the next launch",
-                f"{i2}}}", f"{ind}}}"]
-        return out
 
     def loops_flat(self, ind: str, tm: int, tn: int, stmt: str) -> list[str]:
         return [f"{ind}#pragma unroll", f"{ind}for (int i = 0; i < {tm}; ++i)",
@@ -351,18 +178,18 @@ class SimtCudaPrinter:
         flat = self.c(self.p.flat(dim).xreplace(v0))
         a = self.c(addr.xreplace(v0))
         g = guard.xreplace(v0) if guard is not sympy.true else guard
-        load = f"*reinterpret_cast<const {_VT[width]}*>(&{src}[{a}])" if width > 1 else f"{src}[{a}]"
+        load = f"*reinterpret_cast<const {VT[width]}*>(&{src}[{a}])" if width > 1 else f"{src}[{a}]"
         if g is not sympy.true:
-            load = f"({self.c(g)}) ? {load} : {_ZERO[width]}"
+            load = f"({self.c(g)}) ? {load} : {ZERO[width]}"
         if width == 1:
             inner = [f"{dst}[{flat}] = {load};"]
         elif rotate:  # the rotation is a constant once the k-slice loop is unrolled
-            lanes = ", ".join(f"v.{_LANE[j]}" for j in range(width))
-            inner = [f"const {_VT[width]} v = {load};", f"const float e[{width}] = {{{lanes}}};"]
+            lanes = ", ".join(f"v.{LANE[j]}" for j in range(width))
+            inner = [f"const {VT[width]} v = {load};", f"const float e[{width}] = {{{lanes}}};"]
             inner += [f"{dst}[{flat} + {j}] = e[({j} + {rotate}) % {width}];" for j in range(width)]
         else:
-            inner = [f"const {_VT[width]} v = {load};"]
-            inner += [f"{dst}[{flat} + {j}] = v.{_LANE[j]};" for j in range(width)]
+            inner = [f"const {VT[width]} v = {load};"]
+            inner += [f"{dst}[{flat} + {j}] = v.{LANE[j]};" for j in range(width)]
         return self.reg_loops("", axes, inner)
 
     def fma(self, ind: str, am: str = "am", bn: str = "bn") -> list[str]:
@@ -411,8 +238,8 @@ class SimtCudaPrinter:
         out = [f"{ind}const int tid = {self.c(p.tid_linear)};", *self.smem_arrays(ind)]
         if p.options.async_copy:
             return out + self.staged_setup(ind, head=False) + self.staged_loop(ind, "0", str(kt))
-        out += [f"{ind}{_VT[st.a.vec]} ra[{st.a.iters}];  // the next K tile, global -> registers",
-               f"{ind}{_VT[st.b.vec]} rb[{st.b.iters}];",
+        out += [f"{ind}{VT[st.a.vec]} ra[{st.a.iters}];  // the next K tile, global -> registers",
+               f"{ind}{VT[st.b.vec]} rb[{st.b.iters}];",
                f"{ind}float am[{nf}][{tm}], bn[{nf}][{tn}];  // k-slices of the A and B register tiles"]
         out.append(f"{ind}auto load_tile = [&](const int {ko}) {{  // global -> registers")
         out += self.copy_load(ind + "  ", st.a, "ra", "A") + self.copy_load(ind + "  ", st.b, "rb", "B")
@@ -587,10 +414,10 @@ class SimtCudaPrinter:
             g = sympy.And(g, sympy.Lt(sympy.Symbol("tid", integer=True, nonnegative=True)
                                       + sympy.Symbol("it", integer=True, nonnegative=True) * self.p.threads,
                                       cp.rows * cp.cols // cp.vec))
-        load = (f"*reinterpret_cast<const {_VT[cp.vec]}*>(&{src}[{self.c(cp.global_index)}])"
+        load = (f"*reinterpret_cast<const {VT[cp.vec]}*>(&{src}[{self.c(cp.global_index)}])"
                 if cp.vec > 1 else f"{src}[{self.c(cp.global_index)}]")
         if g is not sympy.true:
-            load = f"({self.c(g)}) ? {load} : {_ZERO[cp.vec]}"
+            load = f"({self.c(g)}) ? {load} : {ZERO[cp.vec]}"
         return [f"{ind}#pragma unroll", f"{ind}for (int it = 0; it < {cp.iters}; ++it)",
                 f"{ind}  {regs}[it] = {load};"]
 
@@ -598,9 +425,9 @@ class SimtCudaPrinter:
         row, col = self.c(cp.row), self.c(cp.col)
         if cp.transposed:
             parts = [f"{dst}[buf][{col} + {j}][{self.c(cp.place(cp.col + j, cp.row))}] = "
-                     f"{regs}[it]{'.' + _LANE[j] if cp.vec > 1 else ''};" for j in range(cp.vec)]
+                     f"{regs}[it]{'.' + LANE[j] if cp.vec > 1 else ''};" for j in range(cp.vec)]
         elif cp.vec > 1:
-            parts = [f"*reinterpret_cast<{_VT[cp.vec]}*>(&{dst}[buf][{row}][{col}]) = {regs}[it];"]
+            parts = [f"*reinterpret_cast<{VT[cp.vec]}*>(&{dst}[buf][{row}][{col}]) = {regs}[it];"]
         else:
             parts = [f"{dst}[buf][{row}][{col}] = {regs}[it];"]
         cond = ""
@@ -619,7 +446,7 @@ class SimtCudaPrinter:
         m, n = self.c(p.m_expr), self.c(p.n_expr.xreplace(v0))
         if w > 1:
             vals = ", ".join(f"acc[{fm}][{fn} + {j}]" for j in range(w))
-            store = f"*reinterpret_cast<{_VT[w]}*>(&C[m * N + n]) = make_{_VT[w]}({vals});"
+            store = f"*reinterpret_cast<{VT[w]}*>(&C[m * N + n]) = make_{VT[w]}({vals});"
         else:
             store = f"C[m * N + n] = acc[{fm}][{fn}];"
         preds = [q.xreplace(v0) for q in p.predicates]
@@ -646,8 +473,8 @@ class SimtCudaPrinter:
         ws: list[str] = []
         if p.work is not None:
             gx, gy, gz = p.work.grid, 1, 1
-        if self.partials:
-            words, tickets = self.workspace()
+        if partials(self.p):
+            words, tickets = workspace(self.p)
             # one workspace per process, allocated at the first launch; the last CTA of each
             # tile leaves it clean, so launches must be stream-ordered (as the CUDA backend's)
             ws = ["  static float* ws = nullptr;  // the fix-up's partials",
