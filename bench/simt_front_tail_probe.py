@@ -120,9 +120,11 @@ def rewrite(src: str, name: str, one_each: bool) -> tuple[str, dict]:
                              S=S, A=A, D=D, TW=TW, L=L, MAXC=MAXC, walk=walk, shift=shift)
     out = src[:src.index(WORK_BEGIN)] + section + src[src.index(WORK_END) + len(WORK_END):]
     # the workspace: MAXC slots of a register tile per Stream-K tile
-    tile_words = int(re.search(r"ws \+ \(size_t\)\(slot\) \* (\d+)", src).group(1))
-    out = re.sub(r"cudaMalloc\(&ws, \d+ull", f"cudaMalloc(&ws, {T * MAXC * tile_words}ull", out)
-    out = re.sub(r"cudaMemset\(ws, 0, \d+ull", f"cudaMemset(ws, 0, {T * MAXC * tile_words}ull", out)
+    slot = re.search(r"ws \+ \(size_t\)slot \* (\d+)", src)  # deterministic: a workspace
+    if slot:
+        tile_words = int(slot.group(1))
+        out = re.sub(r"cudaMalloc\(&ws, \d+ull", f"cudaMalloc(&ws, {T * MAXC * tile_words}ull", out)
+        out = re.sub(r"cudaMemset\(ws, 0, \d+ull", f"cudaMemset(ws, 0, {T * MAXC * tile_words}ull", out)
     grid = S + W if one_each else W
     if one_each:
         out = out.replace(f"kernel<<<dim3({W}, 1, 1)", f"kernel<<<dim3({grid}, 1, 1)")

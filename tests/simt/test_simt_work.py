@@ -131,7 +131,13 @@ def test_data_parallel_kernel_is_unchanged_and_splits_take_a_workspace() -> None
     assert "atom.acq_rel.gpu.global.add.s32" in sk and "__threadfence" not in sk
     det, atomic = emit_simt(plan_of("splitk_det")), emit_simt(plan_of("splitk_atomic"))
     assert "__stcg(mine + q * 256 + tid" in det and "fix_slot(f, i)" in det
-    assert "atomicAdd(mine + q * 256 + tid" in atomic and "fix_slot(f, i)" not in atomic
+    # atomic: partials added into C (fp32), whose partial tiles' rows the launcher zeroes
+    # first (all of C under split-K: 129 rows of 500); no workspace, no ticket
+    assert "atomicAdd(reinterpret_cast<float4*>(&C[m * N + n])" in atomic
+    assert "cudaMemsetAsync(C + 0ull * 500, 0, 129ull * 500 * sizeof(float)" in atomic
+    assert "tickets" not in atomic and "fix_slot(f, i)" not in atomic.split("WORK_END")[-1]
+    sk_atomic = emit_simt(plan_of("streamk_atomic"))  # 8 x 3 tiles over 13 workers
+    assert "cudaMemsetAsync(C + 0ull * 300, 0, 1000ull * 300 * sizeof(float)" in sk_atomic
     skpp0 = emit_simt(plan_of("skpp0"))  # a persistent data-parallel grid: no fix-up
     assert "work_unit" in skpp0 and "tickets" not in skpp0
 

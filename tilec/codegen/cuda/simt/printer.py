@@ -47,7 +47,7 @@ import sympy
 from tilec.codegen.cuda.expr import CudaExprPrinter
 from tilec.codegen.cuda.runtime import INDEX_HELPERS
 from tilec.codegen.cuda.simt.text import ASYNC_HELPERS, LANE, TICKET_HELPER, VT, ZERO
-from tilec.codegen.cuda.simt.units import partials, units, work_section, workspace
+from tilec.codegen.cuda.simt.units import in_place, units, work_section, workspace, zeroed_rows
 from tilec.errors import UnsupportedError
 from tilec.transforms.simt.lower import STATIC_SMEM, RegAxis, SimtPlan, TileCopy
 
@@ -69,7 +69,7 @@ class SimtCudaPrinter:
         parts = [self.header(), INDEX_HELPERS]
         if self.p.staging is not None and self.p.options.async_copy:
             parts.append(ASYNC_HELPERS)
-        if partials(self.p):
+        if workspace(self.p)[0]:
             parts.append(TICKET_HELPER)
         if self.p.work is not None:
             parts.append(work_section(self))
@@ -126,7 +126,7 @@ class SimtCudaPrinter:
         bounds = f"{p.threads}, {p.options.min_blocks}" if p.options.min_blocks else f"{p.threads}"
         ty = "size_t" if self.byte_steps else "unsigned"
         steps = "".join(f", const {ty} {a}" for a, _ in self.step_args)
-        if partials(self.p):
+        if workspace(p)[0]:
             steps += ", float* __restrict__ ws, int* __restrict__ tickets"
         body.append(f"__global__ void __launch_bounds__({bounds}) kernel("
                     f"const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C{steps}) {{")
@@ -437,7 +437,9 @@ class SimtCudaPrinter:
                 *(f"{ind}  {cond}{s}" for s in parts), f"{ind}}}"]
 
     # -- epilogue ------------------------------------------------------------------------------
-    def epilogue(self, ind: str) -> list[str]:
+    def epilogue(self, ind: str, atomic: bool = False) -> list[str]:
+        """The register tile to C under the IR's predicates (vector stores where proven);
+        ``atomic``: added into C (``atomicAdd``, the atomic fix-up of a partial unit)."""
         p = self.p
         w = p.vec_n
         axes_n, v0 = self.vec_split("N", w)
@@ -446,14 +448,18 @@ class SimtCudaPrinter:
         m, n = self.c(p.m_expr), self.c(p.n_expr.xreplace(v0))
         if w > 1:
             vals = ", ".join(f"acc[{fm}][{fn} + {j}]" for j in range(w))
-            store = f"*reinterpret_cast<{VT[w]}*>(&C[m * N + n]) = make_{VT[w]}({vals});"
+            store = (f"atomicAdd(reinterpret_cast<{VT[w]}*>(&C[m * N + n]), make_{VT[w]}({vals}));"
+                     if atomic else
+                     f"*reinterpret_cast<{VT[w]}*>(&C[m * N + n]) = make_{VT[w]}({vals});")
         else:
-            store = f"C[m * N + n] = acc[{fm}][{fn}];"
+            store = (f"atomicAdd(&C[m * N + n], acc[{fm}][{fn}]);" if atomic else
+                     f"C[m * N + n] = acc[{fm}][{fn}];")
         preds = [q.xreplace(v0) for q in p.predicates]
         guard = self.c(sympy.And(*preds)) if preds else ""
         inner = [f"const int m = {m};", f"const int n = {n};",
                  f"if ({guard}) {store}" if guard else store]
-        return [f"{ind}// epilogue: the register tile to C", *self.reg_loops(ind, axes, inner)]
+        what = "added into C" if atomic else "to C"
+        return [f"{ind}// epilogue: the register tile {what}", *self.reg_loops(ind, axes, inner)]
 
     # -- host ----------------------------------------------------------------------------------
     def launcher(self) -> str:
@@ -473,8 +479,15 @@ class SimtCudaPrinter:
         ws: list[str] = []
         if p.work is not None:
             gx, gy, gz = p.work.grid, 1, 1
-        if partials(self.p):
-            words, tickets = workspace(self.p)
+        if in_place(p):
+            # the atomic fix-up adds partials into C: zero the rows of the partial tiles first
+            r0, r1 = zeroed_rows(p)
+            ws = [f"  const cudaError_t z = cudaMemsetAsync(C + {r0}ull * {p.N}, 0, "
+                  f"{r1 - r0}ull * {p.N} * sizeof(float), (cudaStream_t)stream);  "
+                  f"// rows [{r0}, {r1}) of C",
+                  "  if (z != cudaSuccess) return (int)z;"]
+        if workspace(p)[0]:
+            words, tickets = workspace(p)
             # one workspace per process, allocated at the first launch; the last CTA of each
             # tile leaves it clean, so launches must be stream-ordered (as the CUDA backend's)
             ws = ["  static float* ws = nullptr;  // the fix-up's partials",
