@@ -22,10 +22,13 @@ multiply-add of a stride the kernel takes as an argument (``index``: an add and 
 multiply-add of its whole element index); the ``large`` row's 16 copies of A, rows 8 apart,
 are too far apart for LDGSTS' immediate offsets.
 
-``DECOMP`` (``fusion.decompose``): ``dp`` (one CTA per tile, the default), ``splitk`` (``SPLITS``
-K parts), ``streamk``, ``dp_1sk`` (whole waves data-parallel, the last, partial wave's tiles
-cut by K over every slot), ``sk2_dp``, ``skpp`` (``SK_WAVES`` waves of Stream-K; 0: a persistent data-parallel grid);
-``FIXUP`` ``deterministic`` or ``atomic``; the Stream-K
+``DECOMP`` (``fusion.decompose``; empty: the row's choice, :func:`decomposition`): ``dp`` (one
+CTA per tile), ``dp_ft`` (whole waves one CTA per tile; the last, partial wave's tiles cut at one
+K index: their fronts on as many CTAs, walking K together, their tails streamed over the wave's
+other CTAs), ``splitk`` (``SPLITS`` K parts), ``streamk``, ``dp_1sk`` (the partial wave's tiles in
+Stream-K over every slot), ``sk2_dp``, ``skpp`` (``SK_WAVES`` waves of Stream-K; 0: a persistent data-parallel grid);
+``FIXUP`` ``deterministic`` or ``atomic`` (empty: atomic for ``dp_ft``, the partials added
+into C, else deterministic); the Stream-K
 family spreads its work over ``SMS_SLOTS`` CTAs (0: ``SMS`` x the row's CTAs per SM, one wave).
 
 ``CONFIG`` picks a row of ``CONFIGS`` (``auto``: by the problem, see :func:`config`); a size
@@ -40,8 +43,8 @@ from tilec.ir import GemmFusion
 
 PARAMS = dict(M=4096, N=4096, K=4096, CONFIG="auto", BM=0, BN=0, BK=0, WM=0, WN=0, TM=0, TN=0,
               MIN_BLOCKS=-1, STAGES=0, FRAGMENTS=0, ASYNC=-1, PAD_A=-1, INTERLEAVE=0,
-              FMA_ORDER="", LANES_A=0, SPREAD=0, SWIZZLE=-1, ADDR="", DECOMP="dp", SPLITS=1,
-              FIXUP="deterministic", SMS_SLOTS=0, SK_WAVES=1)
+              FMA_ORDER="", LANES_A=0, SPREAD=0, SWIZZLE=-1, ADDR="", DECOMP="", SPLITS=1,
+              FIXUP="", SMS_SLOTS=0, SK_WAVES=1)
 
 KEYS = ("BM", "BN", "BK", "WM", "WN", "TM", "TN", "MIN_BLOCKS", "STAGES", "FRAGMENTS", "ASYNC",
         "INTERLEAVE", "FMA_ORDER", "LANES_A", "SPREAD", "SWIZZLE", "ADDR")
@@ -71,8 +74,8 @@ def schedule(M: int, N: int, K: int, CONFIG: str = "auto", BM: int = 0, BN: int 
              BK: int = 0, WM: int = 0, WN: int = 0, TM: int = 0, TN: int = 0,
              MIN_BLOCKS: int = -1, STAGES: int = 0, FRAGMENTS: int = 0, ASYNC: int = -1,
              PAD_A: int = -1, INTERLEAVE: int = 0, FMA_ORDER: str = "", LANES_A: int = 0,
-             SPREAD: int = 0, SWIZZLE: int = -1, ADDR: str = "", DECOMP: str = "dp",
-             SPLITS: int = 1, FIXUP: str = "deterministic", SMS_SLOTS: int = 0,
+             SPREAD: int = 0, SWIZZLE: int = -1, ADDR: str = "", DECOMP: str = "",
+             SPLITS: int = 1, FIXUP: str = "", SMS_SLOTS: int = 0,
              SK_WAVES: int = 1) -> GemmFusion:
     from tilec.errors import ParamError
     from tilec.transforms.simt.hierarchy import warp_tiled
@@ -104,10 +107,21 @@ def schedule(M: int, N: int, K: int, CONFIG: str = "auto", BM: int = 0, BN: int 
         fusion.smem_swizzle("A")
     if c["ADDR"] != "index" and (c["ASYNC"] or ADDR):  # the row's choice is for cp.async copies
         fusion.copy_addresses(c["ADDR"])
-    if DECOMP != "dp":
-        slots = SMS_SLOTS or SMS * max(c["MIN_BLOCKS"], 1)
-        fusion.decompose(DECOMP, splits=SPLITS, sk_waves=SK_WAVES, fixup=FIXUP, sms=slots)
+    slots = SMS_SLOTS or SMS * max(c["MIN_BLOCKS"], 1)
+    decomp = DECOMP or decomposition(name, M, N, c["BM"], c["BN"], slots)
+    if decomp != "dp":
+        fusion.decompose(decomp, splits=SPLITS, sk_waves=SK_WAVES,
+                         fixup=FIXUP or ("atomic" if decomp == "dp_ft" else "deterministic"),
+                         sms=slots)
     return fusion
+
+
+def decomposition(row: str, M: int, N: int, BM: int, BN: int, slots: int) -> str:
+    """The row's work split where ``DECOMP`` is left empty: ``dp_ft`` (the partial last wave's
+    fronts and tails, partials added into C) for the ``large`` row when its tiles fill at
+    least one whole wave of ``slots`` CTAs and leave a partial one, else ``dp``."""
+    tiles = -(-M // BM) * -(-N // BN)
+    return "dp_ft" if row == "large" and tiles > slots and tiles % slots else "dp"
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ from __future__ import annotations
 from tilec.errors import PolicyError
 from tilec.ir import GemmFusion
 
-EXPECT = PolicyError, "decomposition must be one of auto, dp, splitk, streamk, dp_1sk, sk2_dp, skpp but got 'broadcast'"
+EXPECT = PolicyError, "decomposition must be one of auto, dp, splitk, streamk, dp_1sk, sk2_dp, skpp, dp_ft but got 'broadcast'"
 
 
 def program() -> None:

@@ -24,7 +24,9 @@ KERNELS = {
     "vec": ("simt_sgemm.py", dict(M=1000, N=1000, K=1001, KIND="vec")),
     # examples/simt_warp_tiled.py: the three rows of CONFIGS at the sizes that pick them, the
     # register-staged pipeline, 4 stages of 128 x 256, and ragged shapes (vector fallbacks)
-    "wt_large": ("simt_warp_tiled.py", dict(M=4096, N=4096, K=4096)),
+    "wt_large": ("simt_warp_tiled.py", dict(M=4096, N=4096, K=4096, DECOMP="dp")),
+    # the row's own choice at 4096^3 (3.88 waves): dp_ft, partials added into C
+    "wt_large_ft": ("simt_warp_tiled.py", dict(M=4096, N=4096, K=4096)),
     "wt_small8": ("simt_warp_tiled.py", dict(M=3072, N=3072, K=3072)),
     "wt_small16": ("simt_warp_tiled.py", dict(M=1024, N=1024, K=1024)),
     "wt_sync": ("simt_warp_tiled.py", dict(M=1000, N=1000, K=1001, CONFIG="large", ASYNC=0,
@@ -42,8 +44,10 @@ KERNELS = {
     "wt_ragged_lanes_spread": ("simt_warp_tiled.py", dict(M=257, N=131, K=300, CONFIG="large",
                                                           SWIZZLE=0, LANES_A=8, SPREAD=4)),
     # copy_addresses: the large row with whole indices; a ragged K whose A copies fold
-    "wt_large_index": ("simt_warp_tiled.py", dict(M=4096, N=4096, K=4096, ADDR="index")),
-    "wt_large_bytes": ("simt_warp_tiled.py", dict(M=4096, N=4096, K=4096, ADDR="byte_stride")),
+    "wt_large_index": ("simt_warp_tiled.py", dict(M=4096, N=4096, K=4096, ADDR="index",
+                                                   DECOMP="dp")),
+    "wt_large_bytes": ("simt_warp_tiled.py", dict(M=4096, N=4096, K=4096, ADDR="byte_stride",
+                                                   DECOMP="dp")),
     "wt_ragged_stride_b": ("simt_warp_tiled.py", dict(M=130, N=255, K=3, CONFIG="large")),
 }
 
@@ -126,6 +130,10 @@ def test_warp_tiled_features_follow_the_plan(sources: dict[str, str]) -> None:
     fold = sources["wt_ragged_stride_b"]  # K = 3: A's copies 96 bytes apart keep their indices
     assert "a_step" not in fold and "(size_t)it * b_step" in fold and "(A, B, C, 510u);" in fold
     assert "note: copy_addresses: A's copies span 1440 bytes" in fold
+    ft = sources["wt_large_ft"]  # the row's choice: whole waves one CTA each, then fronts/tails
+    assert "note: work: dp_ft, tiles [0, 792) one CTA each, the fronts [0, 113) of tiles [792, 1024)" in ft
+    assert "kernel<<<dim3(1056, 1, 1)" in ft and "cudaMemsetAsync(C + 3072ull * 4096, 0, 1024ull" in ft
+    assert "atomicAdd(reinterpret_cast<float4*>(&C[m * N + n])" in ft and "tickets" not in ft
     ragged = sources["wt_ragged_large"]
     assert "note: Vectorize i_Vn (width 4) falls back to scalar: row length 257" in ragged
     assert "tilec_cp_async<4>(&Bs[buf]" in ragged  # 32-bit B copies: rows of 257 floats

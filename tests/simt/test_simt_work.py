@@ -36,6 +36,10 @@ SPLITS = {  # name -> warp-tiled parameters (ragged sizes, uneven cuts)
     "skpp0": dict(M=1000, N=1000, K=100, CONFIG="large", DECOMP="skpp", SK_WAVES=0,
                   SMS_SLOTS=10),
     "small16_sk": dict(M=129, N=131, K=257, CONFIG="small16", DECOMP="streamk"),
+    # dp_ft: 72 tiles over 16 CTAs (4 waves + 8): fronts [0, 13) of the last 8 on 8 CTAs, tails
+    "dp_ft": dict(M=1000, N=1100, K=777, CONFIG="large", DECOMP="dp_ft", SMS_SLOTS=16,
+                  FIXUP="deterministic"),
+    "dp_ft_atomic": dict(M=2100, N=1000, K=3000, CONFIG="large", DECOMP="dp_ft", SMS_SLOTS=16),
 }
 
 
@@ -111,6 +115,18 @@ def test_printed_walk_is_the_oracle_and_partials_are_private(name: str, tmp_path
     if w.fixup is Fixup.DETERMINISTIC:
         assert len(set(slots)) == len(slots)
         assert all(0 <= s < w.partial_slots for s in slots)
+
+
+def test_dp_ft_is_the_plain_kernel_without_a_partial_wave_and_refused_off_simt() -> None:
+    whole = lower_simt(load(WT, M=1024, N=1024, K=512, CONFIG="large", DECOMP="dp_ft",
+                            SMS_SLOTS=16))  # 64 tiles: 4 whole waves of 16
+    assert whole.work is None and any("dp_ft: 64 tiles fill whole waves" in n for n in whole.notes)
+    from tilec.app.loader import load_schedule
+    from tilec.runtime.build import kernel_plan
+    ls = load_schedule(Path(__file__).resolve().parents[2] / "examples/gemm_decomposition.py",
+                       dict(M=1024, N=1024, K=1024, DECOMP="dp_ft"))
+    with pytest.raises(UnsupportedError, match=r"dp_ft \(front/tail\) is printed by the SIMT printer"):
+        kernel_plan(ls, target="triton")
 
 
 def test_data_parallel_kernel_is_unchanged_and_splits_take_a_workspace() -> None:

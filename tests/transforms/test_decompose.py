@@ -47,6 +47,7 @@ KINDS = [
     (Decomposition.DP_ONE_SK_WAVE, {}),
     (Decomposition.TWO_TILE_SK_DP, {}),
     *[(Decomposition.STREAM_K_PP, {"sk_waves": w}) for w in range(8)],
+    (Decomposition.DP_FRONT_TAIL, {}),
 ]
 
 
@@ -84,7 +85,18 @@ def _check_formulas(split: WorkSplit) -> None:
                                strict=True):
                 s = part_of(u)
                 assert unit == (tile_of(u), kb_of(s), ke_of(s))
-    if split.stream_k:
+    if split.front_tail:  # the fronts' CTAs, then the tails' ranges and their owners
+        dp, a, d = split.num_tiles - split.sk_tiles, split.ft_front, k - split.ft_front
+        begin = _fn(split.ft_tail_begin(PID), PID)
+        owner = _fn(split.ft_tail_owner(ITER), ITER)
+        assert split.sk_tiles * d <= split.ft_tail_ctas * a  # no tail CTA outlasts a front
+        for c in range(split.sk_tiles):
+            assert per_cta[dp + c] == [(dp + c, 0, a)]
+        for t in range(split.ft_tail_ctas):
+            b, e = begin(t), begin(t + 1)
+            assert all(owner(x) == t for x in range(b, e))
+            assert sum(ke - kb for _, kb, ke in per_cta[dp + split.sk_tiles + t]) == e - b
+    if split.stream_k and not split.front_tail:
         it_b, it_e = (_fn(e, PID) for e in split.sk_range(PID))
         first_of, end_of = (_fn(e, IT_BEGIN, IT_END) for e in split.sk_tiles_of(IT_BEGIN, IT_END))
         kb_of, ke_of = (_fn(e, TILE, IT_BEGIN, IT_END)
@@ -114,8 +126,11 @@ def _check_formulas(split: WorkSplit) -> None:
             for j, (_, _, cta) in enumerate(units):
                 sl = slot(lt, j)
                 assert sl not in slots and sl < split.partial_slots
-                assert sl // (2 if split.stream_k else 1) == (cta if split.stream_k else
-                                                               lt * split.splits + j)
+                if split.front_tail:
+                    assert sl == lt * split.ft_slots + j
+                else:
+                    assert sl // (2 if split.stream_k else 1) == (cta if split.stream_k else
+                                                                   lt * split.splits + j)
                 slots.add(sl)
 
 
@@ -150,7 +165,7 @@ def test_cover_random(tiles_m, tiles_n, k_iters, sms, kind_i, grid):
     split = make_work_split(kind, M=M, N=N, K=K, BM=16, BN=16, BK=16, sms=sms, grid=g, **extra)
     _check_cover(split)
     _check_formulas(split)
-    if split.sk_tiles:
+    if split.sk_tiles and not split.front_tail:
         assert split.sk_ctas <= min(sms, split.sk_tiles * k_iters)
 
 

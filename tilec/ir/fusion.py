@@ -124,7 +124,8 @@ class GemmFusion:
         """Choose the work decomposition that lowering gives the tiles of this schedule.
 
         ``kind``: ``auto`` (the cost model picks), ``dp``, ``splitk``, ``streamk``, ``dp_1sk``,
-        ``sk2_dp``, ``skpp``; ``fixup``: ``atomic``, ``deterministic``, ``reduce_kernel``
+        ``sk2_dp``, ``skpp``, ``dp_ft`` (SIMT kernels only); ``fixup``: ``atomic``,
+        ``deterministic``, ``reduce_kernel``
         (see :class:`tilec.ir.types.Decomposition` and ``Fixup``; members are taken too).
         ``splits`` (split-K) >= 1; ``sk_waves`` (Stream-K++) in 0..7; ``sms``: CTAs the
         Stream-K family spreads work over (default: the schedule's grid). The choice is kept as
@@ -135,7 +136,7 @@ class GemmFusion:
         >>> GemmFusion(M=256, N=256, K=64).decompose("broadcast")
         Traceback (most recent call last):
         ...
-        tilec.errors.PolicyError: decomposition must be one of auto, dp, splitk, streamk, dp_1sk, sk2_dp, skpp but got 'broadcast'
+        tilec.errors.PolicyError: decomposition must be one of auto, dp, splitk, streamk, dp_1sk, sk2_dp, skpp, dp_ft but got 'broadcast'
         """
         parsed = Decomposition.parse(kind, extra=("auto",))
         fix = Fixup(fixup)

@@ -167,6 +167,9 @@ class Decomposition(PolicyEnum, label="decomposition"):
       work) runs first, then full DP waves that hide the fix-up synchronisation.
     STREAM_K_PP: Stream-K++: ``sk_waves`` (0..7) trailing waves in Stream-K, the rest DP;
       0 is data-parallel, a large value approaches Stream-K.
+    DP_FRONT_TAIL: the full waves data-parallel, one CTA per tile; the partial last wave's T
+      tiles cut at one K index A: their fronts [0, A) run by T CTAs together (K in step), their
+      tails [A, k_iters) as Stream-K over the wave's other CTAs. Printed by the SIMT printer.
     """
 
     DATA_PARALLEL = "dp"
@@ -175,6 +178,7 @@ class Decomposition(PolicyEnum, label="decomposition"):
     DP_ONE_SK_WAVE = "dp_1sk"
     TWO_TILE_SK_DP = "sk2_dp"
     STREAM_K_PP = "skpp"
+    DP_FRONT_TAIL = "dp_ft"
 
 
 class Fixup(PolicyEnum, label="fix-up"):

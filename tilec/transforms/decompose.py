@@ -171,6 +171,14 @@ def make_work_split(
         # each Stream-K CTA gets between one and two tiles of work; DP waves follow
         sk = (rem + (sms if full >= 1 else 0)) if rem else 0
         return _stream_k_split(kind, tiles, n, k_iters, sms, sk, True, 2, fixup)
+    if kind is Decomposition.DP_FRONT_TAIL:
+        # the partial last wave's tiles, when cutting them leaves tails (A < k_iters);
+        # one CTA per data-parallel tile, then the wave's `sms` CTAs
+        # (every tail CTA gets a tail iteration: W - T <= T * (k_iters - A))
+        front = -(-rem * k_iters // sms) if rem else k_iters
+        sk = rem if rem and sms - rem <= rem * (k_iters - front) else 0
+        return WorkSplit(kind, grid=tiles - sk + (sms if sk else 0), sk_tiles=sk,
+                         sk_ctas=sms if sk else 0, fixup=fixup, num_tiles=n, k_iters=k_iters)
     if kind is Decomposition.STREAM_K_PP:
         if not isinstance(sk_waves, int) or not 0 <= sk_waves <= SK_WAVES_MAX:
             raise TilecError(
@@ -197,6 +205,21 @@ def work_units(split: WorkSplit, alive: Container[int] | None = None) -> list[li
     if split.kind is Decomposition.DATA_PARALLEL:
         for pid in range(split.grid):
             per_cta[pid] = [(t, 0, k_iters) for t in range(pid, tiles, split.grid)]
+    elif split.kind is Decomposition.DP_FRONT_TAIL:
+        dp = split.num_tiles - split.sk_tiles
+        a = split.ft_front if split.front_tail else k_iters
+        d = k_iters - a
+        for pid in range(split.grid):
+            c = pid - dp
+            if c < 0:
+                per_cta[pid] = [(pid, 0, k_iters)]
+            elif c < split.sk_tiles:
+                per_cta[pid] = [(dp + c, 0, a)]
+            else:
+                t, L, W = c - split.sk_tiles, split.ft_tail_iters, split.ft_tail_ctas
+                b, e = t * L // W, (t + 1) * L // W
+                for f in range(b // d, (e - 1) // d + 1 if e > b else 0):
+                    per_cta[pid].append((dp + f, a + max(b - f * d, 0), a + min(e - f * d, d)))
     elif split.kind is Decomposition.SPLIT_K:
         s = split.splits
         for pid in range(split.grid):

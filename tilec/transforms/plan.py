@@ -207,7 +207,11 @@ class WorkSplit(_Frozen):
                        f"{self.k_iters}, group {self.group}")
         if self.splits < 1:
             bad.append(f"{self.splits} K parts")
-        if self.stream_k and not 1 <= self.sk_ctas <= self.sk_iters:
+        if self.front_tail and not (self.sk_tiles < self.sk_ctas
+                                    and 1 <= self.ft_tail_ctas <= self.ft_tail_iters):
+            bad.append(f"front/tail: {self.sk_tiles} tiles, {self.sk_ctas} CTAs: some tail CTA "
+                       f"would get no tail iteration")
+        elif self.stream_k and not self.front_tail and not 1 <= self.sk_ctas <= self.sk_iters:
             bad.append(f"{self.sk_iters} Stream-K iterations over {self.sk_ctas} CTAs (some CTA "
                        f"would get none)")
         if not 0 <= self.sk_tiles <= self.num_tiles:
@@ -261,8 +265,48 @@ class WorkSplit(_Frozen):
     @property
     def partial_slots(self) -> int:
         """Workspace slots of partials: one per split-K unit, two per Stream-K CTA (its first
-        and its last tile)."""
+        and its last tile); front/tail: ``ft_slots`` per tile."""
+        if self.front_tail:
+            return self.sk_tiles * self.ft_slots
         return self.num_tiles * self.splits if self.split_k else 2 * self.sk_ctas
+
+    # -- front/tail (DP_FRONT_TAIL) -------------------------------------------------------
+    @property
+    def front_tail(self) -> bool:
+        """The partial wave's tiles cut into fronts and streamed tails (``dp_ft``)."""
+        return self.kind is Decomposition.DP_FRONT_TAIL and self.sk_tiles > 0
+
+    @property
+    def ft_front(self) -> int:
+        """A: the fronts' k-iterations, ``ceil(T * k_iters / W)`` (T tiles, W CTAs): no tail CTA
+        gets more (``T * (k_iters - A) <= (W - T) * A``)."""
+        return -(-self.sk_tiles * self.k_iters // self.sk_ctas)
+
+    @property
+    def ft_tail_ctas(self) -> int:
+        """The CTAs that stream the tails: W - T."""
+        return self.sk_ctas - self.sk_tiles
+
+    @property
+    def ft_tail_iters(self) -> int:
+        """The tails' k-iterations, T * (k_iters - A), cut evenly over the tail CTAs."""
+        return self.sk_tiles * (self.k_iters - self.ft_front)
+
+    def ft_tail_begin(self, t: Formula) -> Formula:
+        """Tail CTA ``t``'s first tail iteration (tail iteration ``x`` is k-iteration
+        ``A + x % (k_iters - A)`` of region tile ``x // (k_iters - A)``)."""
+        return sympy.floor(sympy.sympify(t) * self.ft_tail_iters / self.ft_tail_ctas)
+
+    def ft_tail_owner(self, x: Formula) -> Formula:
+        """The tail CTA whose range holds tail iteration ``x``."""
+        return sympy.floor(((sympy.sympify(x) + 1) * self.ft_tail_ctas - 1) / self.ft_tail_iters)
+
+    @property
+    def ft_slots(self) -> int:
+        """Workspace slots per region tile: its front and the most tail pieces of any tile."""
+        d = self.k_iters - self.ft_front
+        owner = lambda x: ((x + 1) * self.ft_tail_ctas - 1) // self.ft_tail_iters  # noqa: E731
+        return 1 + max(owner((f + 1) * d - 1) - owner(f * d) + 1 for f in range(self.sk_tiles))
 
     # -- split-K ------------------------------------------------------------------------
     def split_k_unit(self, u: Formula) -> tuple[Formula, Formula]:
@@ -315,6 +359,9 @@ class WorkSplit(_Frozen):
         """How many partials partial-region tile ``tile`` gets."""
         if self.split_k:
             return sympy.Integer(self.splits)
+        if self.front_tail:  # its front and the tail CTAs its tail spans
+            d, t = self.k_iters - self.ft_front, sympy.sympify(tile)
+            return self.ft_tail_owner(t * d + d - 1) - self.ft_tail_owner(t * d) + 2
         k = self.k_iters
         t = sympy.sympify(tile)
         return self.sk_owner(t * k + k - 1) - self.sk_owner(t * k) + 1
@@ -323,6 +370,8 @@ class WorkSplit(_Frozen):
         """Workspace slot of the ``j``-th partial (K order) of partial-region tile ``tile``:
         split-K, ``tile * splits + j``; Stream-K, ``2 * cta`` when it is the CTA's first tile
         and ``2 * cta + 1`` when it is its last."""
+        if self.front_tail:  # the front is partial 0, the tail pieces 1, 2, ... in K order
+            return sympy.sympify(tile) * self.ft_slots + sympy.sympify(j)
         c = self.first_contributor(tile) + sympy.sympify(j)
         return c if self.split_k else self.sk_slot(c, tile)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from tilec.errors import UnsupportedError
 from tilec.ir import GemmFusion
 from tilec.transforms.decompose import choose_decomposition, make_work_split
 from tilec.transforms.pipeline.state import Lowering
@@ -54,6 +55,10 @@ def decomposition(s: Lowering) -> Lowering:
         kind, splits, sk_waves = chosen.kind, chosen.splits, chosen.sk_waves or 1
     else:
         kind, splits, sk_waves = d.kind, d.splits, d.sk_waves
+    if kind is Decomposition.DP_FRONT_TAIL:
+        raise UnsupportedError(
+            f"{s.target.value}: decomposition dp_ft (front/tail) is printed by the SIMT printer "
+            f"only (tilec gen --target cuda of a thread-level fp32 schedule); use dp_1sk here")
     if kind is Decomposition.DATA_PARALLEL:
         work = split(kind, grid=min(num_ctas, num_tiles))
         why = why or [f"data-parallel: the schedule's grid of {num_ctas} CTAs walks {num_tiles} "

@@ -2,8 +2,8 @@
 :class:`~tilec.transforms.plan.WorkSplit` over the kernel's CTA tiles.
 
 Data-parallel (the default) keeps the plain kernel: one CTA per tile of the launch grid, its
-``blockIdx`` the tile.  Split-K and the Stream-K family (``streamk``, ``dp_1sk``, ``sk2_dp``,
-``skpp``) number the tiles of that grid row-major, ``g = bidy * GX + bidx``, and cut the
+``blockIdx`` the tile.  Split-K, the Stream-K family (``streamk``, ``dp_1sk``, ``sk2_dp``,
+``skpp``) and ``dp_ft`` (the last wave's fronts and tails, SIMT only) number the tiles of that grid row-major, ``g = bidy * GX + bidx``, and cut the
 ``tiles x k_tiles`` iteration space into work units ``(g, kb0, kb1)`` with the split's own
 formulas (the ones the Triton and CUDA printers print): the kernel's CTAs walk their units,
 each unit the K tiles ``[kb0, kb1)`` of tile ``g``, and a unit that covers part of a tile's K
@@ -52,7 +52,7 @@ def simt_work_split(fusion: GemmFusion, *, grid: tuple[int, int, int], block_nam
         return None
     if d.kind is None:
         raise UnsupportedError("SIMT printer: decompose('auto') has no cost model on the SIMT path; "
-                               "name the decomposition (dp, splitk, streamk, dp_1sk, sk2_dp, skpp)")
+                               "name the decomposition (dp, splitk, streamk, dp_1sk, sk2_dp, skpp, dp_ft)")
     if d.fixup is Fixup.REDUCE_KERNEL:
         raise UnsupportedError("SIMT printer: the reduce_kernel fix-up is not printed for SIMT "
                                "kernels; use fixup='deterministic' or 'atomic'")
@@ -69,8 +69,17 @@ def simt_work_split(fusion: GemmFusion, *, grid: tuple[int, int, int], block_nam
     sms = d.sms or tiles
     work = make_work_split(d.kind, M=M, N=N, K=K, BM=BM, BN=BN, BK=BK, sms=sms,
                            splits=d.splits, sk_waves=d.sk_waves, fixup=d.fixup, num_tiles=tiles)
+    if work.kind is Decomposition.DP_FRONT_TAIL and not work.front_tail:
+        notes.append(f"work: dp_ft: {tiles} tiles fill whole waves of {sms} CTAs (or leave no "
+                     f"tails to stream): one CTA per tile")
+        return None
     if work.split_k:
         what = f"{work.splits} K parts of each of {tiles} tiles, {work.grid} CTAs"
+    elif work.front_tail:
+        dp = work.num_tiles - work.sk_tiles
+        what = (f"tiles [0, {dp}) one CTA each, the fronts [0, {work.ft_front}) of tiles "
+                f"[{dp}, {work.num_tiles}) on {work.sk_tiles} CTAs, their tails over "
+                f"{work.ft_tail_ctas} CTAs, {work.grid} CTAs")
     elif work.stream_k:
         dp0, dp1 = work.dp_range
         what = (f"Stream-K tiles [{work.sk_start}, {work.sk_end}) over {work.sk_ctas} CTAs, "

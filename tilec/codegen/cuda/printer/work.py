@@ -83,7 +83,46 @@ def unit_functions(w: WorkSplit, partials: bool) -> list[str]:
                 "  g = w + j * WORKERS; kb0 = 0; kb1 = K_ITERS; return g < GROUPS;", "}"]
     if w.split_k:
         return split_k_work(w, head) + partials_work(w)
+    if w.front_tail:
+        return front_tail_work(w, head)
     return stream_k_work(w, head) + partials_work(w)
+
+
+def front_tail_work(w: WorkSplit, head: str) -> list[str]:
+    """DP_FRONT_TAIL: CTA ``w < DP_TILES`` runs data-parallel tile ``w``; the next SK_TILES CTAs
+    the fronts [0, FRONT) of the region tiles; the last TAIL_CTAS stream the tails
+    (WorkSplit.ft_tail_begin, ft_tail_owner, contributors, partial_slot)."""
+    d, n = w.k_iters - w.ft_front, w.sk_tiles
+    x = sympy.Symbol("x", integer=True, nonnegative=True)
+    t = sympy.Symbol("t", integer=True, nonnegative=True)
+    return [
+        f"// {w.kind.value}: data-parallel tiles one CTA each; region tile f's front [0, FRONT) "
+        "on CTA DP_TILES + f, its tail [FRONT, K_ITERS) streamed over the TAIL_CTAS last CTAs",
+        f"[[maybe_unused]] constexpr int FRONT = {w.ft_front}, TAIL = {d}, TAIL_CTAS = {w.ft_tail_ctas};",
+        work_fn("int", "tail_begin", w.ft_tail_begin(t), t=w.ft_tail_ctas),
+        work_fn("int", "tail_owner", w.ft_tail_owner(x), x=w.ft_tail_iters),
+        head,
+        "  if (w < DP_TILES) { g = DP_START + w; kb0 = 0; kb1 = K_ITERS; return j == 0; }",
+        "  const int c = w - DP_TILES;",
+        "  if (c < SK_TILES) { g = SK_START + c; kb0 = 0; kb1 = FRONT; return j == 0; }",
+        "  const int b = tail_begin(c - SK_TILES), e = tail_begin(c - SK_TILES + 1);",
+        "  const int f = b / TAIL + j;  // the j-th region tile this tail CTA's range touches",
+        "  if (f * TAIL >= e) return false;",
+        "  g = SK_START + f;",
+        "  kb0 = FRONT + tilec_max(b - f * TAIL, 0); kb1 = FRONT + tilec_min(e - f * TAIL, TAIL);",
+        "  return true;",
+        "}",
+        "// the partials of region tile f: its front (0), then its tail pieces in K order",
+        work_fn("int", "contributors", w.contributors(TILE), tile=n),
+        work_fn("int", "fix_slot", w.partial_slot(TILE, J), tile=n, j=w.ft_slots),
+        "TILEC_HD void fix_of(int w, int j, int g, int& f, int& ord, int& cnt, int& slot) {",
+        "  (void)j;",
+        "  f = g - SK_START; cnt = contributors(f);",
+        "  const int c = w - DP_TILES;",
+        "  ord = c < SK_TILES ? 0 : 1 + (c - SK_TILES) - tail_owner(f * TAIL);",
+        "  slot = fix_slot(f, ord);",
+        "}",
+    ]
 
 
 def split_k_work(w: WorkSplit, head: str) -> list[str]:

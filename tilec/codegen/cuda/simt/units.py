@@ -72,7 +72,7 @@ def work_section(pr: SimtCudaPrinter) -> str:
                    "DP_START": dp0, "DP_TILES": dp1 - dp0}
     split = partials(pr.p)
     lines = [WORK_BEGIN, f"namespace {pr.p.name} {{",
-             *(f"constexpr int {k} = {v};" for k, v in consts.items()),
+             *(f"[[maybe_unused]] constexpr int {k} = {v};" for k, v in consts.items()),
              *unit_functions(w, split), "}  // namespace", WORK_END]
     return "\n".join(lines)
 
