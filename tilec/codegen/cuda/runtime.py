@@ -33,6 +33,13 @@ TILEC_HD long long tilec_max64(long long a, long long b) { return a > b ? a : b;
 DEVICE_HELPERS = r"""
 namespace tilec {
 
+// the fix-up's ticket: one thread's acquire-release add at GPU scope, after a barrier
+__device__ __forceinline__ int ticket_acq_rel(int* p) {
+  int old;
+  asm volatile("atom.acq_rel.gpu.global.add.s32 %0, [%1], 1;" : "=r"(old) : "l"(p) : "memory");
+  return old;
+}
+
 __device__ __forceinline__ uint32_t smem_u32(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }

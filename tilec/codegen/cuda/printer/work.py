@@ -215,7 +215,8 @@ def fixup_call() -> str:
 def fixup_function(k: Kernel) -> str:
     """The fix-up of a partial tile, per consumer warpgroup (its WG_M rows): the partial goes
     to the workspace in the accumulators' own layout (float4 ``q`` of thread ``ctid`` at
-    ``4 * (q * 128 + ctid)``, so a warp's stores are contiguous), then a ticket; the
+    ``4 * (q * 128 + ctid)``, so a warp's stores are contiguous), then the warpgroup's barrier
+    and one thread's acquire-release ticket (no fence in every thread); the
     warpgroup that takes the last ticket of the tile gets the whole sum in ``acc`` and
     writes C (returns true).
 
@@ -243,13 +244,13 @@ def fixup_function(k: Kernel) -> str:
         ("    __stcg(mine + q * 128 + ctid, x);" if det else
          "    atomicAdd(mine + q * 128 + ctid, x);"),
         "  }",
-        "  __threadfence();  // this thread's partial is visible device-wide before the ticket",
-        "  tilec::named_bar_sync(1 + cw, 128);",
+        "  tilec::named_bar_sync(1 + cw, 128);  // the warpgroup's partial is stored",
+        "  // one acq_rel ticket (CUTLASS's split-K semaphore): its release covers the stores the",
+        "  // barrier ordered before it, its acquire the reads the next barrier orders after it",
         "  int* ticket = tickets + (f * CLUSTER + rank) * CONSUMERS + cw;",
-        "  if (ctid == 0) fix_last[cw] = atomicAdd(ticket, 1) == cnt - 1;",
+        "  if (ctid == 0) fix_last[cw] = tilec::ticket_acq_rel(ticket) == cnt - 1;",
         "  tilec::named_bar_sync(1 + cw, 128);",
         "  if (!fix_last[cw]) return false;",
-        "  __threadfence();",
     ]
     if det:
         lines += [
