@@ -12,7 +12,8 @@ from simt_helpers import load
 from tilec.errors import ScheduleError, UnsupportedError
 from tilec.ir import GemmFusion
 from tilec.ir import ParallelType as P
-from tilec.transforms.simt.lower import IT, TID, lower_simt
+from tilec.transforms.simt.lower import lower_simt
+from tilec.transforms.simt.staging import IT, TID
 
 SMALL = [("coalescing_naive.py", dict(M=40, N=24, K=8, B=16)),
          ("coalescing_coalesced.py", dict(M=40, N=24, K=8, B=8)),

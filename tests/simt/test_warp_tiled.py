@@ -13,7 +13,8 @@ from tilec.errors import ScheduleError
 from tilec.ir import GemmFusion
 from tilec.ir.threads import ThreadOptions
 from tilec.transforms.simt.hierarchy import describe_hierarchy, warp_tiled, warp_tiles
-from tilec.transforms.simt.lower import IT, TID, lower_simt
+from tilec.transforms.simt.lower import lower_simt
+from tilec.transforms.simt.staging import IT, TID
 
 # small instances of the three rows of examples/simt_warp_tiled.py and of the sync pipeline
 SMALL = {

@@ -49,7 +49,8 @@ from tilec.codegen.cuda.runtime import INDEX_HELPERS
 from tilec.codegen.cuda.simt.text import ASYNC_HELPERS, LANE, TICKET_HELPER, VT, ZERO
 from tilec.codegen.cuda.simt.units import in_place, units, work_section, workspace, zeroed_rows
 from tilec.errors import UnsupportedError
-from tilec.transforms.simt.lower import STATIC_SMEM, RegAxis, SimtPlan, TileCopy
+from tilec.transforms.simt.lower import RegAxis, SimtPlan
+from tilec.transforms.simt.staging import STATIC_SMEM, TileCopy
 
 
 class SimtCudaPrinter:

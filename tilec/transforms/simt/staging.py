@@ -1,0 +1,270 @@
+"""The staged K tiles of a SIMT kernel: how the threads of a CTA copy the A and B tiles from
+global to shared memory (:class:`TileCopy`: linear thread id -> (row, col), vector width proven
+from alignment facts, A stored transposed and optionally swizzled, copies addressed by index or
+by a stride argument) and the buffers they fill (:class:`SmemStaging`: stages, fragments, row
+pads chosen against bank conflicts), with the index simplifier the SIMT lowering proves with.
+:func:`~tilec.transforms.simt.lower.lower_simt` builds them (``staging``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+import sympy
+
+from tilec.errors import ScheduleError, UnsupportedError
+from tilec.ir import index_symbol
+from tilec.ir.threads import ThreadOptions
+from tilec.proofs import Context
+from tilec.proofs import simplify as prove_simplify
+
+TID = index_symbol("tid")  # linear thread id: tidx + Dx*(tidy + Dy*tidz)
+IT = index_symbol("it")  # iteration of a cooperative copy
+VECTOR_WIDTHS = (4, 2, 1)  # fp32 elements per 128-, 64-, 32-bit access
+STATIC_SMEM = 48 * 1024  # static shared memory per CTA; more is dynamic (opted in at launch)
+SMEM_LIMIT = 227 * 1024  # shared memory per CTA on sm_90
+
+
+def simplify(expr: sympy.Expr, bounds: dict[sympy.Symbol, sympy.Expr]) -> sympy.Expr:
+    """Simplify an index expression under ``0 <= s < bounds[s]`` with the proofs engine.
+
+    """
+    expr = sympy.expand(expr)
+    ctx = Context()
+    for s, b in bounds.items():
+        ctx.bound(s, b)
+    return sympy.expand(prove_simplify(expr, ctx).expr)
+
+
+def proven_multiple(expr: sympy.Expr, d: int, bounds: dict[sympy.Symbol, sympy.Expr]) -> bool:
+    """True when ``expr % d == 0`` for every point of the bounds (proved, never guessed)."""
+    if d == 1:
+        return True
+    return simplify(sympy.Mod(expr, d), bounds) == 0
+
+
+@dataclass(frozen=True)
+class TileCopy:
+    """A cooperative global -> shared copy of one operand tile (rows x cols, row-major source).
+
+    Thread ``tid`` at iteration ``it`` moves ``vec`` consecutive elements: row
+    ``row(idx)``, column ``col(idx)`` with ``idx = tid + it * threads`` (guarded by
+    ``idx < rows * cols / vec`` when ``guard_idx``).
+    """
+
+    operand: str
+    rows: int
+    cols: int
+    vec: int
+    iters: int
+    guard_idx: bool
+    row: sympy.Expr  # of TID, IT
+    col: sympy.Expr
+    global_index: sympy.Expr  # element offset in the operand, of TID, IT, bid and K-tile symbols
+    guard: sympy.Boolean  # in-bounds condition of the vector (true when proven)
+    pitch: int  # shared-memory row pitch in elements
+    transposed: bool  # stored [col][row]
+    swizzle: int = 0  # transposed tiles: 0, or the vector width w of the rotation (see ``place``)
+    stride: int = 0  # elements between a thread's copies it and it + 1, passed to the kernel as
+    # an argument (``fusion.copy_addresses("stride" / "byte_stride")``); 0: each copy's index
+    # printed whole
+
+    def base_index(self) -> sympy.Expr:
+        """``global_index`` of the thread's first copy (``it = 0``)."""
+        return self.global_index.xreplace({IT: 0})
+
+    def place(self, k: sympy.Expr, m: sympy.Expr) -> sympy.Expr:
+        """The column of shared row ``k`` that holds tile element ``(m, k)`` of a transposed
+        tile: ``m``, or swizzled (``fusion.smem_swizzle``) ``w*(m//w) + (m + k//(32/w)) % w``:
+        each aligned ``w``-vector stays in place, its elements rotated by ``k // (32/w)``.
+
+        With rows ``w`` words past a multiple of 32 (the pad lowering picks), ``32/w``
+        consecutive k rows start in distinct groups of ``w`` banks; the rotation sends the
+        next ``32/w`` rows to the other banks of each group, so the transposed stores of 32
+        consecutive k of one row hit 32 banks.  Elements ``m`` a multiple of ``w`` apart stay
+        as far apart (a copy's iterations keep their immediate offsets)."""
+        w = self.swizzle
+        if w <= 1:
+            return m
+        return w * sympy.floor(m / w) + sympy.Mod(m + self.rotation(k), w)
+
+    def rotation(self, k: sympy.Expr) -> sympy.Expr:
+        """How far the elements of a ``w``-vector of row ``k`` are rotated (swizzled tiles):
+        element ``m0 + v`` of the vector at ``m0`` is its component ``(v + rotation) % w``."""
+        return sympy.floor(k / (32 // self.swizzle)) if self.swizzle > 1 else sympy.Integer(0)
+
+
+@dataclass(frozen=True)
+class SmemStaging:
+    BK: int
+    stages: int
+    ko: sympy.Symbol  # K-tile loop symbol
+    ki: sympy.Symbol  # inner K symbol
+    k_tiles: int
+    a: TileCopy
+    b: TileCopy
+
+    @property
+    def smem_bytes(self) -> int:
+        a = self.BK * self.a.pitch
+        b = self.BK * self.b.pitch
+        return 4 * self.stages * (a + b)
+
+
+def stage_tiles(bk: int, ko: sympy.Symbol, ki: sympy.Symbol, k_tiles: int, opts: ThreadOptions,
+             M: int, N: int, K: int, BM: int, BN: int, m_base: sympy.Expr, n_base: sympy.Expr,
+             block: tuple[int, int, int], frag: tuple[sympy.Expr, int, sympy.Expr, int],
+             bounds: dict, notes: list[str]) -> SmemStaging:
+    """The K tile copies and shared layouts: A stored transposed ``As[k][m]``, B as ``Bs[k][n]``;
+    each row padded as the schedule says, or by the pad with the fewest bank-conflict wavefronts
+    (:mod:`tilec.transforms.simt.banks`) among those that keep the fragment reads aligned."""
+    threads = block[0] * block[1] * block[2]
+    m_frag, vec_m, n_frag, vec_n = frag
+    k0 = ko * bk
+    # A tile: BM rows (m) x BK cols (k), contiguous along k in global memory
+    # cp.async cannot transpose a vector: A's copies are 4-byte with async copies
+    va = 1 if opts.async_copy else next(v for v in VECTOR_WIDTHS if bk % v == 0 and K % v == 0)
+    a = _copy("A", BM, bk, va, threads,
+              lambda r, c: (m_base + r) * K + k0 + c,
+              lambda r, c: sympy.And(sympy.Lt(m_base + r, M) if M % BM else sympy.true,
+                                     sympy.Lt(k0 + c, K) if K % bk else sympy.true),
+              transposed=True, lanes=opts.lanes("A"))
+    vb = next(v for v in VECTOR_WIDTHS
+              if BN % v == 0 and N % v == 0 and proven_multiple(n_base, v, bounds))
+    b = _copy("B", bk, BN, vb, threads,
+              lambda r, c: (k0 + r) * N + n_base + c,
+              lambda r, c: sympy.And(sympy.Lt(k0 + r, K) if K % bk else sympy.true,
+                                     sympy.Lt(n_base + c, N) if N % BN else sympy.true),
+              transposed=False, lanes=opts.lanes("B"))
+    if opts.swizzle_a:  # rotate by whole read vectors, and by k inside one
+        if vec_m == 1:
+            notes.append("smem_swizzle: the k-slice reads of A are 32-bit; nothing to rotate "
+                         "(an odd pad spreads them)")
+        elif bk <= 32 // vec_m:
+            notes.append(f"smem_swizzle: rows k rotate by k // {32 // vec_m}; a K tile of {bk} "
+                         f"is not rotated")
+        a = replace(a, swizzle=vec_m)
+    a = replace(a, pitch=BM + _pad(a, opts.pad_a, ki, m_frag, vec_m, block, bounds))
+    b = replace(b, pitch=BN + _pad(b, opts.pad_b, ki, n_frag, vec_n, block, bounds))
+    for cp, w in ((a, vec_m), (b, max(vec_n, b.vec))):
+        if cp.pitch % w:
+            raise ScheduleError(
+                f"smem_pad: the rows of {cp.operand}'s shared tile ({cp.pitch} elements with the "
+                f"pad) must stay a multiple of {w} for its {32 * w}-bit accesses")
+    if va < 4 and not opts.async_copy:
+        notes.append(f"A tile copy uses {32 * va}-bit loads (BK={bk}, K={K})")
+    if vb < 4:
+        notes.append(f"B tile copy uses {32 * vb}-bit loads (BN={BN}, N={N})")
+    if opts.copy_slices > 1 and not opts.async_copy:
+        raise ScheduleError("spread_copies: spreads cp.async copies; the schedule's K tiles are "
+                            "register-staged (circular_buffer(..., async_copy=True) to use it)")
+    if opts.copy_slices > bk:
+        raise ScheduleError(f"spread_copies: a K tile has {bk} k-slices; the copies cannot be "
+                            f"spread over {opts.copy_slices}")
+    if opts.copy_addresses in ("stride", "byte_stride"):
+        if not opts.async_copy:
+            raise ScheduleError("copy_addresses: addresses cp.async copies; the schedule's K tiles "
+                                "are register-staged (circular_buffer(..., async_copy=True) to use it)")
+        a, b = (_strided(cp, notes) for cp in (a, b))
+    if opts.fragments == 2 and bk % 2:
+        raise ScheduleError(f"circular_buffer: two register fragments alternate over the k-slices "
+                            f"of a K tile, so BK must be even but it is {bk}")
+    st = SmemStaging(bk, opts.stages, ko, ki, k_tiles, a, b)
+    if st.smem_bytes > SMEM_LIMIT:
+        raise UnsupportedError(
+            f"SIMT printer: shared memory tiles need {st.smem_bytes} bytes (> {SMEM_LIMIT} per CTA); "
+            f"use smaller BM/BN/BK or fewer circular_buffer stages"
+        )
+    return st
+
+
+def _copy(op: str, rows: int, cols: int, vec: int, threads: int,
+          index: Callable[[sympy.Expr, sympy.Expr], sympy.Expr],
+          guard: Callable[[sympy.Expr, sympy.Expr], sympy.Boolean], transposed: bool,
+          lanes: int | None = None) -> TileCopy:
+    """Copy number ``idx = tid + it * threads`` moves ``vec`` elements at (row, col): with
+    ``lanes`` (``fusion.copy_lanes``) ``idx = (cb * rows + row) * lanes + l`` and col
+    ``vec * (cb * lanes + l)`` (column block ``cb`` of ``lanes`` vectors, rows walked first),
+    else ``idx = row * (cols / vec) + col / vec``."""
+    per_row = cols // vec
+    total = rows * per_row
+    n = per_row if lanes is None else lanes
+    if per_row % n:
+        raise ScheduleError(
+            f"copy_lanes: {op}'s tile copy moves {per_row} vectors of {vec} element(s) per row "
+            f"({rows} x {cols} tile); its lanes along a row ({n}) must divide that")
+    if threads % n == 0:  # (tid + it*T)/n = tid/n + it*(T/n), (tid + it*T) % n = tid % n
+        q, lane = sympy.floor(TID / n) + IT * (threads // n), sympy.Mod(TID, n)
+    else:
+        idx = TID + IT * threads
+        q, lane = sympy.floor(idx / n), sympy.Mod(idx, n)
+    if n == per_row:  # one column block: q is the row
+        row, col = q, vec * lane
+    else:
+        b = {TID: sympy.Integer(threads), IT: sympy.Integer(-(-total // threads))}
+        row = simplify(sympy.Mod(q, rows), b)
+        col = simplify(vec * (n * sympy.floor(q / rows) + lane), b)
+    return TileCopy(op, rows, cols, vec, -(-total // threads), total % threads != 0, row, col,
+                    index(row, col), guard(row, col), 0, transposed)
+
+
+LDGSTS_OFFSET = 2048  # bytes: ptxas folds offsets in [-2048, 2048) into LDGSTS (sm_90a SASS)
+
+
+def _strided(cp: TileCopy, notes: list[str]) -> TileCopy:
+    """``cp`` with its stride between copies (``fusion.copy_addresses``), when its
+    index is linear in the copy number and the copies span more than LDGSTS' immediate offsets
+    (closer copies are one instruction each already: ptxas folds the offsets)."""
+    step = sympy.expand(cp.global_index - cp.base_index())
+    c = step.coeff(IT) if step.free_symbols == {IT} else None
+    if cp.iters == 1:
+        return cp
+    if c is None or not c.is_Integer or sympy.expand(step - c * IT) != 0 or c <= 0:
+        notes.append(f"copy_addresses: {cp.operand}'s copy index is not a positive multiple of the "
+                     f"copy number ({step}); its copies keep whole indices")
+        return cp
+    if 4 * int(c) * (cp.iters - 1) < LDGSTS_OFFSET:
+        notes.append(f"copy_addresses: {cp.operand}'s copies span {4 * int(c) * (cp.iters - 1)} "
+                     f"bytes, within LDGSTS' immediate offsets; they keep whole indices")
+        return cp
+    return replace(cp, stride=int(c))
+
+
+PADS = (0, 1, 2, 4, 8)  # candidate row pads (elements) when the schedule sets none
+
+
+def _pad(cp: TileCopy, pad: int | None, ki: sympy.Symbol, frag: sympy.Expr, vec_read: int,
+         block: tuple[int, int, int], bounds: dict) -> int:
+    """The schedule's pad, else the candidate with the fewest wavefronts over the copy's stores
+    and the fragment reads (ties: the smallest)."""
+    if pad is not None:
+        return pad
+    from tilec.transforms.simt.banks import request_wavefronts
+
+    threads = block[0] * block[1] * block[2]
+    tid_linear = _tid_linear(block)
+    thread = tuple(index_symbol(n) for n in ("tidx", "tidy", "tidz"))
+    b = {**bounds, IT: sympy.Integer(cp.iters)}
+    active = sympy.Lt(tid_linear + IT * threads, cp.rows * cp.cols // cp.vec) if cp.guard_idx \
+        else sympy.true
+    row, col = (e.xreplace({TID: tid_linear}) for e in (cp.row, cp.col))
+    best: tuple[int, int] | None = None
+    for p in PADS:
+        pitch = (cp.rows if cp.transposed else cp.cols) + p
+        if pitch % max(vec_read, 1) or (not cp.transposed and pitch % cp.vec):
+            continue
+        stores = [((col + j) * pitch + cp.place(col + j, row), 1) for j in range(cp.vec)] \
+            if cp.transposed else [(row * pitch + col, cp.vec)]
+        cost = sum(request_wavefronts(w, width, block, thread, b, active, load=False)[0]
+                   for w, width in stores)
+        cost += request_wavefronts(ki * pitch + frag, vec_read, block, thread, b)[0]
+        if best is None or cost < best[0]:
+            best = (cost, p)
+    assert best is not None
+    return best[1]
+
+
+def _tid_linear(block: tuple[int, int, int]) -> sympy.Expr:
+    dx, dy, _ = block
+    sx, sy, sz = (index_symbol(n) for n in ("tidx", "tidy", "tidz"))
+    return sx + dx * (sy + dy * sz)
