@@ -33,6 +33,7 @@ import functools
 import itertools
 import operator
 from dataclasses import dataclass
+from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 import sympy
@@ -95,15 +96,50 @@ class RankDigits:
         return "groups of " + " x ".join(parts)
 
 
+class Scope(Enum):
+    """Where a closed form holds (the cluster's shape fixed: it is part of the schedule).
+
+    * ``PROVED``: equal to the definition (issue, mask, slice, alive) for every value of the
+      parameters that meets its facts; the facts are exactly the conditions it rests on.
+    * ``NARROWING``: for every value meeting its facts it is *sound* (it never puts a CTA that
+      needs another box, or a dead one, in a mask; every alive CTA gets its box once), and it is
+      exact at this launch; elsewhere it may share less than the definition (seed 004's
+      "narrowing approximation": a congruence step of the proof keeps only part of the sharing).
+    * ``LAUNCH``: equal to the exact table at every CTA of this launch; nothing is claimed at
+      any other launch (the theorems do not reach it).
+    """
+
+    PROVED = "proved"
+    NARROWING = "narrowing"
+    LAUNCH = "launch"
+
+
 @dataclass(frozen=True)
 class ClosedForm:
     issue: sympy.Boolean
     mask: sympy.Expr
     slice_index: sympy.Expr
     slice_count: sympy.Expr
-    facts: tuple[Fact, ...]
-    proved: bool  # True: for every launch meeting the facts; False: checked on this launch
-    structure: str
+    facts: tuple[Fact, ...]  # PROVED/NARROWING: the conditions it holds under; LAUNCH: none
+    scope: Scope
+    structure: str  # the groups in words (at this launch only unless PROVED)
+    at: tuple[tuple[sympy.Symbol, int], ...] = ()  # the launch it was derived at (its values)
+    would_prove: tuple[Fact, ...] = ()  # LAUNCH/NARROWING: a fact under which it is proved
+
+    @property
+    def proved(self) -> bool:
+        """Exact for every launch that meets the facts."""
+        return self.scope is Scope.PROVED
+
+    @property
+    def guard(self) -> sympy.Boolean:
+        """The condition under which a kernel may use the form: its facts (PROVED, NARROWING),
+        or the very launch it was checked at (LAUNCH: every parameter it mentions at its value)."""
+        if self.scope is Scope.LAUNCH:
+            used = set().union(*[sympy.sympify(e).free_symbols for e in (
+                self.issue, self.mask, self.slice_index, self.slice_count)])
+            return sympy.And(*[sympy.Eq(p, v) for p, v in self.at if p in used])
+        return sympy.And(*[f.condition() for f in self.facts])
 
 
 @dataclass(frozen=True)
@@ -290,10 +326,15 @@ def derive_closed(op: OperandMulticast, forms: OperandForms, values: dict[sympy.
         rows, narrowed, keys = proof.rows, proof.narrowed, proof.divisors
     alive, alive_facts = _alive_at_launch(op, values)
     facts += alive_facts
-    if digits is not None:
+    kd = proof.digits if proof is not None else None
+    if kd is not None:  # the proof's groups, as digits of the rank at every launch
+        b = list(kd.b)
+        lead, mask, sidx, scount = digit_forms(kd.digits, b)
+        facts += _boundary_facts(b, values)
+        structure = kd.digits.describe(b)
+    elif digits is not None:  # this launch's groups, boundaries named by their value here
         b = _boundaries(digits, _candidates(op, forms, keys), values, cs)
         lead, mask, sidx, scount = digit_forms(digits, b)
-        facts += _boundary_facts(b, values)
         structure = digits.describe(b)
     else:
         lead, mask, sidx, scount = _case_forms(groups)
@@ -303,18 +344,71 @@ def derive_closed(op: OperandMulticast, forms: OperandForms, values: dict[sympy.
     issue = sympy.true if op.mode.value == "sliced" else lead
     issue = issue if alive is sympy.true else sympy.And(alive, issue)
     mask = mask if alive is sympy.true else sympy.Piecewise((mask, alive), (0, True))
-    closed = ClosedForm(issue, mask, sidx, scount, _parameter_facts(facts, op),
-                        proof is not None and proof.alive_proved, structure)
+    at = tuple(sorted(values.items(), key=lambda kv: str(kv[0])))
+    scope = Scope.LAUNCH
+    if cs == 1:
+        scope = Scope.PROVED  # one CTA: issue when alive, mask 1, at every launch
+    elif proof is not None and kd is not None and proof.alive_proved:
+        k_facts = _k_loop_facts(op, forms, values)
+        if k_facts is not None:
+            facts += k_facts
+            scope = Scope.PROVED if proof.exact else Scope.NARROWING
+    closed = ClosedForm(issue, mask, sidx, scount,
+                        _parameter_facts(facts, op) if scope is not Scope.LAUNCH else (),
+                        scope, structure, at)
     bad = _disagreement(op, closed, values)
     if bad:  # an internal inconsistency: never report a closed form the table contradicts
         return ClosedResult(None, (f"closed form disagreed with the table at {bad}: general "
                                    f"form",), rows, narrowed)
-    how = "proved for every launch that meets its facts" if closed.proved else (
-        "checked at every CTA of this launch" + (
-            "" if proof is not None or not prove or cs == 1 else "; the theorems do not reach it")
-        + ("" if proof is None else "; the proof covers the sharing, not the alive predicates")
-        + ("" if prove or cs == 1 else "; `tilec explain` proves it where the theorems reach"))
-    return ClosedResult(closed, (f"closed form ({structure}): {how}",), rows, narrowed)
+    return ClosedResult(closed, (_note(closed, proof is not None, prove, cs),), rows, narrowed)
+
+
+def _note(closed: ClosedForm, proof: bool, prove: bool, cs: int) -> str:
+    """The closed form's scope in words; the groups are named as a claim only when proved."""
+    if closed.scope is Scope.PROVED:
+        return f"closed form ({closed.structure}): proved for every launch that meets its facts"
+    if closed.scope is Scope.NARROWING:
+        return (f"closed form (at this launch: {closed.structure}): exact at every CTA of this "
+                f"launch; at every launch that meets its facts proved sound but a narrowing (it "
+                f"never shares a box between CTAs that need different ones, and may share less "
+                f"than is possible)")
+    why = ("" if proof or not prove or cs == 1 else "; the theorems do not reach it") + (
+        "" if not proof else "; the proof covers the sharing, not the alive predicates") + (
+        "" if prove or cs == 1 else "; `tilec explain` proves it where the theorems reach")
+    return f"closed form (at this launch: {closed.structure}): checked at every CTA of this " \
+           f"launch only{why}"
+
+
+def _k_loop_facts(op: OperandMulticast, forms: OperandForms, values: dict[sympy.Symbol, int]
+                  ) -> list[Fact] | None:
+    """The facts under which the K-loop predicates this launch leaves out (they hold at each of
+    its k-iterations) hold at every launch: the split is exact, or the theorems prove the
+    predicate under the loop bounds. None when neither: the form is this launch's only."""
+    from tilec.proofs import Fact, FactKind, simplify
+
+    out: list[Fact] = []
+    ctx = None
+    for part in forms.k_parts:
+        if part in op.alive_parts:
+            continue
+        if _first_box_of_split(part, forms):
+            continue  # holds at every launch: no fact
+        if ctx is None:
+            ctx = _context(op, values)
+            for p in sorted(set(values) & set().union(*[q.pred.free_symbols
+                                                        for q in forms.k_parts]), key=str):
+                ctx.positive(p)
+            for v in forms.k_vars:
+                ctx.bound(v, forms.bounds[v])
+        res = simplify(part.pred, ctx)
+        if res.expr is sympy.true:
+            by_text = {str(f): f for f in ctx.facts}
+            out += [by_text[t] for t in res.facts_used if t in by_text]
+        elif _holds(*part.exact_when, values):
+            out.append(Fact(FactKind.DIVISIBLE, *part.exact_when))
+        else:
+            return None
+    return out
 
 
 def _alive_at_launch(op: OperandMulticast, values: dict[sympy.Symbol, int]
@@ -385,7 +479,9 @@ class _Proof:
     narrowed: sympy.Boolean
     divisors: list[sympy.Expr]
     alive_proved: bool
+    exact: bool  # every step an equivalence under the facts (else a narrowing)
     keys: tuple[sympy.Expr, ...]
+    digits: KeyDigits | None  # the keys' groups as digits for every launch (None: not digits)
 
 
 def _value(expr: sympy.Expr, values: dict[sympy.Symbol, int]) -> int | None:
@@ -497,22 +593,35 @@ def _groupings(op: OperandMulticast, forms: OperandForms) -> list[sympy.Expr]:
 def _prove(op: OperandMulticast, forms: OperandForms, values: dict[sympy.Symbol, int],
            groups: tuple[int, ...]) -> _Proof | None:
     """Narrow same(r1, r2) under the facts that hold here; a proof when it leaves the same
-    groups as a relation of the ranks alone."""
+    groups as a relation of the ranks alone. The narrowing is kept by content (launches that
+    agree on which candidate facts hold share it); what depends on the values themselves (the
+    keys' digits, the exactness bounds, the alive predicates) is decided per launch."""
     if not op.origin:
         return None
     pairs = PROOFS.get_or(("pairs", op.forms_key, op.alive_parts), lambda: _pairs(op, forms))
     held = tuple(_holds(c, d, values) for c, d in pairs)
-    exact = tuple(_holds(*p.exact_when, values) for p in op.alive_parts)
-    key = (op.forms_key, op.alive_parts, held, exact, groups)
-    proof = PROOFS.get_or(key, lambda: _prove_uncached(op, forms, values, groups, pairs, held))
-    if proof is None or _groups_of(proof.keys, values, len(groups)) != groups:
+    key = (op.forms_key, op.alive_parts, held, groups)
+    hit = PROOFS.get_or(key, lambda: _narrow_same(op, forms, values, groups, pairs, held))
+    if hit is None:
         return None
-    return proof
+    facts, rows, res, keys, ctx = hit
+    if _groups_of(list(keys), values, len(groups)) != groups:
+        return None
+    facts, rows, ctx = list(facts), list(rows), ctx.copy()
+    exact_facts = _exactness(res, ctx, values)
+    if exact_facts is not None:
+        facts += exact_facts
+    kd = key_digits(keys, op.rank_extent, values)
+    alive_ok = kd is not None and _alive_uniform(op, kd, keys, ctx, values, facts, rows)
+    key_divs = sorted(_divisors(sympy.Tuple(*keys)), key=sympy.count_ops)
+    printed = tuple({"theorem": t, "before": text(b), "after": text(a)} for t, b, a in rows)
+    return _Proof(facts, printed, res.expr, key_divs, alive_ok, exact_facts is not None,
+                  tuple(keys), kd)
 
 
-def _prove_uncached(op: OperandMulticast, forms: OperandForms, values: dict[sympy.Symbol, int],
-                    groups: tuple[int, ...], pairs: list[tuple[sympy.Expr, sympy.Expr]],
-                    held: tuple[bool, ...]) -> _Proof | None:
+def _narrow_same(op: OperandMulticast, forms: OperandForms, values: dict[sympy.Symbol, int],
+                 groups: tuple[int, ...], pairs: list[tuple[sympy.Expr, sympy.Expr]],
+                 held: tuple[bool, ...]) -> tuple[Any, ...] | None:
     from tilec.proofs import narrow, simplify
 
     ctx = _context(op, values)
@@ -546,13 +655,147 @@ def _prove_uncached(op: OperandMulticast, forms: OperandForms, values: dict[symp
             break
     else:
         return None
-    ctx = local
-    by_text = {str(f): f for f in ctx.facts}
-    facts = [by_text[t] for t in dict.fromkeys(used) if t in by_text]
-    alive_ok = _alive_uniform(op, keys, groups, ctx, values, facts, rows)
-    key_divs = sorted(_divisors(sympy.Tuple(*keys)), key=sympy.count_ops)
-    printed = tuple({"theorem": t, "before": text(b), "after": text(a)} for t, b, a in rows)
-    return _Proof(facts, printed, res.expr, key_divs, alive_ok, tuple(keys))
+    by_text = {str(f): f for f in local.facts}
+    facts = tuple(by_text[t] for t in dict.fromkeys(used) if t in by_text)
+    return facts, tuple(rows), res, tuple(keys), local
+
+
+@dataclass(frozen=True)
+class KeyDigits:
+    """The groups of a proof's rank keys as mixed-radix digits with symbolic boundaries
+    ``b = [1, ..., top]`` (each divides the next, by the facts): the keys keep the digits in
+    ``kept`` and the ranks of a group differ only in the others."""
+
+    b: tuple[sympy.Expr, ...]
+    digits: RankDigits  # radices at this launch (1 where two boundaries are equal here)
+    block: sympy.Expr  # where the top run of kept digits starts: a group lies in one block
+
+
+def _key_interval(k: sympy.Expr, top: sympy.Expr) -> tuple[sympy.Expr, sympy.Expr] | None:
+    """The digits ``[lo, hi)`` of the rank a key keeps: ``rank``, ``rank % H``, ``rank / L``,
+    ``(rank % H) / L`` or ``(rank / L) % Q`` (= ``(rank % (L*Q)) / L``)."""
+    one = sympy.Integer(1)
+    if k == RANK:
+        return one, top
+    if isinstance(k, sympy.Mod) and k.args[0] == RANK and RANK not in k.args[1].free_symbols:
+        return one, k.args[1]
+    if isinstance(k, sympy.Mod) and isinstance(k.args[0], sympy.floor):
+        x, lo = sympy.fraction(k.args[0].args[0])
+        if x == RANK and RANK not in (lo * k.args[1]).free_symbols:
+            return lo, lo * k.args[1]
+    if isinstance(k, sympy.floor):
+        x, lo = sympy.fraction(k.args[0])
+        if RANK in lo.free_symbols:
+            return None
+        if x == RANK:
+            return lo, top
+        if isinstance(x, sympy.Mod) and x.args[0] == RANK and RANK not in x.args[1].free_symbols:
+            return lo, x.args[1]
+    return None
+
+
+def key_digits(keys: tuple[sympy.Expr, ...] | list[sympy.Expr], top: sympy.Expr,
+               values: dict[sympy.Symbol, int]) -> KeyDigits | None:
+    """The digit pattern of rank keys, for every launch: None when a key is not a digit run of
+    the rank or the boundaries do not divide one another at this launch."""
+    spans = []
+    for k in keys:
+        iv = _key_interval(k, top)
+        if iv is None:
+            return None
+        spans.append(iv)
+    bounds = list(dict.fromkeys([sympy.Integer(1), *[x for iv in spans for x in iv], top]))
+    vals = {x: _value(x, values) for x in bounds}
+    if any(v is None or v < 1 for v in vals.values()):
+        return None
+
+    def divides(a: sympy.Expr, b: sympy.Expr) -> bool:
+        q = b / a
+        return bool(q.is_integer) and q != 1
+
+    # 1 first, the top last, the others by value at this launch (where two are equal here, the
+    # one that divides the other first)
+    rest = [x for x in bounds if x != 1 and x != top]
+    inner = sorted(rest, key=lambda x: (vals[x], sum(divides(y, x) for y in rest
+                                                     if vals[y] == vals[x]), str(x)))
+    order = [sympy.Integer(1), *inner, top] if top != 1 else [sympy.Integer(1)]
+    if any(vals[b] % vals[a] for a, b in itertools.pairwise(order)):
+        return None
+    idx = {x: i for i, x in enumerate(order)}
+    kept = set()
+    for lo, hi in spans:
+        if idx[lo] > idx[hi]:
+            return None
+        kept.update(range(idx[lo], idx[hi]))
+    n = len(order) - 1
+    radices = tuple(vals[order[i + 1]] // vals[order[i]] for i in range(n))
+    shared = frozenset(range(n)) - kept
+    start = n
+    while start > 0 and start - 1 in kept:
+        start -= 1
+    return KeyDigits(tuple(order), RankDigits(radices, shared), order[start])
+
+
+def _first_box_of_split(part: Any, forms: OperandForms) -> bool:
+    """``f*i < E`` for a loop variable ``i < ceiling(E/f)`` (a split of E by f at its box origin)
+    holds at every launch: ``f*(ceiling(E/f) - 1) < E`` by the ceiling's definition."""
+    pred = part.pred
+    if not isinstance(pred, sympy.StrictLessThan):
+        return False
+    e, f = part.exact_when
+    lhs = _evaluated(pred.lhs)
+    if pred.rhs != e or not lhs.is_Mul:
+        return False
+    v = lhs / f
+    return v in forms.bounds and v in forms.k_vars and forms.bounds[v] == sympy.ceiling(e / f)
+
+
+def _evaluated(e: sympy.Basic) -> sympy.Basic:
+    """``e`` rebuilt with sympy's evaluation (an index map's ``BK*i + 0`` is kept unevaluated)."""
+    return e.func(*[_evaluated(a) for a in e.args]) if e.args else e
+
+
+def _exactness(res: Any, ctx: Context, values: dict[sympy.Symbol, int]) -> list[Fact] | None:
+    """The facts under which every narrowing (congruence) step of ``res`` is an equivalence, or
+    None. ``X1 % D == X2 % D -> X1 == X2`` is exact when ``|X1 - X2| < D``: with the common
+    summands cancelled, ``X1 - X2 = g(r1) - g(r2)`` for a ``g`` of the rank alone, and
+    ``hi - lo < D`` for its bounds ``lo <= g(rank) <= hi`` is the fact (a cluster whose ranks
+    never wrap around the modulus). A quotient's congruence stays a narrowing."""
+    from tilec.proofs import Fact, FactKind
+    from tilec.proofs.bounds import Reasoner
+
+    out: list[Fact] = []
+    for step in res.trace:
+        if step.exact:
+            continue
+        before = step.before
+        if not (isinstance(before, sympy.Eq) and isinstance(before.lhs, sympy.Mod)
+                and isinstance(before.rhs, sympy.Mod) and before.lhs.args[1] == before.rhs.args[1]):
+            return None
+        (x1, d), (x2, _) = before.lhs.args, before.rhs.args
+        if R2 in x1.free_symbols:
+            x1, x2 = x2, x1
+        g1, g2 = x1.xreplace({R1: RANK}), x2.xreplace({R2: RANK})
+        if R2 in x1.free_symbols or R1 in x2.free_symbols or d.free_symbols & {R1, R2, RANK}:
+            return None
+        diff = sympy.expand(g1 - g2)
+        if diff != 0:
+            return None  # the summands that are not the rank's do not cancel
+        # g(rank): the summands of X1 that hold the rank (the others are common to both ranks)
+        g = sympy.Add(*[t for t in sympy.Add.make_args(sympy.expand(g1))
+                        if RANK in t.free_symbols])
+        used: list[Fact] = []
+        lo, hi = Reasoner.for_context(ctx).bounds(g, used)
+        span = None if lo.has(sympy.oo, -sympy.oo) or hi.has(sympy.oo, -sympy.oo) else hi - lo
+        if span is None or RANK in span.free_symbols:
+            return None
+        sv, dv = _value(span, values), _value(d, values)
+        if sv is None or dv is None or not sv < dv:
+            return None
+        if not (span.is_Integer and d.is_Integer):
+            out.append(Fact(FactKind.BOUND, span, d))
+        out += used
+    return out
 
 
 def _factor_divisors(e: sympy.Expr, groupings: list[sympy.Expr], ctx: Context,
@@ -607,23 +850,25 @@ def _groups_of(keys: list[sympy.Expr], values: dict[sympy.Symbol, int], cs: int
     return tuple(sum(1 << q for q in range(cs) if kv[q] == kv[r]) for r in range(cs))
 
 
-def _alive_uniform(op: OperandMulticast, keys: list[sympy.Expr], groups: tuple[int, ...],
+def _alive_uniform(op: OperandMulticast, kd: KeyDigits, keys: tuple[sympy.Expr, ...],
                    ctx: Context, values: dict[sympy.Symbol, int], facts: list[Fact],
                    rows: list[_Row]) -> bool:
-    """Each alive predicate that can fail here depends on the rank only through the group: a
-    group is all alive or all dead at every launch meeting the facts."""
+    """Each alive predicate that can fail here depends on the rank only through
+    ``floor(rank/block)``, where ``block`` starts the keys' top run of kept digits (a group lies
+    in one block at every launch): a group is all alive or all dead wherever the facts hold."""
     from tilec.proofs import Fact, FactKind, simplify
 
-    span = max(g.bit_length() - (g & -g).bit_length() + 1 for g in groups)
-    block = next((d for d in _divisors(sympy.Tuple(*keys)) if _value(d, values) == span),
-                 op.rank_extent if _value(op.rank_extent, values) == span else sympy.Integer(span))
-    marker = sympy.Symbol("_group", integer=True, nonnegative=True)
+    block = kd.block
+    # the keys (and the block) as opaque values: a predicate left without the rank then depends
+    # on it only through them, the same for every member of a group
+    kd_markers = {k: sympy.Symbol(f"_key{i}", integer=True, nonnegative=True)
+                  for i, k in enumerate([*keys, sympy.floor(RANK / block)])}
     for part in op.alive_parts:
         e, f = part.exact_when
         if _holds(e, f, values) or RANK not in part.pred.free_symbols:
             continue
         cands = [part.pred]
-        if isinstance(part.pred, sympy.StrictLessThan) and len(set(groups)) < len(groups):
+        if isinstance(part.pred, sympy.StrictLessThan) and block != 1:
             lhs, rhs = part.pred.args
             if _holds(rhs, block, values):
                 ctx.divisible(rhs, block)
@@ -631,8 +876,8 @@ def _alive_uniform(op: OperandMulticast, keys: list[sympy.Expr], groups: tuple[i
                 cands.append(sympy.Lt(sympy.floor(lhs / block), sympy.floor(rhs / block)))
         for cand in cands:
             res = simplify(cand, ctx)
-            left = res.expr.xreplace({sympy.floor(RANK / block): marker})
-            if RANK not in left.free_symbols or len(set(groups)) == len(groups):
+            left = fold_nested_floors(res.expr).xreplace(kd_markers)
+            if RANK not in left.free_symbols:
                 rows.extend(_trace_rows(res))
                 if cand is not part.pred:
                     rows.append(("2.16", part.pred, cand))
