@@ -32,6 +32,7 @@ from tests.multicast.test_random_schedules import (
     symbols,
 )
 from tilec.errors import TilecError
+from tilec.ir import infer_launch
 from tilec.proofs import FactKind
 from tilec.proofs.evaluate import compile_int
 from tilec.transforms.multicast.closed import Scope
@@ -99,6 +100,7 @@ def compare_at(c: Case, name: str, op, mode: str, values: dict[str, int]) -> boo
                      "SPLITS", c.extra))), values.get("CM", 1), values.get("CN", 1))
     try:
         f = build(other)
+        infer_launch(f)
     except TilecError:
         return False
     cs = c.cluster[0] * c.cluster[1] * c.cluster[2]

@@ -442,9 +442,11 @@ def _boundary_facts(b: list[sympy.Expr], values: dict[sympy.Symbol, int]) -> lis
 def _parameter_facts(facts: list[Fact], op: OperandMulticast) -> tuple[Fact, ...]:
     """Facts about the parameters only (a bound on a loop variable is not a fact to guard on)."""
     loop = {*op.variables, R1, R2, RANK}
-    return tuple(dict.fromkeys(f for f in facts if f.subject.free_symbols
-                               and not (f.subject.free_symbols | (
-                                   f.other.free_symbols if f.other is not None else set())) & loop))
+
+    def free(f: Fact) -> set[sympy.Basic]:
+        return f.subject.free_symbols | (f.other.free_symbols if f.other is not None else set())
+
+    return tuple(dict.fromkeys(f for f in facts if free(f) and not free(f) & loop))
 
 
 def _disagreement(op: OperandMulticast, closed: ClosedForm, values: dict[sympy.Symbol, int]
@@ -601,27 +603,38 @@ def _prove(op: OperandMulticast, forms: OperandForms, values: dict[sympy.Symbol,
     pairs = PROOFS.get_or(("pairs", op.forms_key, op.alive_parts), lambda: _pairs(op, forms))
     held = tuple(_holds(c, d, values) for c, d in pairs)
     key = (op.forms_key, op.alive_parts, held, groups)
-    hit = PROOFS.get_or(key, lambda: _narrow_same(op, forms, values, groups, pairs, held))
-    if hit is None:
-        return None
-    facts, rows, res, keys, ctx = hit
-    if _groups_of(list(keys), values, len(groups)) != groups:
-        return None
-    facts, rows, ctx = list(facts), list(rows), ctx.copy()
-    exact_facts = _exactness(res, ctx, values)
-    if exact_facts is not None:
-        facts += exact_facts
-    kd = key_digits(keys, op.rank_extent, values)
-    alive_ok = kd is not None and _alive_uniform(op, kd, keys, ctx, values, facts, rows)
-    key_divs = sorted(_divisors(sympy.Tuple(*keys)), key=sympy.count_ops)
-    printed = tuple({"theorem": t, "before": text(b), "after": text(a)} for t, b, a in rows)
-    return _Proof(facts, printed, res.expr, key_divs, alive_ok, exact_facts is not None,
-                  tuple(keys), kd)
+    attempts = PROOFS.get_or(key, lambda: _narrow_same(op, forms, values, groups, pairs, held))
+    variables = set(op.variables[1:])
+    for facts_, rows_, res, keys, ctx_ in attempts:
+        narrowed, extra_rows, extra_facts = res.expr, [], []
+        if keys is None:
+            got = _bounded_congruence(res.expr, ctx_, values)
+            if got is None:
+                continue
+            narrowed, extra_rows, extra_facts = got
+            keys = None if narrowed.free_symbols & variables else _keys(narrowed)
+            keys = None if keys is None else tuple(keys)
+        if keys is None or _groups_of(list(keys), values, len(groups)) != groups:
+            continue
+        facts, rows, ctx = [*facts_, *extra_facts], [*rows_, *extra_rows], ctx_.copy()
+        exact_facts = _exactness(res, ctx, values)
+        if exact_facts is not None:
+            facts += exact_facts
+        kd = key_digits(keys, op.rank_extent, values)
+        alive_ok = kd is not None and _alive_uniform(op, kd, keys, ctx, values, facts, rows,
+                                                     _groupings(op, forms))
+        key_divs = sorted(_divisors(sympy.Tuple(*keys)), key=sympy.count_ops)
+        printed = tuple({"theorem": t, "before": text(b), "after": text(a)} for t, b, a in rows)
+        return _Proof(facts, printed, narrowed, key_divs, alive_ok, exact_facts is not None,
+                      keys, kd)
+    return None
 
 
 def _narrow_same(op: OperandMulticast, forms: OperandForms, values: dict[sympy.Symbol, int],
                  groups: tuple[int, ...], pairs: list[tuple[sympy.Expr, sympy.Expr]],
-                 held: tuple[bool, ...]) -> tuple[Any, ...] | None:
+                 held: tuple[bool, ...]) -> tuple[Any, ...]:
+    """Both attempts at narrowing same(r1, r2) (as written; divisors cut by the grouping), up
+    to the first whose keys give this launch's groups."""
     from tilec.proofs import narrow, simplify
 
     ctx = _context(op, values)
@@ -631,6 +644,7 @@ def _narrow_same(op: OperandMulticast, forms: OperandForms, values: dict[sympy.S
         if ok:
             ctx.divisible(c, d)
     # first as the schedule writes it; then with the divisors cut by the rank's grouping
+    attempts = []
     for cut in (False, True):
         local = ctx.copy()
         rows: list[_Row] = []  # printed once the attempt succeeds (printing costs)
@@ -651,13 +665,12 @@ def _narrow_same(op: OperandMulticast, forms: OperandForms, values: dict[sympy.S
         used += res.facts_used
         rows += _trace_rows(res)
         keys = None if res.expr.free_symbols & set(variables) else _keys(res.expr)
+        by_text = {str(f): f for f in local.facts}
+        facts = tuple(by_text[t] for t in dict.fromkeys(used) if t in by_text)
+        attempts.append((facts, tuple(rows), res, None if keys is None else tuple(keys), local))
         if keys is not None and _groups_of(keys, values, len(groups)) == groups:
             break
-    else:
-        return None
-    by_text = {str(f): f for f in local.facts}
-    facts = tuple(by_text[t] for t in dict.fromkeys(used) if t in by_text)
-    return facts, tuple(rows), res, tuple(keys), local
+    return tuple(attempts)
 
 
 @dataclass(frozen=True)
@@ -772,30 +785,67 @@ def _exactness(res: Any, ctx: Context, values: dict[sympy.Symbol, int]) -> list[
         if not (isinstance(before, sympy.Eq) and isinstance(before.lhs, sympy.Mod)
                 and isinstance(before.rhs, sympy.Mod) and before.lhs.args[1] == before.rhs.args[1]):
             return None
-        (x1, d), (x2, _) = before.lhs.args, before.rhs.args
-        if R2 in x1.free_symbols:
-            x1, x2 = x2, x1
-        g1, g2 = x1.xreplace({R1: RANK}), x2.xreplace({R2: RANK})
-        if R2 in x1.free_symbols or R1 in x2.free_symbols or d.free_symbols & {R1, R2, RANK}:
+        got = _congruence_span(before.lhs.args[0], before.rhs.args[0], before.lhs.args[1], ctx,
+                               values)
+        if got is None:
             return None
-        diff = sympy.expand(g1 - g2)
-        if diff != 0:
-            return None  # the summands that are not the rank's do not cancel
-        # g(rank): the summands of X1 that hold the rank (the others are common to both ranks)
-        g = sympy.Add(*[t for t in sympy.Add.make_args(sympy.expand(g1))
-                        if RANK in t.free_symbols])
-        used: list[Fact] = []
-        lo, hi = Reasoner.for_context(ctx).bounds(g, used)
-        span = None if lo.has(sympy.oo, -sympy.oo) or hi.has(sympy.oo, -sympy.oo) else hi - lo
-        if span is None or RANK in span.free_symbols:
-            return None
-        sv, dv = _value(span, values), _value(d, values)
-        if sv is None or dv is None or not sv < dv:
-            return None
-        if not (span.is_Integer and d.is_Integer):
-            out.append(Fact(FactKind.BOUND, span, d))
-        out += used
+        out += got[1]
     return out
+
+
+def _congruence_span(x1: sympy.Expr, x2: sympy.Expr, d: sympy.Expr, ctx: Context,
+                     values: dict[sympy.Symbol, int]) -> tuple[sympy.Expr, list[Fact]] | None:
+    """``X1 % D == X2 % D  <=>  g(r1) == g(r2)`` where ``X = c + g(rank)`` (``c`` the summands
+    common to both ranks) and ``|g(r1) - g(r2)| <= hi - lo < D`` for the bounds of ``g``: returns
+    ``g`` (in ``rank``) and the facts (the bound as a fact where it is symbolic), or None."""
+    from tilec.proofs import Fact, FactKind
+    from tilec.proofs.bounds import Reasoner
+
+    if R2 in x1.free_symbols:
+        x1, x2 = x2, x1
+    if R2 in x1.free_symbols or R1 in x2.free_symbols or d.free_symbols & {R1, R2, RANK}:
+        return None
+    g1, g2 = x1.xreplace({R1: RANK}), x2.xreplace({R2: RANK})
+    if sympy.expand(g1 - g2) != 0:
+        return None  # not one expression of the rank
+    # g(rank): the summands that hold the rank (the others are common to both ranks)
+    g = sympy.Add(*[t for t in sympy.Add.make_args(sympy.expand(g1)) if RANK in t.free_symbols])
+    used: list[Fact] = []
+    lo, hi = Reasoner.for_context(ctx).bounds(g, used)
+    if lo.has(sympy.oo, -sympy.oo) or hi.has(sympy.oo, -sympy.oo):
+        return None
+    span = hi - lo
+    if span.free_symbols & {RANK, R1, R2}:
+        return None
+    sv, dv = _value(span, values), _value(d, values)
+    if sv is None or dv is None or not sv < dv:
+        return None
+    facts = [] if span.is_Integer and d.is_Integer else [Fact(FactKind.BOUND, span, d)]
+    return g, facts + used
+
+
+def _bounded_congruence(cond: sympy.Boolean, ctx: Context, values: dict[sympy.Symbol, int]
+                        ) -> tuple[sympy.Boolean, list[_Row], list[Fact]] | None:
+    """Each ``X1 % D == X2 % D`` of a conjunction whose loop-point summands are common to both
+    ranks, as ``g(r1) == g(r2)`` where the ranks' spread is below ``D`` (an equivalence under
+    the bound, :func:`_congruence_span`). None when nothing changes."""
+    from tilec.proofs import simplify
+
+    out, rows, facts = [], [], []
+    for c in sympy.And.make_args(cond):
+        if (isinstance(c, sympy.Eq) and isinstance(c.lhs, sympy.Mod)
+                and isinstance(c.rhs, sympy.Mod) and c.lhs.args[1] == c.rhs.args[1]):
+            got = _congruence_span(c.lhs.args[0], c.rhs.args[0], c.lhs.args[1], ctx, values)
+            if got is not None:
+                g, fs = got
+                new = simplify(sympy.Eq(g.xreplace({RANK: R1}), g.xreplace({RANK: R2})),
+                               ctx).expr
+                rows.append(("tilec.bounded-congruence", c, new))
+                facts += fs
+                out.append(new)
+                continue
+        out.append(c)
+    return (sympy.And(*out), rows, facts) if rows else None
 
 
 def _factor_divisors(e: sympy.Expr, groupings: list[sympy.Expr], ctx: Context,
@@ -852,7 +902,7 @@ def _groups_of(keys: list[sympy.Expr], values: dict[sympy.Symbol, int], cs: int
 
 def _alive_uniform(op: OperandMulticast, kd: KeyDigits, keys: tuple[sympy.Expr, ...],
                    ctx: Context, values: dict[sympy.Symbol, int], facts: list[Fact],
-                   rows: list[_Row]) -> bool:
+                   rows: list[_Row], groupings: list[sympy.Expr]) -> bool:
     """Each alive predicate that can fail here depends on the rank only through
     ``floor(rank/block)``, where ``block`` starts the keys' top run of kept digits (a group lies
     in one block at every launch): a group is all alive or all dead wherever the facts hold."""
@@ -874,16 +924,25 @@ def _alive_uniform(op: OperandMulticast, kd: KeyDigits, keys: tuple[sympy.Expr, 
                 ctx.divisible(rhs, block)
                 # 2.16: e < B*g  <=>  e/g < B   (g > 0)
                 cands.append(sympy.Lt(sympy.floor(lhs / block), sympy.floor(rhs / block)))
-        for cand in cands:
-            res = simplify(cand, ctx)
+        # each also with the divisors of the rank's tile index cut by the rank's grouping
+        tries = [(c, False) for c in cands] + [(c, True) for c in cands]
+        for cand, cut in tries:
+            cut_rows: list[_Row] = []
+            cut_used: list[str] = []
+            e_cut = _factor_divisors(cand, groupings, ctx, values, cut_rows, cut_used) \
+                if cut else cand
+            if cut and not cut_rows:
+                continue
+            res = simplify(e_cut, ctx)
             left = fold_nested_floors(res.expr).xreplace(kd_markers)
             if RANK not in left.free_symbols:
-                rows.extend(_trace_rows(res))
                 if cand is not part.pred:
                     rows.append(("2.16", part.pred, cand))
                     facts.append(Fact(FactKind.DIVISIBLE, part.pred.args[1], block))
+                rows.extend(cut_rows)
+                rows.extend(_trace_rows(res))
                 by_text = {str(fc): fc for fc in ctx.facts}
-                facts.extend(by_text[t] for t in res.facts_used if t in by_text)
+                facts.extend(by_text[t] for t in [*cut_used, *res.facts_used] if t in by_text)
                 break
         else:
             return False
