@@ -45,7 +45,7 @@ from tilec.transforms.multicast.derive import R1, R2, RANK, launch_table, launch
 
 if TYPE_CHECKING:
     from tilec.proofs import Context, Fact
-    from tilec.transforms.multicast.derive import OperandForms, OperandMulticast, Row
+    from tilec.transforms.multicast.derive import AlivePart, OperandForms, OperandMulticast, Row
 
 _J = sympy.Symbol("j", integer=True, nonnegative=True)
 
@@ -353,9 +353,10 @@ def derive_closed(op: OperandMulticast, forms: OperandForms, values: dict[sympy.
         if k_facts is not None:
             facts += k_facts
             scope = Scope.PROVED if proof.exact else Scope.NARROWING
+    would = proof.would_prove if proof is not None and scope is Scope.LAUNCH else ()
     closed = ClosedForm(issue, mask, sidx, scount,
                         _parameter_facts(facts, op) if scope is not Scope.LAUNCH else (),
-                        scope, structure, at)
+                        scope, structure, at, would)
     bad = _disagreement(op, closed, values)
     if bad:  # an internal inconsistency: never report a closed form the table contradicts
         return ClosedResult(None, (f"closed form disagreed with the table at {bad}: general "
@@ -484,6 +485,7 @@ class _Proof:
     exact: bool  # every step an equivalence under the facts (else a narrowing)
     keys: tuple[sympy.Expr, ...]
     digits: KeyDigits | None  # the keys' groups as digits for every launch (None: not digits)
+    would_prove: tuple[Fact, ...] = ()  # where the alive predicates are not proved: what would
 
 
 def _value(expr: sympy.Expr, values: dict[sympy.Symbol, int]) -> int | None:
@@ -598,6 +600,8 @@ def _prove(op: OperandMulticast, forms: OperandForms, values: dict[sympy.Symbol,
     groups as a relation of the ranks alone. The narrowing is kept by content (launches that
     agree on which candidate facts hold share it); what depends on the values themselves (the
     keys' digits, the exactness bounds, the alive predicates) is decided per launch."""
+    from tilec.proofs import Fact, FactKind
+
     if not op.origin:
         return None
     pairs = PROOFS.get_or(("pairs", op.forms_key, op.alive_parts), lambda: _pairs(op, forms))
@@ -621,12 +625,16 @@ def _prove(op: OperandMulticast, forms: OperandForms, values: dict[sympy.Symbol,
         if exact_facts is not None:
             facts += exact_facts
         kd = key_digits(keys, op.rank_extent, values)
-        alive_ok = kd is not None and _alive_uniform(op, kd, keys, ctx, values, facts, rows,
-                                                     _groupings(op, forms))
+        failed = None if kd is None else _alive_uniform(op, kd, keys, ctx, values, facts, rows,
+                                                        _groupings(op, forms))
+        # an alive predicate not proved uniform vanishes where its split is exact: that fact
+        # would prove the form (its predicate is then true at every launch meeting it)
+        would = () if not failed else tuple(dict.fromkeys(
+            Fact(FactKind.DIVISIBLE, *p.exact_when) for p in failed))
         key_divs = sorted(_divisors(sympy.Tuple(*keys)), key=sympy.count_ops)
         printed = tuple({"theorem": t, "before": text(b), "after": text(a)} for t, b, a in rows)
-        return _Proof(facts, printed, narrowed, key_divs, alive_ok, exact_facts is not None,
-                      keys, kd)
+        return _Proof(facts, printed, narrowed, key_divs, failed == [], exact_facts is not None,
+                      keys, kd, would)
     return None
 
 
@@ -650,9 +658,11 @@ def _narrow_same(op: OperandMulticast, forms: OperandForms, values: dict[sympy.S
         rows: list[_Row] = []  # printed once the attempt succeeds (printing costs)
         used: list[str] = []  # every fact a step of the proof rests on
         origin = {}
-        for name, e in op.origin.items():
-            if cut:
-                e = _factor_divisors(e, groupings, local, values, rows, used)
+        cuts = {n: _factor_divisors(e, groupings, local, values, rows, used) if cut else e
+                for n, e in op.origin.items()}
+        if cut and not rows:
+            break  # nothing to cut: the same attempt again
+        for name, e in cuts.items():
             res = simplify(e, local)
             used += res.facts_used
             rows += _trace_rows(res)
@@ -902,12 +912,14 @@ def _groups_of(keys: list[sympy.Expr], values: dict[sympy.Symbol, int], cs: int
 
 def _alive_uniform(op: OperandMulticast, kd: KeyDigits, keys: tuple[sympy.Expr, ...],
                    ctx: Context, values: dict[sympy.Symbol, int], facts: list[Fact],
-                   rows: list[_Row], groupings: list[sympy.Expr]) -> bool:
+                   rows: list[_Row], groupings: list[sympy.Expr]) -> list[AlivePart]:
     """Each alive predicate that can fail here depends on the rank only through
     ``floor(rank/block)``, where ``block`` starts the keys' top run of kept digits (a group lies
-    in one block at every launch): a group is all alive or all dead wherever the facts hold."""
+    in one block at every launch): a group is all alive or all dead wherever the facts hold.
+    Returns the predicates that could not be proved so (none: proved)."""
     from tilec.proofs import Fact, FactKind, simplify
 
+    failed: list[AlivePart] = []
     block = kd.block
     # the keys (and the block) as opaque values: a predicate left without the rank then depends
     # on it only through them, the same for every member of a group
@@ -945,8 +957,8 @@ def _alive_uniform(op: OperandMulticast, kd: KeyDigits, keys: tuple[sympy.Expr, 
                 facts.extend(by_text[t] for t in [*cut_used, *res.facts_used] if t in by_text)
                 break
         else:
-            return False
-    return True
+            failed.append(part)
+    return failed
 
 
 def fold_nested_floors(expr: sympy.Expr) -> sympy.Expr:
