@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from tilec.transforms.multicast.derive import AlivePart, OperandForms, OperandMulticast, Row
 
 _J = sympy.Symbol("j", integer=True, nonnegative=True)
+_DEBUG = bool(__import__("os").environ.get("TILEC_MC_DEBUG"))
 
 
 @dataclass(frozen=True)
@@ -759,6 +760,23 @@ def key_digits(keys: tuple[sympy.Expr, ...] | list[sympy.Expr], top: sympy.Expr,
     return KeyDigits(tuple(order), RankDigits(radices, shared), order[start])
 
 
+def _split_bound(part: Any) -> sympy.Boolean | None:
+    """A split's predicate ``f*i < E`` (its box origin, ``exact_when = (E, f)``) as the tile
+    index bound ``i < ceiling(E/f)``: the same for every integer ``i`` (f > 0), and the form
+    the theorems bound (``Mod(t, ceiling(E/f)) < ceiling(E/f)`` holds)."""
+    pred = part.pred
+    if not isinstance(pred, sympy.StrictLessThan):
+        return None
+    e, f = part.exact_when
+    lhs = _evaluated(pred.lhs)
+    if pred.rhs != e or f == 1 or not lhs.is_Mul:
+        return None
+    i = lhs / f
+    if i.is_Mul and f in i.args or not i.free_symbols:
+        return None
+    return sympy.Lt(i, sympy.ceiling(e / f))
+
+
 def _first_box_of_split(part: Any, forms: OperandForms) -> bool:
     """``f*i < E`` for a loop variable ``i < ceiling(E/f)`` (a split of E by f at its box origin)
     holds at every launch: ``f*(ceiling(E/f) - 1) < E`` by the ceiling's definition."""
@@ -930,6 +948,9 @@ def _alive_uniform(op: OperandMulticast, kd: KeyDigits, keys: tuple[sympy.Expr, 
         if _holds(e, f, values) or RANK not in part.pred.free_symbols:
             continue
         cands = [part.pred]
+        split = _split_bound(part)
+        if split is not None:
+            cands.append(split)
         if isinstance(part.pred, sympy.StrictLessThan) and block != 1:
             lhs, rhs = part.pred.args
             if _holds(rhs, block, values):
@@ -947,8 +968,18 @@ def _alive_uniform(op: OperandMulticast, kd: KeyDigits, keys: tuple[sympy.Expr, 
                 continue
             res = simplify(e_cut, ctx)
             left = fold_nested_floors(res.expr).xreplace(kd_markers)
+            if RANK in left.free_symbols and isinstance(res.expr, sympy.Rel):
+                bound_used = _bound_holds(res.expr, ctx)
+                if bound_used is not None:
+                    left = sympy.true  # holds at every launch (interval reasoning)
+                    rows.append(("bounds", res.expr, sympy.true))
+                    facts.extend(bound_used)
+            if _DEBUG:
+                print("ALIVE", cut, e_cut, "->", res.expr, "|", left)
             if RANK not in left.free_symbols:
-                if cand is not part.pred:
+                if cand is split:
+                    rows.append(("ceil.def", part.pred, cand))
+                elif cand is not part.pred:
                     rows.append(("2.16", part.pred, cand))
                     facts.append(Fact(FactKind.DIVISIBLE, part.pred.args[1], block))
                 rows.extend(cut_rows)
@@ -959,6 +990,42 @@ def _alive_uniform(op: OperandMulticast, kd: KeyDigits, keys: tuple[sympy.Expr, 
         else:
             failed.append(part)
     return failed
+
+
+def _bound_holds(cond: sympy.Rel, ctx: Context) -> list[Fact] | None:
+    """The facts of ``ctx`` under which interval reasoning proves ``cond`` at every launch, or
+    None. Each ceiling of the parameters is read as a positive integer symbol first (it is one:
+    ``ceiling(E/f) >= 1`` for E, f > 0), its divisibility facts carried over."""
+    from tilec.proofs import Context, FactKind
+    from tilec.proofs.bounds import Reasoner
+
+    ceils = sorted({c for c in cond.atoms(sympy.ceiling) if not c.free_symbols & _LOOP_NAMES(
+        cond)}, key=sympy.default_sort_key)
+    sub = {c: sympy.Symbol(f"_ceil{i}", integer=True, positive=True) for i, c in enumerate(ceils)}
+    local, back = Context(), {}
+    for f in ctx.facts:
+        subj = f.subject.xreplace(sub)
+        other = f.other.xreplace(sub) if f.other is not None else None
+        if f.kind is FactKind.POSITIVE:
+            local.positive(subj)
+        elif f.kind is FactKind.NONNEG:
+            local.nonneg(subj)
+        elif f.kind is FactKind.BOUND:
+            local.bound(subj, other)
+        else:
+            local.divisible(subj, other)
+        back[str(local.facts[-1])] = f
+    local.positive(*sub.values())
+    used: list[Fact] = []
+    if Reasoner.for_context(local).why(cond.xreplace(sub), used) is None:
+        return None
+    return [back[str(f)] for f in used if str(f) in back]
+
+
+def _LOOP_NAMES(cond: sympy.Basic) -> set[sympy.Basic]:
+    """The symbols of ``cond`` that are derivation variables (rank, r1, r2, i_..., cid...)."""
+    return {s for s in cond.free_symbols if s in (RANK, R1, R2) or str(s).startswith(
+        ("i_", "cid", "bid", "rank_"))}
 
 
 def fold_nested_floors(expr: sympy.Expr) -> sympy.Expr:
