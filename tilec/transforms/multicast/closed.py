@@ -801,7 +801,9 @@ def _exactness(res: Any, ctx: Context, values: dict[sympy.Symbol, int]) -> list[
     None. ``X1 % D == X2 % D -> X1 == X2`` is exact when ``|X1 - X2| < D``: with the common
     summands cancelled, ``X1 - X2 = g(r1) - g(r2)`` for a ``g`` of the rank alone, and
     ``hi - lo < D`` for its bounds ``lo <= g(rank) <= hi`` is the fact (a cluster whose ranks
-    never wrap around the modulus). A quotient's congruence stays a narrowing."""
+    never wrap around the modulus). A quotient's congruence ``X1/D == X2/D -> X1 == X2`` is
+    exact where ``g`` is the same for every rank (``hi - lo < 1``: the cluster lies in one
+    block of the quotient's digit); otherwise it stays a narrowing."""
     from tilec.proofs import Fact, FactKind
     from tilec.proofs.bounds import Reasoner
 
@@ -810,11 +812,19 @@ def _exactness(res: Any, ctx: Context, values: dict[sympy.Symbol, int]) -> list[
         if step.exact:
             continue
         before = step.before
-        if not (isinstance(before, sympy.Eq) and isinstance(before.lhs, sympy.Mod)
-                and isinstance(before.rhs, sympy.Mod) and before.lhs.args[1] == before.rhs.args[1]):
+        if not isinstance(before, sympy.Eq):
             return None
-        got = _congruence_span(before.lhs.args[0], before.rhs.args[0], before.lhs.args[1], ctx,
-                               values)
+        if (isinstance(before.lhs, sympy.Mod) and isinstance(before.rhs, sympy.Mod)
+                and before.lhs.args[1] == before.rhs.args[1]):
+            got = _congruence_span(before.lhs.args[0], before.rhs.args[0], before.lhs.args[1],
+                                   ctx, values)
+        elif isinstance(before.lhs, sympy.floor) and isinstance(before.rhs, sympy.floor):
+            # X1/D == X2/D -> X1 == X2 is exact where X1 - X2 is 0 for every pair of ranks
+            (x1, d1), (x2, d2) = (sympy.fraction(before.lhs.args[0]),
+                                  sympy.fraction(before.rhs.args[0]))
+            got = _congruence_span(x1, x2, sympy.Integer(1), ctx, values) if d1 == d2 else None
+        else:
+            return None
         if got is None:
             return None
         out += got[1]
