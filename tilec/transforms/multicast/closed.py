@@ -953,6 +953,7 @@ def _alive_uniform(op: OperandMulticast, kd: KeyDigits, keys: tuple[sympy.Expr, 
     # on it only through them, the same for every member of a group
     kd_markers = {k: sympy.Symbol(f"_key{i}", integer=True, nonnegative=True)
                   for i, k in enumerate([*keys, sympy.floor(RANK / block)])}
+    divisors_216 = [g for g in dict.fromkeys([block, *groupings, *kd.b[1:]]) if g != 1]
     for part in op.alive_parts:
         e, f = part.exact_when
         if _holds(e, f, values) or RANK not in part.pred.free_symbols:
@@ -961,12 +962,18 @@ def _alive_uniform(op: OperandMulticast, kd: KeyDigits, keys: tuple[sympy.Expr, 
         split = _split_bound(part)
         if split is not None:
             cands.append(split)
-        if isinstance(part.pred, sympy.StrictLessThan) and block != 1:
-            lhs, rhs = part.pred.args
-            if _holds(rhs, block, values):
-                ctx.divisible(rhs, block)
-                # 2.16: e < B*g  <=>  e/g < B   (g > 0)
-                cands.append(sympy.Lt(sympy.floor(lhs / block), sympy.floor(rhs / block)))
+        g216: dict[sympy.Basic, sympy.Basic] = {}  # 2.16's candidates -> what they rewrite
+        for base in list(cands):
+            if not isinstance(base, sympy.StrictLessThan):
+                continue
+            lhs, rhs = base.args
+            for g in divisors_216:
+                if _holds(rhs, g, values):
+                    ctx.divisible(rhs, g)
+                    # 2.16: e < B*g  <=>  e/g < B   (g > 0; any g that divides the bound)
+                    c216 = sympy.Lt(sympy.floor(lhs / g), sympy.floor(rhs / g))
+                    g216[c216] = (base, g)
+                    cands.append(c216)
         # each also with the divisors of the rank's tile index cut by the rank's grouping
         tries = [(c, False) for c in cands] + [(c, True) for c in cands]
         for cand, cut in tries:
@@ -987,11 +994,12 @@ def _alive_uniform(op: OperandMulticast, kd: KeyDigits, keys: tuple[sympy.Expr, 
             if _DEBUG:
                 print("ALIVE", cut, e_cut, "->", res.expr, "|", left)
             if RANK not in left.free_symbols:
-                if cand is split:
-                    rows.append(("ceil.def", part.pred, cand))
-                elif cand is not part.pred:
-                    rows.append(("2.16", part.pred, cand))
-                    facts.append(Fact(FactKind.DIVISIBLE, part.pred.args[1], block))
+                base, g = g216.get(cand, (cand, None))
+                if base is split:
+                    rows.append(("ceil.def", part.pred, split))
+                if g is not None:
+                    rows.append(("2.16", base, cand))
+                    facts.append(Fact(FactKind.DIVISIBLE, base.args[1], g))
                 rows.extend(cut_rows)
                 rows.extend(_trace_rows(res))
                 by_text = {str(fc): fc for fc in ctx.facts}
