@@ -603,12 +603,11 @@ def _prove(op: OperandMulticast, forms: OperandForms, values: dict[sympy.Symbol,
     keys' digits, the exactness bounds, the alive predicates) is decided per launch."""
     from tilec.proofs import Fact, FactKind
 
-    if not op.origin:
-        return None
-    pairs = PROOFS.get_or(("pairs", op.forms_key, op.alive_parts), lambda: _pairs(op, forms))
-    held = tuple(_holds(c, d, values) for c, d in pairs)
-    key = (op.forms_key, op.alive_parts, held, groups)
-    attempts = PROOFS.get_or(key, lambda: _narrow_same(op, forms, values, groups, pairs, held))
+    if not op.origin:  # no coordinate of the box depends on the rank: one group, the cluster
+        attempts: tuple[Any, ...] = ((
+            (), (), _NoSteps(sympy.true), (), _context(op, values)),)
+    else:
+        attempts = _attempts(op, forms, values, groups)
     variables = set(op.variables[1:])
     for facts_, rows_, res, keys, ctx_ in attempts:
         narrowed, extra_rows, extra_facts = res.expr, [], []
@@ -637,6 +636,22 @@ def _prove(op: OperandMulticast, forms: OperandForms, values: dict[sympy.Symbol,
         return _Proof(facts, printed, narrowed, key_divs, failed == [], exact_facts is not None,
                       keys, kd, would)
     return None
+
+
+@dataclass(frozen=True)
+class _NoSteps:
+    """A narrowing result with no step (the box origin does not depend on the rank)."""
+
+    expr: sympy.Boolean
+    trace: tuple[Any, ...] = ()
+
+
+def _attempts(op: OperandMulticast, forms: OperandForms, values: dict[sympy.Symbol, int],
+              groups: tuple[int, ...]) -> tuple[Any, ...]:
+    pairs = PROOFS.get_or(("pairs", op.forms_key, op.alive_parts), lambda: _pairs(op, forms))
+    held = tuple(_holds(c, d, values) for c, d in pairs)
+    key = (op.forms_key, op.alive_parts, held, groups)
+    return PROOFS.get_or(key, lambda: _narrow_same(op, forms, values, groups, pairs, held))
 
 
 def _narrow_same(op: OperandMulticast, forms: OperandForms, values: dict[sympy.Symbol, int],
