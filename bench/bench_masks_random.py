@@ -121,6 +121,13 @@ def summarize(results: list[dict]) -> dict:
     by_c = {s: sum(op["scope"] == s for op in clustered) for s in ("proved", "narrowing", "launch")}
     not_proved = [op for op in clustered if op["scope"] != "proved"]
     secs = sorted(r["seconds"] for r in results)
+    per_order: dict[str, dict[str, int]] = {}
+    for r in results:
+        order = r.get("case", "Case(order='?'").split("'")[1]
+        for op in r.get("operands", {}).values():
+            if op["closed"] and op["cluster_size"] > 1:
+                st = per_order.setdefault(order, {"proved": 0, "narrowing": 0, "launch": 0})
+                st[op["scope"]] += 1
     return {
         "derivations": runs, "internal_errors": len(internal), "user_errors": len(user),
         "closed_forms": len(forms), "scopes": by,
@@ -132,6 +139,7 @@ def summarize(results: list[dict]) -> dict:
         "median_seconds": secs[len(secs) // 2] if secs else None,
         "over_2s": sum(s > 2 for s in secs),
         "internal_error_kinds": sorted({r["internal_error"].split(":")[0] for r in internal}),
+        "clustered_scopes_per_order": per_order,
     }
 
 

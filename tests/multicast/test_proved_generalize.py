@@ -147,10 +147,11 @@ def _sound(got, want, cs, mode, where) -> None:
 
 
 def check_generalizes(c: Case, mode: str, rnd: random.Random, tries: int = 60,
-                      want: int = 3) -> int:
-    """Derive ``c`` over symbols; for every PROVED or NARROWING closed form compare at up to
-    ``want`` other launches meeting its facts (of ``tries`` drawn). Returns how many ran."""
-    d = derive_symbolic(c, mode)
+                      want: int = 3, literal: frozenset[str] = frozenset()) -> int:
+    """Derive ``c`` over symbols (``literal``: parameters written as numbers, kept); for every
+    PROVED or NARROWING closed form compare at up to ``want`` other launches meeting its facts
+    (of ``tries`` drawn). Returns how many ran."""
+    d = derive_symbolic(c, mode, literal)
     syms = symbols(c)
     ran = 0
     for name, op in d.operands.items():
@@ -158,7 +159,7 @@ def check_generalizes(c: Case, mode: str, rnd: random.Random, tries: int = 60,
             continue
         done = 0
         for _ in range(tries):
-            values = other_values(c, rnd)
+            values = {**other_values(c, rnd), **{k: params(c)[k] for k in literal}}
             if values == params(c):
                 continue
             at = {syms[k]: v for k, v in values.items()}
@@ -174,9 +175,12 @@ def check_generalizes(c: Case, mode: str, rnd: random.Random, tries: int = 60,
 
 @settings(max_examples=max(MANY, 25), deadline=None, suppress_health_check=list(HealthCheck),
           phases=NO_SHRINK)
-@given(c=cases(), mode=st.sampled_from(["leader", "sliced"]), seed=st.integers(0, 2**32 - 1))
-def test_proved_closed_forms_hold_at_other_launches_meeting_their_facts(c, mode, seed):
-    check_generalizes(c, mode, random.Random(seed))
+@given(c=cases(), mode=st.sampled_from(["leader", "sliced"]), seed=st.integers(0, 2**32 - 1),
+       literal=st.sampled_from([(), (), ("CLUSTER",), ("SMS",), ("BN", "N"), ("BM", "BK")]))
+def test_proved_closed_forms_hold_at_other_launches_meeting_their_facts(c, mode, seed, literal):
+    """``literal``: some parameters written as numbers in the schedule (``split(1, 3)``)."""
+    check_generalizes(c, mode, random.Random(seed),
+                      literal=frozenset(literal) & frozenset(params(c)))
 
 
 @pytest.mark.parametrize("mode", ["leader", "sliced"])

@@ -113,10 +113,12 @@ def symbols(c: Case) -> dict[str, sympy.Symbol]:
     return {k: sympy.Symbol(k, integer=True, positive=True) for k in params(c)}
 
 
-def derive_symbolic(c: Case, mode: str):
+def derive_symbolic(c: Case, mode: str, literal: frozenset[str] = frozenset()):
     """The derivation as ``tilec masks`` makes it: the schedule built over symbols, evaluated at
-    ``c``'s parameters (closed forms over the parameter names, proved where the theorems reach)."""
-    return derive(build(c), mode, symbolic=build(c, symbols(c)), params=params(c))
+    ``c``'s parameters (closed forms over the parameter names, proved where the theorems reach);
+    ``literal``: parameters the schedule writes as numbers (they stay numbers over symbols)."""
+    sym = {k: v for k, v in symbols(c).items() if k not in literal}
+    return derive(build(c), mode, symbolic=build(c, sym), params=params(c))
 
 
 @st.composite
