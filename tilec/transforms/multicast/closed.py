@@ -319,8 +319,7 @@ def derive_closed(op: OperandMulticast, forms: OperandForms, values: dict[sympy.
     if groups is None:
         return ClosedResult(None, (f"{why}: general form",))
     digits = rank_digits(groups)
-    proof = _prove(op, forms, values, groups) if prove and cs > 1 and digits is not None \
-        else None
+    proof = _prove(op, forms, values, groups) if prove and cs > 1 else None
     facts: list[Fact] = []
     rows: tuple[dict[str, str], ...] = ()
     narrowed = None
@@ -331,7 +330,10 @@ def derive_closed(op: OperandMulticast, forms: OperandForms, values: dict[sympy.
     alive, alive_facts = _alive_at_launch(op, values)
     facts += alive_facts
     kd = proof.digits if proof is not None else None
-    if kd is not None:  # the proof's groups, as digits of the rank at every launch
+    if kd is not None and kd.residue is not None:  # the ranks congruent modulo D
+        lead, mask, sidx, scount = residue_forms(kd.residue, op.rank_extent)
+        structure = f"the ranks congruent modulo {kd.residue}"
+    elif kd is not None and kd.digits is not None:  # the proof's groups as digits of the rank
         b = list(kd.b)
         lead, mask, sidx, scount = digit_forms(kd.digits, b)
         facts += _boundary_facts(b, values)
@@ -632,7 +634,7 @@ def _prove(op: OperandMulticast, forms: OperandForms, values: dict[sympy.Symbol,
         exact_facts = _exactness(res, ctx, values)
         if exact_facts is not None:
             facts += exact_facts
-        kd = key_digits(keys, op.rank_extent, values)
+        kd = key_digits(keys, op.rank_extent, values) or residue_digits(keys, op.rank_extent)
         failed = None if kd is None else _alive_uniform(op, kd, keys, ctx, values, facts, rows,
                                                         _groupings(op, forms))
         # an alive predicate not proved uniform vanishes where its split is exact: that fact
@@ -714,8 +716,31 @@ class KeyDigits:
     ``kept`` and the ranks of a group differ only in the others."""
 
     b: tuple[sympy.Expr, ...]
-    digits: RankDigits  # radices at this launch (1 where two boundaries are equal here)
+    digits: RankDigits | None  # radices at this launch (1 where two boundaries are equal here)
     block: sympy.Expr  # where the top run of kept digits starts: a group lies in one block
+    residue: sympy.Expr | None = None  # the one key is rank % D, D not dividing the cluster
+
+
+def residue_digits(keys: tuple[sympy.Expr, ...] | list[sympy.Expr], top: sympy.Expr
+                   ) -> KeyDigits | None:
+    """The one key ``rank % D`` where ``D`` need not divide the cluster: the ranks congruent
+    modulo D share (no digit pattern: ``{0, 4}, {1, 5}, {2}, {3}`` in a cluster of 6)."""
+    if len(keys) != 1 or not isinstance(keys[0], sympy.Mod) or keys[0].args[0] != RANK:
+        return None
+    d = keys[0].args[1]
+    if d.free_symbols & {RANK, R1, R2}:
+        return None
+    return KeyDigits((sympy.Integer(1), d, top), None, top, d)
+
+
+def residue_forms(d: sympy.Expr, top: sympy.Expr
+                  ) -> tuple[sympy.Boolean, sympy.Expr, sympy.Expr, sympy.Expr]:
+    """Leader, mask, slice index and count of the classes of ``rank % d`` in ``top`` ranks:
+    the members are ``m, m + d, ...`` below ``top`` (``m = rank % d``)."""
+    m = sympy.Mod(RANK, d)
+    count = sympy.floor((top - 1 - m) / d) + 1
+    mask = 2**m * sympy.Sum(2 ** (d * _J), (_J, 0, count - 1))
+    return sympy.Lt(RANK, d), mask, sympy.floor(RANK / d), count
 
 
 def _key_interval(k: sympy.Expr, top: sympy.Expr) -> tuple[sympy.Expr, sympy.Expr] | None:
@@ -862,15 +887,11 @@ def _congruence_span(x1: sympy.Expr, x2: sympy.Expr, d: sympy.Expr, ctx: Context
     from tilec.proofs import Fact, FactKind
     from tilec.proofs.bounds import Reasoner
 
-    if R2 in x1.free_symbols:
-        x1, x2 = x2, x1
-    if R2 in x1.free_symbols or R1 in x2.free_symbols or d.free_symbols & {R1, R2, RANK}:
+    if d.free_symbols & {R1, R2, RANK}:
         return None
-    g1, g2 = x1.xreplace({R1: RANK}), x2.xreplace({R2: RANK})
-    if sympy.expand(g1 - g2) != 0:
-        return None  # not one expression of the rank
-    # g(rank): the summands that hold the rank (the others are common to both ranks)
-    g = sympy.Add(*[t for t in sympy.Add.make_args(sympy.expand(g1)) if RANK in t.free_symbols])
+    g = _rank_part(x1, x2)
+    if g is None:
+        return None
     used: list[Fact] = []
     lo, hi = Reasoner.for_context(ctx).bounds(g, used)
     if lo.has(sympy.oo, -sympy.oo) or hi.has(sympy.oo, -sympy.oo):
@@ -883,6 +904,20 @@ def _congruence_span(x1: sympy.Expr, x2: sympy.Expr, d: sympy.Expr, ctx: Context
         return None
     facts = [] if span.is_Integer and d.is_Integer else [Fact(FactKind.BOUND, span, d)]
     return g, facts + used
+
+
+def _rank_part(x1: sympy.Expr, x2: sympy.Expr) -> sympy.Expr | None:
+    """``g`` (in ``rank``) with ``X1 = c + g(r1)``, ``X2 = c + g(r2)`` for a ``c`` common to
+    both ranks (the loop point's summands), or None."""
+    if R2 in x1.free_symbols:
+        x1, x2 = x2, x1
+    if R2 in x1.free_symbols or R1 in x2.free_symbols:
+        return None
+    g1, g2 = x1.xreplace({R1: RANK}), x2.xreplace({R2: RANK})
+    if sympy.expand(g1 - g2) != 0:
+        return None  # not one expression of the rank
+    # g(rank): the summands that hold the rank (the others are common to both ranks)
+    return sympy.Add(*[t for t in sympy.Add.make_args(sympy.expand(g1)) if RANK in t.free_symbols])
 
 
 def _bounded_congruence(cond: sympy.Boolean, ctx: Context, values: dict[sympy.Symbol, int]
@@ -903,6 +938,15 @@ def _bounded_congruence(cond: sympy.Boolean, ctx: Context, values: dict[sympy.Sy
                                ctx).expr
                 rows.append(("tilec.bounded-congruence", c, new))
                 facts += fs
+                out.append(new)
+                continue
+            g = _rank_part(c.lhs.args[0], c.rhs.args[0])
+            d = c.lhs.args[1]
+            if g is not None and g.free_symbols == {RANK} and not d.free_symbols & {R1, R2, RANK}:
+                # (c + g1) % D == (c + g2) % D  <=>  g1 % D == g2 % D: a shift by the common c
+                new = sympy.Eq(sympy.Mod(g.xreplace({RANK: R1}), d),
+                               sympy.Mod(g.xreplace({RANK: R2}), d))
+                rows.append(("tilec.congruence-shift", c, new))
                 out.append(new)
                 continue
         out.append(c)
