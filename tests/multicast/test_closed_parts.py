@@ -104,3 +104,17 @@ def test_a_partition_that_is_no_digit_pattern_gets_rank_cases():
     groups = _groups(4, lambda r, q: (r in (0, 3)) == (q in (0, 3)))  # {0, 3}, {1, 2}
     assert rank_digits(groups) is None
     _check_forms(groups, *_case_forms(groups))
+
+
+def test_residue_class_forms_are_exact():
+    """The ranks congruent modulo D in a cluster of cs (D need not divide cs, and may exceed
+    it): leader, mask, slice and count at every rank, against the classes counted directly."""
+    from tilec.transforms.multicast.closed import residue_forms
+
+    d_sym, top = sympy.symbols("D CLUSTER", integer=True, positive=True)
+    forms = residue_forms(d_sym, top)
+    for cs in range(1, 17):
+        for d in range(1, cs + 3):
+            groups = _groups(cs, lambda r, q, d=d: r % d == q % d)
+            at = {d_sym: d, top: cs}
+            _check_forms(groups, *(sympy.sympify(f).xreplace(at) for f in forms))
