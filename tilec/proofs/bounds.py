@@ -18,9 +18,9 @@ from functools import lru_cache
 import sympy
 from sympy import oo
 
-from tilec.lru import LRU
+from .memo import Memo
 
-from .build import as_expr, canon, exact_quotient, is_int, mk_ceiling, mk_floor, mono_gcd
+from .build import as_expr, canon, exact_quotient, expand, is_int, mk_ceiling, mk_floor, mono_gcd
 from .build import frac as _build_frac
 from .context import Context, Fact
 from .theorems import Gcd
@@ -34,12 +34,12 @@ def bounds(expr: sympy.Expr, ctx: Context) -> Bounds:
     return Reasoner.for_context(ctx).bounds(canon(as_expr(expr)), [])
 
 
-_SHARED: LRU[Reasoner] = LRU(64)
+_SHARED: Memo[Reasoner] = Memo(64)
 _CACHE_LIMIT = 50_000
 # bounds and signs read no divisibility fact: contexts that differ only in those (a proof adds
 # divisibility facts as it goes; the operands of one launch state different ones) share them
-_INTERVALS: LRU[tuple[dict, dict]] = LRU(64)
-_DIVIDES: LRU[tuple[str | None, list[Fact]]] = LRU(16384)  # (d, n, the facts it may read) -> how
+_INTERVALS: Memo[tuple[dict, dict]] = Memo(64)
+_DIVIDES: Memo[tuple[str | None, list[Fact]]] = Memo(16384)  # (d, n, the facts it may read) -> how
 
 
 class Reasoner:
@@ -355,7 +355,7 @@ class Reasoner:
             if isinstance(lhs, sympy.Mod) and rhs == 0:
                 how = self.divides(lhs.args[1], lhs.args[0], used)
                 return None if how is None else Why(how)
-            if sympy.expand(lhs - rhs) == 0:
+            if expand(lhs - rhs) == 0:
                 return Why("identity")
             return None
         if isinstance(cond, sympy.Ne):

@@ -1,0 +1,80 @@
+"""Regressions of the proof engine's second audit (issue 28): each class of false answer or crash
+the targeted probes found, checked against the independent floor-semantics evaluator of
+test_soundness (a counterexample point or a brute force), never against tilec's own answer."""
+
+from __future__ import annotations
+
+import ast
+import random
+from pathlib import Path
+
+import sympy
+from sympy import Eq, Mod, floor
+
+from tilec.proofs import Context, implies, narrow, prove_eq, simplify
+
+from .test_soundness import agree, refutes, sample, value
+
+x, y, r = sympy.symbols("x y r", integer=True, nonnegative=True)
+CM, CN = sympy.symbols("CM CN", integer=True, positive=True)
+
+
+def _grid(syms: tuple, lo: int = 0, hi: int = 12) -> list[dict]:
+    import itertools
+
+    return [dict(zip(syms, v, strict=True)) for v in itertools.product(range(lo, hi + 1), repeat=len(syms))]
+
+
+# -- 1. sympy's own Mod evaluation never becomes a proof step ----------------------------------
+def test_implies_does_not_substitute_through_sympys_mod() -> None:
+    """``y == 3*(x % 6)`` does not give ``y % 6 == y``: x=2, y=6 refutes it (sympy evaluates
+    ``Mod(3*Mod(x, 6), 6)`` to ``3*Mod(x, 6)``, sympy issues 29757/28744)."""
+    p, q = Eq(y, 3 * Mod(x, 6)), Eq(Mod(y, 6), y)
+    assert value(p, {x: 2, y: 6}) is True and value(q, {x: 2, y: 6}) is False
+    assert implies(p, q, Context()) is False
+    # what does follow is still proven
+    assert implies(p, Eq(Mod(y, 3), 0), Context()) is True
+
+
+def test_a_zero_test_never_goes_through_sympys_mod() -> None:
+    from tilec.proofs.build import expand
+
+    nested = Mod(3 * Mod(x, 6, evaluate=False), 6, evaluate=False)
+    assert expand(nested - 3 * Mod(x, 6)) != 0
+    assert prove_eq(nested, 3 * Mod(x, 6), Context()) is None
+    assert prove_eq(nested, 3 * Mod(x, 2), Context()) is not None
+
+
+# -- 4. narrow is total on relations the builders decide ----------------------------------------
+def test_narrow_the_same_tile_test() -> None:
+    """``x/CN == (x + 1)/CN``: congruence would strip to ``x == x + 1``, i.e. false."""
+    cond = Eq(floor(x / CN), floor((x + 1) / CN))
+    out = narrow(cond, Context()).expr
+    pts = _grid((x, CN), 0, 9)
+    pts = [p for p in pts if p[CN] > 0]
+    assert refutes(out, cond, pts) is None
+    assert any(value(out, p) for p in pts)  # not narrowed to false
+    for c in (Eq(Mod(x, CN), Mod(x + CN, CN)), Eq(Mod(x, CN), Mod(x + 1, CN)), sympy.true, sympy.false,
+              Eq(floor(x / CN), floor(x / CN)) & Eq(Mod(x, CN), Mod(x + 2, CN))):
+        res = narrow(c, Context()).expr
+        assert refutes(res, c, pts) is None, (c, res)
+
+
+# -- 5. no recursion in sympy's Mod --------------------------------------------------------------
+def test_prove_eq_on_a_product_modulo_a_sum() -> None:
+    e = Mod((CN - 1) * (x + 1), CN + 1)
+    assert prove_eq(e, 0, Context()) is None  # false at CN=2, x=0
+    assert value(e, {CN: 2, x: 0}) == 1
+    out = simplify(e, Context()).expr
+    assert agree(e, out, sample(Context(), random.Random(5), 300)) is None
+
+
+# -- proofs imports nothing of tilec -----------------------------------------------------------
+def test_proofs_import_nothing_else_of_tilec() -> None:
+    root = Path(__file__).resolve().parents[2] / "tilec" / "proofs"
+    for path in root.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                assert not node.module.startswith("tilec"), (path.name, node.module)
+            if isinstance(node, ast.Import):
+                assert not any(a.name.startswith("tilec") for a in node.names), path.name
