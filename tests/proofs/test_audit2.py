@@ -78,3 +78,45 @@ def test_proofs_import_nothing_else_of_tilec() -> None:
                 assert not node.module.startswith("tilec"), (path.name, node.module)
             if isinstance(node, ast.Import):
                 assert not any(a.name.startswith("tilec") for a in node.names), path.name
+
+
+# -- 2. a bound with a rational right-hand side, in floor semantics ----------------------------
+def test_a_rational_bound_is_rounded_up_not_down() -> None:
+    """``r < CN/2`` allows r = 1 at CN = 3: it is ``r <= ceil(CN/2) - 1``, not ``r <= CN/2 - 1``,
+    so ``(2*r + 1) % CN`` keeps its remainder (3 % 3 == 0, not 3)."""
+    e = Mod(2 * r + 1, CN)
+    for ctx in (Context().bound(r, CN / 2), Context().assume(sympy.Lt(r, CN / 2))):
+        out = simplify(e, ctx).expr
+        pts = [p for p in _grid((r, CN), 0, 9) if p[CN] > 0 and 2 * p[r] < p[CN]]
+        assert agree(e, out, pts) is None, out
+        assert implies(sympy.Lt(r, CN / 2), sympy.Lt(2 * r + 1, CN), Context()) is False
+    # numeric rational bounds: r < 5/2 is r <= 2
+    five_halves = Context().bound(r, sympy.Rational(5, 2))
+    assert simplify(floor(r / 3), five_halves).expr == 0
+    assert simplify(floor(r / 2), five_halves).expr != 0
+    assert implies(sympy.Lt(r, sympy.Rational(5, 2)), sympy.Le(r, 2), Context()) is True
+    assert implies(sympy.Lt(r, sympy.Rational(5, 2)), sympy.Le(r, 1), Context()) is False
+
+
+# -- 3. signs: a symbol is nonnegative only where sympy or a fact says so ------------------------
+NEG = sympy.Symbol("n", integer=True, negative=True)
+NONPOS = sympy.Symbol("p", integer=True, nonpositive=True)
+NOSIGN = sympy.Symbol("s", integer=True)
+
+
+def _fits(v: sympy.Symbol, k: int) -> bool:
+    """``k`` meets ``v``'s declared sign."""
+    return all(getattr(sympy.Integer(k), f"is_{a}") == want for a, want in v.assumptions0.items())
+
+
+def test_min_max_and_implies_respect_declared_signs() -> None:
+    for v in (NEG, NONPOS, NOSIGN):
+        pts = [{v: k} for k in range(-10, 6) if _fits(v, k)]
+        for e in (sympy.Max(v, -5), sympy.Max(v, -1), sympy.Min(v, 0), sympy.Min(v + 3, 2), sympy.Max(v, 0)):
+            out = simplify(e, Context()).expr
+            assert agree(e, out, pts) is None, (e, out)
+        assert implies(sympy.Lt(v, 4), sympy.Ge(v, 0), Context()) is False
+        assert implies(sympy.Lt(v, 4), sympy.Lt(Mod(v, 5), 4), Context()) is False
+    # a stated fact still counts
+    assert implies(sympy.Lt(NOSIGN, 4), sympy.Ge(NOSIGN, 0), Context().nonneg(NOSIGN)) is True
+    assert simplify(sympy.Max(NOSIGN, -1), Context().nonneg(NOSIGN)).expr == NOSIGN

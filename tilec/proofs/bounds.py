@@ -132,7 +132,7 @@ class Reasoner:
         ups = self.ctx.uppers(s)
         if ups:
             used.append(ups[0])
-            return lo, ups[0].other - 1  # type: ignore[operator]
+            return lo, _below(s, ups[0].other)  # type: ignore[arg-type]
         return lo, oo
 
     def _mul_bounds(self, e: sympy.Expr, used: list[Fact]) -> Bounds:
@@ -425,6 +425,23 @@ class Reasoner:
             used.extend(local)
             return g, Why(lambda: f"; {fmt(g)} divides the gcd")
         return None, ""
+
+
+def _below(s: sympy.Symbol, upper: sympy.Expr) -> sympy.Expr:
+    """The largest value ``s < upper`` allows, as a bound: ``upper - 1`` for an integer ``s`` and
+    an integer-valued ``upper``; ``ceil(upper) - 1`` for a rational one (``r < CN/2`` is ``r <=
+    ceil(CN/2) - 1``, not ``r <= CN/2 - 1``: at CN = 3 it allows r = 1); ``upper`` itself for a
+    symbol not known to be an integer.
+
+    >>> r, CN = sympy.symbols("r CN", integer=True, positive=True)
+    >>> _below(r, CN), _below(r, sympy.Rational(5, 2)), _below(r, CN / 2)
+    (CN - 1, 2, ceiling(CN/2) - 1)
+    """
+    if not is_int(s):
+        return upper
+    if is_int(upper):
+        return upper - 1
+    return mk_ceiling(upper) - 1
 
 
 def _chain(parts: list[str]) -> str:

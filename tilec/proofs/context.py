@@ -1,6 +1,7 @@
 """Assumption context: signs, upper bounds and divisibility facts about symbols.
 
-Integer symbols are nonnegative unless marked :meth:`Context.signed` (every tilec index and extent is).
+A symbol is nonnegative where sympy knows it (every tilec index and extent is declared so) or a
+fact states it; a symbol declared negative, nonpositive or with no sign is not.
 Every fact has a printable form, and the prover reports the facts a result used, so code generation
 can guard on them at run time.
 
@@ -118,14 +119,15 @@ class Context:
         return self
 
     def signed(self, *syms: sympy.Symbol) -> Context:
-        """Withdraw the default ``s >= 0`` for symbols that may be negative."""
+        """Mark symbols that may be negative (a symbol sympy does not know to be nonnegative is
+        treated so anyway; this records the intent, and the printers' reasoners state it)."""
         self._signed.update(syms)
         return self
 
     def assume(self, cond: sympy.Basic) -> Context:
         """Add the facts a condition states, where it has one of the forms above.
 
-        >>> x, y = sympy.symbols("x y", integer=True)
+        >>> x, y = sympy.symbols("x y", integer=True, nonnegative=True)
         >>> sorted(str(f) for f in Context().assume(sympy.Lt(x, y) & sympy.Eq(sympy.Mod(x, 4), 0)).facts)
         ['x % 4 == 0', 'x < y']
         """
@@ -194,13 +196,12 @@ class Context:
         return None
 
     def is_nonneg_symbol(self, s: sympy.Symbol) -> Fact | bool | None:
-        """True for the default assumption, a Fact when stated, False when signed."""
+        """A Fact when one states ``s >= 0``, else whether sympy knows ``s`` nonnegative (a symbol
+        declared negative, nonpositive or with no sign is not)."""
         for fct in self._about.get(s, ()):
             if fct.kind in (FactKind.NONNEG, FactKind.BOUND):
                 return fct
-        if s in self._signed:
-            return bool(s.is_nonnegative)
-        return True
+        return bool(s.is_nonnegative)
 
     def uppers(self, s: sympy.Symbol) -> list[Fact]:
         """Bound facts ``s < upper``."""
