@@ -54,6 +54,7 @@ class Reasoner:
         self._divides_cache: dict[tuple[sympy.Expr, sympy.Expr], tuple[str | None, list[Fact]]] = {}
         self._discharge_cache: dict[sympy.Basic, tuple[Why | None, list[Fact]]] = {}
         self.failed_rules: set[tuple[object, sympy.Basic]] = set()  # filled by the simplifier
+        self._ordering = False  # proving e - g >= 0 for an order fact g >= 0
 
     @classmethod
     def for_context(cls, ctx: Context) -> Reasoner:
@@ -89,7 +90,8 @@ class Reasoner:
         if hit is None:
             local: list[Fact] = []
             hit = (*self._bounds(e, local), local)
-            self._bounds_cache[e] = hit
+            if not self._ordering:  # see nonneg
+                self._bounds_cache[e] = hit
         used.extend(hit[2])
         return hit[0], hit[1]
 
@@ -183,6 +185,8 @@ class Reasoner:
     def nonneg(self, e: sympy.Expr, used: list[Fact]) -> bool:
         """Prove ``e >= 0``: replace bounded terms by their bounds, then sum numeric term bounds."""
         key = e
+        if self._ordering:  # within an order fact's proof: answers without order facts, not kept
+            return self._nonneg(e, used)
         if key in self._nonneg_cache:
             ok, facts = self._nonneg_cache[key]
             used.extend(facts)
@@ -195,6 +199,28 @@ class Reasoner:
         return ok
 
     def _nonneg(self, e: sympy.Expr, used: list[Fact]) -> bool:
+        if self._plain_nonneg(e, used):
+            return True
+        if self._ordering:
+            return False
+        # an order fact g >= 0 (first_m + G <= num_m): e >= 0 where e - g >= 0 is proven without
+        # order facts (one at a time: no chain of them, so no regress)
+        syms = e.free_symbols
+        for fct in self.ctx.orders():
+            if not (fct.subject.free_symbols & syms):
+                continue
+            local: list[Fact] = []
+            self._ordering = True
+            try:
+                ok = self._plain_nonneg(e - fct.subject, local)
+            finally:
+                self._ordering = False
+            if ok:
+                used.extend([*local, fct])
+                return True
+        return False
+
+    def _plain_nonneg(self, e: sympy.Expr, used: list[Fact]) -> bool:
         e = sympy.expand(e, deep=False)
         for _ in range(4):
             if e.is_number:

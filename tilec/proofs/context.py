@@ -20,7 +20,7 @@ from enum import Enum
 
 import sympy
 
-from .build import as_expr, mk_mod
+from .build import as_expr, is_int, mk_mod
 from .trace import text
 
 
@@ -94,6 +94,7 @@ class Context:
         self._about: dict[sympy.Expr, list[Fact]] = {}
         self._known: set[Fact] = set()
         self._divisible: list[tuple[Fact, frozenset[sympy.Basic]]] = []  # with the subject's symbols
+        self._orders: list[Fact] = []  # e >= 0 for an expression e other than a symbol
 
     # -- stating facts ------------------------------------------------------------------------
     def nonneg(self, *syms: sympy.Symbol) -> Context:
@@ -142,12 +143,25 @@ class Context:
                 self.divisible(*c.lhs.args)
             elif isinstance(c, sympy.Eq) and isinstance(c.rhs, sympy.Mod) and c.lhs == 0:
                 self.divisible(*c.rhs.args)
+            elif isinstance(c, sympy.Rel) and not isinstance(c, sympy.Eq | sympy.Ne):
+                self._order(c)
         return self
+
+    def _order(self, c: sympy.Rel) -> None:
+        """``a <= b`` (or ``<``, ``>=``, ``>``) between integer expressions: the fact ``b - a >= 0``
+        (``b - a - 1 >= 0`` when strict), read by the reasoner's sign proofs."""
+        small, big = (c.lhs, c.rhs) if isinstance(c, sympy.Lt | sympy.Le) else (c.rhs, c.lhs)
+        if not (is_int(small) and is_int(big)):
+            return  # x < CN/2 between non-integers: not an integer fact
+        gap = sympy.expand(big - small - (1 if isinstance(c, sympy.Lt | sympy.Gt) else 0))
+        if not gap.is_number:
+            self._add(Fact(FactKind.NONNEG, gap))
 
     def _upper(self, sym: sympy.Symbol, upper: sympy.Expr) -> None:
         """``sym < upper`` is a bound fact (``0 <= sym < upper``) only for a symbol known nonnegative:
-        for a signed one it says nothing about the lower end, so it is not recorded."""
+        for a signed one it says nothing about the lower end, so it is an order fact."""
         if self.is_nonneg_symbol(sym) is False:
+            self._order(sympy.Lt(sym, upper, evaluate=False))
             return
         self.bound(sym, upper)
 
@@ -159,6 +173,7 @@ class Context:
         new._about = {k: list(v) for k, v in self._about.items()}
         new._known = set(self._known)
         new._divisible = list(self._divisible)
+        new._orders = list(self._orders)
         return new
 
     def _add(self, fact: Fact) -> None:
@@ -168,6 +183,8 @@ class Context:
             self._about.setdefault(fact.subject, []).append(fact)
             if fact.kind is FactKind.DIVISIBLE:
                 self._divisible.append((fact, frozenset(fact.subject.free_symbols)))
+            elif fact.kind is FactKind.NONNEG and not fact.subject.is_Symbol:
+                self._orders.append(fact)
 
     # -- queries ------------------------------------------------------------------------------
     @property
@@ -202,6 +219,11 @@ class Context:
             if fct.kind in (FactKind.NONNEG, FactKind.BOUND):
                 return fct
         return bool(s.is_nonnegative)
+
+    def orders(self) -> list[Fact]:
+        """Stated ``e >= 0`` facts about expressions other than a symbol (``num_m - first_m - G >=
+        0`` from ``first_m + G <= num_m``)."""
+        return self._orders
 
     def uppers(self, s: sympy.Symbol) -> list[Fact]:
         """Bound facts ``s < upper``."""

@@ -28,7 +28,7 @@ from .memo import Memo
 
 from . import theorems as T
 from .bounds import Reasoner, frac
-from .build import as_expr, canon, expand, mk_div, mk_eq, rebuild, replace
+from .build import as_expr, canon, expand, is_int, mk_div, mk_eq, mk_mod, rebuild, replace, u_add, u_mul
 from .context import Context, Fact
 from .rules import Env
 from .simplify import simplify
@@ -51,13 +51,48 @@ def prove_eq(a: sympy.Expr, b: sympy.Expr, ctx: Context | None = None) -> Result
     ra, rb = simplify(a, ctx), simplify(b, ctx)
     if expand(ra.expr - rb.expr) == 0:
         return Result(sympy.true, Trace([*ra.trace, *rb.trace]), original=Eq(a, b, evaluate=False))
-    steps: list[Step] = []
-    na, nb = normal_form(a, ctx, steps), normal_form(b, ctx, steps)
-    if (na, nb) != (a, b):
-        res = simplify(na - nb, ctx)
-        if expand(res.expr) == 0:
+    for x, y, pre in ((a, b, []), (ra.expr, rb.expr, [*ra.trace, *rb.trace])):
+        steps: list[Step] = list(pre)
+        na, nb = normal_form(x, ctx, steps), normal_form(y, ctx, steps)
+        if (na, nb) != (x, y) or pre:
+            res = simplify(na - nb, ctx)
+            if expand(res.expr) == 0:
+                return Result(sympy.true, Trace([*steps, *res.trace]), original=Eq(a, b, evaluate=False))
+        # last: every quotient as its dividend less its remainder, over the divisor (1.1), so that a
+        # remainder the facts make 0 (2.9) or two remainders that agree leave no quotient behind
+        wa, wb = _unfloor(na, ctx, steps), _unfloor(nb, ctx, steps)
+        res = simplify(wa - wb, ctx)
+        if expand(sympy.together(res.expr).as_numer_denom()[0]) == 0:
             return Result(sympy.true, Trace([*steps, *res.trace]), original=Eq(a, b, evaluate=False))
     return None
+
+
+def _unfloor(e: sympy.Basic, ctx: Context, steps: list[Step]) -> sympy.Basic:
+    """``e`` with every quotient ``floor(n/d)`` written ``(n - n%d)/d`` (1.1, an identity wherever
+    ``d != 0``: floor semantics), innermost first.
+
+    >>> x, c = sympy.symbols("x c", integer=True, positive=True)
+    >>> _unfloor(c * sympy.floor(x / c), Context(), [])
+    x - Mod(x, c)
+    """
+    env = Env(ctx, e)
+
+    def go(node: sympy.Basic) -> sympy.Basic:
+        if node.is_Atom or not node.args:
+            return node
+        args = [go(a) for a in node.args]
+        out = rebuild(node, args) if any(x is not y for x, y in zip(args, node.args, strict=True)) else node
+        if isinstance(out, floor):
+            n, d = frac(out)
+            if d != 1 and is_int(n) and is_int(d):
+                after = (n - mk_mod(n, d)) / d
+                st = env.step("1.1", u_add(mk_mod(n, d), u_mul(d, out)), n, {T.a: n, T.c: d})
+                if st is not None:
+                    steps.append(st)
+                    return after
+        return out
+
+    return go(e)
 
 
 def normal_form(e: sympy.Basic, ctx: Context, steps: list[Step]) -> sympy.Basic:
