@@ -8,6 +8,7 @@ import ast
 import random
 from pathlib import Path
 
+import pytest
 import sympy
 from sympy import Eq, Mod, floor
 
@@ -120,3 +121,42 @@ def test_min_max_and_implies_respect_declared_signs() -> None:
     # a stated fact still counts
     assert implies(sympy.Lt(NOSIGN, 4), sympy.Ge(NOSIGN, 0), Context().nonneg(NOSIGN)) is True
     assert simplify(sympy.Max(NOSIGN, -1), Context().nonneg(NOSIGN)).expr == NOSIGN
+
+
+# -- 7. completeness: the GEMM index equalities the audit found unproved -------------------------
+M, BM, A, B, G, SMS = sympy.symbols("M BM a b G SMs", integer=True, positive=True)
+NUM_M, FIRST_M = sympy.symbols("num_m first_m", integer=True, positive=True)
+t = sympy.Symbol("t", integer=True, nonnegative=True)
+GEMM = [
+    ("ceil-div as floor-div", sympy.ceiling(M / 128), floor((M - 1) / 128) + 1, []),
+    ("divisible ceil-div", BM * sympy.ceiling(M / BM), M, [Eq(Mod(M, BM), 0)]),
+    ("nested ceil-div", sympy.ceiling(sympy.ceiling(M / A) / B), sympy.ceiling(M / (A * B)), []),
+    ("nested ceil-div, floor form", sympy.ceiling(sympy.ceiling(M / 128) / 8), floor((M + 1023) / 1024), []),
+    ("nested ceil-div, symbolic floor form", sympy.ceiling(sympy.ceiling(M / A) / B), floor((M + A * B - 1) / (A * B)), []),
+    ("full group", sympy.Min(NUM_M - FIRST_M, G), G, [sympy.Le(FIRST_M + G, NUM_M)]),
+    ("recombine by a + 1", floor(x / (A + 1)) * (A + 1) + Mod(x, A + 1), x, []),
+    ("recombine two digits by a + 1",
+     Mod(x, A + 1) + (A + 1) * Mod(floor(x / (A + 1)), B) + (A + 1) * B * floor(x / ((A + 1) * B)), x, []),
+    ("persistent recombine", CN * floor((t * SMS + r) / CN) + Mod(r, CN), t * SMS + r, [Eq(Mod(SMS, CN), 0)]),
+    ("persistent recombine, whole remainder", CN * floor((t * SMS + r) / CN) + Mod(t * SMS + r, CN), t * SMS + r, []),
+    ("persistent exact quotient", CN * (t * floor(SMS / CN) + y) + r, t * SMS + CN * y + r, [Eq(Mod(SMS, CN), 0)]),
+    ("persistent quotient", floor((t * SMS + CN * y + r) / CN), t * floor(SMS / CN) + y,
+     [Eq(Mod(SMS, CN), 0), sympy.Lt(r, CN)]),
+]
+
+
+@pytest.mark.parametrize(("name", "a", "b", "given"), GEMM, ids=[g[0] for g in GEMM])
+def test_gemm_index_equalities_are_proved(name: str, a: sympy.Expr, b: sympy.Expr, given: list) -> None:
+    syms = sorted(set().union(a.free_symbols, b.free_symbols, *(g.free_symbols for g in given)), key=str)
+    rng = random.Random(7)
+    pts = []
+    for _ in range(4000):
+        env = {s: rng.randint(1 if s.is_positive else 0, 30) for s in syms}
+        if all(value(g, env) for g in given):
+            pts.append(env)
+    assert len(pts) > 50 and agree(a, b, pts) is None  # true (the independent evaluator)
+    res = prove_eq(a, b, Context().assume(sympy.And(*given)))
+    assert res is not None, name
+    # and with a condition dropped, not proved where that makes it false
+    if given:
+        assert prove_eq(a, b, Context()) is None, name
