@@ -39,6 +39,7 @@ def clear_caches() -> None:
     _b.frac.cache_clear()
     _u._INT_CACHE.clear()
     _u._CANON_CACHE.clear()
+    _u._EXPAND_CACHE.clear()
 
 
 __all__ = [
