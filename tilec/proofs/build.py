@@ -270,7 +270,8 @@ def mk_rel(cls: type, lhs: sympy.Expr, rhs: sympy.Expr) -> sympy.Basic:
 
 
 def identical(a: sympy.Expr, b: sympy.Expr) -> bool:
-    """``sympy.expand(a - b) == 0``, exactly, without expanding where one point tells them apart.
+    """``expand(a - b) == 0`` (:func:`expand`, the builders' one), exactly, without expanding where
+    one point tells them apart.
 
     ``expand`` applies only identities (valid for every value its symbols' assumptions allow), so
     ``a - b`` that expands to 0 is 0 at every such point where it is defined: a point where ``a``
@@ -278,7 +279,7 @@ def identical(a: sympy.Expr, b: sympy.Expr) -> bool:
     False. Otherwise -- equal there, or no point to try (a symbol a positive integer cannot stand
     for, two symbols of one name, a node the evaluator does not know, a zero divisor) -- ``expand``
     decides. The answer is ``expand``'s in every case; a difference is what the rules' searches
-    meet most (``expand`` rebuilds every floor it passes through, with sympy's assumption queries).
+    meet most (``expand`` rebuilds every floor it passes through).
 
     >>> x, c = sympy.symbols("x c", integer=True, positive=True)
     >>> identical(c * (x + 1), c * x + c), identical(c * floor(x / c), x - Mod(x, c))
