@@ -10,7 +10,7 @@ from tilec.codegen.triton.expr import PythonIntPrinter
 from tilec.codegen.triton.printer.fixup import RED_ROWS, fixup_fn, partial_slots, reduce_kernel
 from tilec.codegen.triton.printer.kernel import TL_DTYPE, Code, Kernel, check, range_takes
 from tilec.codegen.triton.printer.launcher import launcher
-from tilec.codegen.triton.printer.tile import accumulate, load_fn, mainloop, store_c, tile_coords
+from tilec.codegen.triton.printer.tile import load_fn, mainloop, store_c, tile_coords
 from tilec.codegen.triton.printer.work import gemm_kernel, unit
 from tilec.transforms.plan import SIZE_K, SIZE_M, SIZE_N, Fixup, KernelPlan, LoadKind
 
@@ -48,7 +48,6 @@ class TritonPrinter:
             load_fn(k, k.plan.a),
             load_fn(k, k.plan.b),
             mainloop(k),
-            accumulate(k),
             store_c(k),
         ]
         if k.partials:
@@ -97,8 +96,9 @@ def header(k: Kernel) -> str:
     c("                               a boundary mask: " + ", ".join(py.doprint(f) for f in p.facts)
       + ".")
     c("  gemm_kernel[(GRID,)](a, b, c, " + ("ws, tickets, " if k.partials else "")
-      + "M, N, K, lda, ldb, ldc, " + ", ".join(k.numbers) + ", EVEN_M=, EVEN_N=, EVEN_K=, WIDE=)")
-    c("                               the kernel; a, b are tensor descriptors where loaded by TMA.")
+      + "M, N, K, lda, ldb, ldc, EVEN_M=, EVEN_N=, EVEN_K=, WIDE=)")
+    c("                               the kernel (it computes the numbers from M, N, K itself);")
+    c("                               a, b are tensor descriptors where loaded by TMA.")
     c('"""')
     c("", "import torch", "import triton", "import triton.language as tl")
     c("from triton.compiler import CompiledKernel")

@@ -95,11 +95,11 @@ def reduce_grid_fn(k: Kernel) -> str:
 
 def unspecialized(k: Kernel) -> list[str]:
     """The integer arguments Triton must not specialize on (``== 1``, ``% 16 == 0``): the sizes
-    and the work split's numbers change with every shape, and a specialization would compile
+    change with every shape, and a specialization would compile
     the kernel again for a shape that meets the same facts (and a kernel kept for the direct
     launch would be wrong at another). The leading dimensions stay specialized (their
     16-alignment lets pointer loads vectorize) and are part of the direct launch's key."""
-    return [*SHAPE_ARGS[:3], *k.numbers]
+    return list(SHAPE_ARGS[:3])
 
 
 def partial_tiles(k: Kernel) -> str:
@@ -113,9 +113,11 @@ def reduce_kernel(k: Kernel) -> str:
     ``_reduce_grid`` picks SUBS per call), in K order, and writes C's rows."""
     c = Code()
     keep = ["SUBS", *unspecialized(k)]  # a compiled reducer serves every shape (as gemm_kernel)
-    c(f"@triton.jit(do_not_specialize={keep!r})", f"def reduce_kernel(c, ws, SUBS, {k.params}):")
+    c(f"@triton.jit(do_not_specialize={keep!r})",
+      f"def reduce_kernel(c, ws, SUBS, {k.launch_params}):")
     c.indent()
     c('"""Sum SUBS strips of a tile\'s partials in K order and write them to C (second launch)."""')
+    k.numbers_prologue(c)
     c("programs = BM // (RED_ROWS * SUBS)  # per tile")
     c("tile = tl.program_id(0) // programs")
     c("part = tl.program_id(0) % programs")

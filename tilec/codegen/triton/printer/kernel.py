@@ -76,8 +76,9 @@ class Code:
 
 def check(p: KernelPlan) -> None:
     """Refuse (UnsupportedError) plan features Triton cannot express: clusters > 1, multicast,
-    C in another type than the inputs, tiles that are not powers of two >= 16, TMA loads of
-    rows that are not 16-byte aligned, and an order or B layout that disagrees with the plan."""
+    C in another type than the inputs, tiles that are not powers of two >= 16, and an order or
+    B layout that disagrees with the plan (TMA loads take rows of any length: the launcher
+    copies those TMA cannot take into aligned rows)."""
     if p.cluster != (1, 1, 1):
         raise UnsupportedError(
             f"triton: plan {p.name} has cluster {p.cluster}; the Triton backend launches "
@@ -109,15 +110,6 @@ def check(p: KernelPlan) -> None:
             f"triton: plan.b_transposed={p.b_transposed} but operand B says "
             f"transposed={p.b.transposed}"
         )
-    for op in (p.a, p.b):
-        if op.kind is LoadKind.TMA:
-            cols = p.K if (op.name == "A" or p.b_transposed) else p.N
-            if (cols * p.dtype.nbytes) % 16:
-                raise UnsupportedError(
-                    f"triton: operand {op.name} is loaded by TMA but its row stride "
-                    f"({cols} x {p.dtype.nbytes} bytes) is not 16-byte aligned; use "
-                    "LoadKind.POINTER"
-                )
 
 
 # the run-time sizes and leading dimensions every device function receives, then the work
@@ -211,6 +203,37 @@ class Kernel:
         return ", ".join((*SHAPE_ARGS, *self.numbers, *(f"{f}: tl.constexpr" for f in FLAGS)))
 
     @property
+    def launch_params(self) -> str:
+        """The kernels' own parameters after their pointers: the sizes and the flags (the work
+        split's numbers are computed on the device: fewer arguments, a cheaper launch)."""
+        return ", ".join((*SHAPE_ARGS, *(f"{f}: tl.constexpr" for f in FLAGS)))
+
+    def number_steps(self) -> list[tuple[sympy.Symbol, sympy.Expr]]:
+        """The work split's numbers as assignments in order, each over M, N, K and the names
+        assigned before it (the plan's SplitRule forms, with the tile counts named): what the
+        device and the launcher compute."""
+        assert self.plan.split is not None, "a plan lowered with fixed sizes has no split rule"
+        forms = {k: sympy.sympify(v) for k, v in self.plan.split.forms().items()}
+        o = self.plan.order
+        named = [(sympy.Symbol("TILES_M", integer=True, positive=True), sympy.sympify(o.tiles_m)),
+                 (sympy.Symbol("TILES_N", integer=True, positive=True), sympy.sympify(o.tiles_n))]
+        order = ["k_iters", "num_tiles", "splits", "sk_tiles", "sk_ctas", "grid"]
+        wanted = {n.lower() for n in self.numbers}
+        named += [(WORK_SYMBOLS[n], forms[n]) for n in order if n in wanted]
+        out: list[tuple[sympy.Symbol, sympy.Expr]] = []
+        for sym, e in named:
+            for prev, pe in out:
+                e = e.xreplace({pe: prev})
+            out.append((sym, e))
+        return out
+
+    def numbers_prologue(self, c: Code) -> None:
+        """Compute the work split's numbers from M, N, K on the device (the plan's SplitRule
+        forms, as the launcher's ``_numbers`` computes them for the grid)."""
+        for sym, e in self.number_steps():
+            c(f"{sym.name} = {self.expr(e, TILES_M='TILES_M', TILES_N='TILES_N')}")
+
+    @property
     def pointer_loads(self) -> bool:
         """Some operand is loaded through pointers (masked at the edges; TMA fills with 0)."""
         return LoadKind.POINTER in (self.plan.a.kind, self.plan.b.kind)
@@ -219,6 +242,8 @@ class Kernel:
         """``e`` as Triton text, each plan symbol ``kernel_symbol(k)`` printed as ``names[k]``,
         the sizes and the work split's numbers as the kernel's arguments of those names."""
         syms: dict[sympy.Symbol, str] = {kernel_symbol(k): v for k, v in names.items()}
+        syms.update({sympy.Symbol(k, integer=True, positive=True): v for k, v in names.items()
+                     if k.isupper()})
         syms.update({s: s.name for s in WORK_SYMBOLS.values()})
         syms.update({SIZE_M: "M", SIZE_N: "N", SIZE_K: "K"})
         return TritonExprPrinter(syms, _REGION).doprint(sympy.sympify(e))

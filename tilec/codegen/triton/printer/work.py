@@ -21,7 +21,7 @@ def unit(k: Kernel) -> str:
     c('"""Data-parallel unit: the whole K range of tile t."""')
     c("pid_m, pid_n = tile_coords(t, M, N)")
     guard_alive(k, c)
-    c(f"acc = accumulate(a, b, pid_m, pid_n, 0, K_ITERS, {k.args})")
+    c(f"acc = mainloop(a, b, pid_m, pid_n, 0, K_ITERS, {k.args})")
     c(f"store_c(c, acc, pid_m, pid_n, {k.args})")
     if not k.partials:
         return c.text()
@@ -32,7 +32,7 @@ def unit(k: Kernel) -> str:
     c('"""k-iterations [k_begin, k_end) of tile t (partial-region tile `tile`, slot `slot`)."""')
     c("pid_m, pid_n = tile_coords(t, M, N)")
     guard_alive(k, c)
-    c(f"acc = accumulate(a, b, pid_m, pid_n, k_begin, k_end, {k.args})")
+    c(f"acc = mainloop(a, b, pid_m, pid_n, k_begin, k_end, {k.args})")
     # a unit of the whole K range owns its tile (a Stream-K CTA's, or split-K capped to one
     # part where K is short): it writes C itself, and its tile counts one contributor
     c("if (k_begin == 0) & (k_end == K_ITERS):")
@@ -52,8 +52,9 @@ def gemm_kernel(k: Kernel) -> str:
     """``gemm_kernel``: each program ``pid`` runs its units of every region of the work split."""
     c = Code()
     c(f"@triton.jit(do_not_specialize={unspecialized(k)!r})",
-      f"def gemm_kernel({kernel_args(k)}, {k.params}):")
+      f"def gemm_kernel({kernel_args(k)}, {k.launch_params}):")
     c.indent()
+    k.numbers_prologue(c)
     c("pid = tl.program_id(0)")
     n, sk = WORK_SYMBOLS["num_tiles"], WORK_SYMBOLS["sk_tiles"]
     if k.split_k:
