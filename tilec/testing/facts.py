@@ -15,6 +15,7 @@ named like the parameters; :func:`holds` evaluates any of them exactly (floor se
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Union
 
@@ -24,6 +25,12 @@ from tilec.errors import ParamError
 from tilec.proofs.evaluate import compile_int
 
 FactLike = Union[str, sympy.Basic, Callable[[Mapping[str, Any]], bool], Any]
+
+
+_FUNCTIONS = {"floor": sympy.floor, "ceiling": sympy.ceiling, "ceil": sympy.ceiling,
+              "Mod": sympy.Mod, "Min": sympy.Min, "Max": sympy.Max, "min": sympy.Min,
+              "max": sympy.Max, "Eq": sympy.Eq, "Ne": sympy.Ne, "And": sympy.And, "Or": sympy.Or,
+              "Not": sympy.Not}
 
 
 def symbol(name: str) -> sympy.Symbol:
@@ -47,7 +54,10 @@ def condition(fact: FactLike, names: Iterable[str]) -> sympy.Boolean | None:
     if isinstance(fact, str):
         from sympy.parsing.sympy_parser import parse_expr
 
-        local = {n: symbol(n) for n in names}
+        # every name a parameter symbol but the few functions a condition may call (sympy's
+        # namespace would read Q, S or E as its own objects)
+        local = {n: symbol(n) for n in re.findall(r"[A-Za-z_]\w*", fact)}
+        local.update(_FUNCTIONS)
         try:
             out = parse_expr(fact, local_dict=local, evaluate=False)
         except (SyntaxError, TypeError, ValueError, AttributeError) as e:
