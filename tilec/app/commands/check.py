@@ -221,28 +221,29 @@ def _proved_body(args: argparse.Namespace, op: Any, v: Any, where: str, cluster:
 
 
 def _verdict(name: str, tally: _Tally) -> str:
+    """``B: ok, 200 launches, closed form proved, held at all 200 ...`` or the failure."""
     f = tally.failure
     if f is not None and f.operand == name:
         return str(f)
     forms = tally.forms.get(name, Counter())
     words = {"proved": "closed form proved", "launch": "closed form checked at its launch",
              "general": "general form"}
-    if len(forms) == 1:
-        kinds = words[next(iter(forms))]
+    if len(forms) <= 1:
+        kinds = words[next(iter(forms))] if forms else "nothing derived"
     else:
         kinds = ", ".join(f"{words[k]} at {n}" for k, n in forms.most_common())
-        kinds += " (launches x modes)" if kinds else "no derivation"
+        kinds += " (launches x modes)"
+    if f is not None:
+        return f"{name}: no failure in the {tally.launches} launches before the stop, {kinds}"
     keys = [k for k, v in tally.proved.items() if v.operand == name]
     checked = [k for k in keys if k not in tally.unmet and tally.held[k]]
-    text = f"{name}: {'ok' if f is None else 'no failure'}, {tally.launches} launches, {kinds}"
+    text = f"{name}: ok, {tally.launches} launches, {kinds}"
     if checked:
         n = sum(tally.held[k] for k in checked)
         text += (f", held at all {n} other launches meeting its facts" if len(checked) == 1 else
                  f"; {len(checked)} proved forms, each held wherever its facts did ({n} launches)")
     if any(k in tally.unmet for k in keys):
         text += "; no drawn launch met the facts of a proved form (not checked elsewhere)"
-    if f is not None:
-        text += " before the failure"
     return text
 
 
