@@ -26,6 +26,7 @@ A failure reads like ``A: FAIL at M=24, N=10, ...: rank 1 got mask 0b11 but need
 
 from __future__ import annotations
 
+from tilec.testing.facts import holds
 from tilec.testing.launch import (
     MaskMismatch,
     Report,
@@ -36,7 +37,6 @@ from tilec.testing.launch import (
     proved_forms,
     scope_of,
 )
-from tilec.testing.facts import holds
 from tilec.testing.oracle import Mismatch, Truth, brute_force, expected
 from tilec.testing.strategies import Kind, kinds, params
 

@@ -16,15 +16,16 @@ named like the parameters; :func:`holds` evaluates any of them exactly (floor se
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Union
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 import sympy
 
 from tilec.errors import ParamError
 from tilec.proofs.evaluate import compile_int
 
-FactLike = Union[str, sympy.Basic, Callable[[Mapping[str, Any]], bool], Any]
+# a string, a sympy condition, a tilec Fact, or a function of the parameter dict
+FactLike = Any
 
 
 _FUNCTIONS = {"floor": sympy.floor, "ceiling": sympy.ceiling, "ceil": sympy.ceiling,

@@ -217,13 +217,13 @@ def _table_mismatches(op: Any, truth: Truth, params: dict[str, Any], mode: str,
     for row in op.table:
         rows.setdefault(tuple(row.point[n] for n in names), {})[row.point["rank"]] = row
     out: list[Mismatch] = []
-    for point, got_rows, want in _walk(truth, names, mode):
-        at = rows.get(point)
-        got = [None if at is None else at.get(r) for r in range(truth.cluster_size)]
-        if any(g is None for g in got):
+    for point, _, want in _walk(truth, names, mode):
+        at = rows.get(point, {})
+        if len(at) != truth.cluster_size:
             return [*out, _error(op, truth, params, mode, "table", point_of(names, point),
                                  f"the table has no row for this loop point ({names})")]
-        gw = [Want(g.alive, g.issue, g.mask, g.slice_index or 0, g.slice_count or 0) for g in got]
+        gw = [Want(g.alive, g.issue, g.mask, g.slice_index or 0, g.slice_count or 0)
+              for g in (at[r] for r in range(truth.cluster_size))]
         bad = _first_difference(gw, want, mode, table=True)
         if bad is not None:
             r, field, g, w = bad
