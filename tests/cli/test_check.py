@@ -106,6 +106,10 @@ def test_user_errors(capsys) -> None:
     assert main(["check", SEED, "--cluster", "4"]) == 2  # the seed binds RankX to CLUSTER=2
     err = capsys.readouterr().err.strip()
     assert err.startswith("tilec: error: cluster dim x is set to 4") and "\n" not in err
+    # every drawn launch refused by the derivation: its reason, once
+    assert main(["check", SEED, "--param", "DECOMP=splitk", "--examples", "2"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "tilec refused every drawn launch, e.g.: multicast needs the CTAs of a cluster" in err
     with pytest.raises(SystemExit) as e:
         main(["check", SEED, "--cluster", "0,2"])
     assert e.value.code == 2

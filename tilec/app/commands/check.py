@@ -66,6 +66,7 @@ class _Tally:
     proved: dict[tuple[str, ...], Any] = field(default_factory=dict)  # key -> verdict
     held: Counter[tuple[str, ...]] = field(default_factory=Counter)  # key -> launches held
     unmet: list[tuple[str, ...]] = field(default_factory=list)  # keys no draw met
+    why_refused: str = ""  # the first refusal's message
     failure: Any = None
 
 
@@ -139,6 +140,7 @@ def _launches(args: argparse.Namespace, fixed: dict[str, Any], cluster: Any,
             report = oracle(args.schedule, p, mode=args.mode, cluster=cluster)
         except TilecError as e:
             tally.refused[type(e).__name__] += 1
+            tally.why_refused = tally.why_refused or str(e)
             reject()
         tally.launches += 1
         bar.update(tally.launches)
@@ -151,6 +153,9 @@ def _launches(args: argparse.Namespace, fixed: dict[str, Any], cluster: Any,
 
     try:
         if not _hypothesis_run(args, strategy, body):
+            if tally.why_refused:
+                raise TilecError(f"{args.schedule}: tilec refused every drawn launch, e.g.: "
+                                 f"{tally.why_refused}")
             raise TilecError(f"{args.schedule}: no drawn parameter values build a valid launch "
                              f"with {fixed}: give more of them with --param")
     except _Found as e:
