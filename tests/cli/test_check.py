@@ -120,3 +120,17 @@ def test_progress_bar_on_stderr(monkeypatch, capsys) -> None:
     monkeypatch.setenv("TILEC_PROGRESS", "1")
     assert main(["check", SEED, "--examples", "2", "--max-size", "24", "--mode", "leader"]) == 0
     assert "launches [" in capsys.readouterr().err
+
+
+def test_the_command_table_imports_neither_sympy_nor_hypothesis() -> None:
+    """Every tilec command imports the check command's module: it must stay light."""
+    import subprocess
+    import sys
+
+    from tilec.testing.launch import CARRIED
+
+    assert check_cmd.CARRIED == CARRIED
+    r = subprocess.run([sys.executable, "-c", "import sys, tilec.app.cli; print("
+                        "'sympy' in sys.modules, 'hypothesis' in sys.modules)"],
+                       capture_output=True, text=True, cwd=ROOT, check=True)
+    assert r.stdout.split() == ["False", "False"]

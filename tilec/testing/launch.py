@@ -31,14 +31,19 @@ class MaskMismatch(AssertionError):
         super().__init__(str(report.mismatches[0]))
 
 
+CARRIED = ("proved", "narrowing")  # scopes that claim something at other launches
+
+
 def scope_of(op: Any) -> str:
-    """``"proved"`` (for every launch meeting its facts), ``"launch"`` (checked at the launch it
-    was derived at) or ``"general"`` (no closed form). A closed form that does not state its
-    scope is taken as checked at its launch only."""
+    """``"proved"`` (equal to the truth at every launch meeting its facts), ``"narrowing"``
+    (sound at every launch meeting its facts, exact at its own), ``"launch"`` (checked at the
+    launch it was derived at) or ``"general"`` (no closed form). A closed form that does not
+    state its scope is taken as checked at its launch only."""
     if not op.closed_form:
         return "general"
     s = getattr(op, "scope", None) or getattr(op.closed, "scope", None)
-    return "proved" if str(getattr(s, "value", s)) == "proved" else "launch"
+    s = str(getattr(s, "value", s))
+    return s if s in CARRIED else "launch"
 
 
 @dataclass(frozen=True)
@@ -47,7 +52,7 @@ class Verdict:
 
     operand: str
     mode: str
-    form: str  # proved, launch, general (:func:`scope_of`)
+    form: str  # proved, narrowing, launch, general (:func:`scope_of`)
     facts: tuple[str, ...]
     key: tuple[str, ...]  # the forms as text with their facts: equal keys, the same closed form
     mismatches: tuple[Mismatch, ...]
@@ -172,9 +177,10 @@ def check(path: str | Path, params: Mapping[str, Any], *, mode: str = "both",
 
 def proved_forms(path: str | Path, base: Mapping[str, Any], mode: str,
                  cluster: tuple[int, ...] | None = None) -> list[Any]:
-    """The operands of the derivation at ``base`` whose closed form is proved."""
+    """The operands of the derivation at ``base`` whose closed form claims something at other
+    launches meeting its facts (scope proved or narrowing)."""
     return [op for op in derive_at(path, base, mode, cluster).operands.values()
-            if scope_of(op) == "proved"]
+            if scope_of(op) in CARRIED]
 
 
 def _proved_elsewhere(path: str | Path, base: dict[str, Any], params: dict[str, Any], mode: str,
@@ -183,8 +189,10 @@ def _proved_elsewhere(path: str | Path, base: dict[str, Any], params: dict[str, 
     for op in proved_forms(path, base, mode, cluster):
         if not holds(op.facts, params):
             continue
+        scope = scope_of(op)
         found = compare(op, truth_at(path, params, op.operand, cluster), params, mode,
-                        table=False, source=f"proved form derived at {_text(base)}", limit=limit)
+                        table=False, source=f"{scope} form derived at {_text(base)}",
+                        limit=limit, sound_only=scope == "narrowing")
         out.append(_verdict(op, mode, found, base))
     return out
 

@@ -24,6 +24,9 @@ from tilec.app.commands.common import nonnegative_int, overrides, positive_int, 
 from tilec.errors import TilecError
 
 MAX_PROVED = 4  # distinct proved forms per operand and mode checked in pass 2
+# the scopes that claim something at other launches (tilec.testing.launch.CARRIED; not imported
+# here: every tilec command imports this module, and tilec.testing imports sympy and hypothesis)
+CARRIED = ("proved", "narrowing")
 
 
 def options(p: argparse.ArgumentParser) -> None:
@@ -77,6 +80,11 @@ def run(args: argparse.Namespace) -> int:
     from tilec.testing.launch import load
     from tilec.testing.strategies import Kind, kinds
 
+    try:
+        import hypothesis  # noqa: F401  (the strategies and the runs are hypothesis's)
+    except ImportError:
+        raise TilecError("tilec check needs hypothesis: pip install hypothesis (or "
+                         "pip install 'tilec[test]')") from None
     fixed = overrides(args)
     cluster = args.cluster
     loaded = load(args.schedule, fixed, cluster)
@@ -146,7 +154,7 @@ def _launches(args: argparse.Namespace, fixed: dict[str, Any], cluster: Any,
         bar.update(tally.launches)
         for v in report.verdicts:
             tally.forms.setdefault(v.operand, Counter())[v.form] += 1
-            if v.form == "proved" and v.key not in tally.proved:
+            if v.form in CARRIED and v.key not in tally.proved:
                 tally.proved[v.key] = v
         if not report.ok:
             raise _Found(report.mismatches[0])
@@ -215,7 +223,8 @@ def _proved_body(args: argparse.Namespace, op: Any, v: Any, where: str, cluster:
             tally.refused[type(e).__name__] += 1
             reject()
         found = compare(op, truth, full, v.mode, table=False,
-                        source=f"proved form derived at {where}")
+                        source=f"{v.form} form derived at {where}",
+                        sound_only=v.form == "narrowing")
         tally.held[v.key] += not found
         done[0] += 1
         bar.update(done[0])
@@ -232,6 +241,7 @@ def _verdict(name: str, tally: _Tally) -> str:
         return str(f)
     forms = tally.forms.get(name, Counter())
     words = {"proved": "closed form proved", "launch": "closed form checked at its launch",
+             "narrowing": "closed form a narrowing (sound where its facts hold)",
              "general": "general form"}
     if len(forms) <= 1:
         kinds = words[next(iter(forms))] if forms else "nothing derived"
