@@ -213,7 +213,7 @@ def _proved_body(args: argparse.Namespace, op: Any, v: Any, where: str, cluster:
     from hypothesis import reject
 
     from tilec.testing.launch import load, truth_at
-    from tilec.testing.oracle import compare
+    from tilec.testing.brute import compare
 
     def body(p: dict[str, Any]) -> None:
         try:
