@@ -12,8 +12,8 @@ import sympy
 
 import tilec.testing.launch as launch
 from tilec.ir import GemmFusion
-from tilec.proofs import Fact, FactKind
 from tilec.ir import ParallelType as P
+from tilec.proofs import Fact, FactKind
 from tilec.testing import MaskMismatch, brute_force, check, derive_at, expected, oracle
 from tilec.testing.brute import compare, delivers
 

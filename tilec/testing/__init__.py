@@ -26,6 +26,7 @@ A failure reads like ``A: FAIL at M=24, N=10, ...: rank 1 got mask 0b11 but need
 
 from __future__ import annotations
 
+from tilec.testing.brute import Mismatch, Truth, brute_force, expected
 from tilec.testing.facts import holds
 from tilec.testing.launch import (
     MaskMismatch,
@@ -37,7 +38,6 @@ from tilec.testing.launch import (
     proved_forms,
     scope_of,
 )
-from tilec.testing.brute import Mismatch, Truth, brute_force, expected
 from tilec.testing.strategies import Kind, kinds, params
 
 __all__ = ["Kind", "MaskMismatch", "Mismatch", "Report", "Truth", "Verdict", "brute_force",

@@ -212,8 +212,8 @@ def _proved_body(args: argparse.Namespace, op: Any, v: Any, where: str, cluster:
     """Pass 2's test body for one proved form: the form evaluated at a drawn launch."""
     from hypothesis import reject
 
-    from tilec.testing.launch import load, truth_at
     from tilec.testing.brute import compare
+    from tilec.testing.launch import load, truth_at
 
     def body(p: dict[str, Any]) -> None:
         try:
@@ -255,8 +255,11 @@ def _verdict(name: str, tally: _Tally) -> str:
     text = f"{name}: ok, {tally.launches} launches, {kinds}"
     if checked:
         n = sum(tally.held[k] for k in checked)
+        what = ("proved" if all(tally.proved[k].form == "proved" for k in checked)
+                else "proved or narrowing")
         text += (f", held at all {n} other launches meeting its facts" if len(checked) == 1 else
-                 f"; {len(checked)} proved forms, each held wherever its facts did ({n} launches)")
+                 f"; {len(checked)} {what} forms, each held wherever its facts did "
+                 f"({n} launches)")
     if any(k in tally.unmet for k in keys):
         text += "; no drawn launch met the facts of a proved form (not checked elsewhere)"
     return text
