@@ -144,9 +144,11 @@ def _symbols(op: dict, params: dict) -> dict[str, sympy.Symbol]:
 
 
 def _check_op(op: dict, mode: str, cs: int, params: dict) -> None:
-    assert set(op) == {"closed_form", "variables", "issue_predicate", "mask", "slice_index",
-                       "slice_count", "facts", "proof", "table"}
+    assert set(op) == {"closed_form", "scope", "variables", "issue_predicate", "mask",
+                       "slice_index", "slice_count", "facts", "would_prove", "proof", "table"}
     assert isinstance(op["closed_form"], bool)
+    assert op["scope"] in (("proved", "narrowing", "launch") if op["closed_form"] else (None,))
+    assert op["scope"] != "launch" or op["facts"] == []
     assert all(isinstance(v, str) for v in op["variables"]) and "rank" in op["variables"]
     names = _symbols(op, params)
     issue = sympy.sympify(op["issue_predicate"], locals=names)

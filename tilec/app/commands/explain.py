@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from tilec.app.commands.common import derive, load_args, mode_option, write_output
-from tilec.app.commands.masks import readable_form
+from tilec.app.commands.masks import readable_form, scope_lines
 from tilec.app.commands.show import show_data
 from tilec.errors import TilecError
 from tilec.lru import LRU
@@ -176,8 +176,7 @@ def _explain_multicast(args: argparse.Namespace, loaded: Any) -> dict[str, Any]:
                     for i, s in enumerate(op.proof)]
         if op.narrowed_same is not None:
             out.append(f"  same narrows to: {op.narrowed_same}")
-        if op.facts:
-            out.append("  facts used: " + ", ".join(map(str, op.facts)))
+        out += scope_lines(op)
         issue, mask, sidx, scount = (readable_form(f) for f in op.forms())
         out.append(f"  {'closed' if op.closed_form else 'general'} form ({d.mode.value}):")
         out.append(f"    issue(rank) = {issue}")

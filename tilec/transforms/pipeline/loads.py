@@ -79,7 +79,8 @@ def multicast(s: Lowering) -> Lowering:
             mode=s.mode, cluster_size=d.cluster_size, variables=tuple(op.variables),
             same=conc(op.same), issue=conc(issue), mask=conc(mask),
             slice_index=conc(sidx), slice_count=conc(scount), closed_form=closed,
-            guard=guard if closed else sympy.true, facts=op.facts if closed else ())
+            guard=guard if closed else sympy.true, facts=op.facts if closed else (),
+            scope=op.scope.value if closed and op.scope else None)
     return replace(s, multicasts=(out.get("A"), out.get("B")))
 
 
