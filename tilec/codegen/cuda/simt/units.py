@@ -67,9 +67,14 @@ class RunTimeSplit:
         self.ft_tail_iters, self.ft_slots = _f("tail_iters"), _f("ft_slots")
 
 
+    def contributors(self, tile: sympy.Expr) -> sympy.Expr:
+        """WorkSplit.contributors (split-K: ``splits``, a field here, not a literal)."""
+        return self.splits if self.split_k else WorkSplit.contributors(self, tile)  # type: ignore[arg-type]
+
+
 for _name in ("split_k_unit", "split_k_range", "sk_range", "sk_owner", "sk_tiles_of",
-              "sk_unit_range", "sk_first_tile", "first_contributor", "contributors",
-              "partial_slot", "sk_slot", "ft_tail_begin", "ft_tail_owner"):
+              "sk_unit_range", "sk_first_tile", "first_contributor", "partial_slot", "sk_slot",
+              "ft_tail_begin", "ft_tail_owner"):
     setattr(RunTimeSplit, _name, WorkSplit.__dict__[_name])
 
 
@@ -168,7 +173,7 @@ def work_section(pr: SimtCudaPrinter) -> list[str]:
             "  W.splits = 1; W.dp_tiles = tiles; W.workers = tiles;"]
     if kind is Decomposition.SPLIT_K:
         out += [f"  W.splits = {d.splits} < W.k_iters ? {d.splits} : W.k_iters;",
-                "  W.workers = tiles * W.splits; W.dp_tiles = 0;",
+                "  W.workers = tiles * W.splits; W.dp_tiles = W.splits > 1 ? 0 : tiles;",
                 "  if (W.splits > 1) { W.partial_tiles = tiles; W.partial_slots = (long long)tiles * W.splits; }"]
     elif kind is Decomposition.DP_FRONT_TAIL:
         out += ["  const int rem = tiles % sms;",
