@@ -243,7 +243,7 @@ def test_strided_copy_addresses_take_one_instruction_per_copy(
         assert ops["FFMA"] == 32 * 8 * 8 and ops["LDGSTS.E"] == 16 and ops["LDGSTS.E.BYPASS.128"] == 4
     # the leading dimension a run-time value, ptxas chains the whole indices' addresses too
     # (2259 instructions, as the stride's 2260: the 4096^3 kernel with lda a constant was 2276)
-    assert stride["IADD3"] == 0 < index["IADD3"]
+    assert stride["IADD3"] <= 2 < index["IADD3"]  # 2: the copies' base pointers, per K tile
     assert stride["IMAD.WIDE.U32"] + stride["IMAD.WIDE"] >= 20
     assert sum(stride.values()) <= 2260 and abs(sum(stride.values()) - sum(index.values())) <= 4
 
