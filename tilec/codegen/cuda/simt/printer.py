@@ -518,6 +518,27 @@ class SimtCudaPrinter:
         what = "added into C" if atomic else "to C"
         return [f"{ind}// epilogue: the register tile {what}", *self.reg_loops(ind, axes, inner)]
 
+    def store_function(self) -> str:
+        """``c_store_<variant>``: the element ``(m, n)`` a thread's store at this register point
+        writes (``vec_c`` elements from ``n``) and whether it writes (the epilogue's guard), the
+        same expressions the kernel's epilogue prints; host-compilable (the tests enumerate
+        every thread of every CTA at run-time shapes)."""
+        p = self.p
+        axes_n, v0 = self.vec_split("N", p.vec_c)
+        axes = [*p.regs("M"), *axes_n]
+        preds = [q.xreplace(v0) for q in p.predicates]
+        guard = self.c(sympy.And(*preds)) if preds else "true"
+        idx = ["bidx", "bidy", "bidz", "tidx", "tidy", "tidz", *(str(a.symbol) for a in axes)]
+        return "\n".join([
+            f"TILEC_HD bool c_store_{self.v.name}(const Shape& S, "
+            + ", ".join(f"int {i}" for i in idx) + ", int& m, int& n) {",
+            "  [[maybe_unused]] const int M = S.M, N = S.N, K = S.K, lda = S.lda, ldb = S.ldb, "
+            "ldc = S.ldc;",
+            "  " + " ".join(f"(void){i};" for i in idx),
+            f"  m = {self.c(p.m_expr)}; n = {self.c(p.n_expr.xreplace(v0))};",
+            f"  return {guard};  // {p.vec_c} element(s) from n",
+            "}"])
+
     # -- host ----------------------------------------------------------------------------------
     def launch_variant(self, i: int, v: SimtVariant) -> list[str]:
         """The launch of variant ``v`` (case ``i`` of the launcher's switch)."""

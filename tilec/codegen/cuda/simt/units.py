@@ -143,6 +143,10 @@ def host_section(pr: SimtCudaPrinter) -> str:
     for i, v in enumerate(pr.variants[:-1]):
         lines.append(f"  if ({' && '.join(f'({f})' for f in v.facts)}) return {i};  // {v.name}")
     lines += [f"  return {len(pr.variants) - 1};  // {pr.variants[-1].name}", "}"]
+    for v in pr.variants:
+        pr.use(v)
+        lines.append(pr.store_function())
+    pr.use(pr.variants[-1])
     if pr.split:
         lines += work_section(pr)
     lines += ["}  // namespace", WORK_END]
