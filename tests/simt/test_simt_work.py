@@ -204,9 +204,9 @@ def test_data_parallel_kernel_walks_no_units_and_splits_take_a_run_time_workspac
     # first (all of C under split-K); no workspace, no ticket
     assert "atomicAdd(reinterpret_cast<float4*>(&C[m * ldc + n])" in atomic
     assert "zeroed_rows(S, W, r0, r1);" in atomic and "cudaMemset2DAsync(C + (size_t)r0 * ldc" in atomic
-    assert "tickets" not in atomic and "fix_slot" not in atomic
+    assert "int* __restrict__ tickets" not in atomic and "fix_slot(W, f, i)" not in atomic
     skpp0 = emit_simt(plan_of("skpp0"))  # a persistent data-parallel grid: no fix-up
-    assert "work_unit" in skpp0 and "tickets" not in skpp0 and "atomicAdd" not in skpp0
+    assert "work_unit" in skpp0 and "int* __restrict__ tickets" not in skpp0 and "atomicAdd" not in skpp0
 
 
 @pytest.mark.parametrize("params, match", [
