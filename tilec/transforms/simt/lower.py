@@ -54,7 +54,7 @@ from tilec.ir.threads import ThreadOptions
 from tilec.ir.types import Decomposition, DecompositionChoice, DType
 from tilec.proofs import Context, evaluate_grid
 from tilec.proofs.bounds import bounds as interval
-from tilec.transforms.plan import WorkSplit
+from tilec.transforms.plan import SIZE_K, SIZE_M, SIZE_N, WorkSplit
 from tilec.transforms.simt.staging import (
     IT,
     TID,
@@ -235,7 +235,6 @@ class SimtPlan:
 # -- lowering ------------------------------------------------------------------------------------
 
 
-SIZE_M, SIZE_N, SIZE_K = (sympy.Symbol(n, integer=True, positive=True) for n in ("M", "N", "K"))
 LDA, LDB, LDC = (sympy.Symbol(n, integer=True, positive=True) for n in ("lda", "ldb", "ldc"))
 ALIGN = 4  # fp32 elements of a 16-byte (128-bit) access
 
