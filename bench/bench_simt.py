@@ -448,6 +448,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             fns[f"{j['kernel']}@{M}x{N}x{K}"] = (j, fn, variant)
     print(f"checked {len(result['checks'])} kernels: {'all correct' if ok else 'ERRORS'}", flush=True)
     save(args.out, result)
+    if args.check_only:
+        return 0 if ok else 1
 
     shapes = sorted({(j["M"], j["N"], j["K"]) for j, _, _ in fns.values()})
     rounds = 2 if args.explore else args.rounds
@@ -494,6 +496,50 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0 if ok else 1
 
 
+def cmd_check_launcher(args: argparse.Namespace) -> int:
+    """One library per kernel through the Python launcher, at shapes that pick each variant:
+    contiguous, padded leading dimensions (a column slice of a wider matrix), pointers 4 bytes
+    past a 16-byte boundary (the general variant), M = 0, K = 0; every result against float64."""
+    import torch
+
+    from tilec.app.loader import load_schedule
+    from tilec.codegen.cuda.simt.launch import build as build_simt
+    from tilec.transforms.simt.lower import lower_simt
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    dev = torch.device("cuda")
+    g = torch.Generator(device=dev).manual_seed(7)
+    rows, ok = [], True
+    for k in args.kernels:
+        path, params = KERNELS[k]
+        fusion = load_schedule(ROOT / path, {**params, "M": 1024, "N": 1024, "K": 1024}).fusion
+        kern = build_simt(lower_simt(fusion, name=k))
+        for M, N, K in [(1024, 1024, 1024), (1000, 1100, 780), (257, 131, 77), (1, 1, 1),
+                        (4097, 300, 33), (0, 5, 7), (5, 7, 0)]:
+            for how in ("contiguous", "padded", "offset"):
+                pad = 8 if how == "padded" else 0
+                off = 1 if how == "offset" else 0
+                A = torch.randn(M, K + pad + off, device=dev, generator=g)[:, off:off + K]
+                B = torch.randn(K, N + pad + off, device=dev, generator=g)[:, off:off + N]
+                Cb = torch.full((M, N + pad + off), float("nan"), device=dev)
+                C = Cb[:, off:off + N]
+                variant = kern.variant(A, B, C)
+                kern(A, B, C)
+                torch.cuda.synchronize()
+                ref = A.double() @ B.double()
+                err = ((C.double() - ref).abs().max().item() / max(ref.abs().max().item(), 1e-30)
+                       if C.numel() else 0.0)
+                untouched = bool(torch.isnan(Cb[:, :off]).all() and torch.isnan(Cb[:, off + N:]).all())
+                good = math.isfinite(err) and err < TOL and untouched
+                ok &= good
+                rows.append({"kernel": k, "shape": [M, N, K], "layout": how, "variant": variant,
+                             "rel_err": err, "outside_untouched": untouched, "correct": good})
+                print(f"{k} {M}x{N}x{K} {how:10s} {variant:8s} {err:.2e} "
+                      f"{'ok' if good else 'WRONG'}", flush=True)
+    save(args.out, {"device": torch.cuda.get_device_name(dev), "checks": rows})
+    return 0 if ok else 1
+
+
 def save(out: str, result: dict[str, Any]) -> None:
     Path(out).parent.mkdir(parents=True, exist_ok=True)
     Path(out).write_text(json.dumps(result, indent=1))
@@ -537,6 +583,11 @@ def main() -> int:
     r.add_argument("--out", required=True)
     r.add_argument("--rounds", type=int, default=5)
     r.add_argument("--explore", action="store_true")
+    r.add_argument("--check-only", action="store_true", help="build and check, time nothing")
+    cl = sub.add_parser("check-launcher", help="the Python launcher (tilec.codegen.cuda.simt."
+                        "launch) on strided, offset and empty operands against float64")
+    cl.add_argument("--out", required=True)
+    cl.add_argument("--kernels", nargs="*", default=["generic_large", "warp_small16", "vec"])
     la = sub.add_parser("launch")
     la.add_argument("--dir", required=True)
     la.add_argument("names", nargs="+")
@@ -553,7 +604,7 @@ def main() -> int:
     so.add_argument("--out", required=True)
     so.add_argument("--match", nargs="*", default=["pcsamp", "inst_executed"])
     args = ap.parse_args()
-    return {"gen": cmd_gen, "run": cmd_run, "launch": cmd_launch,
+    return {"gen": cmd_gen, "run": cmd_run, "launch": cmd_launch, "check-launcher": cmd_check_launcher,
             "counters": cmd_counters, "sources": cmd_sources}[args.cmd](args)
 
 
