@@ -1,0 +1,248 @@
+"""``tilec build``: a schedule file as a standalone Python module with ``matmul(a, b, out=None)``
+for any shape (see :mod:`tilec.library`).
+
+The module holds, in this order: a docstring (what was built, its configurations and how shapes
+find them), the data block (``NAME``, ``DTYPE``, ``KERNELS``: the generated kernel sources,
+``CONFIGS``, ``TABLES``: one dispatch table per card, :mod:`tilec.library.table`), the run-time
+code (:mod:`tilec.library.runtime`, copied) and ``_setup()``, which registers the custom op.
+"""
+
+from __future__ import annotations
+
+import json
+import pprint
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tilec.errors import TilecError, UnsupportedError
+from tilec.library.table import ConfigSet, Table, build_table, tuned_shapes
+
+__all__ = ["BuildError", "Library", "build_library", "module_text"]
+
+_TORCH_DTYPE = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32"}
+CARDS = ("h100", "h200")
+
+
+class BuildError(TilecError):
+    """A library that cannot be built (target, card, printer) from these arguments."""
+
+
+@dataclass
+class Library:
+    """What a built module embeds (the inputs of :func:`module_text`)."""
+
+    name: str
+    schedule: str
+    target: str
+    dtype: str  # torch dtype name of A and B
+    out_dtype: str
+    b_layout: str  # "kn" or "nk"
+    kernels: dict[str, str]
+    configs: list[dict[str, Any]]
+    tables: dict[str, dict[str, Any]]
+    notes: list[str] = field(default_factory=list)
+
+
+def card_of(device: str | None) -> str | None:
+    """``h100`` / ``h200`` from a device name (``NVIDIA H200``), None for another or none."""
+    low = (device or "").lower()
+    return next((c for c in CARDS if c in low), None)
+
+
+def _label(params: dict[str, Any]) -> str:
+    tile = f"{params.get('BM')}x{params.get('BN')}x{params.get('BK')}"
+    rest = [f"{k}={params[k]}" for k in ("GROUP_M", "DECOMP", "SPLITS", "SK_WAVES", "FIXUP",
+                                         "STAGES", "WARPS", "LOAD", "SMS") if k in params]
+    return " ".join([tile, *rest])
+
+
+def _lower(path: Path, params: dict[str, Any], shape: tuple[int, int, int], target: str) -> Any:
+    from tilec.app.loader import load_schedule
+    from tilec.runtime.build import kernel_plan
+
+    loaded = load_schedule(path, dict(params, M=shape[0], N=shape[1], K=shape[2]),
+                           target=target, tuned=False)
+    return kernel_plan(loaded, target=target)
+
+
+def _kernels_of(path: Path, params: dict[str, Any], shape: tuple[int, int, int], target: str
+                ) -> tuple[Any, str, str | None]:
+    """The plan of one config at ``shape``, its kernel source, and the source of its
+    pointer-load sibling (lowered where no row is 16-byte aligned) when the kernel loads an
+    operand by TMA and the schedule lets lowering choose (None otherwise)."""
+    from tilec.runtime.build import kernel_source
+    from tilec.transforms.plan import LoadKind
+
+    plan = _lower(path, params, shape, target)
+    src = kernel_source(plan, target)
+    M, N, K = shape
+    other = _lower(path, params, (2 * M + 1, 2 * N, 2 * K), target)
+    if kernel_source(other, target) != src:
+        raise BuildError(
+            f"tilec build needs shape-generic kernels, but the {target} printer printed "
+            f"different kernels for config {_label(params)} at {M}x{N}x{K} and "
+            f"{2 * M + 1}x{2 * N}x{2 * K} (the problem size is baked in: issue 26)")
+    fallback = None
+    if LoadKind.TMA in (plan.a.kind, plan.b.kind):
+        odd = (M, N + 1 if N % 2 == 0 else N + 2, K + 1 if K % 2 == 0 else K + 2)
+        try:
+            ptr = _lower(path, params, odd, target)
+        except UnsupportedError:
+            ptr = None  # the schedule pins TMA loads
+        if ptr is not None and LoadKind.TMA not in (ptr.a.kind, ptr.b.kind):
+            fallback = kernel_source(ptr, target)
+    return plan, src, fallback
+
+
+def build_library(schedule: str | Path, overrides: dict[str, Any] | None = None, *,
+                  target: str = "triton", rules: Sequence[str | Path] = (), card: str = "auto",
+                  shapes: Sequence[tuple[int, int, int]] = (), max_size: int = 16384,
+                  tuned: bool = True, name: str | None = None) -> Library:
+    """Resolve the tables and generate the kernels of a library (see the module docstring).
+
+    ``rules``: rules files (``tilec sweep --export``); a file's ``device`` names its card, and
+    with ``card="auto"`` each card with rules gets its own table beside the ``default`` one
+    (rules without a device count for every card). ``shapes``: exact entries resolved at the
+    shape itself. ``max_size``: the last size class (larger sizes share its bucket).
+    """
+    from tilec.app.loader import load_schedule
+    from tilec.runtime.records import default_records, schedule_key
+    from tilec.runtime.rules import Rules
+
+    if target != "triton":
+        raise BuildError(f"tilec build --target {target}: only the triton target builds a "
+                         f"library for now (the CUDA launcher is not standalone yet)")
+    if card not in ("auto", *CARDS):
+        raise BuildError(f"--card must be auto, h100 or h200 but got {card!r}")
+    if max_size < 1:
+        raise BuildError(f"--max-size must be >= 1 but got {max_size}")
+    path = Path(schedule)
+    base = load_schedule(path, overrides, target=target, tuned=False)
+    raw = dict(base.raw_params)
+    key = schedule_key(path.read_text(), target)
+    loaded_rules = []
+    for f in rules:
+        r = Rules.load(f)
+        try:
+            device = json.loads(Path(f).read_text()).get("device")
+        except (OSError, ValueError, AttributeError):
+            device = None
+        loaded_rules.append((card_of(device), r))
+    notes: list[str] = []
+    if card == "auto":
+        cards = ["default", *sorted({c for c, _ in loaded_rules if c is not None})]
+    else:
+        cards = ["default"]
+        skipped = [r.name for c, r in loaded_rules if c not in (None, card)]
+        if skipped:
+            notes.append(f"rules for another card than {card} skipped: {', '.join(skipped)}")
+    records = default_records() if tuned else None
+    tuned_by_shape = tuned_shapes(records.path if records else None, key, raw)
+    configs = ConfigSet()
+    tables: dict[str, Table] = {}
+    for c in cards:
+        want = c if c != "default" else (None if card == "auto" else card)
+        use = [r for rc, r in loaded_rules if rc is None or rc == want]
+        tables[c] = build_table(raw, card=c, target=target, key=key, configs=configs,
+                                rules=use, tuned=tuned_by_shape, shapes=shapes,
+                                max_size=max_size)
+    kernels: dict[str, str] = {}
+    by_source: dict[str, str] = {}
+
+    def intern(src: str) -> str:
+        if src not in by_source:
+            by_source[src] = f"k{len(kernels)}"
+            kernels[by_source[src]] = src
+        return by_source[src]
+
+    out_configs = []
+    first_plan = None
+    from tilec.transforms.plan import LoadKind
+
+    for params, shape in zip(configs.params, configs.first_shape, strict=True):
+        plan, src, fallback = _kernels_of(path, params, shape, target)
+        first_plan = first_plan or plan
+        out_configs.append({
+            "label": _label(params), "params": params, "tile": (plan.BM, plan.BN, plan.BK),
+            "kernel": intern(src), "fallback": intern(fallback) if fallback else None,
+            "tma": (plan.a.kind is LoadKind.TMA, plan.b.kind is LoadKind.TMA)})
+    assert first_plan is not None
+    return Library(
+        name=name or path.stem, schedule=path.name, target=target,
+        dtype=_TORCH_DTYPE[first_plan.dtype.value],
+        out_dtype=_TORCH_DTYPE[first_plan.c_dtype.value],
+        b_layout="nk" if first_plan.b_transposed else "kn", kernels=kernels,
+        configs=out_configs, tables={c: t.data() for c, t in tables.items()}, notes=notes)
+
+
+def _string(src: str) -> str:
+    """``src`` as a Python literal: a raw triple-quoted string where it can be one."""
+    if "'''" not in src and not src.endswith("\\"):
+        return "r'''" + src + "'''"
+    return repr(src)
+
+
+def _usage(lib: Library) -> str:
+    lines = []
+    for i, cfg in enumerate(lib.configs):
+        counts = {c: sum(1 for x in t["grid"] if x == i) for c, t in lib.tables.items()}
+        exact = {c: sum(1 for x, _ in t["exact"].values() if x == i)
+                 for c, t in lib.tables.items()}
+        where = "; ".join(f"{c}: {counts[c]} buckets" + (f", {exact[c]} exact shapes"
+                                                          if exact[c] else "")
+                          for c in lib.tables)
+        fb = f", pointer-load kernel {cfg['fallback']}" if cfg["fallback"] else ""
+        lines.append(f"    {i:2d}  {cfg['label']}  (kernel {cfg['kernel']}{fb})  [{where}]")
+    return "\n".join(lines)
+
+
+def module_text(lib: Library, *, built: str | None = None) -> str:
+    """The built module's source (see the module docstring)."""
+    runtime = (Path(__file__).parent / "runtime.py").read_text()
+    runtime = runtime[runtime.index("import hashlib"):]
+    any_table = next(iter(lib.tables.values()))
+    top = any_table["classes"] - 1
+    doc = f'''"""{lib.name}: C = A @ B for any M, N, K, {lib.dtype}, B {"N x K" if lib.b_layout == "nk"
+                                                               else "K x N"} in memory.
+
+Built by tilec build from {lib.schedule} (target {lib.target}) at {built or time.strftime(
+    "%Y-%m-%d %H:%M UTC", time.gmtime())}. Standalone: needs torch and Triton, not tilec.
+
+    import {lib.name}
+    c = {lib.name}.matmul(a, b)            # a: M x K, b: K x N; out= to write into a tensor
+    print({lib.name}.explain(M, N, K))     # which config and variant run, and why
+    {lib.name}.stats()                      # calls, kernels loaded, variants compiled
+    TILEC_LOG=1                          # log each new shape's choice to stderr
+
+How a shape finds its configuration: the table of this card (TABLES; the card is detected at run
+time from torch.cuda.get_device_name(), TILEC_CARD overrides, else "default"; tables here:
+{", ".join(lib.tables)}) maps an exact (M, N, K) entry if it has one, else the shape's bucket:
+per dimension the class c with 2**(c-1) < x <= 2**c (0 for x <= 1), classes 0..{top} (larger
+sizes take class {top}), each bucket resolved at build time at its largest shape (2**c per
+dimension) in tilec gen's order (the user's pins, tuned records, rules files, the heuristic).
+The config's kernel runs; where a row of A or B is not a multiple of 16 bytes and the kernel
+loads it by TMA, the config's pointer-load kernel runs instead.
+
+Configurations (index, label, kernels, how many buckets / exact shapes choose it):
+{_usage(lib)}
+"""
+'''
+    notes = "".join(f"# note: {n}\n" for n in lib.notes)
+    data = [
+        f"NAME = {lib.name!r}",
+        f"SCHEDULE = {lib.schedule!r}",
+        f"TARGET = {lib.target!r}",
+        f"DTYPE = {lib.dtype!r}",
+        f"OUT_DTYPE = {lib.out_dtype!r}",
+        f"B_LAYOUT = {lib.b_layout!r}",
+        "CONFIGS = " + pprint.pformat(lib.configs, width=100, sort_dicts=False),
+        "# one table per card: grid[(cm * classes + cn) * classes + ck] -> config index,\n"
+        "# grid_why -> reason index; exact: (M, N, K) -> (config, reason)\n"
+        "TABLES = " + pprint.pformat(lib.tables, width=100, compact=True, sort_dicts=False),
+        "KERNELS = {\n" + "".join(f"{k!r}: {_string(v)},\n" for k, v in lib.kernels.items())
+        + "}",
+    ]
+    return doc + notes + "\n".join(data) + "\n\n" + runtime + "\n\n_setup()\n"
