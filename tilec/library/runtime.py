@@ -310,7 +310,7 @@ def matmul(a, b, out=None):
     correct, one extra pass over it (``stats()['copies']`` counts them). Runs as the custom op
     ``torch.ops.<OP_NAMESPACE>.matmul`` inside torch.compile graphs.
     """
-    lead = None
+    lead, given = None, out
     if isinstance(a, torch.Tensor) and a.dim() > 2:
         lead = tuple(a.shape[:-1])
         a = a.reshape(-1, a.shape[-1])
@@ -323,7 +323,9 @@ def matmul(a, b, out=None):
         res = _OPS[0](a, b) if out is None else (_OPS[1](a, b, out), out)[1]
     else:
         res = _run(a, b, out)
-    return res if lead is None else res.view(*lead, res.shape[-1])
+    if lead is None:
+        return res
+    return given if given is not None else res.view(*lead, res.shape[-1])
 
 
 def _tracing(a):
