@@ -18,12 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from tilec.errors import TilecError, UnsupportedError
-from tilec.library.table import ConfigSet, Table, build_table, tuned_shapes
+from tilec.library.table import CARDS, ConfigSet, build_tables, card_of, tuned_shapes
 
 __all__ = ["BuildError", "Library", "build_library", "module_text"]
 
 _TORCH_DTYPE = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32"}
-CARDS = ("h100", "h200")
 
 
 class BuildError(TilecError):
@@ -46,12 +45,6 @@ class Library:
     notes: list[str] = field(default_factory=list)
 
 
-def card_of(device: str | None) -> str | None:
-    """``h100`` / ``h200`` from a device name (``NVIDIA H200``), None for another or none."""
-    low = (device or "").lower()
-    return next((c for c in CARDS if c in low), None)
-
-
 def _label(params: dict[str, Any]) -> str:
     tile = f"{params.get('BM')}x{params.get('BN')}x{params.get('BK')}"
     rest = [f"{k}={params[k]}" for k in ("GROUP_M", "DECOMP", "SPLITS", "SK_WAVES", "FIXUP",
@@ -70,15 +63,15 @@ def _lower(path: Path, params: dict[str, Any], shape: tuple[int, int, int], targ
 
 def _kernels_of(path: Path, params: dict[str, Any], shape: tuple[int, int, int], target: str
                 ) -> tuple[Any, str, str | None]:
-    """The plan of one config at ``shape``, its kernel source, and the source of its
-    pointer-load sibling (lowered where no row is 16-byte aligned) when the kernel loads an
+    """The plan of one config at ``shape`` (N and K rounded up to multiples of 16, so that rows
+    are 16-byte aligned), its kernel source, and the source of its pointer-load sibling (lowered where no row is 16-byte aligned) when the kernel loads an
     operand by TMA and the schedule lets lowering choose (None otherwise)."""
     from tilec.runtime.build import kernel_source
     from tilec.transforms.plan import LoadKind
 
-    plan = _lower(path, params, shape, target)
+    M, N, K = shape[0], -(-shape[1] // 16) * 16, -(-shape[2] // 16) * 16  # rows TMA can load
+    plan = _lower(path, params, (M, N, K), target)
     src = kernel_source(plan, target)
-    M, N, K = shape
     other = _lower(path, params, (2 * M + 1, 2 * N, 2 * K), target)
     if kernel_source(other, target) != src:
         raise BuildError(
@@ -87,7 +80,7 @@ def _kernels_of(path: Path, params: dict[str, Any], shape: tuple[int, int, int],
             f"{2 * M + 1}x{2 * N}x{2 * K} (the problem size is baked in: issue 26)")
     fallback = None
     if LoadKind.TMA in (plan.a.kind, plan.b.kind):
-        odd = (M, N + 1 if N % 2 == 0 else N + 2, K + 1 if K % 2 == 0 else K + 2)
+        odd = (M, N + 1, K + 1)  # rows of an odd number of elements: no TMA
         try:
             ptr = _lower(path, params, odd, target)
         except UnsupportedError:
@@ -131,24 +124,12 @@ def build_library(schedule: str | Path, overrides: dict[str, Any] | None = None,
         except (OSError, ValueError, AttributeError):
             device = None
         loaded_rules.append((card_of(device), r))
-    notes: list[str] = []
-    if card == "auto":
-        cards = ["default", *sorted({c for c, _ in loaded_rules if c is not None})]
-    else:
-        cards = ["default"]
-        skipped = [r.name for c, r in loaded_rules if c not in (None, card)]
-        if skipped:
-            notes.append(f"rules for another card than {card} skipped: {', '.join(skipped)}")
     records = default_records() if tuned else None
     tuned_by_shape = tuned_shapes(records.path if records else None, key, raw)
     configs = ConfigSet()
-    tables: dict[str, Table] = {}
-    for c in cards:
-        want = c if c != "default" else (None if card == "auto" else card)
-        use = [r for rc, r in loaded_rules if rc is None or rc == want]
-        tables[c] = build_table(raw, card=c, target=target, key=key, configs=configs,
-                                rules=use, tuned=tuned_by_shape, shapes=shapes,
-                                max_size=max_size)
+    tables, notes = build_tables(raw, target=target, key=key, configs=configs,
+                                 rules=loaded_rules, card=card, tuned=tuned_by_shape,
+                                 shapes=shapes, max_size=max_size)
     kernels: dict[str, str] = {}
     by_source: dict[str, str] = {}
 

@@ -33,7 +33,10 @@ from typing import Any
 
 from tilec.transforms.heuristic import KNOBS, Resolution, Source, resolve
 
-__all__ = ["ConfigSet", "Table", "build_table", "representative", "resolve_at", "shape_class"]
+__all__ = ["CARDS", "ConfigSet", "Table", "build_table", "build_tables", "card_of",
+           "representative", "resolve_at", "shape_class", "tuned_shapes"]
+
+CARDS = ("h100", "h200")
 
 
 def shape_class(x: int) -> int:
@@ -96,7 +99,9 @@ def why(res: Resolution) -> str:
         return "pinned: every knob given by the schedule's PARAMS or --param"
     src = picked[0].source
     if src is Source.HEURISTIC:
-        return f"heuristic: {res.reasons[0] if res.reasons else picked[0].why}"
+        lines = [r for r in res.reasons if r.startswith("chosen:")]
+        return "heuristic: " + "; ".join([res.reasons[0] if res.reasons else picked[0].why,
+                                          *lines])
     if src is Source.TUNED:
         return "tuned: recorded by tilec tune at this shape"
     return picked[0].why or "rules"
@@ -178,3 +183,39 @@ def tuned_shapes(records_path: Path | None, key: str, raw: dict[str, Any]
                 fixed, sort_keys=True, default=str) == want_text:
             out[shape] = json.loads(choice)  # type: ignore[index]
     return out
+
+
+def card_of(device: str | None) -> str | None:
+    """``h100`` / ``h200`` from a device name (``NVIDIA H200``), None for another or none.
+
+    >>> card_of("NVIDIA H100 80GB HBM3"), card_of("NVIDIA H200"), card_of(None)
+    ('h100', 'h200', None)
+    """
+    low = (device or "").lower()
+    return next((c for c in CARDS if c in low), None)
+
+
+def build_tables(raw: dict[str, Any], *, target: str, key: str, configs: ConfigSet,
+                 rules: Sequence[tuple[str | None, Any]] = (), card: str = "auto",
+                 tuned: dict[tuple[int, int, int], dict[str, Any]] | None = None,
+                 shapes: Iterable[tuple[int, int, int]] = (), max_size: int = 16384
+                 ) -> tuple[dict[str, Table], list[str]]:
+    """The tables of a build, and notes. ``rules``: (card or None, rules) pairs; rules without
+    a card count for every card. ``card="auto"``: a ``default`` table (the rules without a card)
+    and one per card that has rules, chosen at run time by the card's name; ``h100``/``h200``:
+    the ``default`` table alone, with that card's rules (another card's are skipped: noted)."""
+    notes: list[str] = []
+    if card == "auto":
+        cards = ["default", *sorted({c for c, _ in rules if c is not None})]
+    else:
+        cards = ["default"]
+        skipped = [r.name for c, r in rules if c not in (None, card)]
+        if skipped:
+            notes.append(f"rules for another card than {card} skipped: {', '.join(skipped)}")
+    tables = {}
+    for c in cards:
+        want = c if c != "default" else (None if card == "auto" else card)
+        use = [r for rc, r in rules if rc is None or rc == want]
+        tables[c] = build_table(raw, card=c, target=target, key=key, configs=configs, rules=use,
+                                tuned=tuned, shapes=shapes, max_size=max_size)
+    return tables, notes
