@@ -48,7 +48,9 @@ def fake_library(name: str = "fakegemm", *, layout: str = "kn", dtype: str = "fl
     ptr = src + "\nPOINTER = True\n"
     cfgs = [{"label": f"{p['BM']}x{p['BN']}x{p['BK']}", "params": p,
              "tile": (p["BM"], p["BN"], p["BK"]), "kernel": "k0",
-             "fallback": "k1" if fallback else None, "tma": tma} for p in configs.params]
+             "fallback": "k1" if fallback else None, "tma": tma,
+             "facts": [(f"{d} % {p['B' + d]} == 0", f"{d} % {p['B' + d]} == 0") for d in "MNK"]}
+            for p in configs.params]
     return Library(name=name, schedule="fake.py", target="triton", dtype=dtype,
                    out_dtype=dtype, b_layout=layout, kernels={"k0": src, "k1": ptr},
                    configs=cfgs, tables={"default": table.data()})

@@ -102,11 +102,13 @@ def test_stats_count_one_compile_per_config_and_facts(tmp_path: Path) -> None:
     run(64, 96, 128)  # same config, same facts: nothing new
     run(64, 96, 128)
     assert (m.stats()["variants"], m.stats()["kernels_loaded"]) == (1, 1)
-    run(33, 32, 32)  # same kernel, M % 32 fails: a new variant
+    run(33, 32, 32)  # same kernel, M % 32 fails: the general variant
+    assert m.stats()["variants"] == 2
+    run(64, 40, 32)  # another fact fails: the general variant again, no new compile
     assert m.stats()["variants"] == 2
     run(33, 32, 33)  # K * 4 bytes not a multiple of 16: the pointer-load kernel
     assert (m.stats()["variants"], m.stats()["kernels_loaded"]) == (3, 2)
-    assert m.stats()["calls"] == 5
+    assert m.stats()["calls"] == 6
     m.reset_stats()
     run(64, 96, 128)
     assert m.stats()["variants"] == 0 and m.stats()["calls"] == 1

@@ -149,7 +149,8 @@ def build_library(schedule: str | Path, overrides: dict[str, Any] | None = None,
         out_configs.append({
             "label": _label(params), "params": params, "tile": (plan.BM, plan.BN, plan.BK),
             "kernel": intern(src), "fallback": intern(fallback) if fallback else None,
-            "tma": (plan.a.kind is LoadKind.TMA, plan.b.kind is LoadKind.TMA)})
+            "tma": (plan.a.kind is LoadKind.TMA, plan.b.kind is LoadKind.TMA),
+            "facts": facts_of(plan)})
     assert first_plan is not None
     return Library(
         name=name or path.stem, schedule=path.name, target=target,
@@ -157,6 +158,33 @@ def build_library(schedule: str | Path, overrides: dict[str, Any] | None = None,
         out_dtype=_TORCH_DTYPE[first_plan.c_dtype.value],
         b_layout="nk" if first_plan.b_transposed else "kn", kernels=kernels,
         configs=out_configs, tables={c: t.data() for c, t in tables.items()}, notes=notes)
+
+
+def facts_of(plan: Any) -> list[tuple[str, str]]:
+    """The plan's facts (the conditions on M, N, K its facts variant assumes) as (text, Python
+    condition) pairs; the tiles dividing M, N, K where the plan names none.
+
+    >>> from tests.plans import plan
+    >>> facts_of(plan(64, 64, 64, 32, 32, 16))[2]
+    ('(K % 16) == 0', '((K % 16) == 0)')
+    """
+    import sympy
+
+    # tilec.transforms.plan.SIZE_M, SIZE_N, SIZE_K (GENERIC.md): these symbols, equal to them
+    SIZE_M, SIZE_N, SIZE_K = sympy.symbols("M N K", integer=True, positive=True)
+    facts = getattr(plan, "facts", None)
+    if facts is None:
+        facts = tuple(sympy.Eq(sympy.Mod(s, t), 0) for s, t in
+                      ((SIZE_M, plan.BM), (SIZE_N, plan.BN), (SIZE_K, plan.BK)))
+    from tilec.codegen.triton.expr import TritonExprPrinter
+
+    # Triton's // and % print as Python's: the printer emits them where both agree
+    printer = TritonExprPrinter({SIZE_M: "M", SIZE_N: "N", SIZE_K: "K"})
+    out = []
+    for f in facts:
+        expr = printer.doprint(f)
+        out.append((expr[1:-1] if expr.startswith("(") and expr.endswith(")") else expr, expr))
+    return out
 
 
 def _string(src: str) -> str:

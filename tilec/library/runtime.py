@@ -33,7 +33,7 @@ class TilecError(ValueError, TypeError):
 _MEMO: dict = {}  # (M, N, K) -> _Choice, at most _MEMO_MAX shapes
 _MEMO_MAX = 4096
 _LOADED: dict = {}  # kernel id -> the imported kernel module
-_SEEN: dict = {}  # (kernel id, facts) -> seconds its first call took (compile included)
+_SEEN: dict = {}  # (kernel id, facts hold) -> seconds its first call took (compile included)
 _LOGGED: set = set()
 _STATS = {"calls": 0, "kernels_loaded": 0, "variants": 0, "compile_s": 0.0, "copies": 0}
 _CARD: list = []  # the card's table name, detected once
@@ -152,11 +152,19 @@ class _Choice:
         self.why, self.where, self.copy_note = why, where, copy_note
 
 
+_FACT_FNS: dict = {}
+
+
 def _facts(cfg, M, N, K):
-    """The facts a variant may assume, each with whether it holds at (M, N, K)."""
-    BM, BN, BK = cfg["tile"]
-    return ((f"M % {BM} == 0", M % BM == 0), (f"N % {BN} == 0", N % BN == 0),
-            (f"K % {BK} == 0", K % BK == 0))
+    """The facts the config's specialized variant assumes (the plan's, embedded as Python
+    conditions on M, N, K), each with whether it holds at (M, N, K)."""
+    out = []
+    for text, expr in cfg["facts"]:
+        fn = _FACT_FNS.get(expr)
+        if fn is None:
+            fn = _FACT_FNS[expr] = eval(f"lambda M, N, K: bool({expr})")  # noqa: S307
+        out.append((text, fn(M, N, K)))
+    return tuple(out)
 
 
 def _rows_aligned(N, K):
@@ -283,7 +291,7 @@ def _run(a, b, out):
         _MEMO[(M, N, K)] = choice
     a_k, b_k, copies = _operands(a, b)
     _STATS["copies"] += copies
-    key = (choice.kernel, tuple(held for _, held in choice.facts))
+    key = (choice.kernel, all(held for _, held in choice.facts))
     mod = _LOADED.get(choice.kernel) or _kernel(choice.kernel)
     if key in _SEEN:
         mod.run(a_k, b_k, out=out)
@@ -345,7 +353,7 @@ def explain(M, N, K):
     c = _choose(M, N, K)
     cfg = CONFIGS[c.config]
     facts = ", ".join(f"{f} {'holds' if held else 'fails'}" for f, held in c.facts)
-    variant = "specialized" if all(h for _, h in c.facts) else "general"
+    variant = "facts" if all(h for _, h in c.facts) else "general"
     lines = [f"{M}x{N}x{K} on table {card()!r}: config {c.config} {cfg['label']} "
              f"(kernel {c.kernel})",
              f"why: {c.why} [{c.where}]",
@@ -357,7 +365,8 @@ def explain(M, N, K):
 
 def stats():
     """Counters of this process: calls, kernels loaded (one per config used), variants run
-    (one compile each: (kernel, facts) pairs), seconds their first calls took, operand copies;
+    (one compile each: (kernel, whether the facts hold) pairs), seconds their first calls took
+    (compile and first launch), operand copies;
     ``triton_compiles``: kernels in Triton's in-memory caches (None under the interpreter)."""
     out = dict(_STATS)
     out["triton_compiles"] = _triton_compiles()
