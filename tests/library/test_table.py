@@ -148,3 +148,13 @@ def test_tuned_records_become_exact_entries(tmp_path: Path, raw: dict) -> None:
     i, w = table.exact[(96, 96, 96)]
     assert configs.params[i]["SPLITS"] == 2 and configs.params[i]["FIXUP"] == "atomic"
     assert table.reasons[w] == "tuned: recorded by tilec tune at this shape"
+
+
+def test_processes_resolve_the_same_table(raw: dict, built: tuple) -> None:
+    configs, table = built
+    par = ConfigSet()
+    other = build_table(raw, card="default", target="triton", key="k", configs=par,
+                        shapes=[(100, 300, 5000)], max_size=MAX, jobs=2)
+    assert [par.params[i] for i in other.grid] == [configs.params[i] for i in table.grid]
+    assert [other.reasons[i] for i in other.grid_why] == [table.reasons[i]
+                                                         for i in table.grid_why]

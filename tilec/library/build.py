@@ -93,13 +93,14 @@ def _kernels_of(path: Path, params: dict[str, Any], shape: tuple[int, int, int],
 def build_library(schedule: str | Path, overrides: dict[str, Any] | None = None, *,
                   target: str = "triton", rules: Sequence[str | Path] = (), card: str = "auto",
                   shapes: Sequence[tuple[int, int, int]] = (), max_size: int = 16384,
-                  tuned: bool = True, name: str | None = None) -> Library:
+                  tuned: bool = True, name: str | None = None, jobs: int = 1) -> Library:
     """Resolve the tables and generate the kernels of a library (see the module docstring).
 
     ``rules``: rules files (``tilec sweep --export``); a file's ``device`` names its card, and
     with ``card="auto"`` each card with rules gets its own table beside the ``default`` one
     (rules without a device count for every card). ``shapes``: exact entries resolved at the
     shape itself. ``max_size``: the last size class (larger sizes share its bucket).
+    ``jobs``: processes resolving the buckets.
     """
     from tilec.app.loader import load_schedule
     from tilec.runtime.records import default_records, schedule_key
@@ -129,7 +130,7 @@ def build_library(schedule: str | Path, overrides: dict[str, Any] | None = None,
     configs = ConfigSet()
     tables, notes = build_tables(raw, target=target, key=key, configs=configs,
                                  rules=loaded_rules, card=card, tuned=tuned_by_shape,
-                                 shapes=shapes, max_size=max_size)
+                                 shapes=shapes, max_size=max_size, jobs=jobs)
     kernels: dict[str, str] = {}
     by_source: dict[str, str] = {}
 

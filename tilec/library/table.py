@@ -130,8 +130,9 @@ def has_auto(raw: dict[str, Any]) -> bool:
 def build_table(raw: dict[str, Any], *, card: str, target: str, key: str, configs: ConfigSet,
                 rules: Sequence[Any] = (), tuned: dict[tuple[int, int, int], dict[str, Any]]
                 | None = None, shapes: Iterable[tuple[int, int, int]] = (),
-                max_size: int = 16384) -> Table:
-    """The table of one card (see the module docstring)."""
+                max_size: int = 16384, jobs: int = 1) -> Table:
+    """The table of one card (see the module docstring); ``jobs`` processes resolve the
+    buckets (the cost model takes seconds on the largest ones)."""
     classes = shape_class(max_size) + 1
     table = Table(card, classes)
     if not has_auto(raw):  # nothing is chosen per shape: one config everywhere
@@ -142,21 +143,35 @@ def build_table(raw: dict[str, Any], *, card: str, target: str, key: str, config
         table.grid_why = [reason] * classes ** 3
         return table
     tuned = tuned or {}
-    for cm in range(classes):
-        for cn in range(classes):
-            for ck in range(classes):
-                shape = (representative(cm), representative(cn), representative(ck))
-                params, text = resolve_at(raw, shape, target=target, tuned=tuned.get(shape),
-                                          rules=rules, key=key)
-                table.grid.append(configs.add(params, shape))
-                table.grid_why.append(table.reason(
-                    f"{text} (at the bucket's shape {shape[0]}x{shape[1]}x{shape[2]})"))
+    reps = [representative(c) for c in range(classes)]
+    rows = [[(m, n, k) for n in reps for k in reps] for m in reps]  # one row per M class
+    args = [(raw, row, target, tuned, tuple(rules), key) for row in rows]
+    if jobs > 1 and len(rows) > 1:
+        import concurrent.futures
+        import multiprocessing
+
+        with concurrent.futures.ProcessPoolExecutor(
+                min(jobs, len(rows)), mp_context=multiprocessing.get_context("spawn")) as pool:
+            answers = list(pool.map(_resolve_row, args))
+    else:
+        answers = [_resolve_row(a) for a in args]
+    for row, answer in zip(rows, answers, strict=True):
+        for shape, (params, text) in zip(row, answer, strict=True):
+            table.grid.append(configs.add(params, shape))
+            table.grid_why.append(table.reason(
+                f"{text} (at the bucket's shape {shape[0]}x{shape[1]}x{shape[2]})"))
     exact = list(tuned) + [(r.M, r.N, r.K) for f in rules for r in f.rules] + list(shapes)
     for shape in dict.fromkeys(exact):
         params, text = resolve_at(raw, shape, target=target, tuned=tuned.get(shape), rules=rules,
                                   key=key)
         table.exact[shape] = (configs.add(params, shape), table.reason(text))
     return table
+
+
+def _resolve_row(args: tuple[Any, ...]) -> list[tuple[dict[str, Any], str]]:
+    raw, shapes, target, tuned, rules, key = args
+    return [resolve_at(raw, shape, target=target, tuned=tuned.get(shape), rules=rules, key=key)
+            for shape in shapes]
 
 
 def tuned_shapes(records_path: Path | None, key: str, raw: dict[str, Any]
@@ -198,8 +213,8 @@ def card_of(device: str | None) -> str | None:
 def build_tables(raw: dict[str, Any], *, target: str, key: str, configs: ConfigSet,
                  rules: Sequence[tuple[str | None, Any]] = (), card: str = "auto",
                  tuned: dict[tuple[int, int, int], dict[str, Any]] | None = None,
-                 shapes: Iterable[tuple[int, int, int]] = (), max_size: int = 16384
-                 ) -> tuple[dict[str, Table], list[str]]:
+                 shapes: Iterable[tuple[int, int, int]] = (), max_size: int = 16384,
+                 jobs: int = 1) -> tuple[dict[str, Table], list[str]]:
     """The tables of a build, and notes. ``rules``: (card or None, rules) pairs; rules without
     a card count for every card. ``card="auto"``: a ``default`` table (the rules without a card)
     and one per card that has rules, chosen at run time by the card's name; ``h100``/``h200``:
@@ -217,5 +232,5 @@ def build_tables(raw: dict[str, Any], *, target: str, key: str, configs: ConfigS
         want = c if c != "default" else (None if card == "auto" else card)
         use = [r for rc, r in rules if rc is None or rc == want]
         tables[c] = build_table(raw, card=c, target=target, key=key, configs=configs, rules=use,
-                                tuned=tuned, shapes=shapes, max_size=max_size)
+                                tuned=tuned, shapes=shapes, max_size=max_size, jobs=jobs)
     return tables, notes

@@ -36,6 +36,8 @@ def options(p: argparse.ArgumentParser) -> None:
                    help="an exact table entry resolved at this shape (repeatable)")
     p.add_argument("--max-size", metavar="N", type=positive_int, default=16384,
                    help="sizes above N share the last bucket (default 16384)")
+    p.add_argument("--jobs", metavar="N", type=positive_int, default=1,
+                   help="processes resolving the buckets (default 1)")
     p.add_argument("--no-tuned", action="store_true",
                    help="leave out the tuned records (tilec tune) of this schedule")
     p.add_argument("--name", help="the module's name in messages (default: -o's stem)")
@@ -54,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
                          f"choose another -o or --name")
     lib = build_library(args.schedule, overrides(args), target=args.target, rules=args.rules,
                         card=args.card, shapes=args.shape, max_size=args.max_size,
-                        tuned=not args.no_tuned, name=name)
+                        tuned=not args.no_tuned, name=name, jobs=args.jobs)
     write_output(args, module_text(lib))
     print(f"tilec: {len(lib.configs)} configs, {len(lib.kernels)} kernels, tables: "
           f"{', '.join(lib.tables)}", file=sys.stderr)
