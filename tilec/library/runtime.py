@@ -273,7 +273,12 @@ def _operands(a, b):
 
 
 def _run(a, b, out):
-    M, N, K = _check(a, b, out)
+    if (out is None and type(a) is torch.Tensor and type(b) is torch.Tensor
+            and a.dtype is _DTYPE and b.dtype is _DTYPE and a.dim() == 2 and b.dim() == 2
+            and a.shape[1] == b.shape[0] and a.is_cuda and a.device == b.device):
+        (M, K), N = a.shape, b.shape[1]  # every check of _check passes: skip it
+    else:
+        M, N, K = _check(a, b, out)
     if out is None:
         out = torch.empty((M, N), dtype=_OUT_DTYPE, device=a.device)
     else:
