@@ -63,10 +63,10 @@ def test_compile_stream_counts_variants(tmp_path: Path) -> None:
     m = fake_module(tmp_path)
     stream = [(40, 64, 64), (64, 64, 64), (40, 64, 64), (8, 9, 16), (7, 9, 16), (64, 64, 63)]
     res = dispatch.compile_stream(m, stream, device="cpu")
-    # (kernel, facts hold): (k0, False), (k0, True), (k1 pointer loads, False); by hand:
-    # 40x64x64 general, 64x64x64 facts, 8x9x16 N*4 bytes not 16-aligned: pointer kernel,
-    # 7x9x16 the same, 64x64x63 K unaligned: pointer kernel general again
-    assert res["variants_compiled"] == 3 and res["repeat_variant_compiled"] == 0
+    # by hand (kernel, facts hold, wide, K % 16, ldb % 16, N % 16 == 0): 40x64x64 (k0 general,
+    # all 16-divisible), 64x64x64 (k0 facts), 8x9x16 (B's rows of 9 x 4 bytes: k1, pointer
+    # loads, general, N not 16-divisible), 7x9x16 the same, 64x64x63 (k1 general, K not)
+    assert res["variants_compiled"] == 4 and res["repeat_variant_compiled"] == 0
     assert res["calls"] == 6 and res["distinct_shapes"] == 5
     assert dispatch.path_of(m, 40, 64, 64)["variant"] == "general"
     path = dispatch.path_of(m, 64, 64, 64)

@@ -33,7 +33,7 @@ class TilecError(ValueError, TypeError):
 _MEMO: dict = {}  # (M, N, K) -> _Choice, at most _MEMO_MAX shapes
 _MEMO_MAX = 4096
 _LOADED: dict = {}  # kernel id -> the imported kernel module
-_SEEN: dict = {}  # (kernel id, facts hold) -> seconds its first call took (compile included)
+_SEEN: dict = {}  # _variant() -> seconds its first call took (compile included)
 _LOGGED: set = set()
 _STATS = {"calls": 0, "kernels_loaded": 0, "variants": 0, "compile_s": 0.0, "copies": 0}
 _CARD: list = []  # the card's table name, detected once
@@ -145,10 +145,10 @@ def shape_class(x):
 class _Choice:
     """What runs for one shape: the config, its kernel, the facts that hold, and why."""
 
-    __slots__ = ("config", "kernel", "facts", "why", "where", "copy_note")
+    __slots__ = ("config", "kernel", "facts", "variant", "why", "where", "copy_note")
 
-    def __init__(self, config, kernel, facts, why, where, copy_note):
-        self.config, self.kernel, self.facts = config, kernel, facts
+    def __init__(self, config, kernel, facts, variant, why, where, copy_note):
+        self.config, self.kernel, self.facts, self.variant = config, kernel, facts, variant
         self.why, self.where, self.copy_note = why, where, copy_note
 
 
@@ -191,13 +191,27 @@ def _choose(M, N, K):
     kernel, copy_note = cfg["kernel"], ""
     need_a, need_b = cfg["tma"]
     if (need_a and not a_ok) or (need_b and not b_ok):
-        if cfg["fallback"] is None:
-            raise TilecError(_tma_message(cfg, M, N, K, a_ok))
-        kernel = cfg["fallback"]
-        copy_note = ("rows not 16-byte multiples: the pointer-load kernel of this config "
-                     "(TMA needs 16-byte rows)")
-    return _Choice(index, kernel, _facts(cfg, M, N, K), table["reasons"][reason], where,
-                   copy_note)
+        if cfg["fallback"] is not None:
+            kernel = cfg["fallback"]
+            copy_note = ("rows not 16-byte multiples: the pointer-load kernel of this config "
+                         "runs (TMA needs 16-byte rows)")
+        else:
+            copy_note = ("rows not 16-byte multiples and the config has no pointer-load kernel "
+                         "(the schedule pins TMA loads): the kernel's launcher copies the "
+                         "operand into 16-byte rows on every call")
+    facts = _facts(cfg, M, N, K)
+    return _Choice(index, kernel, facts, _variant(kernel, facts, M, N, K),
+                   table["reasons"][reason], where, copy_note)
+
+
+def _variant(kernel, facts, M, N, K):
+    """What one compiled kernel serves, as the kernel's launcher keys its compiles: the kernel,
+    whether the facts hold, int64 offsets, and the leading dimensions' divisibility by 16
+    (Triton specializes integer arguments on it) for operands in the kernel's layout."""
+    lda, ldb, ldc = K, (K if B_LAYOUT == "nk" else N), N
+    wide = max(M * lda, (N if B_LAYOUT == "nk" else K) * ldb, M * ldc) + K + N >= 2 ** 31
+    return (kernel, all(held for _, held in facts), wide,
+            lda % 16 == 0, ldb % 16 == 0, ldc % 16 == 0)
 
 
 def _bucket_text(dim, c, top):
@@ -205,17 +219,6 @@ def _bucket_text(dim, c, top):
     if c == top:
         return f"{dim} > {lo}"
     return f"{dim} in ({lo}, {2 ** c}]"
-
-
-def _tma_message(cfg, M, N, K, a_ok):
-    size = _DTYPE.itemsize
-    name, shape, rows = (("a", (M, K), K) if not a_ok
-                         else ("b", (N, K) if B_LAYOUT == "nk" else (K, N),
-                               K if B_LAYOUT == "nk" else N))
-    return (f"{NAME}.matmul: {name} of shape {shape} has rows of {rows} x {size} bytes; config "
-            f"{cfg['label']} loads it by TMA, which needs rows that are multiples of 16 bytes "
-            f"({16 // size} elements of {_DTYPE}), and this build has no pointer-load kernel for "
-            f"it (the schedule pins LOAD=tma): pad the row length to a multiple of {16 // size}")
 
 
 def _kernel(kid):
@@ -296,7 +299,7 @@ def _run(a, b, out):
         _MEMO[(M, N, K)] = choice
     a_k, b_k, copies = _operands(a, b)
     _STATS["copies"] += copies
-    key = (choice.kernel, all(held for _, held in choice.facts))
+    key = choice.variant
     mod = _LOADED.get(choice.kernel) or _kernel(choice.kernel)
     if key in _SEEN:
         mod.run(a_k, b_k, out=out)
@@ -358,11 +361,16 @@ def explain(M, N, K):
     c = _choose(M, N, K)
     cfg = CONFIGS[c.config]
     facts = ", ".join(f"{f} {'holds' if held else 'fails'}" for f, held in c.facts)
-    variant = "facts" if all(h for _, h in c.facts) else "general"
+    _, held, wide, *aligned = c.variant
+    variant = "facts" if held else "general"
+    lds = ", ".join(f"{n} {'% 16 == 0' if ok else 'not a multiple of 16'}"
+                    for n, ok in zip(("lda", "ldb", "ldc"), aligned))
     lines = [f"{M}x{N}x{K} on table {card()!r}: config {c.config} {cfg['label']} "
              f"(kernel {c.kernel})",
              f"why: {c.why} [{c.where}]",
-             f"facts: {facts} -> the {variant} variant"]
+             f"facts: {facts} -> the {variant} variant",
+             f"compiled for: {variant} variant, {'int64' if wide else 'int32'} offsets, {lds} "
+             f"({'compiled before in this process' if c.variant in _SEEN else 'not run yet'})"]
     if c.copy_note:
         lines.append(c.copy_note)
     return "\n".join(lines)
@@ -370,7 +378,8 @@ def explain(M, N, K):
 
 def stats():
     """Counters of this process: calls, kernels loaded (one per config used), variants run
-    (one compile each: (kernel, whether the facts hold) pairs), seconds their first calls took
+    (one compile each: kernel, facts hold, int64 offsets, leading dimensions % 16 == 0), seconds
+    their first calls took
     (compile and first launch), operand copies;
     ``triton_compiles``: kernels in Triton's in-memory caches (None under the interpreter)."""
     out = dict(_STATS)
