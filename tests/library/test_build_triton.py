@@ -107,7 +107,7 @@ def test_decomposition_library_dispatches_per_shape(tmp_path: Path) -> None:
                   "--param", "SMS=4", "--param", "STAGES=2", "--param", "WARPS=4",
                   "--param", "GROUP_M=2", "--param", "B_LAYOUT=nk", "--shape", "40x24x200")
     text = path.read_text()
-    assert "DECOMP=splitk" in text and "DECOMP=dp" in text
+    assert "'DECOMP': 'splitk'" in text and "'DECOMP': 'dp'" in text
     # split-K where few tiles meet a deep K (the cost model on 4 SMs), data-parallel elsewhere
     shapes = [(1, 24, 500), (30, 20, 300), (40, 24, 200), (64, 64, 64), (33, 47, 100), (0, 5, 7),
               (64, 64, 256)]
@@ -115,8 +115,8 @@ def test_decomposition_library_dispatches_per_shape(tmp_path: Path) -> None:
     _assert_correct(got)
     explain = {tuple(r["shape"]): r["explain"] for r in got["rows"]}
     assert "exact entry 40x24x200" in explain[(40, 24, 200)]
-    assert "DECOMP=splitk" in explain[(1, 24, 500)] and "DECOMP=splitk" in explain[(30, 20, 300)]
-    assert "DECOMP=dp" in explain[(64, 64, 64)]
+    assert " g2 splitk" in explain[(1, 24, 500)] and " g2 splitk" in explain[(30, 20, 300)]
+    assert " g2 dp s2 w4 sms4 " in explain[(64, 64, 64)]
 
 
 @pytest.mark.parametrize("args, message", [

@@ -46,10 +46,28 @@ class Library:
 
 
 def _label(params: dict[str, Any]) -> str:
-    tile = f"{params.get('BM')}x{params.get('BN')}x{params.get('BK')}"
-    rest = [f"{k}={params[k]}" for k in ("GROUP_M", "DECOMP", "SPLITS", "SK_WAVES", "FIXUP",
-                                         "STAGES", "WARPS", "LOAD", "SMS") if k in params]
-    return " ".join([tile, *rest])
+    """A config in a few words, as the heuristic's ``Config.short`` writes it.
+
+    >>> _label({"BM": 128, "BN": 256, "BK": 64, "GROUP_M": 8, "DECOMP": "splitk", "SPLITS": 4,
+    ...         "SK_WAVES": 1, "FIXUP": "deterministic", "STAGES": 3, "WARPS": 8, "LOAD": "auto",
+    ...         "SMS": 132, "DTYPE": "bf16"})
+    '128x256x64 g8 splitk4 deterministic s3 w8 sms132'
+    """
+    out = [f"{params.get('BM')}x{params.get('BN')}x{params.get('BK')}"]
+    if "GROUP_M" in params:
+        out.append(f"g{params['GROUP_M']}")
+    decomp = params.get("DECOMP")
+    if decomp is not None:
+        out.append(f"{decomp}{params.get('SPLITS', '') if decomp == 'splitk' else ''}"
+                   f"{'w' + str(params.get('SK_WAVES')) if decomp == 'skpp' else ''}")
+        if decomp != "dp" and "FIXUP" in params:
+            out.append(str(params["FIXUP"]))
+    out += [f"{p}{params[k]}" for k, p in (("STAGES", "s"), ("WARPS", "w")) if k in params]
+    if params.get("LOAD", "auto") != "auto":
+        out.append(str(params["LOAD"]))
+    if "SMS" in params:
+        out.append(f"sms{params['SMS']}")
+    return " ".join(out)
 
 
 def _lower(path: Path, params: dict[str, Any], shape: tuple[int, int, int], target: str) -> Any:

@@ -86,7 +86,7 @@ def _check(a, b, out):
         if out.device != dev:
             raise TilecError(f"{NAME}.matmul: {_describe('out', out)} must be on {dev}, the "
                              f"device of a and b")
-        if M * N and tuple(out.stride()) != (N, 1) and not (M == 1 and out.stride(1) == 1):
+        if not out.is_contiguous():
             raise TilecError(f"{NAME}.matmul: {_describe('out', out)} must be contiguous "
                              f"(strides ({N}, 1)): the kernel stores C row by row")
     return M, N, K
