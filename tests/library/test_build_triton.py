@@ -139,3 +139,17 @@ class _nothing:
 
     def __exit__(self, *exc: object) -> bool:
         return False
+
+
+def test_build_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = str(tmp_path / "m.py")
+    assert tilec(["build", "no_such_schedule.py", "-o", out]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "tilec: error: schedule file 'no_such_schedule.py' does not exist")
+    basic = str(ROOT / "examples" / "gemm_basic.py")
+    assert tilec(["build", basic, "-o", out, "--param", "NOPE=3"]) == 2
+    assert "unknown parameter 'NOPE'" in capsys.readouterr().err
+    assert tilec(["build", basic]) == 2
+    assert "give the module's path with -o" in capsys.readouterr().err
+    assert tilec(["build", basic, "-o", str(tmp_path / "my-gemm.py")]) == 2
+    assert "'my-gemm' is not a Python identifier" in capsys.readouterr().err
