@@ -15,10 +15,11 @@
 3. Host time per call (bench/host_overhead_library.py) and the compile count and time over a
    200-shape stream with repeated shapes (``stream_shapes``): a shape whose config and facts ran
    before must not compile again.
+4. matmul replayed from a CUDA graph and called inside torch.compile (fullgraph, dynamic shapes).
 
 Clocks (nvidia-smi) are read before and after. Writes ``dispatch_<card>_<date>.json``:
 ``{"device", "date", "rows": [{"name", "M", "N", "K", "path", "x_cublas", "correct", ...}],
-"host": [...], "stream": {...}, "clocks": {...}}`` into ``--out`` (default $OUT or
+"host": [...], "stream": {...}, "graphs": {...}, "clocks": {...}}`` into ``--out`` (default $OUT or
 bench/results). ``--quick``: 12 shapes, 5 rounds of shorter timing, a 60-shape stream.
 """
 
@@ -234,6 +235,41 @@ def compile_stream(mod: Any, stream: list[tuple[int, int, int]], device: str = "
             "median_call_ms_after_compiles": 1e3 * statistics.median(per_call[len(per_call) // 2:])}
 
 
+def graphs_and_compile(mod: Any, device: str = "cuda") -> dict[str, Any]:
+    """matmul captured in a CUDA graph (replayed on new inputs) and inside torch.compile
+    (fullgraph, dynamic shapes, three batch sizes): correct or not, and the error if one."""
+    import torch
+
+    res: dict[str, Any] = {}
+    try:
+        a, b = operands(mod, 256, 512, 1024, device, 7)
+        out = torch.empty((256, 512), device=device, dtype=getattr(torch, mod.OUT_DTYPE))
+        mod.matmul(a, b, out=out)  # compile the variant before capturing
+        torch.cuda.synchronize()
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            mod.matmul(a, b, out=out)
+        a.copy_(torch.randn_like(a))
+        g.replay()
+        torch.cuda.synchronize()
+        ref = a.float() @ b.float()
+        res["cuda_graph_correct"] = bool((out.float() - ref).abs().max() <= 2e-2 * ref.abs().max())
+    except Exception as e:  # noqa: BLE001  (reported, not fatal)
+        res["cuda_graph_correct"], res["cuda_graph_error"] = False, f"{type(e).__name__}: {e}"
+    try:
+        f = torch.compile(lambda x, w: torch.relu(mod.matmul(x, w)) * 2, dynamic=True,
+                          fullgraph=True)
+        ok = True
+        for M in (17, 64, 300):
+            x, w = operands(mod, M, 512, 1024, device, M)
+            ref = torch.relu(x.float() @ w.float()) * 2
+            ok &= bool((f(x, w).float() - ref).abs().max() <= 2e-2 * ref.abs().max())
+        res["torch_compile_correct"] = ok
+    except Exception as e:  # noqa: BLE001
+        res["torch_compile_correct"], res["torch_compile_error"] = False, f"{type(e).__name__}: {e}"
+    return res
+
+
 def clocks() -> dict[str, str]:
     """SM / memory clocks, temperature and power as nvidia-smi reads them (never set)."""
     q = "clocks.sm,clocks.mem,clocks.max.sm,temperature.gpu,power.draw"
@@ -299,11 +335,13 @@ def main() -> None:
               f"torch.matmul {h['torch_us']:.1f} us", flush=True)
     stream = compile_stream(mod, stream_shapes(60 if args.quick else args.stream))
     print(f"stream: {stream}", flush=True)
+    graphs = graphs_and_compile(mod)
+    print(f"CUDA graph and torch.compile: {graphs}", flush=True)
     date = time.strftime("%Y-%m-%d", time.gmtime())
     card = mod.card() if mod.card() != "default" else (
         "h200" if "h200" in device.lower() else "h100" if "h100" in device.lower() else "gpu")
     result = {"device": device, "date": date, "rows": rows, "geomean_x_cublas": gm,
-              "host": host, "stream": stream, "build_s": build_s,
+              "host": host, "stream": stream, "graphs": graphs, "build_s": build_s,
               "clocks": {"before": clocks_before, "after": clocks()},
               "library": {"schedule": Path(args.schedule).name, "configs": len(mod.CONFIGS),
                           "kernels": len(mod.KERNELS), "table": mod.card(),

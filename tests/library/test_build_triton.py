@@ -105,7 +105,8 @@ def test_gemm_basic_library_serves_every_shape(tmp_path: Path) -> None:
 def test_decomposition_library_dispatches_per_shape(tmp_path: Path) -> None:
     path = _build(tmp_path, str(ROOT / "examples" / "gemm_decomposition.py"), "decomp", *SMALL,
                   "--param", "SMS=4", "--param", "STAGES=2", "--param", "WARPS=4",
-                  "--param", "GROUP_M=2", "--param", "B_LAYOUT=nk", "--shape", "40x24x200")
+                  "--param", "GROUP_M=2", "--param", "B_LAYOUT=nk", "--shape", "40x24x200",
+                  "--jobs", "2")
     text = path.read_text()
     assert "'DECOMP': 'splitk'" in text and "'DECOMP': 'dp'" in text
     # split-K where few tiles meet a deep K (the cost model on 4 SMs), data-parallel elsewhere

@@ -118,7 +118,7 @@ def build_library(schedule: str | Path, overrides: dict[str, Any] | None = None,
     with ``card="auto"`` each card with rules gets its own table beside the ``default`` one
     (rules without a device count for every card). ``shapes``: exact entries resolved at the
     shape itself. ``max_size``: the last size class (larger sizes share its bucket).
-    ``jobs``: processes resolving the buckets.
+    ``jobs``: processes resolving the buckets and generating the configs' kernels.
     """
     from tilec.app.loader import load_schedule
     from tilec.runtime.records import default_records, schedule_key
@@ -158,25 +158,44 @@ def build_library(schedule: str | Path, overrides: dict[str, Any] | None = None,
             kernels[by_source[src]] = src
         return by_source[src]
 
-    out_configs = []
-    first_plan = None
-    from tilec.transforms.plan import LoadKind
+    work = [(path, params, shape, target)
+            for params, shape in zip(configs.params, configs.first_shape, strict=True)]
+    if jobs > 1 and len(work) > 1:
+        import concurrent.futures
+        import multiprocessing
 
-    for params, shape in zip(configs.params, configs.first_shape, strict=True):
-        plan, src, fallback = _kernels_of(path, params, shape, target)
-        first_plan = first_plan or plan
+        with concurrent.futures.ProcessPoolExecutor(
+                min(jobs, len(work)), mp_context=multiprocessing.get_context("spawn")) as pool:
+            made = list(pool.map(_config_kernels, work))
+    else:
+        made = [_config_kernels(w) for w in work]
+    out_configs = []
+    for params, one in zip(configs.params, made, strict=True):
         out_configs.append({
-            "label": _label(params), "params": params, "tile": (plan.BM, plan.BN, plan.BK),
-            "kernel": intern(src), "fallback": intern(fallback) if fallback else None,
-            "tma": (plan.a.kind is LoadKind.TMA, plan.b.kind is LoadKind.TMA),
-            "facts": facts_of(plan)})
-    assert first_plan is not None
+            "label": _label(params), "params": params, "tile": one["tile"],
+            "kernel": intern(one["source"]),
+            "fallback": intern(one["fallback"]) if one["fallback"] else None,
+            "tma": one["tma"], "facts": one["facts"]})
+    first = made[0]
     return Library(
         name=name or path.stem, schedule=path.name, target=target,
-        dtype=_TORCH_DTYPE[first_plan.dtype.value],
-        out_dtype=_TORCH_DTYPE[first_plan.c_dtype.value],
-        b_layout="nk" if first_plan.b_transposed else "kn", kernels=kernels,
-        configs=out_configs, tables={c: t.data() for c, t in tables.items()}, notes=notes)
+        dtype=first["dtype"], out_dtype=first["out_dtype"], b_layout=first["b_layout"],
+        kernels=kernels, configs=out_configs,
+        tables={c: t.data() for c, t in tables.items()}, notes=notes)
+
+
+def _config_kernels(args: tuple[Any, ...]) -> dict[str, Any]:
+    """One config's kernels and what the module records of them (plain data: it may come from
+    another process)."""
+    from tilec.transforms.plan import LoadKind
+
+    path, params, shape, target = args
+    plan, src, fallback = _kernels_of(path, params, shape, target)
+    return {"source": src, "fallback": fallback, "tile": (plan.BM, plan.BN, plan.BK),
+            "tma": (plan.a.kind is LoadKind.TMA, plan.b.kind is LoadKind.TMA),
+            "facts": facts_of(plan), "dtype": _TORCH_DTYPE[plan.dtype.value],
+            "out_dtype": _TORCH_DTYPE[plan.c_dtype.value],
+            "b_layout": "nk" if plan.b_transposed else "kn"}
 
 
 def facts_of(plan: Any) -> list[tuple[str, str]]:
