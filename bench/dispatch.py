@@ -290,7 +290,9 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true")
     p.add_argument("--schedule", default=str(ROOT / "examples" / "gemm_decomposition.py"))
-    p.add_argument("--rules", action="append", default=[])
+    p.add_argument("--rules", action="append", default=None,
+                   help="rules files (default: the H200 sweep's, bench/results/"
+                        "sweep_h200_2026-11-23_rules.json, when present; --rules none: none)")
     p.add_argument("--exact", action="store_true", help="the shapes as exact table entries")
     p.add_argument("--max-size", type=int, default=32768)
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
@@ -303,6 +305,10 @@ def main() -> None:
     from host_overhead_library import host_times
 
     rounds = max(5, args.rounds)
+    if args.rules is None:
+        default = ROOT / "bench" / "results" / "sweep_h200_2026-11-23_rules.json"
+        args.rules = [str(default)] if default.exists() else []
+    args.rules = [r for r in args.rules if r != "none"]
     device = torch.cuda.get_device_name()
     work = Path(tempfile.mkdtemp(prefix="dispatch_"))
     clocks_before = clocks()
