@@ -1,6 +1,6 @@
 """The ``tilec`` command.
 
-``tilec show|gen|masks|check|explain|viz|bench|tune|sweep SCHEDULE.py [--param NAME=VALUE ...] [--json] [-o OUT]``
+``tilec show|gen|masks|check|explain|viz|bench|tune|sweep|build SCHEDULE.py [--param NAME=VALUE ...] [--json] [-o OUT]``
 
 :data:`COMMANDS` is the one table of subcommands: each row names the command, its one-line help,
 the function that runs it and the options of its own; the code of each lives in
@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import NoReturn
 
-from tilec.app.commands import bench, check, explain, gen, masks, show, sweep, tune, viz
+from tilec.app.commands import bench, build, check, explain, gen, masks, show, sweep, tune, viz
 from tilec.app.commands.common import mode_option
 from tilec.errors import TilecError
 
@@ -65,6 +65,9 @@ COMMANDS: tuple[Command, ...] = (
             "winner for tilec gen", tune.run, tune.options),
     Command("sweep", "tune the schedule over many shapes on every GPU at hand, against a "
             "baseline and cuBLAS; summary, map (PNG) and rules file", sweep.run, sweep.options),
+    Command("build", "a standalone Python module with matmul(a, b) for any shape: the "
+            "configs per shape bucket, their kernels, a torch custom op", build.run,
+            build.options),
 )
 
 
