@@ -63,13 +63,19 @@ def load_args(args: argparse.Namespace) -> LoadedSchedule:
 
 
 def write_output(args: argparse.Namespace, text: str) -> None:
-    """Print ``text``, or write it to ``-o OUT`` whole (:func:`atomic_path`)."""
-    if getattr(args, "output", None):
+    """Print ``text``, or write it to ``-o OUT`` whole (:func:`atomic_path`; ``-o -``: print)."""
+    if to_file(args):
         with atomic_path(Path(args.output)) as tmp:
             tmp.write_text(text if text.endswith("\n") else text + "\n")
         print(f"wrote {args.output}", file=sys.stderr)
     else:
         print(text)
+
+
+def to_file(args: argparse.Namespace) -> bool:
+    """Whether ``-o OUT`` names a file (``-o -`` is stdout, as for most Unix tools)."""
+    out = getattr(args, "output", None)
+    return bool(out) and out != "-"
 
 
 @contextlib.contextmanager
