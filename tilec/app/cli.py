@@ -49,7 +49,8 @@ class Command:
 
 
 COMMANDS: tuple[Command, ...] = (
-    Command("show", "print the views, loop domains, launch dims and index maps", show.run),
+    Command("show", "print the views, loop domains, launch dims and index maps", show.run,
+            show.options),
     Command("gen", "emit a standalone kernel file (Triton with run(a, b), or CUDA .cu)",
             gen.run, gen.options),
     Command("masks", "TMA multicast issue predicates and masks per operand",

@@ -470,6 +470,7 @@ def save(fig: Figure, out: str | Path | BinaryIO, fmt: str = "png") -> Any:
 
 
 FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf", ".jpg": "jpeg", ".jpeg": "jpeg"}
+MAX_TIMELINE_TILES = 65536  # tilec viz: a timeline of more is slow (10 s) and unreadable
 MAX_SIDE = 8000  # pixels: past it matplotlib's buffers run into gigabytes
 
 

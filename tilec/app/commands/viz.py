@@ -89,6 +89,11 @@ def run(args: argparse.Namespace) -> int:
         raise TilecError(f"{loaded.path.name}: viz --kind threads draws thread-level schedules "
                          f"(TIDx/TIDy axes); this one is tile-level")
     plan = lowered(loaded)
+    if args.kind in ("timeline", "all") and plan.tiles > viz.MAX_TIMELINE_TILES:
+        raise TilecError(f"{loaded.path.name}: viz --kind {args.kind} draws at most "
+                         f"{viz.MAX_TIMELINE_TILES} tiles on the SM timeline (a block per tile "
+                         f"and SM is under a pixel past it) but this schedule has {plan.tiles}; "
+                         f"use --kind tiles, or a smaller problem")
     launch = infer_launch(loaded.fusion)
     grid = 1
     for g in launch.grid:
