@@ -57,7 +57,8 @@ COMMANDS: tuple[Command, ...] = (
             masks.run, mode_option),
     Command("explain", "the derivation as a person reads it: index maps, tile order, "
             "decomposition, multicast theorems, coalescing", explain.run, explain.options),
-    Command("viz", "draw the schedule (PNG): C tiles per round, multicast groups, SM timeline",
+    Command("viz", "draw the schedule: C tiles per round, multicast groups, SM timeline (PNG; "
+            "SVG, PDF or JPEG by -o's extension)",
             viz.run, viz.options),
     Command("bench", "time the generated kernel against torch.matmul and a plain Triton kernel "
             "(GPU)", bench.run, bench.options),

@@ -182,7 +182,7 @@ def derive(args: argparse.Namespace) -> Any:
     from tilec.app.loader import SYMBOLIC, load_schedule
     from tilec.transforms.multicast.derive import derive_loaded
 
-    loaded = load_schedule(args.schedule, parse_params(args.param))
+    loaded = load_schedule(args.schedule, overrides(args))
     check_tiles(loaded)
     return derive_loaded(loaded, args.mode, symbolic=SYMBOLIC.get(loaded))
 
