@@ -97,8 +97,9 @@ def test_gemm_basic_library_serves_every_shape(tmp_path: Path) -> None:
     new = {tuple(r["shape"]): r["new_variant"] for r in got["rows"]}
     assert new[(64, 96, 48)] == 0 and new[(96, 64, 32)] == 0  # the variant of 32x32x32
     assert new[(32, 32, 32)] == 1
-    assert "pointer-load kernel" in got["rows"][7]["explain"]  # N = 17: rows of 34 bytes
-    assert got["stats"]["kernels_loaded"] == 2 and not got["tilec"]
+    # N = 17 (rows of 34 bytes): the TMA kernel's launcher copies B into 16-byte rows (lowering
+    # picks TMA by the box alone since issue 26's generic printer), so one kernel serves all
+    assert got["stats"]["kernels_loaded"] == 1 and not got["tilec"]
 
 
 @needs_generic
