@@ -158,7 +158,7 @@ def test_padded_order_skips_dead_tiles():
 
 
 LAUNCH_PLANS = {  # a pointer-load data-parallel plan and a TMA split-K one (workspace, descriptors)
-    "pointer_dp": lambda: plan(20, 30, 40, 16, 16, 16, dtype=DType.FP16),
+    "pointer_dp": lambda: plan(20, 30, 40, 16, 16, 16, dtype=DType.FP16, load=LoadKind.POINTER),
     "tma_splitk": lambda: plan(40, 48, 64, 16, 16, 32, dtype=DType.FP32, load=LoadKind.TMA,
                                decomposition="splitk", splits=2, fixup=Fixup.DETERMINISTIC),
 }

@@ -14,6 +14,8 @@ os.environ["TRITON_INTERPRET"] = "1"
 
 import pytest
 import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tests.plans import plan
 from tilec.codegen.triton.printer import emit, load
@@ -144,3 +146,13 @@ def test_one_module_per_configuration() -> None:
     other = load(plan(160, 16, 64, 16, 16, 16, dtype=DType.FP16, **kw))  # type: ignore[arg-type]
     assert one is other
     assert load(plan(80, 48, 32, 16, 32, 16, dtype=DType.FP16, **kw)) is not one  # another tile
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck))
+@given(M=st.integers(1, 200), N=st.integers(1, 100), K=st.integers(1, 150),
+       name=st.sampled_from(["sk2_dp-grouped-reduce", "splitk-atomic-pointer",
+                             "skpp-deterministic"]))
+def test_random_shapes_through_one_file(M: int, N: int, K: int, name: str) -> None:
+    # every file lowered at 80 x 48 x 32, run at a random shape
+    mod = load(plan(80, 48, 32, 16, 16, 16, dtype=DType.FP16, **CONFIGS[name]))  # type: ignore[arg-type]
+    check(mod, M, N, K, DType.FP16, seed=M * 7 + N)
