@@ -291,10 +291,12 @@ def split_at(rule: SplitRule, M: int, N: int, K: int) -> WorkSplit:
     elif kind is Decomposition.SPLIT_K:
         splits = min(rule.splits, k_iters)
         units = n * splits
-        work = make_work_split(kind, sms=rule.sms, splits=splits,
-                               grid=min(rule.ctas, units) if rule.ctas else units, **kw)  # type: ignore[arg-type]
+        grid = min(rule.ctas, units) if rule.ctas else units
+        work = make_work_split(kind, sms=rule.sms, splits=splits, grid=grid,
+                               **kw)  # type: ignore[arg-type]
     else:
-        work = make_work_split(kind, sms=rule.sms, sk_waves=rule.sk_waves, **kw)  # type: ignore[arg-type]
+        work = make_work_split(kind, sms=rule.sms, sk_waves=rule.sk_waves,
+                               **kw)  # type: ignore[arg-type]
     return over_clusters(work, rule.sms, rule.group)
 
 

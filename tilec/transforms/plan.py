@@ -170,11 +170,13 @@ class TileOrder(_Frozen):
         def num(e: sympy.Expr | int) -> int:
             v = sympy.sympify(e).xreplace(b)
             if not v.is_Integer:
-                raise TypeError(f"TileOrder: {e} is not a number at sizes {self.sizes or 'unbound'}")
+                raise TypeError(
+                    f"TileOrder: {e} is not a number at sizes {self.sizes or 'unbound'}")
             return int(v)
 
         return TileOrder(
-            self.index, sympy.sympify(self.tile_m).xreplace(b), sympy.sympify(self.tile_n).xreplace(b),
+            self.index, sympy.sympify(self.tile_m).xreplace(b),
+            sympy.sympify(self.tile_n).xreplace(b),
             sympy.Integer(num(self.num_tiles)), num(self.tiles_m), num(self.tiles_n),
             self.description, num(self.ctas), self.raw_tile_m, self.raw_tile_n, self.sizes)
 

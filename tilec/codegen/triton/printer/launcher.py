@@ -205,7 +205,8 @@ def _aligned_fn(c: Code, nbytes: int) -> None:
 
 
 def _desc_fn(c: Code, tdt: str) -> None:
-    c("_DESCS = {}  # (shape, row stride, box) -> a descriptor Triton built on a meta tensor", "", "")
+    c("_DESCS = {}  # (shape, row stride, box) -> a descriptor Triton built on a meta tensor",
+      "", "")
     c("def _desc(x, box):")
     c.indent()
     c('"""The tensor descriptor of matrix x (aligned rows of unit stride, see _aligned) with a TMA')
@@ -244,7 +245,9 @@ def _workspace_fn(c: Code) -> None:
     c("ws = _WORKSPACES.get(key)")
     c("if ws is None or ws[0].numel() < n_ws or ws[1].numel() < n_tickets:")
     c.indent()
-    c("n_ws, n_tickets = max(n_ws, 1 if ws is None else ws[0].numel()), max(n_tickets, 1 if ws is None else ws[1].numel())")
+    c("if ws is not None:  # grow: keep what the kept ones held")
+    c.indent()("n_ws, n_tickets = max(n_ws, ws[0].numel()), max(n_tickets, ws[1].numel())").dedent()
+    c("n_ws, n_tickets = max(n_ws, 1), max(n_tickets, 1)")
     c("buf = torch.zeros(n_ws + n_tickets, dtype=torch.float32, device=out.device)")
     c("ws = _WORKSPACES[key] = (buf[:n_ws], buf[n_ws:].view(torch.int32))")
     c.dedent()
