@@ -14,7 +14,7 @@ import pytest
 from tests.codegen.cuda_plans import seed
 from tilec.app.cli import main
 from tilec.app.loader import load_schedule
-from tilec.codegen.cuda.launch import compile_cu
+from tilec.codegen.cuda.launch import compile_cu, run_split
 from tilec.codegen.cuda.printer import emit
 from tilec.errors import FusionError, UnsupportedError
 from tilec.ir import GemmFusion
@@ -161,18 +161,22 @@ def test_grid_is_rounded_up_to_whole_clusters(params: dict, mode: str, closed: b
     for op in (plan.a, plan.b):  # the masks the kernel computes are the plan's
         if op.multicast is None:
             continue
-        for (i_rt, cidx, rank), vals in got[op.name].items():
-            want = mc_values(op.multicast, rank, i_rt, cidx)
-            keys = ["issue", "mask"] + (["slice_index", "slice_count"]
-                                        if op.multicast.mode.value == "sliced" else [])
-            assert vals == tuple(want[k] for k in keys)
+        keys = ["issue", "mask"] + (["slice_index", "slice_count"]
+                                    if op.multicast.mode.value == "sliced" else [])
+        for tag, facts in ((op.name, False), (op.name.lower(), True)):  # both variants
+            for (i_rt, cidx, rank), vals in got[tag].items():
+                want = mc_values(op.multicast, rank, i_rt, cidx, facts)
+                assert vals == tuple(want[k] for k in keys)
 
 
 @needs_nvcc
 def test_rounded_grids_compile_without_warnings(tmp_path: Path) -> None:
     for i, (params, mode, closed) in enumerate(ROUNDED):
         src = emit(seed(mode, closed, **params))
-        assert f"constexpr int GRID = {seed(mode, closed, **params).work.grid};" in src
+        plan = seed(mode, closed, **params)
+        # the grid is a launch's: the launcher's split makes the plan's rounded grid
+        assert "constexpr int GRID" not in src
+        assert run_split(plan, plan.M, plan.N, plan.K).grid == plan.work.grid
         compile_cu(src, tmp_path / f"r{i}.o", shared=False, werror=True)
 
 
@@ -181,4 +185,7 @@ def test_gen_seed_at_a_small_size(tmp_path: Path) -> None:
     out = tmp_path / "k.cu"
     rc = main(["gen", str(ROOT / "examples/seed004_persistent_cluster.py"), "--target", "cuda",
                "--param", "M=600", "--param", "N=1400", "--param", "K=64", "-o", str(out)])
-    assert rc == 0 and "constexpr int GRID = 36;" in out.read_text()
+    assert rc == 0 and "constexpr int GRID" not in out.read_text()
+    plan = kernel_plan(load_schedule(ROOT / "examples/seed004_persistent_cluster.py",
+                                     {"M": 600, "N": 1400, "K": 64}), target="cuda")
+    assert run_split(plan, 600, 1400, 64).grid == 36  # the launcher's grid, whole clusters

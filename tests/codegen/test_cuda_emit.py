@@ -133,16 +133,18 @@ HARNESS = r"""
 #include <cstdio>
 int main() {
   using namespace NS;
-  for (int t = 0; t < NUM_TILES; ++t) std::printf("T %d %d %d %d\n", t, tile_m(t), tile_n(t), (int)tile_alive(t));
-  const int rounds = (NUM_TILES + GRID - 1) / GRID;
+  const Shape sh = make_shape(SIZES);
+  std::printf("V %d\n", (int)facts_hold(sh));
+  for (int t = 0; t < sh.NUM_TILES; ++t) std::printf("T %d %d %d %d\n", t, sh.tile_m(t), sh.tile_n(t), (int)sh.tile_alive(t));
+  const int rounds = (sh.NUM_TILES + ORDER_CTAS - 1) / ORDER_CTAS;
   for (int i_rt = 0; i_rt < rounds; ++i_rt)
-    for (int cidx = 0; cidx < GRID / CLUSTER; ++cidx)
+    for (int cidx = 0; cidx < ORDER_CLUSTERS; ++cidx)
       for (int rank = 0; rank < CLUSTER; ++rank) {
         BODY
       }
-  for (int w = 0; w < WORKERS; ++w) {
+  for (int w = 0; w < sh.WORKERS; ++w) {
     int g, kb0, kb1;
-    for (int j = 0; work_unit(w, j, g, kb0, kb1); ++j) {
+    for (int j = 0; sh.work_unit(w, j, g, kb0, kb1); ++j) {
       std::printf("U %d %d %d %d %d\n", w, j, g, kb0, kb1);
       FIX
     }
@@ -153,6 +155,8 @@ int main() {
 
 
 def _harness_body(plan) -> str:  # type: ignore[no-untyped-def]
+    """Per multicast operand, what each variant runs: "A ..." the general one, "a ..." the
+    closed one."""
     out = []
     for op in (plan.a, plan.b):
         x, mc = op.name.lower(), op.multicast
@@ -160,32 +164,44 @@ def _harness_body(plan) -> str:  # type: ignore[no-untyped-def]
             continue
         fields = ["issue", "mask"] + (["slice_index", "slice_count"] if mc.mode is S else [])
         fmt = " ".join(["%d"] * (3 + len(fields)))
-        args = ", ".join(["i_rt", "cidx", "rank"] + [f"(int)mc_{x}_{f}(rank, i_rt, cidx)" for f in fields])
-        out.append(f'std::printf("{op.name} {fmt}\\n", {args});')
+        for tag, facts in ((op.name, "false"), (x, "true")):
+            args = ", ".join(["i_rt", "cidx", "rank"]
+                             + [f"(int)sh.mc_{x}_{f}<{facts}>(rank, i_rt, cidx)" for f in fields])
+            out.append(f'std::printf("{tag} {fmt}\\n", {args});')
     return "\n        ".join(out)
 
 
-def _run_harness(plan, tmp: Path) -> dict:  # type: ignore[no-untyped-def]
-    src = emit(plan)
+def _run_harness(plan, tmp: Path, sizes: tuple[int, int, int] | None = None,
+                 source: str | None = None) -> dict:  # type: ignore[no-untyped-def]
+    """The file's schedule functions run on the host at launch sizes ``sizes`` (default: the
+    plan's), with the work split the launcher would pass."""
+    from tilec.codegen.cuda.launch import launch_numbers, run_split
+
+    src = emit(plan) if source is None else source
     prefix = host_prefix(src)
     assert src.startswith(prefix[: -len(SCHEDULE_END) - 1])  # the harness tests the file's own text
     ns = src.split("namespace ")[1].split(" ")[0]
     (tmp / "sched.h").write_text(prefix)
+    M, N, K = sizes or (plan.M, plan.N, plan.K)
+    grid, skt, skc = launch_numbers(plan, run_split(plan, M, N, K))
     fix = ""
     if CudaPrinter(plan).partials:
-        fix = ('if (kb0 != 0 || kb1 != K_ITERS) { int f, o, c, sl; fix_of(w, j, g, f, o, c, sl); '
+        fix = ('if (kb0 != 0 || kb1 != sh.K_ITERS) { int f, o, c, sl; sh.fix_of(w, j, g, f, o, c, sl); '
                'std::printf("F %d %d %d %d %d %d", w, j, f, o, c, sl); '
-               'for (int i = 0; i < c; ++i) std::printf(" %d", fix_slot(f, i)); std::printf("\\n"); }')
-    text = HARNESS.replace("NS", ns).replace("BODY", _harness_body(plan)).replace("FIX", fix)
+               'for (int i = 0; i < c; ++i) std::printf(" %d", sh.fix_slot(f, i)); std::printf("\\n"); }')
+    text = (HARNESS.replace("NS", ns).replace("BODY", _harness_body(plan)).replace("FIX", fix)
+            .replace("SIZES", f"{M}, {N}, {K}, {N}, {grid}, {skt}, {skc}"))
     (tmp / "h.cpp").write_text('#include "sched.h"\n' + text)
     subprocess.run(["g++", "-std=c++17", "-O1", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Werror",
                     "-I", str(tmp), "-o", str(tmp / "h"), str(tmp / "h.cpp")], check=True)
     lines = subprocess.run([str(tmp / "h")], capture_output=True, text=True, check=True).stdout.splitlines()
-    got: dict = {"T": {}, "A": {}, "B": {}, "U": {}, "F": {}}
+    got: dict = {"T": {}, "A": {}, "B": {}, "a": {}, "b": {}, "U": {}, "F": {}, "V": None}
     for ln in lines:
         kind, *vals = ln.split()
         v = [int(s) for s in vals]
-        if kind == "T":
+        if kind == "V":
+            got["V"] = bool(v[0])
+        elif kind == "T":
             got["T"][v[0]] = tuple(v[1:])
         elif kind in "UF":
             got[kind][tuple(v[:2])] = tuple(v[2:])
@@ -209,10 +225,11 @@ def test_printed_masks_equal_the_plans(row: tuple, tmp_path: Path) -> None:
             assert not got[op.name]
             continue
         assert got[op.name], "no multicast functions printed"
-        for (i_rt, cidx, rank), vals in got[op.name].items():
-            want = mc_values(mc, rank, i_rt, cidx)  # the form the kernel runs
-            keys = ["issue", "mask"] + (["slice_index", "slice_count"] if mc.mode is S else [])
-            assert vals == tuple(want[k] for k in keys), (op.name, i_rt, cidx, rank)
+        keys = ["issue", "mask"] + (["slice_index", "slice_count"] if mc.mode is S else [])
+        for tag, facts in ((op.name, False), (op.name.lower(), True)):  # each variant's form
+            for (i_rt, cidx, rank), vals in got[tag].items():
+                want = mc_values(mc, rank, i_rt, cidx, facts)
+                assert vals == tuple(want[k] for k in keys), (tag, i_rt, cidx, rank)
 
 
 # (params, mode, closed): every decomposition, with and without clusters, ragged edges, K < BK,
@@ -312,11 +329,12 @@ WIDE = r"""
 #include <initializer_list>
 int main() {
   using namespace NS;
-  for (int c : {0, 1, SK_CTAS / 2, SK_CTAS - 1})
-    std::printf("R %d %lld %lld\n", c, (long long)sk_begin(c), (long long)sk_end(c));
-  for (int f : {0, 1, SK_TILES / 2, SK_TILES - 1})
-    std::printf("P %d %d %d %d %d\n", f, first_contributor(f), contributors(f), fix_slot(f, 0),
-                fix_slot(f, contributors(f) - 1));
+  const Shape sh = make_shape(SIZES);
+  for (int c : {0, 1, sh.SK_CTAS / 2, sh.SK_CTAS - 1})
+    std::printf("R %d %lld %lld\n", c, (long long)sh.sk_begin(c), (long long)sh.sk_end(c));
+  for (int f : {0, 1, sh.SK_TILES / 2, sh.SK_TILES - 1})
+    std::printf("P %d %d %d %d %d\n", f, sh.first_contributor(f), sh.contributors(f), sh.fix_slot(f, 0),
+                sh.fix_slot(f, sh.contributors(f) - 1));
   return 0;
 }
 """
@@ -334,7 +352,9 @@ def test_work_formulas_are_64_bit_where_int_would_overflow(tmp_path: Path) -> No
     assert "int first_contributor(long long tile)" in src
     ns = src.split("namespace ")[1].split(" ")[0]
     (tmp_path / "sched.h").write_text(host_prefix(src))
-    (tmp_path / "w.cpp").write_text('#include "sched.h"\n' + WIDE.replace("NS", ns))
+    sizes = f"{plan.M}, {plan.N}, {plan.K}, {plan.N}, {w.grid}, {w.sk_tiles}, {w.sk_ctas}"
+    (tmp_path / "w.cpp").write_text('#include "sched.h"\n' + WIDE.replace("NS", ns)
+                                    .replace("SIZES", sizes))
     subprocess.run(["g++", "-std=c++17", "-O1", "-Wall", "-Werror", "-I", str(tmp_path), "-o",
                     str(tmp_path / "w"), str(tmp_path / "w.cpp")], check=True)
     out = subprocess.run([str(tmp_path / "w")], capture_output=True, text=True, check=True).stdout
@@ -376,12 +396,14 @@ def test_b_given_k_by_n_is_printed_mn_major() -> None:
     src = emit(kn)
     assert not kn.b_transposed and kn.b.box == (64, 256)
     assert "p, 1, 1, 0, 1;" in src and "smem_desc_sw128_mn(" in src  # transpose-B, MN-major
-    assert "encode_map(&tmB, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, sizeof(TIn), B, K, N, BK, 64)" in src
+    assert "encode_map(tmB, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, sizeof(TIn), B, K, N, ldb, BK, 64)" in src
     nk = seed(S, False, M=1000, N=1104, K=776, CM=2, CN=1, SMS=8)
     assert "p, 1, 1, 0, 0;" in emit(nk)
+    # B's row stride is a launch's: N = 1100 prints (the launcher refuses a 2200-byte row)
     odd = seed(L, False, M=1000, N=1100, K=776, CM=1, CN=1, SMS=8, B_LAYOUT="kn")
-    with pytest.raises(UnsupportedError, match="N \\* 2 of 16 bytes"):
-        emit(odd)
+    assert emit(odd) == emit(dataclasses.replace(odd, N=1104))
+    with pytest.raises(UnsupportedError, match="BN must be a multiple of 64"):
+        emit(dataclasses.replace(odd, BN=128 + 32, b=dataclasses.replace(odd.b, box=(64, 160))))
 
 
 def test_consumer_warpgroups_come_from_the_plans_warps() -> None:

@@ -1,12 +1,16 @@
 """Build a generated ``.cu`` with nvcc and launch it from Python (ctypes + torch tensors).
 
+One kernel serves every shape: M, N, K and the row strides are launch arguments; the work
+split's numbers at the launch's sizes come from :func:`run_split` (the lowering's own rules,
+evaluated per shape and kept), and the file's launcher picks the variant (``facts_hold``).
+
 Example (on a machine with an sm_90 GPU)::
 
     >>> from tilec.app.loader import load_schedule                          # doctest: +SKIP
     >>> from tilec.runtime.build import kernel_plan                     # doctest: +SKIP
     >>> s = load_schedule("examples/seed004_persistent_cluster.py", {"M": 4096})  # doctest: +SKIP
     >>> k = build(kernel_plan(s, target="cuda"))                       # doctest: +SKIP
-    >>> C = k(A, B_nk)                                                 # doctest: +SKIP
+    >>> C = k(A, B_nk)             # any M, N, K                         # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -21,9 +25,14 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import sympy
+
 from tilec.codegen.cuda.printer import CudaPrinter
+from tilec.codegen.cuda.printer.file import LAUNCH_ERRORS
+from tilec.codegen.cuda.printer.work import RUN_BOUNDS, STREAM_K_KINDS
 from tilec.errors import TilecError
-from tilec.transforms.plan import DType, KernelPlan
+from tilec.transforms.decompose import make_work_split
+from tilec.transforms.plan import Decomposition, DType, KernelPlan, WorkSplit
 
 NVCC_FLAGS = ("-gencode=arch=compute_90a,code=sm_90a", "-O3", "-std=c++17", "-lineinfo")
 
@@ -64,62 +73,195 @@ class LaunchError(TilecError):
     """A launch of a built kernel with arguments it cannot run on (shape, dtype, layout, device)."""
 
 
-class CudaKernel:
-    """A built kernel: ``kernel(A, B, C=None, stream=None) -> C`` on torch CUDA tensors.
+def count(expr: sympy.Expr | int, M: int, N: int, K: int) -> int:
+    """A plan count (an expression of the sizes ``M``, ``N``, ``K``, or a number) at a launch."""
+    e = sympy.sympify(expr)
+    at = {s: sympy.Integer({"M": M, "N": N, "K": K}[s.name]) for s in e.free_symbols}
+    return int(e.xreplace(at))
 
-    A is M x K, B is N x K (the plan's ``b_transposed``), C is M x N, all contiguous, on one
-    CUDA device of compute capability 9.0 with room for the kernel's shared memory.  The fix-up
-    workspace of split-K / Stream-K plans is allocated on first use per device and kept (the
-    kernel leaves it clean); launches of one kernel object must be stream-ordered.
+
+def run_split(plan: KernelPlan, M: int, N: int, K: int) -> WorkSplit:
+    """The plan's decomposition at sizes M, N, K (M, N, K >= 1): the rules lowering applies at
+    the reference launch (``pipeline/work.py``: data-parallel over ``min(CTAs, tiles)`` rounded
+    up to whole clusters; split-K over ``min(CTAs, units)``, per cluster one cluster a unit; the
+    Stream-K family by ``make_work_split`` over the schedule's CTAs, in groups of CLUSTER tiles
+    with clusters).  At the plan's own sizes it is the plan's split (tested).
+    """
+    w, c = plan.work, plan.cluster[0]
+    ctas = plan.order.ctas or w.grid
+    num_tiles = count(plan.order.num_tiles, M, N, K)
+    k_iters = -(-K // plan.BK)
+    groups = -(-num_tiles // c)
+    if w.kind is Decomposition.DATA_PARALLEL or (w.kind is Decomposition.SPLIT_K and w.splits == 1):
+        grid = -(-min(ctas, num_tiles) // c) * c
+        return WorkSplit(w.kind, grid=grid, num_tiles=num_tiles, k_iters=k_iters,
+                         splits=w.splits, fixup=w.fixup)
+    if w.kind is Decomposition.SPLIT_K:
+        units = groups * w.splits
+        grid = units * c if c > 1 else (min(ctas, units) if plan.order.ctas else units)
+        return WorkSplit(w.kind, grid=grid, num_tiles=groups, k_iters=k_iters, splits=w.splits,
+                         fixup=w.fixup, group=c)
+    assert w.kind in STREAM_K_KINDS, w.kind
+    waves = w.sk_waves if w.kind is Decomposition.STREAM_K_PP else 1
+    if c == 1:
+        return make_work_split(w.kind, M=M, N=N, K=K, BM=plan.BM, BN=plan.BN, BK=plan.BK,
+                               sms=ctas, sk_waves=waves, fixup=w.fixup, num_tiles=num_tiles)
+    g = make_work_split(w.kind, M=groups, N=1, K=K, BM=1, BN=1, BK=plan.BK,
+                        sms=max(ctas // c, 1), sk_waves=waves, fixup=w.fixup)
+    return WorkSplit(g.kind, grid=g.grid * c, splits=g.splits, sk_tiles=g.sk_tiles,
+                     sk_ctas=g.sk_ctas, sk_first=g.sk_first, sk_waves=g.sk_waves, fixup=g.fixup,
+                     group=c, num_tiles=g.num_tiles, k_iters=g.k_iters)
+
+
+def launch_numbers(plan: KernelPlan, split: WorkSplit) -> tuple[int, int, int]:
+    """(grid, sk_tiles, sk_ctas) of ``split`` as the file's launcher takes them."""
+    if split.kind in STREAM_K_KINDS:
+        return split.grid, split.sk_tiles, split.sk_ctas
+    return split.grid, 0, 0
+
+
+def check_bounds(plan: KernelPlan, M: int, N: int, K: int) -> None:
+    """Sizes the kernel's ``int`` arithmetic and the printed work formulas are sized for
+    (:data:`~tilec.codegen.cuda.printer.work.RUN_BOUNDS`), else a :class:`LaunchError`."""
+    k_iters = -(-K // plan.BK)
+    groups = -(-(-(-M // plan.BM) * -(-N // plan.BN)) // plan.cluster[0])
+    if max(M, N, K) > 2**31 - 1 or k_iters > RUN_BOUNDS["K_ITERS"] or groups > RUN_BOUNDS["GROUPS"]:
+        raise LaunchError(f"{plan.name}: M, N, K = {M}, {N}, {K} is past the kernel's bounds "
+                          f"(each below 2**31, K / BK at most {RUN_BOUNDS['K_ITERS']}, tile "
+                          f"groups at most {RUN_BOUNDS['GROUPS']})")
+
+
+def check_rows(kernel: str, name: str, shape: tuple[int, int], strides: tuple[int, int],
+               elem: int, ptr: int, tma: bool = True) -> int:
+    """Operand ``name`` (row-major ``shape``, ``strides`` in elements, ``elem`` bytes each,
+    base address ``ptr``) as TMA takes it: unit column stride, a row stride at least the row
+    and (``tma``) a multiple of 16 bytes, a 16-byte aligned base.  Its row stride, else a
+    :class:`LaunchError` naming the tensor, its shape and strides.
+
+    >>> check_rows("k", "A", (100, 40), (40, 1), 2, 0)
+    40
+    >>> check_rows("k", "A", (100, 36), (36, 1), 2, 0)
+    Traceback (most recent call last):
+    ...
+    tilec.codegen.cuda.launch.LaunchError: k: operand A of shape (100, 36) and strides (36, 1): TMA needs a row stride of a multiple of 16 bytes but it is 72 bytes (pad the rows to 40 elements)
+    """
+    rows, cols = shape
+    ld, one = (strides[0], strides[1]) if rows > 1 else (max(strides[0], cols), strides[1])
+    where = f"operand {name} of shape {shape} and strides {strides}"
+    if cols > 1 and one != 1:
+        raise LaunchError(f"{kernel}: {where} must be row-major (strides (ld, 1))")
+    if rows * cols == 0:
+        return max(ld, cols, 1)
+    if ld < cols:
+        raise LaunchError(f"{kernel}: {where}: its row stride {ld} is shorter than its rows "
+                          f"({cols} elements)")
+    if tma and (ld * elem) % 16:
+        raise LaunchError(f"{kernel}: {where}: TMA needs a row stride of a multiple of 16 bytes "
+                          f"but it is {ld * elem} bytes (pad the rows to "
+                          f"{-(-cols * elem // 16) * 16 // elem} elements)")
+    if tma and ptr % 16:
+        raise LaunchError(f"{kernel}: {where} must be 16-byte aligned for TMA but starts at "
+                          f"0x{ptr:x}")
+    return ld
+
+
+class CudaKernel:
+    """A built kernel: ``kernel(A, B, C=None, stream=None) -> C`` on torch CUDA tensors, for any
+    M, N, K >= 0.
+
+    A is M x K, B is N x K (the plan's ``b_transposed``) or K x N, C is M x N, each row-major
+    with a row stride (``stride(0)``) TMA can take: A and B at least the row, a multiple of 16
+    bytes, the base 16-byte aligned (else :class:`LaunchError` naming the tensor, its shape and
+    strides); ``C=None`` allocates C, its rows padded to 16 bytes where a TMA-store epilogue
+    needs it (C is then a view of a wider buffer); a given C whose rows TMA cannot store is
+    written through a padded copy.  On one CUDA device of compute capability 9.0 with room
+    for the kernel's shared memory.  The fix-up workspace of split-K / Stream-K plans is
+    allocated per device, grown to the largest launch so far and kept (the kernel leaves it
+    clean); launches of one kernel object must be stream-ordered.
     """
 
     def __init__(self, plan: KernelPlan, lib_path: Path) -> None:
         self.plan = plan
         self.path = lib_path
         self.lib = ctypes.CDLL(str(lib_path))
-        printer = CudaPrinter(plan)
+        self.printer = printer = CudaPrinter(plan)
         name = printer.cname
         self.smem_bytes = printer.shape.smem_bytes
-        self.workspace_floats, self.tickets = printer.workspace()
+        self.tma_store = printer.shape.tma_store
         self._launch = getattr(self.lib, f"{name}_launch")
-        self._launch.argtypes = [ctypes.c_void_p] * 6
+        self._launch.argtypes = ([ctypes.c_void_p] * 6 + [ctypes.c_int] * 3
+                                 + [ctypes.c_longlong] * 3 + [ctypes.c_int] * 4)
         self._launch.restype = ctypes.c_int
+        self._variant = getattr(self.lib, f"{name}_variant")
+        self._variant.argtypes = [ctypes.c_int] * 3 + [ctypes.c_longlong] + [ctypes.c_int] * 3
+        self._variant.restype = ctypes.c_int
         self._clusters = getattr(self.lib, f"{name}_max_active_clusters")
         self._clusters.restype = ctypes.c_int
         self._ws: dict[int, tuple[Any, Any]] = {}
+        self._splits: dict[tuple[int, int, int], WorkSplit] = {}
 
     def max_active_clusters(self) -> int:
         return int(self._clusters())
 
-    def _check(self, name: str, t: Any, shape: tuple[int, int], dtype: Any, device: Any) -> None:
+    def split(self, M: int, N: int, K: int) -> WorkSplit:
+        """The work split at M, N, K (:func:`run_split`), kept per shape."""
+        key = (M, N, K)
+        if key not in self._splits:
+            self._splits[key] = run_split(self.plan, M, N, K)
+        return self._splits[key]
+
+    def variant(self, M: int, N: int, K: int, ldc: int | None = None) -> str:
+        """Which variant a launch at these sizes runs: "closed" (its facts hold) or "general"."""
+        grid, sk_tiles, sk_ctas = launch_numbers(self.plan, self.split(M, N, K))
+        facts = self._variant(M, N, K, N if ldc is None else ldc, grid, sk_tiles, sk_ctas)
+        return "closed" if facts else "general"
+
+    def _operand(self, name: str, t: Any, rows: int, cols: int, dtype: Any, device: Any,
+                 tma: bool = True) -> int:
+        """Check one operand (``rows x cols``, row-major with a row stride TMA can take); its row
+        stride."""
         import torch
 
+        p = self.plan
         if not isinstance(t, torch.Tensor):
-            raise LaunchError(f"{self.plan.name}: operand {name} must be a torch.Tensor but got "
+            raise LaunchError(f"{p.name}: operand {name} must be a torch.Tensor but got "
                               f"{type(t).__name__}")
         if t.device.type != "cuda" or (device is not None and t.device != device):
-            raise LaunchError(f"{self.plan.name}: operand {name} must be on "
+            raise LaunchError(f"{p.name}: operand {name} must be on "
                               f"{device or 'a CUDA device'} but is on {t.device}")
-        if tuple(t.shape) != shape:
-            raise LaunchError(f"{self.plan.name}: operand {name} must have shape {shape} but has "
+        if tuple(t.shape) != (rows, cols):
+            raise LaunchError(f"{p.name}: operand {name} must have shape {(rows, cols)} but has "
                               f"{tuple(t.shape)}")
         if t.dtype != dtype:
-            raise LaunchError(f"{self.plan.name}: operand {name} must be {dtype} but is {t.dtype}")
-        if not t.is_contiguous():
-            raise LaunchError(f"{self.plan.name}: operand {name} must be contiguous (row-major, "
-                              f"strides {(shape[1], 1)}) but has strides {tuple(t.stride())}")
-        if t.data_ptr() % 16:
-            raise LaunchError(f"{self.plan.name}: operand {name} must be 16-byte aligned for TMA "
-                              f"but starts at 0x{t.data_ptr():x}")
+            raise LaunchError(f"{p.name}: operand {name} must be {dtype} but is {t.dtype}")
+        return check_rows(p.name, name, tuple(t.shape), tuple(t.stride()), t.element_size(),
+                          t.data_ptr(), tma)
 
-    def __call__(self, A: Any, B: Any, C: Any = None, stream: Any = None) -> Any:
+    def __call__(self, A: Any, B: Any, C: Any = None, stream: Any = None,
+                 variant: str | None = None) -> Any:
+        """C = A @ B (B^T for an N x K B). ``variant`` "closed" / "general" forces one (a
+        measurement; "closed" where its facts do not hold is refused); None: the launcher's
+        choice."""
         import torch
 
         p = self.plan
         tdt = {DType.BF16: torch.bfloat16, DType.FP16: torch.float16, DType.FP32: torch.float32}
-        self._check("A", A, (p.M, p.K), tdt[p.dtype], None)
+        if not isinstance(A, torch.Tensor) or A.dim() != 2 or not isinstance(B, torch.Tensor) \
+                or B.dim() != 2:
+            raise LaunchError(f"{p.name}: A and B must be 2-D torch tensors but got "
+                              f"{getattr(A, 'shape', type(A).__name__)} and "
+                              f"{getattr(B, 'shape', type(B).__name__)}")
+        M, K = A.shape
+        N = B.shape[0] if p.b_transposed else B.shape[1]
+        check_bounds(p, M, N, K)
+        lda = self._operand("A", A, M, K, tdt[p.dtype], None)
         dev = A.device
-        self._check("B", B, (p.N, p.K) if p.b_transposed else (p.K, p.N), tdt[p.dtype], dev)
+        b_shape = (N, K) if p.b_transposed else (K, N)
+        if tuple(B.shape) != b_shape:
+            raise LaunchError(f"{p.name}: operand B must have shape {b_shape} "
+                              f"({'N x K' if p.b_transposed else 'K x N'}, K = {K} from A) but has "
+                              f"{tuple(B.shape)}")
+        ldb = self._operand("B", B, *b_shape, tdt[p.dtype], dev)
         major, minor = torch.cuda.get_device_capability(dev)
         if (major, minor) != (9, 0):
             raise LaunchError(f"{p.name}: built for sm_90a but {dev} has compute capability "
@@ -130,23 +272,60 @@ class CudaKernel:
             raise LaunchError(f"{p.name}: needs {self.smem_bytes} bytes of shared memory per CTA "
                               f"but {dev} allows {room}: use fewer stages or a smaller tile")
         if C is None:
-            C = torch.empty((p.M, p.N), dtype=tdt[p.c_dtype], device=dev)
-        self._check("C", C, (p.M, p.N), tdt[p.c_dtype], dev)
+            cdt = tdt[p.c_dtype]
+            elem = torch.tensor([], dtype=cdt).element_size()
+            pad = -(-N * elem // 16) * 16 // elem if self.tma_store else N
+            C = torch.empty((M, max(pad, 1)), dtype=cdt, device=dev)[:, :N]
+        ldc = self._operand("C", C, M, N, tdt[p.c_dtype], dev, tma=False)
+        if M == 0 or N == 0:
+            return C
+        if K == 0:
+            return C.zero_()
+        out = C
+        if self.tma_store and ((ldc * C.element_size()) % 16 or C.data_ptr() % 16):
+            # rows TMA cannot store (a row stride not a multiple of 16 bytes, or a misaligned
+            # base): the kernel writes a padded copy, copied into C after it
+            pad = -(-N * C.element_size() // 16) * 16 // C.element_size()
+            C = torch.empty((M, pad), dtype=C.dtype, device=dev)[:, :N]
+            ldc = pad
+        split = self.split(M, N, K)
+        grid, sk_tiles, sk_ctas = launch_numbers(p, split)
         ws, tickets = 0, 0
-        if self.tickets:
+        floats, count_ = self.printer.workspace(split)
+        if count_:
             key = dev.index if dev.index is not None else torch.cuda.current_device()
-            if key not in self._ws:
-                self._ws[key] = (torch.zeros(self.workspace_floats, dtype=torch.float32, device=dev),
-                                 torch.zeros(self.tickets, dtype=torch.int32, device=dev))
+            have = self._ws.get(key)
+            if have is None or have[0].numel() < floats or have[1].numel() < count_:
+                # grown: zeroed (the kernel leaves what it used clean)
+                self._ws[key] = (torch.zeros(max(floats, 1), dtype=torch.float32, device=dev),
+                                 torch.zeros(count_, dtype=torch.int32, device=dev))
             ws, tickets = (t.data_ptr() for t in self._ws[key])
         s = stream if stream is not None else torch.cuda.current_stream(dev)
+        v = {None: -1, "general": 0, "closed": 1}[variant]
         with torch.cuda.device(dev):
             rc = self._launch(A.data_ptr(), B.data_ptr(), C.data_ptr(), ws, tickets,
-                              ctypes.c_void_p(s.cuda_stream))
+                              ctypes.c_void_p(s.cuda_stream), M, N, K, lda, ldb, ldc,
+                              grid, sk_tiles, sk_ctas, v)
         if rc != 0:
-            raise LaunchError(f"{p.name}: launch failed with code {rc} (a cudaError_t; 1000+ / "
-                              "2000+: the tensor-map encoder; 3000: C not 16-byte aligned)")
-        return C
+            raise LaunchError(launch_error(p.name, rc, {"A": A, "B": B, "C": C}))
+        if out is not C:
+            out.copy_(C)
+        return out
+
+
+def launch_error(name: str, rc: int, tensors: dict[str, Any]) -> str:
+    """The message of a launcher's return code (the file's ``LAUNCH_ERRORS``, a tensor-map
+    encoder error, or a cudaError_t), naming the tensor, its shape and strides."""
+    if rc in LAUNCH_ERRORS:
+        op, what = LAUNCH_ERRORS[rc]
+        t = tensors.get(op or "")
+        about = (f"operand {op} of shape {tuple(t.shape)} and strides {tuple(t.stride())}: "
+                 if t is not None else "")
+        return f"{name}: launch refused (code {rc}): {about}{what}"
+    if 1000 <= rc < 3000:
+        return f"{name}: the TMA tensor-map encoder failed (code {rc}: 1000 no driver entry " \
+               f"point, 2000 + a CUresult)"
+    return f"{name}: launch failed with cudaError_t {rc}"
 
 
 def build(plan: KernelPlan, cache_dir: str | os.PathLike[str] | None = None,
