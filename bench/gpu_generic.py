@@ -7,9 +7,12 @@ cannot read it) and each configuration (``CONFIGS``: the seed schedule's paramet
 
 * the **generic** kernel: the plan lowered once, at the configuration's reference shape
   (``REFERENCE``), built once, launched at every shape;
-* the **per-shape** kernel: the plan lowered at the shape itself; built and timed only where its
-  source differs from the generic one (today's printer prints no size, so they are one kernel:
-  the row says ``same source``);
+* the **per-shape** kernel of the same configuration: the file ``tilec gen`` printed at 9d1b699
+  (the last per-shape printer) for that shape, kept in ``bench/static_cuda_9d1b699`` (sizes
+  baked in; launched through its own ``launch(A, B, C, ws, tickets, stream)``); for a
+  configuration without kept files, the plan lowered at the shape with today's printer, timed
+  only where its source differs from the generic one (``same source`` otherwise: today's printer
+  prints no size);
 * correctness of each: fresh random inputs per check, C poisoned with NaN, relative error
   (Frobenius) against an fp32 reference, which variant ran (closed / general: ``facts_hold``);
 * timing: every kernel and torch.matmul alternated, ``--rounds`` rounds (5) of ``--reps`` replays
@@ -70,14 +73,15 @@ SUITE = [
 QUICK = ["sq1024", "seed001_awq", "decode_m16", "ragged"]
 
 # configurations (the seed schedule's parameters; SMS: the device's SMs, rounded down to whole
-# clusters, when absent)
+# clusters, when absent); c2x1_128x256 is the one whose per-shape files are kept
 CONFIGS: dict[str, dict[str, Any]] = {
-    "c2x1_128x256": dict(BM=128, BN=256, CM=2, CN=1, B_LAYOUT="kn"),
+    "c2x1_128x256": dict(BM=128, BN=256, CM=2, CN=1, B_LAYOUT="kn", SMS=132),
     "c1x1_128x256": dict(BM=128, BN=256, CM=1, CN=1, B_LAYOUT="kn"),
     "c1x2_128x128": dict(BM=128, BN=128, CM=1, CN=2, B_LAYOUT="kn"),
     "c1x1_128x128_splitk4": dict(BM=128, BN=128, CM=1, CN=1, B_LAYOUT="kn", DECOMP="splitk",
                                  SPLITS=4, FIXUP="deterministic"),
 }
+STATIC = ROOT / "bench" / "static_cuda_9d1b699"  # the per-shape files of 9d1b699 (configs.json)
 DEFAULT_CONFIGS = ["c2x1_128x256"]
 REFERENCE = (4096, 4096, 4096)  # where the generic kernel's plan is lowered
 
@@ -150,6 +154,57 @@ def device_name() -> str:
                               text=True).stdout.strip()
     except OSError:
         return "unknown"
+
+
+def static_kernels(config: str) -> dict[str, dict[str, Any]]:
+    """The kept per-shape files of ``config`` (``STATIC/configs.json``), by shape name."""
+    index = STATIC / "configs.json"
+    if not index.exists():
+        return {}
+    data = json.loads(index.read_text())
+    if data.get("config") != config:
+        return {}
+    return {n: k for n, k in data["kernels"].items() if "file" in k}
+
+
+class StaticKernel:
+    """A per-shape file of 9d1b699 built with nvcc: ``k(A, B, C)`` at its own M, N, K only
+    (contiguous operands; its launcher encodes its maps with the baked sizes)."""
+
+    def __init__(self, entry: dict[str, Any]) -> None:
+        import ctypes
+
+        from tilec.codegen.cuda.launch import compile_cu
+
+        src = (STATIC / entry["file"]).read_text()
+        cache = Path(os.environ.get("TILEC_CUDA_CACHE", "/tmp/tilec_cuda"))
+        lib = cache / f"static_{entry['file'][:-3]}_{abs(hash(src)) % 10**10}.so"
+        if not lib.exists():
+            compile_cu(src, lib, shared=True, werror=False)
+        self.lib = ctypes.CDLL(str(lib))
+        self._launch = getattr(self.lib, f"{entry['cname']}_launch")
+        self._launch.argtypes = [ctypes.c_void_p] * 6
+        self._launch.restype = ctypes.c_int
+        self.shape = (entry["M"], entry["N"], entry["K"])
+        assert entry["workspace"] == [0, 0], "a kept file with a fix-up workspace"
+
+    def __call__(self, A: Any, B: Any, C: Any) -> Any:
+        import ctypes
+
+        import torch
+
+        M, K = A.shape
+        N = B.shape[1]
+        assert (M, N, K) == self.shape and A.is_contiguous() and B.is_contiguous() \
+            and C.is_contiguous(), "a per-shape kernel runs at its own shape, contiguous"
+        rc = self._launch(A.data_ptr(), B.data_ptr(), C.data_ptr(), 0, 0,
+                          ctypes.c_void_p(torch.cuda.current_stream().cuda_stream))
+        if rc:
+            raise RuntimeError(f"per-shape launch failed: {rc}")
+        return C
+
+    def variant(self, M: int, N: int, K: int, ldc: int | None = None) -> str:
+        return "per-shape"
 
 
 def plan_at(params: dict[str, Any]) -> Any:
@@ -273,12 +328,27 @@ def main(argv: list[str] | None = None) -> int:
         generic_plan = plan_at(config_params(cfg, sms, REFERENCE))
         generic_src = emit(generic_plan)
         generic = build(generic_plan, source=generic_src)
+        from tilec.codegen.cuda.printer import CudaPrinter
+
+        result["configs"][cfg] = {"generic_plan": {
+            "stages": generic_plan.num_stages, "evict": [generic_plan.a.evict, generic_plan.b.evict],
+            "epilogue": CudaPrinter(generic_plan).epilogue, "params": config_params(cfg, sms, REFERENCE)}}
         rows = []
         print(f"== {cfg}: generic kernel built in {time.time() - t0:.0f}s", flush=True)
+        kept = static_kernels(cfg)
         for name, M, N, K in shapes(args):
             kernels: dict[str, Any] = {"generic": generic}
             note = ""
-            if not args.no_per_shape:
+            if not args.no_per_shape and kept:
+                if name in kept:
+                    try:
+                        kernels["per_shape"] = StaticKernel(kept[name])
+                        note = "per-shape file of 9d1b699"
+                    except Exception as e:
+                        note = f"per-shape file failed: {type(e).__name__}: {e}"[:200]
+                else:
+                    note = "no per-shape file (9d1b699 refused this shape)"
+            elif not args.no_per_shape:
                 try:
                     plan = plan_at(config_params(cfg, sms, (M, N, K)))
                     src = emit(plan)
@@ -297,7 +367,7 @@ def main(argv: list[str] | None = None) -> int:
             print(format_row(row), flush=True)
         ratios = [r["generic_vs_per_shape"] for r in rows if "generic_vs_per_shape" in r]
         xt = [r["generic"]["x_torch"] for r in rows if "generic" in r]
-        result["configs"][cfg] = {
+        result["configs"][cfg] |= {
             "rows": rows,
             "all_correct": all(c["ok"] for r in rows for k in ("generic", "per_shape")
                                for c in r.get(f"{k}_check", [])) and not any("error" in r for r in rows),
@@ -314,7 +384,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def geomean(xs: list[float]) -> float:
-    """>>> round(geomean([1.0, 4.0]), 6)
+    """The geometric mean.
+
+    >>> round(geomean([1.0, 4.0]), 6)
     2.0
     """
     return float(statistics.geometric_mean(xs))

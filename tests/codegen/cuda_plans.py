@@ -35,6 +35,13 @@ def seed(mode: MulticastMode | str = "leader", closed: bool = True, multicast: b
     return _seed(tuple(sorted(params.items())), m, closed, multicast)
 
 
+def sizes(plan: KernelPlan, M: int | None = None, N: int | None = None,
+          K: int | None = None) -> dict[str, int]:
+    """A launch's sizes by name (default: the plan's reference launch), for evaluating forms."""
+    return {"M": plan.M if M is None else M, "N": plan.N if N is None else N,
+            "K": plan.K if K is None else K}
+
+
 def mc_values(mc: MulticastPlan, rank: int, i_rt: int, cidx: int, facts: bool = True,
               sizes: dict[str, int] | None = None) -> dict[str, int]:
     """The form a kernel variant runs, evaluated in sympy: the closed variant (``facts``: its

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import sympy
 
-from tests.codegen.cuda_plans import mc_values, seed
+from tests.codegen.cuda_plans import mc_values, seed, sizes
 from tests.codegen.test_cuda_emit import DECOMPS, MATRIX, _run_harness, needs_gxx, needs_nvcc, plan_of
 from tilec.codegen.cuda.launch import (
     LaunchError,
@@ -82,11 +82,12 @@ def test_run_split_of_the_matrix() -> None:
 
 
 def _facts_oracle(plan, M: int, N: int, K: int) -> bool:  # type: ignore[no-untyped-def]
-    """Brute force of the closed variant's conditions (docs/cuda_backend.md, "Variants"): whole
-    tiles; per closed multicast form, at every alive CTA of every group walked: the guard, and
-    the closed form equal to the general one where it issues (receivers among the alive); with
-    the exact release printed, every group wholly alive or dead with the printed receivers."""
-    if M % plan.BM or N % plan.BN:
+    """Brute force of the closed variant's conditions (docs/cuda_backend.md, "Variants"): the
+    plan's facts (whole tiles, the guards' size facts); per closed multicast form, at every alive
+    CTA of every group walked: the guard, and the closed form equal to the general one where it
+    issues (receivers among the alive); with the exact release printed, every group wholly
+    alive or dead with the printed receivers."""
+    if not plan.facts_hold(M, N, K):
         return False
     o, c = plan.order, plan.cluster[0]
     at = {"M": M, "N": N, "K": K}
@@ -123,7 +124,7 @@ def _facts_oracle(plan, M: int, N: int, K: int) -> bool:  # type: ignore[no-unty
                 if mc.guard != sympy.true and not bool(sub(mc.guard).xreplace(
                         {s: sympy.Integer(pt[s.name]) for s in sub(mc.guard).free_symbols})):
                     return False
-                cl, ge = mc_values(mc, r, i_rt, cidx, True), mc_values(mc, r, i_rt, cidx, False)
+                cl, ge = mc_values(mc, r, i_rt, cidx, True, at), mc_values(mc, r, i_rt, cidx, False, at)
                 if cl["issue"] != ge["issue"]:
                     return False
                 keys = ["slice_index", "slice_count"] if mc.mode is S else []
@@ -183,12 +184,74 @@ def test_the_guarded_branch(guard: sympy.Basic, forms: set, tmp_path: Path) -> N
     ran = {"closed": 0, "general": 0}
     for (i_rt, cidx, rank), vals in got["A"].items():
         g = bool(guard.xreplace(at_n).xreplace({CIDX: sympy.Integer(cidx)}))
-        general = mc_values(dataclasses.replace(mc, closed_form=False), rank, i_rt, cidx, False)
+        general = mc_values(dataclasses.replace(mc, closed_form=False), rank, i_rt, cidx, False,
+                            sizes(plan))
         assert vals == ((1, 1 << rank) if g else (general["issue"], general["mask"])), (i_rt, cidx, rank)
         ran["closed" if g else "general"] += 1
         assert got["a"][(i_rt, cidx, rank)] == (1, 1 << rank)  # the closed variant
     assert {f for f, n in ran.items() if n} == forms
     assert got["V"] is False
+
+
+# ------------------------------------------------------------------ one source, many shapes
+
+REF = dict(M=1024, N=2048, K=512)  # the reference launch every configuration is lowered at
+# (config, mode, closed): no cluster, clusters of 2 and 4, leader and sliced, closed and general
+# forms, every kind of work split
+GENERIC = [
+    (dict(BM=128, BN=256, CM=1, CN=1, SMS=6), L, True),
+    (dict(BM=128, BN=128, CM=1, CN=2, SMS=8), L, True),
+    (dict(BM=128, BN=256, CM=2, CN=1, SMS=8), S, True),
+    (dict(BM=128, BN=256, CM=2, CN=2, SMS=8), S, True),
+    (dict(BM=128, BN=256, CM=2, CN=2, SMS=8), L, False),
+    (dict(BM=128, BN=256, CM=1, CN=1, SMS=6, DECOMP="splitk", SPLITS=3), L, True),
+    (dict(BM=128, BN=256, CM=2, CN=1, SMS=6, DECOMP="splitk", SPLITS=4, FIXUP="atomic"), L, True),
+    (dict(BM=128, BN=256, CM=1, CN=2, SMS=8, DECOMP="streamk"), L, True),
+    (dict(BM=128, BN=256, CM=1, CN=1, SMS=12, DECOMP="dp_1sk"), L, True),
+    (dict(BM=128, BN=256, CM=2, CN=1, SMS=12, DECOMP="skpp", SK_WAVES=2), L, True),
+    (dict(BM=128, BN=256, CM=1, CN=1, SMS=12, DECOMP="sk2_dp", FIXUP="atomic"), L, True),
+]
+# the reference, ragged M / N / K, K < BK (fewer k-iterations than split-K parts), one tile, a
+# single row, shapes that meet the facts at other sizes, partial waves
+SHAPES = [(1024, 2048, 512), (1000, 1100, 776), (777, 300, 40), (128, 256, 64), (1, 8, 8),
+          (2048, 4096, 1024), (3000, 1536, 1000), (256, 8192, 128), (1300, 2304, 3000)]
+
+
+def _ids(rows: list) -> list[str]:
+    return [f"{r[0].get('DECOMP', 'dp')}-c{r[0]['CM']}x{r[0]['CN']}-{r[1].value}-"
+            f"{'closed' if r[2] else 'general'}-{i}" for i, r in enumerate(rows)]
+
+
+@needs_gxx
+@pytest.mark.parametrize("config,mode,closed", GENERIC, ids=_ids(GENERIC))
+def test_one_source_serves_every_shape(config: dict, mode: MulticastMode, closed: bool,
+                                       tmp_path: Path) -> None:
+    """One file, printed once, run on the host at shapes it was not lowered at (ragged ones,
+    ones that do not meet its facts): its tile order, both variants' multicast forms, work
+    units, fix-up slots and facts_hold equal the plan's sympy, the split's brute force and the
+    facts oracle there; both answers of facts_hold are met where the configuration has facts."""
+    from tests.codegen.test_cuda_emit import _run_harness_at, check_launch
+
+    plan = seed(mode, closed, **config, **REF)
+    src = emit(plan)
+    got = _run_harness_at(plan, tmp_path, SHAPES, src)
+    for (M, N, K), g in zip(SHAPES, got, strict=True):
+        check_launch(plan, g, M, N, K)
+    assert {g["V"] for g in got} == {True, False}
+
+
+@pytest.mark.parametrize("config,mode,closed", GENERIC, ids=_ids(GENERIC))
+def test_two_shapes_of_one_config_print_one_file(config: dict, mode: MulticastMode,
+                                                 closed: bool) -> None:
+    """Lowered at another shape that meets the same facts, the file is byte-identical, and
+    none of the reference launch's sizes is in it outside the plan's constants."""
+    a = seed(mode, closed, **config, **REF)
+    b = seed(mode, closed, **config, M=4096, N=2048, K=1024)  # (tiles % SMS as at REF)
+    src = emit(a)
+    assert src == emit(b)
+    no_cluster = config["CM"] * config["CN"] == 1
+    if no_cluster:  # no multicast facts: any shape, ragged too, gives the same file
+        assert src == emit(seed(mode, closed, **config, M=1000, N=1100, K=776))
 
 
 # ------------------------------------------------------------------ the launcher's refusals
@@ -234,12 +297,12 @@ def test_the_c_launcher_refuses_and_picks_the_variant_on_the_host(tmp_path: Path
     name = CudaPrinter(plan).cname
     launch = getattr(lib, f"{name}_launch")
     launch.argtypes = [ctypes.c_void_p] * 6 + [ctypes.c_int] * 3 + [ctypes.c_longlong] * 3 \
-        + [ctypes.c_int] * 4
-    grid, skt, skc = launch_numbers(plan, run_split(plan, plan.M, plan.N, plan.K))
+        + [ctypes.c_int] * 5
+    grid, spl, skt, skc = launch_numbers(plan, run_split(plan, plan.M, plan.N, plan.K))
 
     def rc(a: int, b: int, c: int, M: int = 1024, N: int = 2048, K: int = 512, lda: int = 512,
            ldb: int = 512, ldc: int = 2048, g: int = grid) -> int:
-        return launch(a, b, c, 0, 0, 0, M, N, K, lda, ldb, ldc, g, skt, skc, -1)
+        return launch(a, b, c, 0, 0, 0, M, N, K, lda, ldb, ldc, g, spl, skt, skc, -1)
 
     ok = 1 << 20
     assert rc(ok, ok, ok, M=0) == 0 and rc(ok, ok, ok, N=0) == 0  # nothing to do
@@ -250,10 +313,10 @@ def test_the_c_launcher_refuses_and_picks_the_variant_on_the_host(tmp_path: Path
     assert rc(ok, ok, ok, ldc=2050) == 3013  # TMA stores: 4100-byte rows
     assert rc(ok, ok, ok, g=3) == 3200
     variant = getattr(lib, f"{name}_variant")
-    variant.argtypes = [ctypes.c_int] * 3 + [ctypes.c_longlong] + [ctypes.c_int] * 3
-    assert variant(plan.M, plan.N, plan.K, plan.N, grid, skt, skc) == int(
+    variant.argtypes = [ctypes.c_int] * 3 + [ctypes.c_longlong] + [ctypes.c_int] * 4
+    assert variant(plan.M, plan.N, plan.K, plan.N, grid, spl, skt, skc) == int(
         _facts_oracle(plan, plan.M, plan.N, plan.K))
-    assert variant(plan.M - 1, plan.N, plan.K, plan.N, grid, skt, skc) == 0  # ragged: general
+    assert variant(plan.M - 1, plan.N, plan.K, plan.N, grid, spl, skt, skc) == 0  # ragged
 
 
 # ------------------------------------------------------------------ the GPU benchmark script
@@ -278,3 +341,11 @@ def test_gpu_generic_arguments_and_suite() -> None:
     assert (p["SMS"], p["CLUSTER"], p["M"], p["B_LAYOUT"]) == (132, 2, 16, "kn")
     assert gg.config_params("c1x2_128x128", 133, (1, 1, 1))["SMS"] == 132
     assert [gg.padded(n) for n in (4097, 4100, 8)] == [4104, 4104, 8]
+    # the kept per-shape files of 9d1b699: every suite shape but the one it refused
+    kept = gg.static_kernels("c2x1_128x256")
+    assert set(kept) == {s[0] for s in gg.SUITE} - {"ragged"} and not gg.static_kernels("nope")
+    for name, M, N, K in gg.SUITE:
+        if name in kept:
+            src = (gg.STATIC / kept[name]["file"]).read_text()
+            assert (kept[name]["M"], kept[name]["N"], kept[name]["K"]) == (M, N, K)
+            assert f"constexpr int M = {M};" in src and f"constexpr int K = {K};" in src

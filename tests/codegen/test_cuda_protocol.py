@@ -7,7 +7,7 @@ import itertools
 
 import pytest
 
-from tests.codegen.cuda_plans import mc_values, seed
+from tests.codegen.cuda_plans import mc_values, seed, sizes
 from tilec.codegen.cuda.printer import CudaPrinter, cluster_all_or_none, emit
 from tilec.errors import UnsupportedError
 from tilec.transforms.plan import DType, MulticastMode
@@ -23,7 +23,7 @@ def _oracle_receivers(plan, cluster: int) -> list[int]:  # type: ignore[no-untyp
         m = 1 << x
         for op in (plan.a, plan.b):
             if op.multicast is not None:
-                v = mc_values(op.multicast, x, 0, 0)
+                v = mc_values(op.multicast, x, 0, 0, sizes=sizes(plan))
                 m |= v["mask"] if v["issue"] else 0
         out.append(m)
     return out

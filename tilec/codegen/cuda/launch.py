@@ -1,8 +1,9 @@
 """Build a generated ``.cu`` with nvcc and launch it from Python (ctypes + torch tensors).
 
 One kernel serves every shape: M, N, K and the row strides are launch arguments; the work
-split's numbers at the launch's sizes come from :func:`run_split` (the lowering's own rules,
-evaluated per shape and kept), and the file's launcher picks the variant (``facts_hold``).
+split's numbers at the launch's sizes come from :func:`run_split` (the plan's rule,
+``plan.split.at``, made per shape and kept), and the file's launcher picks the variant
+(``facts_hold``).
 
 Example (on a machine with an sm_90 GPU)::
 
@@ -25,14 +26,11 @@ import threading
 from pathlib import Path
 from typing import Any
 
-import sympy
-
 from tilec.codegen.cuda.printer import CudaPrinter
 from tilec.codegen.cuda.printer.file import LAUNCH_ERRORS
 from tilec.codegen.cuda.printer.work import RUN_BOUNDS, STREAM_K_KINDS
 from tilec.errors import TilecError
-from tilec.transforms.decompose import make_work_split
-from tilec.transforms.plan import Decomposition, DType, KernelPlan, WorkSplit
+from tilec.transforms.plan import DType, KernelPlan, WorkSplit
 
 NVCC_FLAGS = ("-gencode=arch=compute_90a,code=sm_90a", "-O3", "-std=c++17", "-lineinfo")
 
@@ -73,51 +71,23 @@ class LaunchError(TilecError):
     """A launch of a built kernel with arguments it cannot run on (shape, dtype, layout, device)."""
 
 
-def count(expr: sympy.Expr | int, M: int, N: int, K: int) -> int:
-    """A plan count (an expression of the sizes ``M``, ``N``, ``K``, or a number) at a launch."""
-    e = sympy.sympify(expr)
-    at = {s: sympy.Integer({"M": M, "N": N, "K": K}[s.name]) for s in e.free_symbols}
-    return int(e.xreplace(at))
-
-
 def run_split(plan: KernelPlan, M: int, N: int, K: int) -> WorkSplit:
-    """The plan's decomposition at sizes M, N, K (M, N, K >= 1): the rules lowering applies at
-    the reference launch (``pipeline/work.py``: data-parallel over ``min(CTAs, tiles)`` rounded
-    up to whole clusters; split-K over ``min(CTAs, units)``, per cluster one cluster a unit; the
-    Stream-K family by ``make_work_split`` over the schedule's CTAs, in groups of CLUSTER tiles
-    with clusters).  At the plan's own sizes it is the plan's split (tested).
-    """
-    w, c = plan.work, plan.cluster[0]
-    ctas = plan.order.ctas or w.grid
-    num_tiles = count(plan.order.num_tiles, M, N, K)
-    k_iters = -(-K // plan.BK)
-    groups = -(-num_tiles // c)
-    if w.kind is Decomposition.DATA_PARALLEL or (w.kind is Decomposition.SPLIT_K and w.splits == 1):
-        grid = -(-min(ctas, num_tiles) // c) * c
-        return WorkSplit(w.kind, grid=grid, num_tiles=num_tiles, k_iters=k_iters,
-                         splits=w.splits, fixup=w.fixup)
-    if w.kind is Decomposition.SPLIT_K:
-        units = groups * w.splits
-        grid = units * c if c > 1 else (min(ctas, units) if plan.order.ctas else units)
-        return WorkSplit(w.kind, grid=grid, num_tiles=groups, k_iters=k_iters, splits=w.splits,
-                         fixup=w.fixup, group=c)
-    assert w.kind in STREAM_K_KINDS, w.kind
-    waves = w.sk_waves if w.kind is Decomposition.STREAM_K_PP else 1
-    if c == 1:
-        return make_work_split(w.kind, M=M, N=N, K=K, BM=plan.BM, BN=plan.BN, BK=plan.BK,
-                               sms=ctas, sk_waves=waves, fixup=w.fixup, num_tiles=num_tiles)
-    g = make_work_split(w.kind, M=groups, N=1, K=K, BM=1, BN=1, BK=plan.BK,
-                        sms=max(ctas // c, 1), sk_waves=waves, fixup=w.fixup)
-    return WorkSplit(g.kind, grid=g.grid * c, splits=g.splits, sk_tiles=g.sk_tiles,
-                     sk_ctas=g.sk_ctas, sk_first=g.sk_first, sk_waves=g.sk_waves, fixup=g.fixup,
-                     group=c, num_tiles=g.num_tiles, k_iters=g.k_iters)
+    """The plan's work split at sizes M, N, K (each >= 1): its rule made at them
+    (``plan.split.at``, lowering's own rule; at the plan's sizes it is ``plan.work``).  A plan
+    without a rule (fixed sizes) runs only at its own sizes."""
+    if plan.split is not None:
+        return plan.split.at(M, N, K)
+    if (M, N, K) != (plan.M, plan.N, plan.K):
+        raise LaunchError(f"{plan.name}: the plan has fixed sizes {plan.M} x {plan.N} x {plan.K} "
+                          f"(no work-split rule) but the launch is {M} x {N} x {K}")
+    return plan.work
 
 
-def launch_numbers(plan: KernelPlan, split: WorkSplit) -> tuple[int, int, int]:
-    """(grid, sk_tiles, sk_ctas) of ``split`` as the file's launcher takes them."""
+def launch_numbers(plan: KernelPlan, split: WorkSplit) -> tuple[int, int, int, int]:
+    """(grid, splits, sk_tiles, sk_ctas) of ``split`` as the file's launcher takes them."""
     if split.kind in STREAM_K_KINDS:
-        return split.grid, split.sk_tiles, split.sk_ctas
-    return split.grid, 0, 0
+        return split.grid, 1, split.sk_tiles, split.sk_ctas
+    return split.grid, split.splits, 0, 0
 
 
 def check_bounds(plan: KernelPlan, M: int, N: int, K: int) -> None:
@@ -190,10 +160,10 @@ class CudaKernel:
         self.tma_store = printer.shape.tma_store
         self._launch = getattr(self.lib, f"{name}_launch")
         self._launch.argtypes = ([ctypes.c_void_p] * 6 + [ctypes.c_int] * 3
-                                 + [ctypes.c_longlong] * 3 + [ctypes.c_int] * 4)
+                                 + [ctypes.c_longlong] * 3 + [ctypes.c_int] * 5)
         self._launch.restype = ctypes.c_int
         self._variant = getattr(self.lib, f"{name}_variant")
-        self._variant.argtypes = [ctypes.c_int] * 3 + [ctypes.c_longlong] + [ctypes.c_int] * 3
+        self._variant.argtypes = [ctypes.c_int] * 3 + [ctypes.c_longlong] + [ctypes.c_int] * 4
         self._variant.restype = ctypes.c_int
         self._clusters = getattr(self.lib, f"{name}_max_active_clusters")
         self._clusters.restype = ctypes.c_int
@@ -212,8 +182,8 @@ class CudaKernel:
 
     def variant(self, M: int, N: int, K: int, ldc: int | None = None) -> str:
         """Which variant a launch at these sizes runs: "closed" (its facts hold) or "general"."""
-        grid, sk_tiles, sk_ctas = launch_numbers(self.plan, self.split(M, N, K))
-        facts = self._variant(M, N, K, N if ldc is None else ldc, grid, sk_tiles, sk_ctas)
+        grid, splits, sk_tiles, sk_ctas = launch_numbers(self.plan, self.split(M, N, K))
+        facts = self._variant(M, N, K, N if ldc is None else ldc, grid, splits, sk_tiles, sk_ctas)
         return "closed" if facts else "general"
 
     def _operand(self, name: str, t: Any, rows: int, cols: int, dtype: Any, device: Any,
@@ -289,7 +259,7 @@ class CudaKernel:
             C = torch.empty((M, pad), dtype=C.dtype, device=dev)[:, :N]
             ldc = pad
         split = self.split(M, N, K)
-        grid, sk_tiles, sk_ctas = launch_numbers(p, split)
+        grid, splits, sk_tiles, sk_ctas = launch_numbers(p, split)
         ws, tickets = 0, 0
         floats, count_ = self.printer.workspace(split)
         if count_:
@@ -305,7 +275,7 @@ class CudaKernel:
         with torch.cuda.device(dev):
             rc = self._launch(A.data_ptr(), B.data_ptr(), C.data_ptr(), ws, tickets,
                               ctypes.c_void_p(s.cuda_stream), M, N, K, lda, ldb, ldc,
-                              grid, sk_tiles, sk_ctas, v)
+                              grid, splits, sk_tiles, sk_ctas, v)
         if rc != 0:
             raise LaunchError(launch_error(p.name, rc, {"A": A, "B": B, "C": C}))
         if out is not C:

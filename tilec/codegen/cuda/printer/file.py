@@ -260,8 +260,8 @@ static int set_smem() {{
 }}  // namespace {n}
 
 // C (M x N, row stride ldc) = A (M x K, row stride lda) @ {'B^T with B (N x K' if p.b_transposed else 'B with B (K x N'}, row stride ldb),
-// all on `stream`.  grid, sk_tiles, sk_ctas: the work split at these sizes (the launcher's
-// run_split; sk_* 0 without Stream-K).  variant: -1 picks by facts_hold (the closed variant
+// all on `stream`.  grid, splits, sk_tiles, sk_ctas: the work split at these sizes (the
+// launcher's plan.split.at; splits 1 without split-K, sk_* 0 without Stream-K).  variant: -1 picks by facts_hold (the closed variant
 // where its facts hold), 0 the general, 1 the closed one (3300 where its facts do not hold).
 // Returns 0, a cudaError_t, 1000 + / 2000 + a driver error from the tensor-map encoder, or a
 // refusal 3001-3300 (docs/cuda_backend.md, "Launch").
@@ -269,7 +269,7 @@ static int set_smem() {{
 // workspace(); null when both are 0); the kernel leaves the tickets (and an atomic workspace) zeroed.
 extern "C" int {n}_launch(const void* A, const void* B, void* C, void* ws, void* tickets, void* stream,
                           int M, int N, int K, long long lda, long long ldb, long long ldc,
-                          int grid, int sk_tiles, int sk_ctas, int variant) {{
+                          int grid, int splits, int sk_tiles, int sk_ctas, int variant) {{
   using namespace {n};
   if (M < 0 || N < 0 || K < 0) return 3100;
   if (M == 0 || N == 0) return 0;  // C is empty
@@ -283,7 +283,7 @@ extern "C" int {n}_launch(const void* A, const void* B, void* C, void* ws, void*
   if (!tma_stride(ldb, {b_cols}, sizeof(TIn))) return 3012;
   if (grid < CLUSTER || grid % CLUSTER != 0) return 3200;
   if (int e = set_smem()) return e;
-  const Shape sh = make_shape(M, N, K, ldc, grid, sk_tiles, sk_ctas);
+  const Shape sh = make_shape(M, N, K, ldc, grid, splits, sk_tiles, sk_ctas);
   // facts_hold is linear in the tiles: the answers of the last 16 shapes are kept
   static Shape seen[16];
   static bool seen_facts[16], seen_used[16];
@@ -306,9 +306,10 @@ extern "C" int {n}_launch(const void* A, const void* B, void* C, void* ws, void*
 }}
 
 // Which variant a launch at these sizes runs: 1 the closed one (facts_hold), 0 the general one.
-extern "C" int {n}_variant(int M, int N, int K, long long ldc, int grid, int sk_tiles, int sk_ctas) {{
+extern "C" int {n}_variant(int M, int N, int K, long long ldc, int grid, int splits, int sk_tiles,
+                           int sk_ctas) {{
   using namespace {n};
-  return facts_hold(make_shape(M, N, K, ldc, grid, sk_tiles, sk_ctas)) ? 1 : 0;
+  return facts_hold(make_shape(M, N, K, ldc, grid, splits, sk_tiles, sk_ctas)) ? 1 : 0;
 }}
 
 // How many clusters of this kernel fit on the device at once (for choosing the grid); < 0 on error.

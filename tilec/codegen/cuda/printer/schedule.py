@@ -13,21 +13,29 @@ from tilec.codegen.cuda.printer.shape import LOOP_VARS, PAIR_VARS, Kernel
 from tilec.codegen.cuda.printer.work import shape_fields, work_functions
 from tilec.errors import UnsupportedError
 from tilec.proofs import Context
-from tilec.transforms.plan import MulticastMode, MulticastPlan
-
-# the run-time sizes as plan expressions name them (tilec.transforms.plan.SIZE_M, ... once the
-# plan is symbolic in them; equal by name and assumptions)
-SIZE_M, SIZE_N, SIZE_K = (sympy.Symbol(n, integer=True, positive=True) for n in "MNK")
+from tilec.transforms.plan import SIZE_K, SIZE_M, SIZE_N, SIZES, MulticastMode, MulticastPlan
 
 SCHEDULE_BEGIN = "// ---- tilec schedule functions: begin"
 SCHEDULE_END = "// ---- tilec schedule functions: end"
+
+
+def kernel_vars(expr: sympy.Basic) -> sympy.Basic:
+    """The kernel's variables are nonnegative integers, the sizes M, N, K positive ones (a
+    launch with a zero size never reaches the kernel): say so for the printer."""
+    e = nonneg_symbols(sympy.sympify(expr))
+    return e.xreplace({s: SIZES[s.name] for s in e.free_symbols if s.name in SIZES})
+
+
+def cvar(expr: sympy.Basic, ctx: Context | None = None) -> str:
+    """One plan expression as C over the kernel's variables (:func:`kernel_vars`)."""
+    return cexpr(kernel_vars(expr), ctx)
 
 
 def fn(ret: str, name: str, params: tuple[str, ...], expr: sympy.Basic,
        ctx: Context | None = None) -> str:
     """``expr`` as a ``TILEC_HD`` function of ``int`` parameters, signs proven under ``ctx``."""
     args = ", ".join(f"int {v}" for v in params)
-    body = CudaExprPrinter(ctx=ctx).doprint(nonneg_symbols(sympy.sympify(expr)))
+    body = CudaExprPrinter(ctx=ctx).doprint(kernel_vars(expr))
     return f"TILEC_HD {ret} {name}({args}) {{ return {body}; }}"
 
 
@@ -39,7 +47,8 @@ def shape_struct(k: Kernel) -> list[str]:
     t = o.index.name
     fields = ["M", "N", "K", "K_ITERS", "TILES_M", "TILES_N", "NUM_TILES", "GROUPS", "GRID",
               "WORKERS", *shape_fields(k)]
-    live = Context().bound(o.index, o.num_tiles)  # tile_alive asks t < NUM_TILES first
+    # tile_alive asks t < NUM_TILES first
+    live = Context().bound(kernel_vars(o.index), kernel_vars(o.num_tiles))
     members = [
         fn("int", "tile_m", (t,), o.tile_m, live),
         fn("int", "tile_n", (t,), o.tile_n, live),
@@ -70,27 +79,25 @@ def _const_member(line: str) -> str:
 
 
 def make_shape(k: Kernel) -> list[str]:
-    """``make_shape(M, N, K, ldc, grid, sk_tiles, sk_ctas)``: the counts printed from the
-    plan's expressions of M, N, K (k-iterations and tile counts by definition, the linear tiles
-    walked from the tile order); ``grid`` and the Stream-K numbers from the launcher's split
-    (:func:`tilec.codegen.cuda.launch.run_split`)."""
+    """``make_shape(M, N, K, ldc, grid, splits, sk_tiles, sk_ctas)``: the counts printed from
+    the plan's expressions of M, N, K (``plan.counts``); ``grid``, split-K's parts and the
+    Stream-K numbers from the launcher's split (``plan.split.at``:
+    :func:`tilec.codegen.cuda.launch.run_split`)."""
     p = k.plan
     sizes = {"M": SIZE_M, "N": SIZE_N, "K": SIZE_K}
-    counts = {
-        "K_ITERS": sympy.ceiling(SIZE_K / p.BK),
-        "TILES_M": sympy.ceiling(SIZE_M / p.BM),
-        "TILES_N": sympy.ceiling(SIZE_N / p.BN),
-        "NUM_TILES": sympy.sympify(p.order.num_tiles),
-    }
+    c = p.counts
+    counts = {"K_ITERS": c.k_iters, "TILES_M": c.tiles_m, "TILES_N": c.tiles_n,
+              "NUM_TILES": c.num_tiles}
     for name, e in counts.items():
         extra = {s.name for s in e.free_symbols} - set(sizes)
         if extra:
             raise UnsupportedError(f"CUDA backend: {name} = {e} uses {sorted(extra)}; the launcher "
                                    "knows only M, N, K")
-    body = [f"  s.{n} = {cexpr(nonneg_symbols(e))};" for n, e in counts.items()]
+    body = [f"  s.{n} = {cvar(e)};" for n, e in counts.items()]
     body += ["  s.GROUPS = (s.NUM_TILES + CLUSTER - 1) / CLUSTER;",
              "  s.GRID = grid; s.WORKERS = grid / CLUSTER;"]
-    if shape_fields(k):
+    fields = shape_fields(k)
+    if "SK_TILES" in fields:
         start = "0" if p.work.sk_first else "s.GROUPS - sk_tiles"
         body += ["  s.SK_TILES = sk_tiles; s.SK_CTAS = sk_ctas;",
                  f"  s.SK_START = {start};",
@@ -98,11 +105,13 @@ def make_shape(k: Kernel) -> list[str]:
                  "s.DP_TILES = s.GROUPS - sk_tiles;"]
     else:
         body += ["  (void)sk_tiles; (void)sk_ctas;"]
+    body += ["  s.SPLITS = splits;" if "SPLITS" in fields else "  (void)splits;"]
     return [
-        "// The Shape of a launch: M, N, K and C's row stride; grid, sk_tiles, sk_ctas are the",
-        "// work split's at these sizes (the launcher's; sk_* 0 without a Stream-K region).",
-        "TILEC_HD Shape make_shape(int M, int N, int K, long long ldc, int grid, int sk_tiles, "
-        "int sk_ctas) {",
+        "// The Shape of a launch: M, N, K and C's row stride; grid, splits (split-K's parts),",
+        "// sk_tiles, sk_ctas (the Stream-K region) are the work split's at these sizes (the",
+        "// launcher's: plan.split.at).",
+        "TILEC_HD Shape make_shape(int M, int N, int K, long long ldc, int grid, int splits, "
+        "int sk_tiles, int sk_ctas) {",
         "  Shape s;",
         "  memset(&s, 0, sizeof(Shape));  // padding too: launchers compare shapes bytewise",
         "  s.M = M; s.N = N; s.K = K; s.LDC = ldc;",
@@ -123,11 +132,17 @@ def facts_hold(k: Kernel) -> list[str]:
     p = k.plan
     closed = [op for op in (p.a, p.b) if op.multicast is not None and op.multicast.closed_form]
     exact = k.shape.receivers is not None and k.shape.cluster > 1
+    sizes = {SIZE_M, SIZE_N, SIZE_K}
+    facts = [f for f in p.facts if f.free_symbols <= sizes]  # the rest: per point, below
+    conds = " && ".join(cvar(f) for f in facts) or "true"
     lines = [
         "// The facts of the closed variant, tested on the run-time sizes (the launcher picks the",
         "// variant; the general one assumes nothing).",
         "inline bool facts_hold(const Shape& s) {",
-        "  if (s.M % BM != 0 || s.N % BN != 0) return false;  // whole tiles: no boundary predicates",
+        "  const int M = s.M, N = s.N, K = s.K;",
+        "  (void)M; (void)N; (void)K;",
+        "  // plan.facts: whole tiles (no boundary predicates) and the multicast guards' size facts",
+        f"  if (!({conds})) return false;",
     ]
     if closed or exact:
         lines += [
@@ -146,7 +161,7 @@ def facts_hold(k: Kernel) -> list[str]:
         for op in closed:
             x, mc = op.name.lower(), op.multicast
             at = "(r, i_rt, cidx)"
-            if mc.guard != sympy.true:
+            if mc.guard.free_symbols - sizes:  # a guard over the loop variables: per point
                 lines.append(f"      if (!s.mc_{x}_guard{at}) return false;")
             # where it issues: the same receivers (alive ones: the kernel masks the rest) and slice
             qs = [f"(s.mc_{x}_mask_closed{at} & alive) != (s.mc_{x}_mask_general{at} & alive)"]

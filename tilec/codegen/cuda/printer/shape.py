@@ -88,7 +88,7 @@ def cluster_all_or_none(p: KernelPlan, cluster: int) -> bool:
     units and use the same stages.  Checked at every tile the launch walks.
     """
     o = p.order
-    n = int(o.num_tiles)
+    n = int(o.concrete().num_tiles)
     for g in range(-(-n // cluster)):
         a = [o.is_alive(g * cluster + k) for k in range(cluster)]
         if any(a) != all(a):
@@ -106,8 +106,8 @@ def static_receivers(p: KernelPlan, cluster: int) -> tuple[tuple[int, ...], tupl
     R'(X) = {X} | OR over operands of (issue_x(X) ? mask_x(X) : 0) (1 << X without multicast);
     S'(Y) = {X : Y in R'(X)}.
     """
-    o = p.order
-    oc = max((o.ctas or p.work.grid) // cluster, 1)
+    o = p.order.concrete()  # the reference launch
+    oc = max(int(o.ctas or p.work.grid) // cluster, 1)
     n, tiles_m, tiles_n = int(o.num_tiles), int(o.tiles_m), int(o.tiles_n)
 
     def alive(t: int) -> bool:
@@ -121,11 +121,12 @@ def static_receivers(p: KernelPlan, cluster: int) -> tuple[tuple[int, ...], tupl
         mc = op.multicast
         if mc is None:
             continue
-        if not mc.closed_form or mc.guard != sympy.true:
+        if not mc.closed_form:  # (its guard: the closed variant runs where it holds)
             return None
         exprs = [mc.issue, mc.mask]
         if mc.mode is MulticastMode.SLICED:
             exprs += [mc.slice_index, mc.slice_count]
+        exprs = [sympy.sympify(e).xreplace(p.sizes) for e in exprs]
         f = compile_int(exprs, sympy.symbols("rank i_rt cidx"))  # exact; symbols match by name
         for r in range(cluster):
             seen = {tuple(int(v) for v in f(r, g // oc, g % oc)) for g in alive_groups}
@@ -220,7 +221,12 @@ def check(p: KernelPlan, epilogue: str) -> tuple[KernelShape, str]:
         raise UnsupportedError(
             f"CUDA backend: grid {p.work.grid} is not a multiple of the cluster size {cx}"
         )
-    groups = -(-int(p.order.num_tiles) // cx)
+    groups = -(-int(p.order.concrete().num_tiles) // cx)
+    if not isinstance(p.order.ctas, int) and not sympy.sympify(p.order.ctas).is_Integer:
+        raise UnsupportedError(
+            f"CUDA backend: plan {p.name!r} walks its tiles with {p.order.ctas} CTAs (a size-"
+            "dependent grid); the CUDA kernel needs the schedule's CTA count as a number (a "
+            "persistent schedule)")
     if (w.split_k or w.stream_k) and w.num_tiles != groups:
         raise UnsupportedError(
             f"CUDA backend: plan {p.name!r} splits {w.num_tiles} tiles but its workers walk "
@@ -276,7 +282,9 @@ def check_multicast(op: OperandLoad, cluster: int, rows: int) -> int:
             )
     if mc.mode is not MulticastMode.SLICED:
         return 1
-    n = _const_int(mc.slice_count) if mc.closed_form and mc.guard == sympy.true else None
+    # the closed form's group size where it is one number (any chunk count is correct: each
+    # member of a group issues chunks sidx, sidx + scnt, ...); else the cluster's
+    n = _const_int(mc.slice_count) if mc.closed_form else None
     chunks = n if n is not None else cluster
     if rows % chunks != 0 or (rows // chunks) % 8 != 0:
         raise UnsupportedError(

@@ -32,11 +32,14 @@ from tilec.transforms.plan import (
 STREAM_K_KINDS = (Decomposition.STREAM_K, Decomposition.DP_ONE_SK_WAVE,
                   Decomposition.TWO_TILE_SK_DP, Decomposition.STREAM_K_PP)
 # the work split's run-time numbers, as the kernel's Shape names them
-K_ITERS, GROUPS, SK_TILES, SK_CTAS = (kernel_symbol(n) for n in
-                                      ("K_ITERS", "GROUPS", "SK_TILES", "SK_CTAS"))
+# (WorkSplit.symbolic's names, plan.WORK_SYMBOLS; the split's num_tiles is GROUPS here: the
+# groups of CLUSTER tiles the workers walk)
+K_ITERS, GROUPS, SK_TILES, SK_CTAS, SPLITS = (
+    kernel_symbol(n) for n in ("K_ITERS", "GROUPS", "SK_TILES", "SK_CTAS", "SPLITS"))
 # what the launcher accepts (sizes are int): the bounds the formulas' intermediates are sized for
 # (the launcher refuses larger: tilec.codegen.cuda.launch)
-RUN_BOUNDS = {"K_ITERS": 1 << 25, "GROUPS": 1 << 26, "SK_TILES": 1 << 26, "SK_CTAS": 1 << 16}
+RUN_BOUNDS = {"K_ITERS": 1 << 25, "GROUPS": 1 << 26, "SK_TILES": 1 << 26, "SK_CTAS": 1 << 16,
+              "SPLITS": 1 << 8}
 
 
 def bound(v: sympy.Expr | int) -> int:
@@ -54,19 +57,23 @@ def partials(w: WorkSplit) -> bool:
 class RunSplit:
     """The plan's work split with its size-dependent numbers as the kernel's run-time names:
     ``k_iters`` is ``K_ITERS``, ``num_tiles`` ``GROUPS``, ``sk_tiles`` ``SK_TILES``,
-    ``sk_ctas`` ``SK_CTAS``; the configuration (kind, splits, sk_first, fixup) stays.  Its
-    formulas are :class:`~tilec.transforms.plan.WorkSplit`'s own, evaluated over these symbols.
+    ``sk_ctas`` ``SK_CTAS``, split-K's ``splits`` ``SPLITS`` (capped by K_ITERS at a launch);
+    the configuration (kind, sk_first, fixup) stays.  Its formulas are
+    :class:`~tilec.transforms.plan.WorkSplit`'s own, evaluated over these symbols (as
+    ``WorkSplit.symbolic()``'s, whose ``split_k`` property cannot decide ``SPLITS > 1``: here it
+    is the configuration's).
 
     >>> from tilec.transforms.plan import PART
     >>> RunSplit.of(WorkSplit(Decomposition.SPLIT_K, grid=8, num_tiles=4, k_iters=9,
     ...                       splits=2)).split_k_range(PART)
-    (floor(K_ITERS*s/2), floor(K_ITERS*(s + 1)/2))
+    (floor(K_ITERS*s/SPLITS), floor(K_ITERS*(s + 1)/SPLITS))
     """
 
     kind: Decomposition
-    splits: int
+    split_k: bool  # the configuration cuts tiles into K parts
     sk_first: bool
     fixup: Fixup
+    splits: sympy.Expr | int = 1
     k_iters: sympy.Expr = K_ITERS
     num_tiles: sympy.Expr = GROUPS
     sk_tiles: sympy.Expr = SK_TILES
@@ -75,11 +82,7 @@ class RunSplit:
 
     @staticmethod
     def of(w: WorkSplit) -> RunSplit:
-        return RunSplit(w.kind, w.splits, w.sk_first, w.fixup)
-
-    @property
-    def split_k(self) -> bool:
-        return self.kind is Decomposition.SPLIT_K and self.splits > 1
+        return RunSplit(w.kind, w.split_k, w.sk_first, w.fixup, SPLITS if w.split_k else 1)
 
     @property
     def stream_k(self) -> bool:
@@ -89,6 +92,10 @@ class RunSplit:
     def sk_iters(self) -> sympy.Expr:
         return self.sk_tiles * self.k_iters
 
+    def contributors(self, tile: sympy.Expr) -> sympy.Expr:
+        """(WorkSplit.contributors; split-K's count is the run-time SPLITS.)"""
+        return sympy.sympify(self.splits) if self.split_k else WorkSplit.contributors(self, tile)
+
     split_k_unit = WorkSplit.split_k_unit
     split_k_range = WorkSplit.split_k_range
     sk_range = WorkSplit.sk_range
@@ -97,24 +104,22 @@ class RunSplit:
     sk_unit_range = WorkSplit.sk_unit_range
     sk_first_tile = WorkSplit.sk_first_tile
     first_contributor = WorkSplit.first_contributor
-    contributors = WorkSplit.contributors
     partial_slot = WorkSplit.partial_slot
     sk_slot = WorkSplit.sk_slot
 
 
 def shape_fields(k: Kernel) -> list[str]:
     """The work split's run-time fields of the kernel's ``Shape`` (beside the sizes and counts)."""
+    w = k.plan.work
     return (["SK_TILES", "SK_CTAS", "SK_START", "DP_START", "DP_TILES"]
-            if k.plan.work.kind in STREAM_K_KINDS else [])
+            if w.kind in STREAM_K_KINDS else ["SPLITS"] if w.split_k else [])
 
 
 def work_constants(k: Kernel) -> dict[str, int]:
     """The decomposition's configuration numbers (the run-time ones are ``Shape`` fields)."""
     p, c = k.plan, k.shape.cluster
-    out = {"ORDER_CTAS": p.order.ctas or p.work.grid}
+    out = {"ORDER_CTAS": int(p.order.ctas or p.work.grid)}
     out["ORDER_CLUSTERS"] = max(out["ORDER_CTAS"] // c, 1)
-    if p.work.split_k:
-        out["SPLITS"] = p.work.splits
     return out
 
 
@@ -123,7 +128,7 @@ def workspace(k: Kernel, w: WorkSplit) -> tuple[int, int]:
     ``w`` (the split at the launch's sizes, :func:`tilec.codegen.cuda.launch.run_split`): the
     split's partial slots (deterministic) or partial tiles (atomic), each of CLUSTER tiles, and a
     ticket per partial tile, CTA of the cluster and consumer warpgroup."""
-    if not k.partials or not (w.split_k or w.stream_k):
+    if not k.partials or not (w.split_k or w.stream_k):  # (w: a launch's concrete split)
         return 0, 0
     c = k.shape.cluster
     per = c * k.plan.BM * k.plan.BN
@@ -141,7 +146,7 @@ def work_fn(ret: str, name: str, expr: sympy.Basic, **bounds: int) -> str:
     names = list(bounds)
     args = ", ".join(f"{'long long' if wide else 'int'} {n}" for n in names)
     ctx = Context().positive(IT_END)
-    fields = (K_ITERS, SK_CTAS, SK_TILES, GROUPS)
+    fields = (K_ITERS, SK_CTAS, SK_TILES, GROUPS, SPLITS)
     if wide:  # the Shape's int fields, widened where they enter the 64-bit arithmetic
         cast = {f: kernel_symbol(f"((long long){f.name})") for f in fields}
         e = e.xreplace(cast)
@@ -219,7 +224,7 @@ def front_tail_work(w: WorkSplit, head: str) -> list[str]:
 
 def split_k_work(w: WorkSplit | RunSplit, head: str) -> list[str]:
     """Split-K: WorkSplit.split_k_unit and split_k_range, and the walk of units over workers."""
-    units, n = bound(w.num_tiles * w.splits), w.splits
+    units, n = bound(w.num_tiles * w.splits), bound(w.splits)
     group, part = w.split_k_unit(UNIT)
     k_begin, k_end = w.split_k_range(PART)
     return [
@@ -283,7 +288,7 @@ def partials_work(w: WorkSplit | RunSplit) -> list[str]:
     ``w`` (split-K: unit ``u``; Stream-K: CTA ``w``), its tile, its place in K order, the
     number of partials and its slot."""
     n = w.partial_tiles if isinstance(w, WorkSplit) else bound(w.num_tiles)
-    j = max(w.splits, bound(w.sk_ctas))
+    j = max(bound(w.splits), bound(w.sk_ctas))
     contributor = "w + j * WORKERS" if w.split_k else "w"
     tile = "g" if w.split_k else "g - SK_START"
     return [
