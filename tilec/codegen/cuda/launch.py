@@ -169,6 +169,7 @@ class CudaKernel:
         self._clusters.restype = ctypes.c_int
         self._ws: dict[int, tuple[Any, Any]] = {}
         self._splits: dict[tuple[int, int, int], WorkSplit] = {}
+        self._devices: set[tuple[Any, int]] = set()
 
     def max_active_clusters(self) -> int:
         return int(self._clusters())
@@ -232,15 +233,17 @@ class CudaKernel:
                               f"({'N x K' if p.b_transposed else 'K x N'}, K = {K} from A) but has "
                               f"{tuple(B.shape)}")
         ldb = self._operand("B", B, *b_shape, tdt[p.dtype], dev)
-        major, minor = torch.cuda.get_device_capability(dev)
-        if (major, minor) != (9, 0):
-            raise LaunchError(f"{p.name}: built for sm_90a but {dev} has compute capability "
-                              f"{major}.{minor}")
-        props = torch.cuda.get_device_properties(dev)
-        room = getattr(props, "shared_memory_per_block_optin", None)
-        if room is not None and self.smem_bytes > room:
-            raise LaunchError(f"{p.name}: needs {self.smem_bytes} bytes of shared memory per CTA "
-                              f"but {dev} allows {room}: use fewer stages or a smaller tile")
+        if (dev, self.smem_bytes) not in self._devices:  # checked once per device
+            major, minor = torch.cuda.get_device_capability(dev)
+            if (major, minor) != (9, 0):
+                raise LaunchError(f"{p.name}: built for sm_90a but {dev} has compute capability "
+                                  f"{major}.{minor}")
+            props = torch.cuda.get_device_properties(dev)
+            room = getattr(props, "shared_memory_per_block_optin", None)
+            if room is not None and self.smem_bytes > room:
+                raise LaunchError(f"{p.name}: needs {self.smem_bytes} bytes of shared memory per "
+                                  f"CTA but {dev} allows {room}: use fewer stages or a smaller tile")
+            self._devices.add((dev, self.smem_bytes))
         if C is None:
             cdt = tdt[p.c_dtype]
             elem = torch.tensor([], dtype=cdt).element_size()
