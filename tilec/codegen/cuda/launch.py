@@ -255,10 +255,13 @@ class CudaKernel:
         if K == 0:
             return C.zero_()
         out = C
-        if self.tma_store and ((ldc * C.element_size()) % 16 or C.data_ptr() % 16):
-            # rows TMA cannot store (a row stride not a multiple of 16 bytes, or a misaligned
-            # base): the kernel writes a padded copy, copied into C after it
-            pad = -(-N * C.element_size() // 16) * 16 // C.element_size()
+        elem = C.element_size()
+        if (self.tma_store and ((ldc * elem) % 16 or C.data_ptr() % 16)) \
+                or C.data_ptr() % (2 * elem):
+            # rows TMA cannot store (a row stride not a multiple of 16 bytes, a misaligned base)
+            # or a base the direct epilogue's pairs cannot: the kernel writes a padded copy,
+            # copied into C after it
+            pad = -(-N * elem // 16) * 16 // elem
             C = torch.empty((M, pad), dtype=C.dtype, device=dev)[:, :N]
             ldc = pad
         split = self.split(M, N, K)
@@ -274,6 +277,9 @@ class CudaKernel:
                                  torch.zeros(count_, dtype=torch.int32, device=dev))
             ws, tickets = (t.data_ptr() for t in self._ws[key])
         s = stream if stream is not None else torch.cuda.current_stream(dev)
+        if variant not in (None, "general", "closed"):
+            raise LaunchError(f"{p.name}: variant must be None, 'general' or 'closed' but got "
+                              f"{variant!r}")
         v = {None: -1, "general": 0, "closed": 1}[variant]
         with torch.cuda.device(dev):
             rc = self._launch(A.data_ptr(), B.data_ptr(), C.data_ptr(), ws, tickets,
