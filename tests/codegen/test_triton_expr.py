@@ -151,3 +151,29 @@ def test_operators_only_where_signs_are_proven():
     assert print_expr(sympy.floor((r + 3) / 4), names) == "((r + 3) // 4)"
     # a stated fact proves the sign: x < 9 makes x nonnegative (a bound is 0 <= x < 9)
     assert print_expr(sympy.floor((x + 1) / 4), names, Context().bound(x, 9)) == "((x + 1) // 4)"
+
+
+def test_an_exact_quotient_sympy_builds_prints_in_integers():
+    """sympy turns ``Mod((CM+1)*y + CM + 1, 8*(CM+1))`` into ``(CM+1)*Mod((...)/(CM+1), 8)``; that
+    ``/`` was printed, and Triton divides in fp32: 0 instead of 10 at CM=4, y=100000001."""
+    CM, yy = sympy.symbols("CM y", integer=True, positive=True)
+    e = sympy.Mod((CM + 1) * yy + CM + 1, 8 * (CM + 1))
+    src = print_expr(e, {CM: "CM", yy: "y"})
+    assert "/" not in src.replace("//", "")
+    for cm, yv in ((4, 100000001), (0, 7), (6, 2**40 + 3), (1, 0)):
+        want = ((cm + 1) * yv + cm + 1) % (8 * (cm + 1))
+        assert _run_as_triton(src, {"CM": cm, "y": yv}) == want
+    assert _run_as_triton(src, {"CM": 4, "y": 100000001}) == 10
+
+
+def test_a_quotient_is_printed_only_where_exact():
+    P, Q = sympy.symbols("P Q", integer=True, positive=True)
+    names = {P: "P", Q: "Q", t: "t"}
+    # exact by a stated fact: printed as //, and right under truncation at every point meeting it
+    src = print_expr(t * P / Q, names, Context().divisible(P, Q))
+    assert "/" not in src.replace("//", "")
+    for p, q, tv in itertools.product(range(1, 13), range(1, 5), range(0, 6)):
+        if p % q == 0:
+            assert _run_as_triton(src, {"P": p, "Q": q, "t": tv}) == tv * p // q
+    with pytest.raises(InternalError):
+        print_expr(t * P / Q, names)  # not proven exact: refused, never a float division
