@@ -36,6 +36,7 @@ bench/results).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -43,6 +44,7 @@ import statistics
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -178,7 +180,8 @@ class StaticKernel:
 
         src = (STATIC / entry["file"]).read_text()
         cache = Path(os.environ.get("TILEC_CUDA_CACHE", "/tmp/tilec_cuda"))
-        lib = cache / f"static_{entry['file'][:-3]}_{abs(hash(src)) % 10**10}.so"
+        key = hashlib.sha1(src.encode()).hexdigest()[:12]
+        lib = cache / f"static_{entry['file'][:-3]}_{key}.so"
         if not lib.exists():
             compile_cu(src, lib, shared=True, werror=False)
         self.lib = ctypes.CDLL(str(lib))
@@ -336,16 +339,28 @@ def main(argv: list[str] | None = None) -> int:
         rows = []
         print(f"== {cfg}: generic kernel built in {time.time() - t0:.0f}s", flush=True)
         kept = static_kernels(cfg)
+        todo = [n for n, *_ in shapes(args) if n in kept] if not args.no_per_shape else []
+
+        def build_static(name: str) -> Any:
+            try:
+                return StaticKernel(kept[name])
+            except Exception as e:  # reported in the row
+                return f"per-shape file failed: {type(e).__name__}: {e}"[:200]
+
+        t0 = time.time()
+        with ThreadPoolExecutor(max_workers=8) as ex:  # nvcc in parallel
+            statics = dict(zip(todo, ex.map(build_static, todo), strict=True))
+        if todo:
+            print(f"   {len(todo)} per-shape files built in {time.time() - t0:.0f}s", flush=True)
         for name, M, N, K in shapes(args):
             kernels: dict[str, Any] = {"generic": generic}
             note = ""
             if not args.no_per_shape and kept:
-                if name in kept:
-                    try:
-                        kernels["per_shape"] = StaticKernel(kept[name])
-                        note = "per-shape file of 9d1b699"
-                    except Exception as e:
-                        note = f"per-shape file failed: {type(e).__name__}: {e}"[:200]
+                if isinstance(statics.get(name), StaticKernel):
+                    kernels["per_shape"] = statics[name]
+                    note = "per-shape file of 9d1b699"
+                elif name in statics:
+                    note = statics[name]
                 else:
                     note = "no per-shape file (9d1b699 refused this shape)"
             elif not args.no_per_shape:
