@@ -319,6 +319,131 @@ def test_the_c_launcher_refuses_and_picks_the_variant_on_the_host(tmp_path: Path
     assert variant(plan.M - 1, plan.N, plan.K, plan.N, grid, spl, skt, skc) == 0  # ragged
 
 
+class _Dev:
+    """A stand-in torch device."""
+
+    def __init__(self, kind: str = "cuda", index: int | None = 0) -> None:
+        self.type, self.index = kind, index
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Dev) and (self.type, self.index) == (other.type, other.index)
+
+    def __hash__(self) -> int:
+        return hash((self.type, self.index))
+
+    def __repr__(self) -> str:
+        return f"{self.type}:{self.index}"
+
+
+def _fake_torch():  # type: ignore[no-untyped-def]
+    """A stand-in ``torch`` module: tensors are shapes, strides and addresses, so the Python
+    launcher runs on the host up to the launch (which then fails: no GPU)."""
+    import types
+
+    t = types.ModuleType("torch")
+    t.bfloat16, t.float16, t.float32, t.int32 = "bf16", "fp16", "fp32", "i32"
+    size = {"bf16": 2, "fp16": 2, "fp32": 4, "i32": 4}
+    addr = [1 << 20]
+    log: list = []
+
+    class Tensor:
+        def __init__(self, shape, dtype, strides=None, ptr=None, device=None):  # type: ignore[no-untyped-def]
+            self.shape, self.dtype = tuple(shape), dtype
+            self._strides = strides or (tuple(shape)[1] if len(shape) == 2 else 1, 1)[:len(shape)]
+            self._ptr = ptr if ptr is not None else addr[0]
+            addr[0] += 1 << 24
+            self.device = device or _Dev()
+
+        def dim(self) -> int:
+            return len(self.shape)
+
+        def stride(self) -> tuple:
+            return self._strides
+
+        def data_ptr(self) -> int:
+            return self._ptr
+
+        def element_size(self) -> int:
+            return size[self.dtype]
+
+        def numel(self) -> int:
+            n = 1
+            for d in self.shape:
+                n *= d
+            return n
+
+        def __getitem__(self, key):  # type: ignore[no-untyped-def]
+            rows, cols = key
+            assert rows == slice(None) and cols.start is None
+            return Tensor((self.shape[0], cols.stop), self.dtype, self._strides, self._ptr, self.device)
+
+        def zero_(self):  # type: ignore[no-untyped-def]
+            log.append(("zero", self.shape))
+            return self
+
+        def copy_(self, other):  # type: ignore[no-untyped-def]
+            log.append(("copy", self.shape, other.stride()))
+            return self
+
+    def empty(shape, dtype=None, device=None):  # type: ignore[no-untyped-def]
+        return Tensor(shape, dtype, device=device)
+
+    t.Tensor, t.empty, t.zeros = Tensor, empty, empty
+    t.tensor = lambda data, dtype=None: Tensor((0,), dtype)  # noqa: E731
+    cuda = types.ModuleType("torch.cuda")
+    cuda.get_device_capability = lambda dev=None: (9, 0)  # noqa: E731
+    cuda.get_device_properties = lambda dev=None: types.SimpleNamespace(  # noqa: E731
+        shared_memory_per_block_optin=232448)
+    cuda.current_stream = lambda dev=None: types.SimpleNamespace(cuda_stream=0)  # noqa: E731
+    cuda.current_device = lambda: 0  # noqa: E731
+    cuda.device = lambda dev: __import__("contextlib").nullcontext()  # noqa: E731
+    t.cuda = cuda
+    return t, Tensor, log
+
+
+@needs_nvcc
+@pytest.mark.slow
+def test_the_python_launcher_on_the_host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """CudaKernel.__call__ with a stand-in torch: sizes from the operands, the refusals named
+    (tensor, shape, strides), M = 0 / K = 0 without a launch, a C TMA cannot store written
+    through a padded copy, and the launch reached with its arguments (it fails: no GPU)."""
+    import sys
+
+    from tilec.codegen.cuda.launch import build
+
+    fake, Tensor, log = _fake_torch()
+    monkeypatch.setitem(sys.modules, "torch", fake)
+    monkeypatch.setitem(sys.modules, "torch.cuda", fake.cuda)
+    plan = plan_of(MATRIX[1])  # 1024 x 2048 x 512, B N x K, overlap epilogue (TMA stores)
+    k = build(plan, cache_dir=tmp_path)
+    bf = fake.bfloat16
+    A, B = Tensor((300, 512), bf), Tensor((1000, 512), bf)
+    with pytest.raises(LaunchError, match=r"launch failed with cudaError_t"):
+        k(A, B)  # everything checked, the split made at 300 x 1000 x 512: the launch itself fails
+    assert (300, 1000, 512) in k._splits
+    assert k._splits[(300, 1000, 512)] == plan.split.at(300, 1000, 512)
+    with pytest.raises(LaunchError, match=r"operand B must have shape \(1000, 512\) "):
+        k(A, Tensor((1000, 504), bf))
+    with pytest.raises(LaunchError, match=r"operand A of shape \(300, 500\) and strides \(500, 1\): "
+                                          r"TMA needs a row stride of a multiple of 16 bytes"):
+        k(Tensor((300, 500), bf), Tensor((1000, 500), bf))
+    with pytest.raises(LaunchError, match="must be bf16 but is fp16"):
+        k(A, Tensor((1000, 512), "fp16"))
+    with pytest.raises(LaunchError, match="operand C must be on cuda:0 but is on cuda:1"):
+        k(A, B, Tensor((300, 1000), bf, device=_Dev("cuda", 1)))
+    with pytest.raises(LaunchError, match="variant must be"):
+        k(A, B, variant="fast")
+    C = Tensor((0, 1000), bf)
+    assert k(Tensor((0, 512), bf), B, C) is C and not log  # M = 0: nothing launched or written
+    C = Tensor((300, 1000), bf)
+    assert k(Tensor((300, 0), bf), Tensor((1000, 0), bf), C) is C and log == [("zero", (300, 1000))]
+    log.clear()
+    odd = Tensor((300, 1001), bf)  # 2002-byte rows: written through a padded copy
+    with pytest.raises(LaunchError, match="cudaError_t"):
+        k(A, Tensor((1001, 512), bf), odd)
+    assert not log  # (the failed launch copies nothing back)
+
+
 # ------------------------------------------------------------------ the GPU benchmark script
 
 
