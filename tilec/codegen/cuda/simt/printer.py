@@ -51,7 +51,7 @@ from tilec.codegen.cuda.runtime import INDEX_HELPERS
 from tilec.codegen.cuda.simt.text import ASYNC_HELPERS, LANE, TICKET_HELPER, VT, ZERO
 from tilec.codegen.cuda.simt.units import host_section, in_place, partials, units
 from tilec.errors import UnsupportedError
-from tilec.transforms.simt.lower import RegAxis, SimtPlan, SimtVariant
+from tilec.transforms.simt.lower import RegAxis, SimtPlan, SimtVariant, variants_of
 from tilec.transforms.simt.staging import STATIC_SMEM, TileCopy
 
 
@@ -62,11 +62,8 @@ class SimtCudaPrinter:
     def __init__(self, plan: SimtPlan) -> None:
         if not plan.name.isidentifier():
             raise UnsupportedError(f"SIMT printer: kernel name {plan.name!r} is not a C identifier")
-        if not plan.variants:
-            raise UnsupportedError("SIMT printer: the plan has no run-time variants "
-                                   "(lower it with lower_simt(..., variants=True))")
         self.ref = plan
-        self.variants = list(plan.variants)
+        self.variants = list(variants_of(plan))
         self.general = self.variants[-1].plan
         self.use(self.variants[-1])
         self.ex = CudaExprPrinter()
