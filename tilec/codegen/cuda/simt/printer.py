@@ -536,6 +536,30 @@ class SimtCudaPrinter:
             f"  return {guard};  // {p.vec_c} element(s) from n",
             "}"])
 
+    def copy_functions(self) -> list[str]:
+        """``copy_<A|B>_<variant>``: copy ``it`` of thread ``tid`` of the K tile ``ko`` of a
+        CTA: whether it reads (the tile copy's guard; false: zero-filled) and the element index
+        of its first element (``vec`` consecutive), the expressions the kernel's copies print;
+        host-compilable (the tests count every element each CTA loads at run-time shapes)."""
+        st = self.p.staging
+        if st is None:
+            return []
+        out = []
+        for cp in (st.a, st.b):
+            g = "true" if cp.guard is sympy.true else self.c(cp.guard)
+            live = (f"if (tid + it * {self.p.threads} >= {cp.rows * cp.cols // cp.vec}) return false;"
+                    if cp.guard_idx else "")
+            out += [f"TILEC_HD bool copy_{cp.operand}_{self.v.name}(const Shape& S, int tid, int it, "
+                    f"int bidx, int bidy, int {st.ko}, long long& idx) {{  // {cp.vec} element(s)",
+                    "  [[maybe_unused]] const int M = S.M, N = S.N, K = S.K, lda = S.lda, "
+                    "ldb = S.ldb, ldc = S.ldc;",
+                    f"  (void)bidx; (void)bidy; (void){st.ko};",
+                    *([f"  {live}"] if live else []),
+                    f"  idx = {self.c(cp.global_index)};",
+                    f"  return {g};",
+                    "}"]
+        return out
+
     # -- host ----------------------------------------------------------------------------------
     def launch_variant(self, i: int, v: SimtVariant) -> list[str]:
         """The launch of variant ``v`` (case ``i`` of the launcher's switch)."""

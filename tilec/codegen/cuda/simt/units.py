@@ -146,6 +146,7 @@ def host_section(pr: SimtCudaPrinter) -> str:
     for v in pr.variants:
         pr.use(v)
         lines.append(pr.store_function())
+        lines += pr.copy_functions()
     pr.use(pr.variants[-1])
     if pr.split:
         lines += work_section(pr)
