@@ -138,7 +138,8 @@ def holds(a: sympy.Expr, b: sympy.Expr, given: list[sympy.Basic], samples: int =
     rng = random.Random(seed)
     met = 0
     for _ in range(samples * 20):
-        env = {s: rng.randint(1 if s.is_positive else 0, 40) for s in syms}
+        env = {s: rng.choice([rng.randint(1 if s.is_positive else 0, 40), rng.randint(1, 4) * 264])
+               for s in syms}  # multiples of 2, 4, 8, 132: divisibility facts can hold
         vals = [env[s] for s in syms]
         if not all(fc(*vals)):
             continue

@@ -13,8 +13,9 @@ import sympy
 import tilec.testing.launch as launch
 from tilec.ir import GemmFusion
 from tilec.ir import ParallelType as P
+from tilec.proofs import Fact, FactKind
 from tilec.testing import MaskMismatch, brute_force, check, derive_at, expected, oracle
-from tilec.testing.oracle import compare, delivers
+from tilec.testing.brute import compare, delivers
 
 ROOT = Path(__file__).resolve().parents[2]
 SEED = str(ROOT / "examples" / "seed004_persistent_cluster.py")
@@ -81,7 +82,7 @@ def test_a_wrong_mask_is_caught(mode: str) -> None:
     p = dict(M=16, N=32, K=16, BM=8, BN=16, BK=8, GROUP_M=1)
     d = derive_at(GROUPED, p, mode, (2, 1, 1))
     op = d.operands["A"]
-    assert op.closed_form and op.facts
+    assert op.closed_form
     truth = launch.truth_at(GROUPED, p, "A", (2, 1, 1))
     full = launch.load(GROUPED, p, (2, 1, 1)).params
     assert compare(op, truth, full, mode) == []
@@ -153,25 +154,35 @@ def test_a_crash_of_the_derivation_is_a_finding(monkeypatch: pytest.MonkeyPatch)
 
 def test_a_closed_form_taken_to_another_launch(monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 28's example: a set_cluster(2) schedule with one tile column shares B between
-    consecutive ranks, facts M % BM == 0 and N % BN == 0; at N=10 (5 columns) the facts hold
-    and the form is wrong. Taken as proved, the oracle finds it at the other launch."""
+    consecutive ranks; stated as proved under M % BM == 0 and N % BN == 0 (the facts printed for
+    it then), at N=10 (5 columns) the facts hold and the form is wrong: the oracle finds it."""
     base = dict(M=24, N=2, K=8, BM=4, BN=2, BK=8, GROUP_M=1)
     other = {**base, "N": 10}
     op = derive_at(GROUPED, base, "leader", (2, 1, 1)).operands["B"]
-    assert op.closed_form and sorted(map(str, op.facts)) == ["M % BM == 0", "N % BN == 0"]
+    assert op.closed_form
+    M, N, BM, BN = (sympy.Symbol(n, integer=True, positive=True) for n in ("M", "N", "BM", "BN"))
+    claimed = dataclasses.replace(op, closed=dataclasses.replace(
+        op.closed, facts=(Fact(FactKind.DIVISIBLE, M, BM), Fact(FactKind.DIVISIBLE, N, BN))))
     assert oracle(GROUPED, other, cluster=(2, 1, 1)).ok  # tilec is right at each launch
-    # a launch-scoped form is not carried to other launches
-    monkeypatch.setattr(launch, "scope_of", lambda o: "launch" if o.closed_form else "general")
-    assert oracle(GROUPED, other, cluster=(2, 1, 1), base=base).proved == ()
-    monkeypatch.setattr(launch, "scope_of", lambda o: "proved" if o.closed_form else "general")
+    monkeypatch.setattr(launch, "proved_forms", lambda *a: [claimed])
     r = oracle(GROUPED, other, cluster=(2, 1, 1), base=base, mode="leader")
-    # A, never shared with one tile column, is shared by a tile row at N=10: found too
-    assert not r.ok and [v.operand for v in r.proved if v.mismatches] == ["A", "B"]
-    m = next(v for v in r.proved if v.operand == "B").mismatches[0]
-    assert m.source.startswith("proved form derived at M=24 N=2") and m.params["N"] == 10
+    assert not r.ok and [v.operand for v in r.proved] == ["B"]
+    m = r.mismatches[0]
+    assert m.source.startswith("launch form derived at M=24 N=2") and m.params["N"] == 10
     assert (m.field, m.got, m.want, m.sound) == ("mask", 3, 1, False)
+    monkeypatch.setattr(launch, "scope_of", lambda o: "narrowing")  # sound-only: still caught
+    assert not oracle(GROUPED, other, cluster=(2, 1, 1), base=base, mode="leader").ok
     # where its facts fail it is not taken there
     assert oracle(GROUPED, {**other, "N": 11}, cluster=(2, 1, 1), base=base).proved == ()
+
+
+def test_only_carried_scopes_go_to_other_launches(monkeypatch: pytest.MonkeyPatch) -> None:
+    base = dict(M=24, N=2, K=8, BM=4, BN=2, BK=8, GROUP_M=1)
+    for scope, carried in (("launch", False), ("general", False), ("proved", True),
+                           ("narrowing", True)):
+        monkeypatch.setattr(launch, "scope_of", lambda o, s=scope: s)
+        forms = launch.proved_forms(GROUPED, base, "leader", (2, 1, 1))
+        assert (len(forms) == 2) is carried, scope
 
 
 def test_scope_is_read_where_the_derivation_states_it() -> None:
@@ -187,7 +198,7 @@ def test_scope_is_read_where_the_derivation_states_it() -> None:
 
 
 def test_delivers_is_the_exactly_once_property() -> None:
-    from tilec.testing.oracle import Want
+    from tilec.testing.brute import Want
 
     origins = ((0,), (0,), None)
     ok = [Want(True, True, 3, 0, 2), Want(True, False, 3, 1, 2), Want(False, False, 0, 0, 0)]

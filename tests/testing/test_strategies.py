@@ -63,12 +63,19 @@ def test_only_launches_that_build(p: dict) -> None:
 
 
 def test_facts_of_a_derivation_are_objects_too() -> None:
-    from tilec.testing import derive_at
+    """tilec's Fact objects (what op.facts holds) and sympy conditions evaluate exactly."""
+    import sympy
 
-    op = derive_at(SEED, dict(M=40, N=48, K=16, BM=8, BN=8, BK=8, SMS=6)).operands["A"]
-    base = load(SEED, dict(M=40, N=48, K=16, BM=8, BN=8, BK=8, SMS=6)).params
-    assert op.facts and holds(op.facts, base)
-    assert not holds(op.facts, {**base, "M": 41})  # M % BM == 0 is one of them
+    from tilec.proofs import Fact, FactKind
+
+    M, BM, SMS, CN = (sympy.Symbol(n, integer=True, positive=True) for n in ("M", "BM", "SMS", "CN"))
+    facts = [Fact(FactKind.DIVISIBLE, sympy.ceiling(M / BM), CN), Fact(FactKind.POSITIVE, SMS),
+             Fact(FactKind.BOUND, CN, SMS), sympy.Eq(sympy.Mod(SMS, CN), 0)]
+    assert holds(facts, {"M": 40, "BM": 8, "CN": 5, "SMS": 10})
+    assert not holds(facts, {"M": 41, "BM": 8, "CN": 5, "SMS": 10})  # ceil(41/8) = 6
+    assert not holds(facts, {"M": 40, "BM": 8, "CN": 5, "SMS": 5})  # CN < SMS fails
+    assert holds([lambda p: p["M"] > 1], {"M": 2}) and not holds(["M > 2"], {"M": 2})
+    assert not holds(["M % BM == 0"], {"M": 4, "BM": 0})  # a division by zero fails
 
 
 def test_user_errors() -> None:

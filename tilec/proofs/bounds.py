@@ -335,7 +335,7 @@ class Reasoner:
                 return f"stated fact {fct}{via}"
         if n.is_Mul:
             for t in n.args:
-                if t.is_Number:
+                if t.is_Number and not self.ctx.divisibility(t):  # d | 2 stated: d | 2*x
                     continue
                 local: list[Fact] = []
                 how = self.divides(d, t, local)

@@ -5,7 +5,7 @@ file (its ``PARAMS``: sizes and tiles drawn small, the cluster shape kept, facts
 and :func:`check`, an oracle that derives tilec's multicast tables and forms at those values and
 compares them (issue, mask, slice, alive; both modes) with a brute force written from first
 principles: every CTA of the launch, the operand's index map at the box origin, shared when both
-CTAs are alive and every non-broadcast index agrees (:mod:`tilec.testing.oracle`). With
+CTAs are alive and every non-broadcast index agrees (:mod:`tilec.testing.brute`). With
 ``base=``, the closed forms tilec *proved* at another launch are checked here too, wherever
 their facts hold. ``tilec check SCHEDULE`` runs the same from the command line.
 
@@ -26,6 +26,7 @@ A failure reads like ``A: FAIL at M=24, N=10, ...: rank 1 got mask 0b11 but need
 
 from __future__ import annotations
 
+from tilec.testing.brute import Mismatch, Truth, brute_force, expected
 from tilec.testing.facts import holds
 from tilec.testing.launch import (
     MaskMismatch,
@@ -37,7 +38,6 @@ from tilec.testing.launch import (
     proved_forms,
     scope_of,
 )
-from tilec.testing.oracle import Mismatch, Truth, brute_force, expected
 from tilec.testing.strategies import Kind, kinds, params
 
 __all__ = ["Kind", "MaskMismatch", "Mismatch", "Report", "Truth", "Verdict", "brute_force",

@@ -17,8 +17,8 @@ from typing import Any
 
 from tilec.errors import TilecError
 from tilec.lru import LRU
+from tilec.testing.brute import Mismatch, Truth, brute_force, compare
 from tilec.testing.facts import holds
-from tilec.testing.oracle import Mismatch, Truth, brute_force, compare
 
 MODES = ("leader", "sliced")
 

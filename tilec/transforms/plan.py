@@ -532,6 +532,9 @@ class MulticastPlan:
     closed_form: bool
     guard: sympy.Boolean = sympy.true
     facts: tuple[Fact, ...] = ()  # what the closed form rests on; guard is their conjunction
+    # where the closed form holds: "proved" (wherever the facts hold), "narrowing" (sound
+    # wherever they hold), "launch" (this launch only: guard is its parameter values); None: general
+    scope: str | None = None
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from tilec.app.commands.common import nonnegative_int, overrides, positive_int, 
 from tilec.errors import TilecError
 
 MAX_PROVED = 4  # distinct proved forms per operand and mode checked in pass 2
+REFUSED_FIRST = 10  # refusals before the first accepted launch that end the run (a user error)
 # the scopes that claim something at other launches (tilec.testing.launch.CARRIED; not imported
 # here: every tilec command imports this module, and tilec.testing imports sympy and hypothesis)
 CARRIED = ("proved", "narrowing")
@@ -52,6 +53,10 @@ def cluster_dims(text: str) -> tuple[int, ...]:
     if not 1 <= len(dims) <= 3 or any(d < 1 for d in dims):
         raise argparse.ArgumentTypeError(f"must be X[,Y[,Z]] of positive integers but got {text!r}")
     return dims
+
+
+class _Refused(Exception):
+    """tilec refused every one of the first draws: the schedule, not the draws, is at fault."""
 
 
 class _Found(Exception):
@@ -149,6 +154,8 @@ def _launches(args: argparse.Namespace, fixed: dict[str, Any], cluster: Any,
         except TilecError as e:
             tally.refused[type(e).__name__] += 1
             tally.why_refused = tally.why_refused or str(e)
+            if not tally.launches and sum(tally.refused.values()) >= REFUSED_FIRST:
+                raise _Refused from None
             reject()
         tally.launches += 1
         bar.update(tally.launches)
@@ -168,6 +175,9 @@ def _launches(args: argparse.Namespace, fixed: dict[str, Any], cluster: Any,
                              f"with {fixed}: give more of them with --param")
     except _Found as e:
         tally.failure = e.mismatch
+    except _Refused:
+        raise TilecError(f"{args.schedule}: tilec refused the first {REFUSED_FIRST} drawn "
+                         f"launches, e.g.: {tally.why_refused}") from None
     finally:
         bar.close()
 
@@ -212,8 +222,8 @@ def _proved_body(args: argparse.Namespace, op: Any, v: Any, where: str, cluster:
     """Pass 2's test body for one proved form: the form evaluated at a drawn launch."""
     from hypothesis import reject
 
+    from tilec.testing.brute import compare
     from tilec.testing.launch import load, truth_at
-    from tilec.testing.oracle import compare
 
     def body(p: dict[str, Any]) -> None:
         try:
@@ -255,8 +265,11 @@ def _verdict(name: str, tally: _Tally) -> str:
     text = f"{name}: ok, {tally.launches} launches, {kinds}"
     if checked:
         n = sum(tally.held[k] for k in checked)
+        what = ("proved" if all(tally.proved[k].form == "proved" for k in checked)
+                else "proved or narrowing")
         text += (f", held at all {n} other launches meeting its facts" if len(checked) == 1 else
-                 f"; {len(checked)} proved forms, each held wherever its facts did ({n} launches)")
+                 f"; {len(checked)} {what} forms, each held wherever its facts did "
+                 f"({n} launches)")
     if any(k in tally.unmet for k in keys):
         text += "; no drawn launch met the facts of a proved form (not checked elsewhere)"
     return text

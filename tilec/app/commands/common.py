@@ -58,18 +58,63 @@ def load_args(args: argparse.Namespace) -> LoadedSchedule:
         from tilec.runtime.rules import Rules
 
         rules = Rules.load(args.rules)
-    return load_schedule(args.schedule, overrides(args), target=getattr(args, "target", "triton"),
-                         tuned=not getattr(args, "no_tuned", False), rules=rules)
+    loaded = load_schedule(args.schedule, overrides(args),
+                           target=getattr(args, "target", "triton"),
+                           tuned=not getattr(args, "no_tuned", False), rules=rules)
+    if args.command != "show":  # show prints the IR whatever its size; the others walk the tiles
+        check_tiles(loaded)
+    return loaded
+
+
+MAX_TILES = 2**20  # linear tiles a command walks: past it lowering, tables and pictures take
+# minutes (a 131072^2 GEMM of 128x256 tiles, 524288 tiles: masks 16 s, explain 23 s)
+
+
+def tile_count(fusion: Any) -> int | None:
+    """The linear tiles of a schedule: the product of C's loop extents outside the tile (before
+    the first Mma or thread axis), reductions left out; None where an extent is symbolic.
+
+    >>> from tilec.app.loader import load_schedule
+    >>> tile_count(load_schedule("examples/seed004_persistent_cluster.py").fusion)  # 16 x 132
+    2112
+    """
+    n = 1
+    for ax in fusion.c.loop:
+        if ax.ptype.value == "mma" or ax.ptype.is_thread:
+            break
+        if ax.is_reduction:
+            continue
+        try:
+            n *= int(ax.extent)
+        except TypeError:
+            return None
+    return n
+
+
+def check_tiles(loaded: LoadedSchedule) -> None:
+    """Refuse a schedule of more than :data:`MAX_TILES` tiles in one line."""
+    n = tile_count(loaded.fusion)
+    if n is not None and n > MAX_TILES:
+        sizes = " ".join(f"{k}={loaded.params[k]}" for k in "MNK" if k in loaded.params)
+        raise TilecError(f"{loaded.path.name}: {sizes} walks {n} linear tiles; tilec derives, "
+                         f"tabulates and draws at most {MAX_TILES} (2**20): use larger tiles or "
+                         f"a smaller problem (tilec show prints the schedule at any size)")
 
 
 def write_output(args: argparse.Namespace, text: str) -> None:
-    """Print ``text``, or write it to ``-o OUT`` whole (:func:`atomic_path`)."""
-    if getattr(args, "output", None):
+    """Print ``text``, or write it to ``-o OUT`` whole (:func:`atomic_path`; ``-o -``: print)."""
+    if to_file(args):
         with atomic_path(Path(args.output)) as tmp:
             tmp.write_text(text if text.endswith("\n") else text + "\n")
         print(f"wrote {args.output}", file=sys.stderr)
     else:
         print(text)
+
+
+def to_file(args: argparse.Namespace) -> bool:
+    """Whether ``-o OUT`` names a file (``-o -`` is stdout, as for most Unix tools)."""
+    out = getattr(args, "output", None)
+    return bool(out) and out != "-"
 
 
 @contextlib.contextmanager
@@ -134,9 +179,12 @@ def mode_option(p: argparse.ArgumentParser) -> None:
 
 def derive(args: argparse.Namespace) -> Any:
     """The multicast derivation of the schedule file at the given parameters and ``--mode``."""
-    from tilec.app.loader import derive_from_file
+    from tilec.app.loader import SYMBOLIC, load_schedule
+    from tilec.transforms.multicast.derive import derive_loaded
 
-    return derive_from_file(args.schedule, parse_params(args.param), mode=args.mode)
+    loaded = load_schedule(args.schedule, overrides(args))
+    check_tiles(loaded)
+    return derive_loaded(loaded, args.mode, symbolic=SYMBOLIC.get(loaded))
 
 
 def require_gpu(what: str) -> Any:

@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from tilec.app.commands.common import derive, load_args, mode_option, write_output
-from tilec.app.commands.masks import readable_form
+from tilec.app.commands.masks import readable_form, scope_lines
 from tilec.app.commands.show import show_data
 from tilec.errors import TilecError
 from tilec.lru import LRU
@@ -51,11 +51,12 @@ def explain_sections(args: argparse.Namespace, loaded: Any) -> dict[str, Any]:
 
 
 def _explain_views(args: argparse.Namespace, loaded: Any) -> dict[str, Any]:
-    from tilec.ir import index_map, infer_launch
+    from tilec.app.commands.show import kernel_launch
+    from tilec.ir import index_map
 
     fusion = loaded.fusion
-    out = [f"launch: {infer_launch(fusion)}", ""]
-    data = show_data(loaded)  # index maps simplified under their loop bounds
+    out = [f"launch: {kernel_launch(loaded, args.target)}", ""]
+    data = show_data(loaded, args.target)  # index maps simplified under their loop bounds
     for v, d in zip(fusion.views(), data["views"], strict=True):
         im = index_map(v)
         out += [str(v), f"  {v.name}:"]
@@ -176,8 +177,7 @@ def _explain_multicast(args: argparse.Namespace, loaded: Any) -> dict[str, Any]:
                     for i, s in enumerate(op.proof)]
         if op.narrowed_same is not None:
             out.append(f"  same narrows to: {op.narrowed_same}")
-        if op.facts:
-            out.append("  facts used: " + ", ".join(map(str, op.facts)))
+        out += scope_lines(op)
         issue, mask, sidx, scount = (readable_form(f) for f in op.forms())
         out.append(f"  {'closed' if op.closed_form else 'general'} form ({d.mode.value}):")
         out.append(f"    issue(rank) = {issue}")
@@ -204,7 +204,30 @@ def _closers(d: Any, op: Any) -> list[Any]:
 
     values = {sympy.Symbol(k, integer=True, positive=True): v for k, v in d.params.items()
               if isinstance(v, int) and not isinstance(v, bool)}
-    return what_would_close(op, values)
+    return [_whole_tiles(c, values) for c in what_would_close(op, values)]
+
+
+TILE_OF = {"M": "BM", "N": "BN", "K": "BK"}
+
+
+def _whole_tiles(closer: Any, values: dict[Any, int]) -> Any:
+    """``closer`` with a size it moves rounded up to whole tiles where the size was whole tiles
+    and the fact still holds: ``N=768 -> 1024``, not ``N=768 -> 769`` (a 1-column tile)."""
+    from dataclasses import replace
+
+    import sympy
+
+    by_name = {str(k): (k, v) for k, v in values.items()}
+    change = dict(closer.change)
+    for name, (now, then) in closer.change.items():
+        tile = by_name.get(TILE_OF.get(name, ""), (None, None))[1]
+        if not tile or now % tile or then % tile == 0:
+            continue
+        rounded = -(-then // tile) * tile if then > now else then // tile * tile
+        moved = {k: (rounded if str(k) == name else v) for k, v in values.items()}
+        if rounded > 0 and bool(closer.fact.condition().subs(moved) == sympy.true):
+            change[name] = (now, rounded)
+    return replace(closer, change=change)
 
 
 def _explain_coalescing(args: argparse.Namespace, loaded: Any) -> dict[str, Any]:

@@ -98,8 +98,7 @@ def run(args: argparse.Namespace) -> int:
                 f"  issue = {issue}", f"  mask  = {mask}"]
         if d.mode.value == "sliced":
             out += [f"  slice = {sidx} of {scount}"]
-        if op.facts:
-            out.append("  facts: " + ", ".join(map(str, op.facts)))
+        out += scope_lines(op)
         out += [f"  note: {n}" for n in op.notes]
         var = [str(v) for v in op.variables if str(v) != "rank"]
         head = "  " + " ".join(f"{v:>6}" for v in var) + "   rank alive issue " + "mask".rjust(cs + 2)
@@ -118,6 +117,20 @@ def run(args: argparse.Namespace) -> int:
             out.append(line)
     write_output(args, "\n".join(out))
     return 0
+
+
+def scope_lines(op: Any, indent: str = "  ") -> list[str]:
+    """Where the closed form holds: its scope, the facts it rests on (a proved or narrowing
+    form) or the fact that would prove it (a form checked at this launch only)."""
+    if op.closed is None:
+        return []
+    scope = op.closed.scope.value
+    out = [f"{indent}scope: {scope}"]
+    if op.facts:
+        out.append(f"{indent}facts: " + ", ".join(map(str, op.facts)))
+    if op.closed.would_prove:
+        out.append(f"{indent}would prove: " + ", ".join(map(str, op.closed.would_prove)))
+    return out
 
 
 def readable_form(e: Any) -> Any:

@@ -79,7 +79,8 @@ def multicast(s: Lowering) -> Lowering:
             mode=s.mode, cluster_size=d.cluster_size, variables=tuple(op.variables),
             same=conc(op.same), issue=conc(issue), mask=conc(mask),
             slice_index=conc(sidx), slice_count=conc(scount), closed_form=closed,
-            guard=guard if closed else sympy.true, facts=op.facts if closed else ())
+            guard=guard if closed else sympy.true, facts=op.facts if closed else (),
+            scope=op.scope.value if closed and op.scope else None)
     return replace(s, multicasts=(out.get("A"), out.get("B")))
 
 
@@ -223,9 +224,11 @@ def legalize(s: Lowering) -> Lowering:
         if launch.cluster_size > 2:
             notes.append(
                 f"cuda: a persistent grid of {s.num_ctas} CTAs in clusters of "
-                f"{launch.cluster_size} runs in waves if the GPU cannot hold them all at once "
-                f"(an H200 holds 30 clusters of 4: use SMS=120); CudaKernel.max_active_clusters() "
-                f"tells on the device")
+                f"{launch.cluster_size} runs in waves if the GPU cannot hold them all at once"
+                + (" (an H200 holds 30 clusters of 4: use SMS=120)" if launch.cluster_size == 4
+                   else "")
+                + f"; CudaKernel.max_active_clusters() tells how many clusters of "
+                f"{launch.cluster_size} fit on the device")
     return replace(s, a=a, b=b, cluster=cluster, num_warps=warps, num_stages=stages,
                    notes=tuple(notes), work=work, split=split, epilogue=ko.epilogue or "auto",
                    prefetch=ko.prefetch or 0)

@@ -1,4 +1,4 @@
-"""The multicast oracle: tilec's tables and forms against a brute force from first principles.
+"""The multicast oracle's brute force from first principles, and the comparison with tilec.
 
 The brute force (:func:`brute_force`) reads nothing of the derivation. It walks every CTA of the
 launch (its hardware indices: ``blockIdx = clusterIdx * clusterDim + rank`` under
