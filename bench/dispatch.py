@@ -176,8 +176,7 @@ def path_of(mod: Any, M: int, N: int, K: int) -> dict[str, str]:
     """The config, variant and reason of a shape, from the library's explain()."""
     text = mod.explain(M, N, K).splitlines()
     config = text[0].split(": config ", 1)[-1]
-    variant = next((ln.rsplit("-> the ", 1)[-1].removesuffix(" variant") for ln in text
-                    if "-> the " in ln), "")
+    variant = next((ln.rsplit("-> variant ", 1)[-1] for ln in text if "-> variant " in ln), "")
     why = next((ln[5:] for ln in text if ln.startswith("why: ")), "")
     return {"config": config, "variant": variant, "why": why}
 

@@ -122,11 +122,12 @@ def _choose(M, N, K):
 
 def _variant(kernel, facts, M, N, K):
     """What one compiled kernel serves, as the kernel's launcher keys its compiles: the kernel,
-    whether the facts hold, int64 offsets, and the leading dimensions' divisibility by 16
-    (Triton specializes integer arguments on it) for operands in the kernel's layout."""
+    which facts hold (EVEN_M, EVEN_N, EVEN_K: one flag each), int64 offsets, and the leading
+    dimensions' divisibility by 16 (Triton specializes integer arguments on it) for operands
+    in the kernel's layout."""
     lda, ldb, ldc = K, (K if B_LAYOUT == "nk" else N), N
     wide = max(M * lda, (N if B_LAYOUT == "nk" else K) * ldb, M * ldc) + K + N >= 2 ** 31
-    return (kernel, all(held for _, held in facts), wide,
+    return (kernel, tuple(held for _, held in facts), wide,
             lda % 16 == 0, ldb % 16 == 0, ldc % 16 == 0)
 
 
@@ -266,23 +267,32 @@ def explain(M, N, K):
     cfg = CONFIGS[c.config]
     facts = ", ".join(f"{f} {'holds' if held else 'fails'}" for f, held in c.facts)
     _, held, wide, *aligned = c.variant
-    variant = "facts" if held else "general"
+    variant = _variant_name(c.facts)
     lds = ", ".join(f"{n} {'% 16 == 0' if ok else 'not a multiple of 16'}"
                     for n, ok in zip(("lda", "ldb", "ldc"), aligned))
     lines = [f"{M}x{N}x{K} on table {card()!r}: config {c.config} {cfg['label']} "
              f"(kernel {c.kernel})",
              f"why: {c.why} [{c.where}]",
-             f"facts: {facts} -> the {variant} variant",
-             f"compiled for: {variant} variant, {'int64' if wide else 'int32'} offsets, {lds} "
+             f"facts: {facts} -> variant {variant}",
+             f"compiled for: variant {variant}, {'int64' if wide else 'int32'} offsets, {lds} "
              f"({'compiled before in this process' if c.variant in _SEEN else 'not run yet'})"]
     if c.copy_note:
         lines.append(c.copy_note)
     return "\n".join(lines)
 
 
+def _variant_name(facts):
+    """``facts`` (every fact holds: no boundary mask), ``general`` (none), else the facts the
+    variant assumes."""
+    held = [f for f, h in facts if h]
+    if len(held) == len(facts):
+        return "facts"
+    return "general" if not held else "assuming " + " and ".join(held)
+
+
 def stats():
     """Counters of this process: calls, kernels loaded (one per config used), variants run
-    (one compile each: kernel, facts hold, int64 offsets, leading dimensions % 16 == 0), seconds
+    (one compile each: kernel, which facts hold, int64 offsets, leading dimensions % 16), seconds
     their first calls took
     (compile and first launch), operand copies;
     ``triton_compiles``: kernels in Triton's in-memory caches (None under the interpreter)."""
