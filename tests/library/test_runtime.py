@@ -111,7 +111,7 @@ def test_stats_count_one_compile_per_config_and_facts(tmp_path: Path) -> None:
     run(33, 32, 33)  # K * 4 bytes not a multiple of 16: the pointer-load kernel
     assert (m.stats()["variants"], m.stats()["kernels_loaded"]) == (4, 2)
     assert m.stats()["calls"] == 7
-    assert "compiled before in this process" in m.explain(33, 32, 33)
+    assert "run before in this process" in m.explain(33, 32, 33)
     assert "not run yet" in m.explain(33, 33, 33)
     m.reset_stats()
     run(64, 96, 128)

@@ -274,8 +274,8 @@ def explain(M, N, K):
              f"(kernel {c.kernel})",
              f"why: {c.why} [{c.where}]",
              f"facts: {facts} -> variant {variant}",
-             f"compiled for: variant {variant}, {'int64' if wide else 'int32'} offsets, {lds} "
-             f"({'compiled before in this process' if c.variant in _SEEN else 'not run yet'})"]
+             f"compiled with {'int64' if wide else 'int32'} offsets, {lds} "
+             f"({'run before in this process' if c.variant in _SEEN else 'not run yet'})"]
     if c.copy_note:
         lines.append(c.copy_note)
     return "\n".join(lines)
