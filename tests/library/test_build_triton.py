@@ -154,3 +154,12 @@ def test_build_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture
     assert "give the module's path with -o" in capsys.readouterr().err
     assert tilec(["build", basic, "-o", str(tmp_path / "my-gemm.py")]) == 2
     assert "'my-gemm' is not a Python identifier" in capsys.readouterr().err
+
+
+@needs_generic
+def test_build_json_says_what_the_module_holds(tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    out = _build(tmp_path, str(ROOT / "examples" / "gemm_basic.py"), "j", *SMALL, "--json")
+    got = json.loads(capsys.readouterr().out)
+    assert got == {"module": str(out), "name": "j", "dtype": "float16", "b_layout": "kn",
+                   "tables": ["default"], "configs": ["32x32x16"], "kernels": 2, "notes": []}
