@@ -82,9 +82,12 @@ EXTRA: list[tuple[str, int, int, int]] = [
     ("qwen2_7b_down_m64", 64, *LAYERS["qwen2_7b_down"]),
     ("dsv3_gateup_m24", 24, *LAYERS["dsv3_gateup"]),
     # MoE experts, M 128-512 tokens each
-    ("mixtral_w1_m128", 128, *LAYERS["mixtral_w1"]), ("mixtral_w2_m256", 256, *LAYERS["mixtral_w2"]),
-    ("mixtral_w1_m384", 384, *LAYERS["mixtral_w1"]), ("mixtral_w2_m512", 512, *LAYERS["mixtral_w2"]),
-    ("dsv3_gateup_m200", 200, *LAYERS["dsv3_gateup"]), ("dsv3_down_m320", 320, *LAYERS["dsv3_down"]),
+    ("mixtral_w1_m128", 128, *LAYERS["mixtral_w1"]),
+    ("mixtral_w2_m256", 256, *LAYERS["mixtral_w2"]),
+    ("mixtral_w1_m384", 384, *LAYERS["mixtral_w1"]),
+    ("mixtral_w2_m512", 512, *LAYERS["mixtral_w2"]),
+    ("dsv3_gateup_m200", 200, *LAYERS["dsv3_gateup"]),
+    ("dsv3_down_m320", 320, *LAYERS["dsv3_down"]),
     ("dsv3_down_m512", 512, *LAYERS["dsv3_down"]),
     # ragged: nothing a multiple of a tile; rows not 16-byte multiples
     ("ragged_1000", 1000, 1000, 1000), ("ragged_333", 333, 4096, 4096),

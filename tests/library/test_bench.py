@@ -32,7 +32,8 @@ def test_shape_lists() -> None:
     assert len(set(names)) == len(names) and len(dispatch.EXTRA) >= 30
     suite = Path("/work/shared/bench/suite.json")
     if suite.exists():
-        want = [(s["name"], s["M"], s["N"], s["K"]) for s in json.loads(suite.read_text())["shapes"]]
+        rows = json.loads(suite.read_text())["shapes"]
+        want = [(s["name"], s["M"], s["N"], s["K"]) for s in rows]
         assert dispatch.SUITE == want
     assert all(min(M, N, K) >= 1 for _, M, N, K in every)
     assert any(M <= 64 for _, M, _, _ in dispatch.EXTRA)  # decode

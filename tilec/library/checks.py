@@ -25,16 +25,17 @@ class TilecError(ValueError, TypeError):
 # --------------------------------------------------------------------------------------------
 
 
-def _describe(name, x):
+def _describe(name: str, x: torch.Tensor) -> str:
     return f"{name} (shape {tuple(x.shape)}, strides {tuple(x.stride())}, {x.dtype}, {x.device})"
 
 
-def _on_cpu_ok():
+def _on_cpu_ok() -> bool:
     return os.environ.get("TRITON_INTERPRET") == "1"
 
 
-def _check(a, b, out):
-    """(M, N, K) of ``a @ b`` into ``out``, or a TilecError; reads no data (runs on fake tensors)."""
+def _check(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None
+           ) -> tuple[int, int, int]:
+    """(M, N, K) of ``a @ b`` into ``out``, or a TilecError; reads no data (runs on fakes)."""
     for name, x in (("a", a), ("b", b)) + ((("out", out),) if out is not None else ()):
         if not isinstance(x, torch.Tensor):
             raise TilecError(f"{NAME}.matmul: {name} must be a torch.Tensor but is "
@@ -73,7 +74,7 @@ def _check(a, b, out):
     return M, N, K
 
 
-def _span(x):
+def _span(x: torch.Tensor) -> tuple[int, int]:
     """The byte range [lo, hi) of ``x``'s elements in its storage's address space."""
     lo = hi = x.data_ptr()
     for size, stride in zip(x.shape, x.stride()):
@@ -84,7 +85,7 @@ def _span(x):
     return lo, hi + x.element_size()
 
 
-def _check_overlap(a, b, out):
+def _check_overlap(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> None:
     """A TilecError when ``out`` shares memory with ``a`` or ``b`` (the kernel would read what
     it has already written)."""
     if out.numel() == 0:
@@ -106,7 +107,7 @@ def _check_overlap(a, b, out):
 # --------------------------------------------------------------------------------------------
 
 
-def _operands(a, b):
+def _operands(a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, int]:
     """a as the kernel reads it (M x K, row-major), b likewise (K x N row-major, or N x K
     row-major for an nk build), each copied only where its layout or base address needs it."""
     bk = b.t() if B_LAYOUT == "nk" else b

@@ -41,7 +41,7 @@ _CARD: list = []  # the card's table name, detected once
 # --------------------------------------------------------------------------------------------
 
 
-def card():
+def card() -> str:
     """The name of the table this process uses: ``TILEC_CARD`` if set, else the CUDA card's
     (``h100``, ``h200``) when the build embedded a table for it, else ``default``."""
     if not _CARD:
@@ -53,7 +53,7 @@ def card():
     return _CARD[0]
 
 
-def shape_class(x):
+def shape_class(x: int) -> int:
     """The bucket of a size: ``c`` with ``2**(c-1) < x <= 2**c`` (0 for 0 and 1)."""
     return (x - 1).bit_length() if x > 1 else 0
 
@@ -71,7 +71,7 @@ class _Choice:
 _FACT_FNS: dict = {}
 
 
-def _facts(cfg, M, N, K):
+def _facts(cfg: dict, M: int, N: int, K: int) -> tuple:
     """The facts the config's specialized variant assumes (the plan's, embedded as Python
     conditions on M, N, K), each with whether it holds at (M, N, K)."""
     out = []
@@ -83,13 +83,13 @@ def _facts(cfg, M, N, K):
     return tuple(out)
 
 
-def _rows_aligned(N, K):
+def _rows_aligned(N: int, K: int) -> tuple:
     """Whether A's and B's rows (in the layout the kernel reads) are 16-byte multiples."""
     size = _DTYPE.itemsize
     return (K * size) % 16 == 0, ((K if B_LAYOUT == "nk" else N) * size) % 16 == 0
 
 
-def _choose(M, N, K):
+def _choose(M: int, N: int, K: int) -> _Choice:
     table = TABLES[card()]
     exact = table["exact"].get((M, N, K))
     if exact is not None:
@@ -120,7 +120,7 @@ def _choose(M, N, K):
                    table["reasons"][reason], where, copy_note)
 
 
-def _variant(kernel, facts, M, N, K):
+def _variant(kernel: str, facts: tuple, M: int, N: int, K: int) -> tuple:
     """What one compiled kernel serves, as the kernel's launcher keys its compiles: the kernel,
     which facts hold (EVEN_M, EVEN_N, EVEN_K: one flag each), int64 offsets, and the leading
     dimensions' divisibility by 16 (Triton specializes integer arguments on it) for operands
@@ -131,14 +131,14 @@ def _variant(kernel, facts, M, N, K):
             lda % 16 == 0, ldb % 16 == 0, ldc % 16 == 0)
 
 
-def _bucket_text(dim, c, top):
+def _bucket_text(dim: str, c: int, top: int) -> str:
     lo = 2 ** (c - 1) if c else 0
     if c == top:
         return f"{dim} > {lo}"
     return f"{dim} in ({lo}, {2 ** c}]"
 
 
-def _kernel(kid):
+def _kernel(kid: str) -> object:
     mod = _LOADED.get(kid)
     if mod is None:
         import importlib.util
@@ -162,7 +162,7 @@ def _kernel(kid):
     return mod
 
 
-def _cache_folder():
+def _cache_folder() -> str:
     root = os.environ.get("TILEC_CACHE") or os.path.join(os.path.expanduser("~"), ".cache",
                                                          "tilec")
     folder = os.path.join(root, "library")
@@ -180,7 +180,7 @@ def _cache_folder():
 # --------------------------------------------------------------------------------------------
 
 
-def _run(a, b, out):
+def _run(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None) -> torch.Tensor:
     if (out is None and type(a) is torch.Tensor and type(b) is torch.Tensor
             and a.dtype is _DTYPE and b.dtype is _DTYPE and a.dim() == 2 and b.dim() == 2
             and a.shape[1] == b.shape[0] and a.is_cuda and a.device == b.device):
@@ -220,7 +220,8 @@ def _run(a, b, out):
     return out
 
 
-def matmul(a, b, out=None):
+def matmul(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = None
+           ) -> torch.Tensor:
     """``a @ b``: a is M x K, b is K x N, both of this build's dtype on one CUDA device; returns
     ``out`` (M x N, contiguous; a new tensor when None). Any M, N, K >= 0.
 
@@ -249,13 +250,13 @@ def matmul(a, b, out=None):
     return given if given is not None else res.view(*lead, res.shape[-1])
 
 
-def _tracing(a):
+def _tracing(a: object) -> bool:
     if torch.compiler.is_compiling():
         return True
     return isinstance(a, torch.Tensor) and type(a) is not torch.Tensor and hasattr(a, "fake_mode")
 
 
-def explain(M, N, K):
+def explain(M: int, N: int, K: int) -> str:
     """Which config and kernel variant runs for an M x N x K problem on this card, and why."""
     if min(M, N, K) < 0:
         raise TilecError(f"{NAME}.explain: sizes must be >= 0 but got {M}x{N}x{K}")
@@ -281,7 +282,7 @@ def explain(M, N, K):
     return "\n".join(lines)
 
 
-def _variant_name(facts):
+def _variant_name(facts: tuple) -> str:
     """``facts`` (every fact holds: no boundary mask), ``general`` (none), else the facts the
     variant assumes."""
     held = [f for f, h in facts if h]
@@ -290,7 +291,7 @@ def _variant_name(facts):
     return "general" if not held else "assuming " + " and ".join(held)
 
 
-def stats():
+def stats() -> dict:
     """Counters of this process: calls, kernels loaded (one per config used), variants run
     (one compile each: kernel, which facts hold, int64 offsets, leading dimensions % 16), seconds
     their first calls took
@@ -301,7 +302,7 @@ def stats():
     return out
 
 
-def _triton_compiles():
+def _triton_compiles() -> int | None:
     total, found = 0, False
     for mod in _LOADED.values():
         for obj in vars(mod).values():
@@ -316,7 +317,7 @@ def _triton_compiles():
     return total if found else None
 
 
-def reset_stats():
+def reset_stats() -> None:
     """Zero the counters (the compiled kernels stay cached)."""
     for k in _STATS:
         _STATS[k] = 0.0 if k == "compile_s" else 0
@@ -329,7 +330,7 @@ def reset_stats():
 _OPS: list = []
 
 
-def _namespace():
+def _namespace() -> str:
     digest = hashlib.sha1(repr((NAME, sorted(KERNELS), CONFIGS)).encode()).hexdigest()[:8]
     base = "".join(ch if ch.isalnum() else "_" for ch in f"tilec_{NAME}_{digest}")
     for i in range(1000):
@@ -341,7 +342,7 @@ def _namespace():
     raise RuntimeError("no free torch.library namespace")  # pragma: no cover
 
 
-def _setup():
+def _setup() -> None:
     """Register the custom ops (``matmul`` and ``matmul_out``) with their fake kernels and a
     backward through torch.matmul; set the module's dtypes and log flag."""
     global _DTYPE, _OUT_DTYPE, _LOG, OP_NAMESPACE
