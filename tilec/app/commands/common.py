@@ -183,6 +183,10 @@ def derive(args: argparse.Namespace) -> Any:
     from tilec.transforms.multicast.derive import derive_loaded
 
     loaded = load_schedule(args.schedule, overrides(args))
+    symbolic = [k for k, v in loaded.params.items() if v == k or hasattr(v, "free_symbols")]
+    if symbolic:  # (show and explain take --param N=N; the table needs numbers)
+        raise TilecError(f"the multicast table needs numbers but {', '.join(symbolic)} "
+                         f"{'is' if len(symbolic) == 1 else 'are'} symbolic")
     check_tiles(loaded)
     return derive_loaded(loaded, args.mode, symbolic=SYMBOLIC.get(loaded))
 
