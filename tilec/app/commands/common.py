@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tilec.app.loader import parse_params
+from tilec.app.progress import Status
 from tilec.errors import TilecError
 
 if TYPE_CHECKING:
@@ -188,7 +189,8 @@ def derive(args: argparse.Namespace) -> Any:
         raise TilecError(f"the multicast table needs numbers but {', '.join(symbolic)} "
                          f"{'is' if len(symbolic) == 1 else 'are'} symbolic")
     check_tiles(loaded)
-    return derive_loaded(loaded, args.mode, symbolic=SYMBOLIC.get(loaded))
+    with Status(f"{args.command}: deriving the multicast forms of {loaded.path.name}"):
+        return derive_loaded(loaded, args.mode, symbolic=SYMBOLIC.get(loaded))
 
 
 def require_gpu(what: str) -> Any:
