@@ -243,3 +243,14 @@ def test_sweep_without_a_gpu_runs_its_workers_in_the_interpreter(tmp_path: Path)
     assert "Triton's interpreter (TRITON_INTERPRET=1" in r.stderr.decode()
     shape = json.loads(r.stdout)["shapes"][0]
     assert shape["failed"] == 0 and shape["best"]["ms"] > 0, shape
+
+
+def test_a_bench_sweep_is_not_a_repeated_param() -> None:
+    """--sweep M=2048,8192 names M once per point (the repeated---param check must not see it)."""
+    import argparse
+
+    from tilec.app.commands.bench import _sweep_points
+
+    points = _sweep_points(argparse.Namespace(sweep=["M=2048,8192", "CN=1,2"]))
+    assert points == [{"M": 2048, "CN": 1}, {"M": 2048, "CN": 2}, {"M": 8192, "CN": 1},
+                      {"M": 8192, "CN": 2}]
