@@ -254,3 +254,9 @@ def test_a_bench_sweep_is_not_a_repeated_param() -> None:
     points = _sweep_points(argparse.Namespace(sweep=["M=2048,8192", "CN=1,2"]))
     assert points == [{"M": 2048, "CN": 1}, {"M": 2048, "CN": 2}, {"M": 8192, "CN": 1},
                       {"M": 8192, "CN": 2}]
+
+
+def test_masks_json_refuses_too_many_tiles_too(capsys) -> None:
+    """masks --json goes through the disk cache and derive_from_file: the same limit."""
+    assert main(["masks", SEED, "--json", "--param", f"M={2**31 - 1}"]) == 2
+    assert "at most 1048576 (2**20)" in one_line(capsys)

@@ -52,7 +52,7 @@ def kernel_launch(loaded: LoadedSchedule, target: str = "triton") -> Any:
     from tilec.ir import infer_launch
     from tilec.runtime.build import is_thread_level, kernel_plan
 
-    from tilec.app.commands.common import MAX_TILES, tile_count
+    from tilec.app.loader import MAX_TILES, tile_count
 
     launch = infer_launch(loaded.fusion)
     if is_thread_level(loaded.fusion):
