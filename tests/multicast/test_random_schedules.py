@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 import sympy
@@ -44,13 +45,31 @@ class Case:
     cn: int = 1
 
 
-def build(c: Case) -> GemmFusion:
+def params(c: Case) -> dict[str, int]:
+    """The schedule's integer parameters by name (what a schedule file's PARAMS would hold; the
+    cluster's shape is not one of them, except CLUSTER of the persistent orders' split)."""
+    p = {"M": c.M, "N": c.N, "K": c.K, "BM": c.BM, "BN": c.BN, "BK": c.BK}
+    if c.order in ("persistent", "seed"):
+        p.update(SMS=c.extra, CLUSTER=c.cluster[0] * c.cluster[1] * c.cluster[2])
+        if c.order == "seed":
+            p.update(CM=c.cm, CN=c.cn)
+    elif c.order == "swizzle":
+        p["G"] = c.extra
+    elif c.order == "splitk":
+        p["SPLITS"] = c.extra
+    return p
+
+
+def build(c: Case, values: dict[str, Any] | None = None) -> GemmFusion:
+    """The schedule of ``c``; ``values`` replaces its parameters (symbols: the build over
+    symbols that the closed forms are derived from), the cluster's shape stays ``c.cluster``."""
+    p = {**params(c), **(values or {})}
     cs = c.cluster[0] * c.cluster[1] * c.cluster[2]
-    f = GemmFusion(c.M, c.N, c.K, dtype="fp16", non_portable_cluster=cs > 8)
+    f = GemmFusion(p["M"], p["N"], p["K"], dtype="fp16", non_portable_cluster=cs > 8)
     v = f.c
-    v.split(0, c.BM).split(2, c.BN).split(4, c.BK)  # [Mo, Mi, No, Ni, rKo, rKi]
+    v.split(0, p["BM"]).split(2, p["BN"]).split(4, p["BK"])  # [Mo, Mi, No, Ni, rKo, rKi]
     if c.order == "splitk":
-        v.split(4, c.extra, names=("Koo", "Koi"))  # [Mo, Mi, No, Ni, rKoo, rKoi, rKi]
+        v.split(4, p["SPLITS"], names=("Koo", "Koi"))  # [Mo, Mi, No, Ni, rKoo, rKoi, rKi]
         v.reorder([0, 2, 5, 4, 1, 3, 6])  # [Mo, No, Koi, Koo, Mi, Ni, Ki]
         v.merge(0)  # [T, Koi, Koo, Mi, Ni, Ki]
         v.parallelize(0, P.BIDx).parallelize(1, P.BIDy)
@@ -68,16 +87,16 @@ def build(c: Case) -> GemmFusion:
     if c.order == "col":
         v.reorder([1, 0, 2, 3, 4, 5])
     if c.order == "swizzle":
-        v.swizzle(0, 1, c.extra)
+        v.swizzle(0, 1, p["G"])
     if c.order == "seed":
-        v.split(0, c.cm, names=("RM", "CM")).split(2, c.cn, names=("RN", "CN"))
+        v.split(0, p["CM"], names=("RM", "CM")).split(2, p["CN"], names=("RN", "CN"))
         v.reorder([0, 2, 1, 3, 4, 5, 6, 7])
         v.merge(0).merge(0).merge(0)
     else:
         v.merge(0)  # T
     if c.order in ("persistent", "seed"):
-        v.split(0, c.extra, names=("rt", "sms"))  # [rt, sms, rKo, ...]
-        v.split(1, cs, names=("cluster", "rank"))
+        v.split(0, p["SMS"], names=("rt", "sms"))  # [rt, sms, rKo, ...]
+        v.split(1, p["CLUSTER"], names=("cluster", "rank"))
         v.parallelize(1, P.CIDx).parallelize(2, P.RankX)
         v.parallelize(4, P.Mma).parallelize(5, P.Mma).parallelize(6, P.Mma)
     else:
@@ -86,6 +105,18 @@ def build(c: Case) -> GemmFusion:
         f.set_cluster(*c.cluster)
     f.propagate()
     return f
+
+
+def symbols(c: Case) -> dict[str, sympy.Symbol]:
+    """Every parameter of ``c`` a positive integer symbol (as ``tilec masks`` builds a schedule
+    file over symbols)."""
+    return {k: sympy.Symbol(k, integer=True, positive=True) for k in params(c)}
+
+
+def derive_symbolic(c: Case, mode: str):
+    """The derivation as ``tilec masks`` makes it: the schedule built over symbols, evaluated at
+    ``c``'s parameters (closed forms over the parameter names, proved where the theorems reach)."""
+    return derive(build(c), mode, symbolic=build(c, symbols(c)), params=params(c))
 
 
 @st.composite

@@ -1,6 +1,6 @@
 """The ``tilec`` command.
 
-``tilec show|gen|masks|explain|viz|bench|tune|sweep SCHEDULE.py [--param NAME=VALUE ...] [--json] [-o OUT]``
+``tilec show|gen|masks|check|explain|viz|bench|tune|sweep|build SCHEDULE.py [--param NAME=VALUE ...] [--json] [-o OUT]``
 
 :data:`COMMANDS` is the one table of subcommands: each row names the command, its one-line help,
 the function that runs it and the options of its own; the code of each lives in
@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import NoReturn
 
-from tilec.app.commands import bench, explain, gen, masks, show, sweep, tune, viz
+from tilec.app.commands import bench, build, check, explain, gen, masks, show, sweep, tune, viz
 from tilec.app.commands.common import mode_option
 from tilec.errors import ParamError, TilecError
 
@@ -56,6 +56,8 @@ COMMANDS: tuple[Command, ...] = (
             gen.run, gen.options),
     Command("masks", "TMA multicast issue predicates and masks per operand",
             masks.run, mode_option),
+    Command("check", "test the multicast masks against a brute force over drawn launches "
+            "(one verdict per operand)", check.run, check.options),
     Command("explain", "the derivation as a person reads it: index maps, tile order, "
             "decomposition, multicast theorems, coalescing", explain.run, explain.options),
     Command("viz", "draw the schedule: C tiles per round, multicast groups, SM timeline (PNG; "
@@ -67,6 +69,9 @@ COMMANDS: tuple[Command, ...] = (
             "winner for tilec gen", tune.run, tune.options),
     Command("sweep", "tune the schedule over many shapes on every GPU at hand, against a "
             "baseline and cuBLAS; summary, map (PNG) and rules file", sweep.run, sweep.options),
+    Command("build", "a standalone Python module with matmul(a, b) for any shape: the "
+            "configs per shape bucket, their kernels, a torch custom op", build.run,
+            build.options),
 )
 
 

@@ -159,7 +159,7 @@ def draw_tiles(fig: Any, plan: KernelPlan, cells: Sequence[TileCell], cluster_si
                max_rounds: int = 4) -> None:
     import numpy as np
 
-    tm, tn = plan.order.tiles_m, plan.order.tiles_n
+    tm, tn = plan.order.concrete().tiles_m, plan.order.concrete().tiles_n
     rounds = max((c.round for c in cells), default=0) + 1
     shown = _rounds_to_show(rounds, max_rounds)
     axes = fig.subplots(1, len(shown), squeeze=False)[0]

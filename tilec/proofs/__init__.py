@@ -1,7 +1,7 @@
 """tilec.proofs: integer-division theorems as data, an assumption context, a simplifier with a
 proof trace, a prover for equalities and sufficient conditions, and tilec's one exact integer
-evaluator (:mod:`.evaluate`).  Pure sympy (numpy for grids); imports nothing else of tilec but
-its LRU cache (:mod:`tilec.lru`).
+evaluator (:mod:`.evaluate`).  Pure sympy (numpy for grids); imports nothing else of tilec (its
+caches are :class:`.memo.Memo`, stdlib only).
 
 Example:
     >>> import sympy

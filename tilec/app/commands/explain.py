@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from tilec.app.commands.common import derive, load_args, mode_option, write_output
-from tilec.app.commands.masks import readable_form
+from tilec.app.commands.masks import readable_form, scope_lines
 from tilec.app.commands.show import show_data
 from tilec.app.progress import Status
 from tilec.errors import TilecError
@@ -107,14 +107,16 @@ def _explain_tile_order(args: argparse.Namespace, loaded: Any) -> dict[str, Any]
         grid *= int(g)
     alive = plan.order.alive_tiles()
     first = [(t, *mn) for t, mn in list(alive.items())[:8]]
-    rounds = -(-int(o.num_tiles) // grid)
+    c = o.concrete()  # the forms hold for every size; the numbers are this launch's
+    rounds = -(-int(c.num_tiles) // grid)
     text = [f"t = r * {grid} + pid   (r: persistent round, pid: linear CTA id"
             + (f" = cidx * {launch.cluster_size} + rank)" if launch.cluster_size > 1 else ")"),
             f"tile_m(t) = {o.tile_m}", f"tile_n(t) = {o.tile_n}",
-            f"num_tiles = {o.num_tiles} linear indices ({rounds} round(s) of {grid} CTAs) over "
-            f"{o.tiles_m} x {o.tiles_n} = {plan.tiles} C tiles of {plan.BM}x{plan.BN}"
-            + (f"; {int(o.num_tiles) - len(alive)} padded indices are skipped"
-               if len(alive) < int(o.num_tiles) else ""),
+            f"num_tiles = {o.num_tiles} = {c.num_tiles} linear indices ({rounds} round(s) of "
+            f"{grid} CTAs) over {c.tiles_m} x {c.tiles_n} = {plan.tiles} C tiles of "
+            f"{plan.BM}x{plan.BN}"
+            + (f"; {int(c.num_tiles) - len(alive)} padded indices are skipped"
+               if len(alive) < int(c.num_tiles) else ""),
             f"order: {o.description}",
             "first tiles: " + ", ".join(f"t={t} -> ({m}, {n})" for t, m, n in first)]
     proofs = {}
@@ -122,14 +124,14 @@ def _explain_tile_order(args: argparse.Namespace, loaded: Any) -> dict[str, Any]
         if raw is not None:
             from tilec.transforms.pipeline import coordinate_proof
 
-            proofs[name] = (raw, coordinate_proof(raw, int(o.num_tiles)))
+            proofs[name] = (raw, coordinate_proof(raw, o.num_tiles))
             text += [f"{name}: simplified under 0 <= t < {o.num_tiles}",
                      *("  " + line for line in proofs[name][1].explain().splitlines())]
     return {"text": "\n".join(text), "tile_m": str(o.tile_m), "tile_n": str(o.tile_n),
             "proofs": {k: {"input": str(r[0]), "result": str(r[1].expr),
                            "steps": [str(step) for step in r[1].trace]}
                        for k, r in proofs.items()},
-            "num_tiles": int(o.num_tiles), "tiles_m": o.tiles_m, "tiles_n": o.tiles_n,
+            "num_tiles": int(c.num_tiles), "tiles_m": c.tiles_m, "tiles_n": c.tiles_n,
             "grid": grid, "rounds": rounds, "cluster_size": launch.cluster_size,
             "first_tiles": [list(x) for x in first]}
 
@@ -177,8 +179,7 @@ def _explain_multicast(args: argparse.Namespace, loaded: Any) -> dict[str, Any]:
                     for i, s in enumerate(op.proof)]
         if op.narrowed_same is not None:
             out.append(f"  same narrows to: {op.narrowed_same}")
-        if op.facts:
-            out.append("  facts used: " + ", ".join(map(str, op.facts)))
+        out += scope_lines(op)
         issue, mask, sidx, scount = (readable_form(f) for f in op.forms())
         out.append(f"  {'closed' if op.closed_form else 'general'} form ({d.mode.value}):")
         out.append(f"    issue(rank) = {issue}")

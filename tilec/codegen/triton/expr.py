@@ -9,7 +9,10 @@ spelled out with operators whose result is the same in either semantics::
     fmod(a, b) = ((a % b + b) % b)          # in [0, b) for b > 0, in (b, 0] for b < 0
     fdiv(a, b) = ((a - fmod(a, b)) // b)    # an exact division: truncation and floor agree
 
-There are no silent guards: a divisor is printed as it is.
+There are no silent guards: a divisor is printed as it is.  No ``/`` is ever printed (Triton
+divides in fp32): a remainder of a fraction that sympy made is written back over integers
+(:func:`~tilec.codegen.signs.whole_mods`), and a quotient left in a product is printed as ``//``
+only where it is proven exact.
 
 Example::
 
@@ -29,7 +32,7 @@ from collections.abc import Mapping
 import sympy
 from sympy.printing.str import StrPrinter
 
-from tilec.codegen.signs import ProvenSigns
+from tilec.codegen.signs import ProvenSigns, whole_mods
 from tilec.errors import InternalError, UnsupportedError
 from tilec.proofs import Context, frac
 from tilec.proofs.build import integral_relation
@@ -51,6 +54,7 @@ class TritonExprPrinter(StrPrinter, ProvenSigns):
         self._names = dict(names)
 
     def doprint(self, expr: sympy.Basic) -> str:  # type: ignore[override]
+        expr = whole_mods(sympy.sympify(expr))
         self.reason_about(expr)
         return super().doprint(expr)
 
@@ -76,10 +80,13 @@ class TritonExprPrinter(StrPrinter, ProvenSigns):
         return "False"
 
     # arithmetic ----------------------------------------------------------------------------
+    # n/d -> n // d   (d divides n, proven: exact, the same under truncation); never n / d
     def _print_Mul(self, expr: sympy.Mul) -> str:
-        coeff, _ = expr.as_coeff_Mul()
-        if not coeff.is_integer:
-            raise InternalError(f"triton: non-integer coefficient in {expr}")
+        num, den = sympy.fraction(expr)
+        if den != 1:
+            if not self.exact(num, den):
+                raise InternalError(f"triton: {expr} is not an integer (a division not proven exact)")
+            return f"({self._operand(num)} // {self._operand(den)})"
         return super()._print_Mul(expr)
 
     def _print_Pow(self, expr: sympy.Pow, rational: bool = False) -> str:

@@ -33,6 +33,7 @@ import functools
 import itertools
 import operator
 from dataclasses import dataclass
+from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 import sympy
@@ -44,9 +45,10 @@ from tilec.transforms.multicast.derive import R1, R2, RANK, launch_table, launch
 
 if TYPE_CHECKING:
     from tilec.proofs import Context, Fact
-    from tilec.transforms.multicast.derive import OperandForms, OperandMulticast, Row
+    from tilec.transforms.multicast.derive import AlivePart, OperandForms, OperandMulticast, Row
 
 _J = sympy.Symbol("j", integer=True, nonnegative=True)
+_DEBUG = bool(__import__("os").environ.get("TILEC_MC_DEBUG"))
 
 
 @dataclass(frozen=True)
@@ -95,15 +97,50 @@ class RankDigits:
         return "groups of " + " x ".join(parts)
 
 
+class Scope(Enum):
+    """Where a closed form holds (the cluster's shape fixed: it is part of the schedule).
+
+    * ``PROVED``: equal to the definition (issue, mask, slice, alive) for every value of the
+      parameters that meets its facts; the facts are exactly the conditions it rests on.
+    * ``NARROWING``: for every value meeting its facts it is *sound* (it never puts a CTA that
+      needs another box, or a dead one, in a mask; every alive CTA gets its box once), and it is
+      exact at this launch; elsewhere it may share less than the definition (seed 004's
+      "narrowing approximation": a congruence step of the proof keeps only part of the sharing).
+    * ``LAUNCH``: equal to the exact table at every CTA of this launch; nothing is claimed at
+      any other launch (the theorems do not reach it).
+    """
+
+    PROVED = "proved"
+    NARROWING = "narrowing"
+    LAUNCH = "launch"
+
+
 @dataclass(frozen=True)
 class ClosedForm:
     issue: sympy.Boolean
     mask: sympy.Expr
     slice_index: sympy.Expr
     slice_count: sympy.Expr
-    facts: tuple[Fact, ...]
-    proved: bool  # True: for every launch meeting the facts; False: checked on this launch
-    structure: str
+    facts: tuple[Fact, ...]  # PROVED/NARROWING: the conditions it holds under; LAUNCH: none
+    scope: Scope
+    structure: str  # the groups in words (at this launch only unless PROVED)
+    at: tuple[tuple[sympy.Symbol, int], ...] = ()  # the launch it was derived at (its values)
+    would_prove: tuple[Fact, ...] = ()  # LAUNCH/NARROWING: a fact under which it is proved
+
+    @property
+    def proved(self) -> bool:
+        """Exact for every launch that meets the facts."""
+        return self.scope is Scope.PROVED
+
+    @property
+    def guard(self) -> sympy.Boolean:
+        """The condition under which a kernel may use the form: its facts (PROVED, NARROWING),
+        or the very launch it was checked at (LAUNCH: every parameter it mentions at its value)."""
+        if self.scope is Scope.LAUNCH:
+            used = set().union(*[sympy.sympify(e).free_symbols for e in (
+                self.issue, self.mask, self.slice_index, self.slice_count)])
+            return sympy.And(*[sympy.Eq(p, v) for p, v in self.at if p in used])
+        return sympy.And(*[f.condition() for f in self.facts])
 
 
 @dataclass(frozen=True)
@@ -290,10 +327,15 @@ def derive_closed(op: OperandMulticast, forms: OperandForms, values: dict[sympy.
         rows, narrowed, keys = proof.rows, proof.narrowed, proof.divisors
     alive, alive_facts = _alive_at_launch(op, values)
     facts += alive_facts
-    if digits is not None:
+    kd = proof.digits if proof is not None else None
+    if kd is not None:  # the proof's groups, as digits of the rank at every launch
+        b = list(kd.b)
+        lead, mask, sidx, scount = digit_forms(kd.digits, b)
+        facts += _boundary_facts(b, values)
+        structure = kd.digits.describe(b)
+    elif digits is not None:  # this launch's groups, boundaries named by their value here
         b = _boundaries(digits, _candidates(op, forms, keys), values, cs)
         lead, mask, sidx, scount = digit_forms(digits, b)
-        facts += _boundary_facts(b, values)
         structure = digits.describe(b)
     else:
         lead, mask, sidx, scount = _case_forms(groups)
@@ -303,18 +345,72 @@ def derive_closed(op: OperandMulticast, forms: OperandForms, values: dict[sympy.
     issue = sympy.true if op.mode.value == "sliced" else lead
     issue = issue if alive is sympy.true else sympy.And(alive, issue)
     mask = mask if alive is sympy.true else sympy.Piecewise((mask, alive), (0, True))
-    closed = ClosedForm(issue, mask, sidx, scount, _parameter_facts(facts, op),
-                        proof is not None and proof.alive_proved, structure)
+    at = tuple(sorted(values.items(), key=lambda kv: str(kv[0])))
+    scope = Scope.LAUNCH
+    if cs == 1:
+        scope = Scope.PROVED  # one CTA: issue when alive, mask 1, at every launch
+    elif proof is not None and kd is not None and proof.alive_proved:
+        k_facts = _k_loop_facts(op, forms, values)
+        if k_facts is not None:
+            facts += k_facts
+            scope = Scope.PROVED if proof.exact else Scope.NARROWING
+    would = proof.would_prove if proof is not None and scope is Scope.LAUNCH else ()
+    closed = ClosedForm(issue, mask, sidx, scount,
+                        _parameter_facts(facts, op) if scope is not Scope.LAUNCH else (),
+                        scope, structure, at, would)
     bad = _disagreement(op, closed, values)
     if bad:  # an internal inconsistency: never report a closed form the table contradicts
         return ClosedResult(None, (f"closed form disagreed with the table at {bad}: general "
                                    f"form",), rows, narrowed)
-    how = "proved for every launch that meets its facts" if closed.proved else (
-        "checked at every CTA of this launch" + (
-            "" if proof is not None or not prove or cs == 1 else "; the theorems do not reach it")
-        + ("" if proof is None else "; the proof covers the sharing, not the alive predicates")
-        + ("" if prove or cs == 1 else "; `tilec explain` proves it where the theorems reach"))
-    return ClosedResult(closed, (f"closed form ({structure}): {how}",), rows, narrowed)
+    return ClosedResult(closed, (_note(closed, proof is not None, prove, cs),), rows, narrowed)
+
+
+def _note(closed: ClosedForm, proof: bool, prove: bool, cs: int) -> str:
+    """The closed form's scope in words; the groups are named as a claim only when proved."""
+    if closed.scope is Scope.PROVED:
+        return f"closed form ({closed.structure}): proved for every launch that meets its facts"
+    if closed.scope is Scope.NARROWING:
+        return (f"closed form (at this launch: {closed.structure}): exact at every CTA of this "
+                f"launch; at every launch that meets its facts proved sound but a narrowing (it "
+                f"never shares a box between CTAs that need different ones, and may share less "
+                f"than is possible)")
+    why = ("" if proof or not prove or cs == 1 else "; the theorems do not reach it") + (
+        "" if not proof else "; the proof covers the sharing, not the alive predicates") + (
+        "" if prove or cs == 1 else "; `tilec explain` proves it where the theorems reach")
+    return f"closed form (at this launch: {closed.structure}): checked at every CTA of this " \
+           f"launch only{why}"
+
+
+def _k_loop_facts(op: OperandMulticast, forms: OperandForms, values: dict[sympy.Symbol, int]
+                  ) -> list[Fact] | None:
+    """The facts under which the K-loop predicates this launch leaves out (they hold at each of
+    its k-iterations) hold at every launch: the split is exact, or the theorems prove the
+    predicate under the loop bounds. None when neither: the form is this launch's only."""
+    from tilec.proofs import Fact, FactKind, simplify
+
+    out: list[Fact] = []
+    ctx = None
+    for part in forms.k_parts:
+        if part in op.alive_parts:
+            continue
+        if _first_box_of_split(part, forms):
+            continue  # holds at every launch: no fact
+        if ctx is None:
+            ctx = _context(op, values)
+            for p in sorted(set(values) & set().union(*[q.pred.free_symbols
+                                                        for q in forms.k_parts]), key=str):
+                ctx.positive(p)
+            for v in forms.k_vars:
+                ctx.bound(v, forms.bounds[v])
+        res = simplify(part.pred, ctx)
+        if res.expr is sympy.true:
+            by_text = {str(f): f for f in ctx.facts}
+            out += [by_text[t] for t in res.facts_used if t in by_text]
+        elif _holds(*part.exact_when, values):
+            out.append(Fact(FactKind.DIVISIBLE, *part.exact_when))
+        else:
+            return None
+    return out
 
 
 def _alive_at_launch(op: OperandMulticast, values: dict[sympy.Symbol, int]
@@ -348,9 +444,11 @@ def _boundary_facts(b: list[sympy.Expr], values: dict[sympy.Symbol, int]) -> lis
 def _parameter_facts(facts: list[Fact], op: OperandMulticast) -> tuple[Fact, ...]:
     """Facts about the parameters only (a bound on a loop variable is not a fact to guard on)."""
     loop = {*op.variables, R1, R2, RANK}
-    return tuple(dict.fromkeys(f for f in facts if f.subject.free_symbols
-                               and not (f.subject.free_symbols | (
-                                   f.other.free_symbols if f.other is not None else set())) & loop))
+
+    def free(f: Fact) -> set[sympy.Basic]:
+        return f.subject.free_symbols | (f.other.free_symbols if f.other is not None else set())
+
+    return tuple(dict.fromkeys(f for f in facts if free(f) and not free(f) & loop))
 
 
 def _disagreement(op: OperandMulticast, closed: ClosedForm, values: dict[sympy.Symbol, int]
@@ -385,7 +483,10 @@ class _Proof:
     narrowed: sympy.Boolean
     divisors: list[sympy.Expr]
     alive_proved: bool
+    exact: bool  # every step an equivalence under the facts (else a narrowing)
     keys: tuple[sympy.Expr, ...]
+    digits: KeyDigits | None  # the keys' groups as digits for every launch (None: not digits)
+    would_prove: tuple[Fact, ...] = ()  # where the alive predicates are not proved: what would
 
 
 def _value(expr: sympy.Expr, values: dict[sympy.Symbol, int]) -> int | None:
@@ -497,22 +598,67 @@ def _groupings(op: OperandMulticast, forms: OperandForms) -> list[sympy.Expr]:
 def _prove(op: OperandMulticast, forms: OperandForms, values: dict[sympy.Symbol, int],
            groups: tuple[int, ...]) -> _Proof | None:
     """Narrow same(r1, r2) under the facts that hold here; a proof when it leaves the same
-    groups as a relation of the ranks alone."""
-    if not op.origin:
-        return None
+    groups as a relation of the ranks alone. The narrowing is kept by content (launches that
+    agree on which candidate facts hold share it); what depends on the values themselves (the
+    keys' digits, the exactness bounds, the alive predicates) is decided per launch."""
+    from tilec.proofs import Fact, FactKind
+
+    if not op.origin:  # no coordinate of the box depends on the rank: one group, the cluster
+        attempts: tuple[Any, ...] = ((
+            (), (), _NoSteps(sympy.true), (), _context(op, values)),)
+    else:
+        attempts = _attempts(op, forms, values, groups)
+    variables = set(op.variables[1:])
+    for facts_, rows_, res, keys, ctx_ in attempts:
+        narrowed, extra_rows, extra_facts = res.expr, [], []
+        if keys is None:
+            got = _bounded_congruence(res.expr, ctx_, values)
+            if got is None:
+                continue
+            narrowed, extra_rows, extra_facts = got
+            keys = None if narrowed.free_symbols & variables else _keys(narrowed)
+            keys = None if keys is None else tuple(keys)
+        if keys is None or _groups_of(list(keys), values, len(groups)) != groups:
+            continue
+        facts, rows, ctx = [*facts_, *extra_facts], [*rows_, *extra_rows], ctx_.copy()
+        exact_facts = _exactness(res, ctx, values)
+        if exact_facts is not None:
+            facts += exact_facts
+        kd = key_digits(keys, op.rank_extent, values)
+        failed = None if kd is None else _alive_uniform(op, kd, keys, ctx, values, facts, rows,
+                                                        _groupings(op, forms))
+        # an alive predicate not proved uniform vanishes where its split is exact: that fact
+        # would prove the form (its predicate is then true at every launch meeting it)
+        would = () if not failed else tuple(dict.fromkeys(
+            Fact(FactKind.DIVISIBLE, *p.exact_when) for p in failed))
+        key_divs = sorted(_divisors(sympy.Tuple(*keys)), key=sympy.count_ops)
+        printed = tuple({"theorem": t, "before": text(b), "after": text(a)} for t, b, a in rows)
+        return _Proof(facts, printed, narrowed, key_divs, failed == [], exact_facts is not None,
+                      keys, kd, would)
+    return None
+
+
+@dataclass(frozen=True)
+class _NoSteps:
+    """A narrowing result with no step (the box origin does not depend on the rank)."""
+
+    expr: sympy.Boolean
+    trace: tuple[Any, ...] = ()
+
+
+def _attempts(op: OperandMulticast, forms: OperandForms, values: dict[sympy.Symbol, int],
+              groups: tuple[int, ...]) -> tuple[Any, ...]:
     pairs = PROOFS.get_or(("pairs", op.forms_key, op.alive_parts), lambda: _pairs(op, forms))
     held = tuple(_holds(c, d, values) for c, d in pairs)
-    exact = tuple(_holds(*p.exact_when, values) for p in op.alive_parts)
-    key = (op.forms_key, op.alive_parts, held, exact, groups)
-    proof = PROOFS.get_or(key, lambda: _prove_uncached(op, forms, values, groups, pairs, held))
-    if proof is None or _groups_of(proof.keys, values, len(groups)) != groups:
-        return None
-    return proof
+    key = (op.forms_key, op.alive_parts, held, groups)
+    return PROOFS.get_or(key, lambda: _narrow_same(op, forms, values, groups, pairs, held))
 
 
-def _prove_uncached(op: OperandMulticast, forms: OperandForms, values: dict[sympy.Symbol, int],
-                    groups: tuple[int, ...], pairs: list[tuple[sympy.Expr, sympy.Expr]],
-                    held: tuple[bool, ...]) -> _Proof | None:
+def _narrow_same(op: OperandMulticast, forms: OperandForms, values: dict[sympy.Symbol, int],
+                 groups: tuple[int, ...], pairs: list[tuple[sympy.Expr, sympy.Expr]],
+                 held: tuple[bool, ...]) -> tuple[Any, ...]:
+    """Both attempts at narrowing same(r1, r2) (as written; divisors cut by the grouping), up
+    to the first whose keys give this launch's groups."""
     from tilec.proofs import narrow, simplify
 
     ctx = _context(op, values)
@@ -522,14 +668,17 @@ def _prove_uncached(op: OperandMulticast, forms: OperandForms, values: dict[symp
         if ok:
             ctx.divisible(c, d)
     # first as the schedule writes it; then with the divisors cut by the rank's grouping
+    attempts = []
     for cut in (False, True):
         local = ctx.copy()
         rows: list[_Row] = []  # printed once the attempt succeeds (printing costs)
         used: list[str] = []  # every fact a step of the proof rests on
         origin = {}
-        for name, e in op.origin.items():
-            if cut:
-                e = _factor_divisors(e, groupings, local, values, rows, used)
+        cuts = {n: _factor_divisors(e, groupings, local, values, rows, used) if cut else e
+                for n, e in op.origin.items()}
+        if cut and not rows:
+            break  # nothing to cut: the same attempt again
+        for name, e in cuts.items():
             res = simplify(e, local)
             used += res.facts_used
             rows += _trace_rows(res)
@@ -542,17 +691,214 @@ def _prove_uncached(op: OperandMulticast, forms: OperandForms, values: dict[symp
         used += res.facts_used
         rows += _trace_rows(res)
         keys = None if res.expr.free_symbols & set(variables) else _keys(res.expr)
+        by_text = {str(f): f for f in local.facts}
+        facts = tuple(by_text[t] for t in dict.fromkeys(used) if t in by_text)
+        attempts.append((facts, tuple(rows), res, None if keys is None else tuple(keys), local))
         if keys is not None and _groups_of(keys, values, len(groups)) == groups:
             break
-    else:
+    return tuple(attempts)
+
+
+@dataclass(frozen=True)
+class KeyDigits:
+    """The groups of a proof's rank keys as mixed-radix digits with symbolic boundaries
+    ``b = [1, ..., top]`` (each divides the next, by the facts): the keys keep the digits in
+    ``kept`` and the ranks of a group differ only in the others."""
+
+    b: tuple[sympy.Expr, ...]
+    digits: RankDigits  # radices at this launch (1 where two boundaries are equal here)
+    block: sympy.Expr  # where the top run of kept digits starts: a group lies in one block
+
+
+def _key_interval(k: sympy.Expr, top: sympy.Expr) -> tuple[sympy.Expr, sympy.Expr] | None:
+    """The digits ``[lo, hi)`` of the rank a key keeps: ``rank``, ``rank % H``, ``rank / L``,
+    ``(rank % H) / L`` or ``(rank / L) % Q`` (= ``(rank % (L*Q)) / L``)."""
+    one = sympy.Integer(1)
+    if k == RANK:
+        return one, top
+    if isinstance(k, sympy.Mod) and k.args[0] == RANK and RANK not in k.args[1].free_symbols:
+        return one, k.args[1]
+    if isinstance(k, sympy.Mod) and isinstance(k.args[0], sympy.floor):
+        x, lo = sympy.fraction(k.args[0].args[0])
+        if x == RANK and RANK not in (lo * k.args[1]).free_symbols:
+            return lo, lo * k.args[1]
+    if isinstance(k, sympy.floor):
+        x, lo = sympy.fraction(k.args[0])
+        if RANK in lo.free_symbols:
+            return None
+        if x == RANK:
+            return lo, top
+        if isinstance(x, sympy.Mod) and x.args[0] == RANK and RANK not in x.args[1].free_symbols:
+            return lo, x.args[1]
+    return None
+
+
+def key_digits(keys: tuple[sympy.Expr, ...] | list[sympy.Expr], top: sympy.Expr,
+               values: dict[sympy.Symbol, int]) -> KeyDigits | None:
+    """The digit pattern of rank keys, for every launch: None when a key is not a digit run of
+    the rank or the boundaries do not divide one another at this launch."""
+    spans = []
+    for k in keys:
+        iv = _key_interval(k, top)
+        if iv is None:
+            return None
+        spans.append(iv)
+    bounds = list(dict.fromkeys([sympy.Integer(1), *[x for iv in spans for x in iv], top]))
+    vals = {x: _value(x, values) for x in bounds}
+    if any(v is None or v < 1 for v in vals.values()):
         return None
-    ctx = local
-    by_text = {str(f): f for f in ctx.facts}
-    facts = [by_text[t] for t in dict.fromkeys(used) if t in by_text]
-    alive_ok = _alive_uniform(op, keys, groups, ctx, values, facts, rows)
-    key_divs = sorted(_divisors(sympy.Tuple(*keys)), key=sympy.count_ops)
-    printed = tuple({"theorem": t, "before": text(b), "after": text(a)} for t, b, a in rows)
-    return _Proof(facts, printed, res.expr, key_divs, alive_ok, tuple(keys))
+
+    def divides(a: sympy.Expr, b: sympy.Expr) -> bool:
+        q = b / a
+        return bool(q.is_integer) and q != 1
+
+    # 1 first, the top last, the others by value at this launch (where two are equal here, the
+    # one that divides the other first)
+    rest = [x for x in bounds if x != 1 and x != top]
+    inner = sorted(rest, key=lambda x: (vals[x], sum(divides(y, x) for y in rest
+                                                     if vals[y] == vals[x]), str(x)))
+    order = [sympy.Integer(1), *inner, top] if top != 1 else [sympy.Integer(1)]
+    if any(vals[b] % vals[a] for a, b in itertools.pairwise(order)):
+        return None
+    idx = {x: i for i, x in enumerate(order)}
+    kept = set()
+    for lo, hi in spans:
+        if idx[lo] > idx[hi]:
+            return None
+        kept.update(range(idx[lo], idx[hi]))
+    n = len(order) - 1
+    radices = tuple(vals[order[i + 1]] // vals[order[i]] for i in range(n))
+    shared = frozenset(range(n)) - kept
+    start = n
+    while start > 0 and start - 1 in kept:
+        start -= 1
+    return KeyDigits(tuple(order), RankDigits(radices, shared), order[start])
+
+
+def _split_bound(part: Any) -> sympy.Boolean | None:
+    """A split's predicate ``f*i < E`` (its box origin, ``exact_when = (E, f)``) as the tile
+    index bound ``i < ceiling(E/f)``: the same for every integer ``i`` (f > 0), and the form
+    the theorems bound (``Mod(t, ceiling(E/f)) < ceiling(E/f)`` holds)."""
+    pred = part.pred
+    if not isinstance(pred, sympy.StrictLessThan):
+        return None
+    e, f = part.exact_when
+    lhs = _evaluated(pred.lhs)
+    if pred.rhs != e or f == 1 or not lhs.is_Mul:
+        return None
+    i = lhs / f
+    if i.is_Mul and f in i.args or not i.free_symbols:
+        return None
+    return sympy.Lt(i, sympy.ceiling(e / f))
+
+
+def _first_box_of_split(part: Any, forms: OperandForms) -> bool:
+    """``f*i < E`` for a loop variable ``i < ceiling(E/f)`` (a split of E by f at its box origin)
+    holds at every launch: ``f*(ceiling(E/f) - 1) < E`` by the ceiling's definition."""
+    pred = part.pred
+    if not isinstance(pred, sympy.StrictLessThan):
+        return False
+    e, f = part.exact_when
+    lhs = _evaluated(pred.lhs)
+    if pred.rhs != e or not lhs.is_Mul:
+        return False
+    v = lhs / f
+    return v in forms.bounds and v in forms.k_vars and forms.bounds[v] == sympy.ceiling(e / f)
+
+
+def _evaluated(e: sympy.Basic) -> sympy.Basic:
+    """``e`` rebuilt with sympy's evaluation (an index map's ``BK*i + 0`` is kept unevaluated)."""
+    return e.func(*[_evaluated(a) for a in e.args]) if e.args else e
+
+
+def _exactness(res: Any, ctx: Context, values: dict[sympy.Symbol, int]) -> list[Fact] | None:
+    """The facts under which every narrowing (congruence) step of ``res`` is an equivalence, or
+    None. ``X1 % D == X2 % D -> X1 == X2`` is exact when ``|X1 - X2| < D``: with the common
+    summands cancelled, ``X1 - X2 = g(r1) - g(r2)`` for a ``g`` of the rank alone, and
+    ``hi - lo < D`` for its bounds ``lo <= g(rank) <= hi`` is the fact (a cluster whose ranks
+    never wrap around the modulus). A quotient's congruence ``X1/D == X2/D -> X1 == X2`` is
+    exact where ``g`` is the same for every rank (``hi - lo < 1``: the cluster lies in one
+    block of the quotient's digit); otherwise it stays a narrowing."""
+    from tilec.proofs import Fact, FactKind
+    from tilec.proofs.bounds import Reasoner
+
+    out: list[Fact] = []
+    for step in res.trace:
+        if step.exact:
+            continue
+        before = step.before
+        if not isinstance(before, sympy.Eq):
+            return None
+        if (isinstance(before.lhs, sympy.Mod) and isinstance(before.rhs, sympy.Mod)
+                and before.lhs.args[1] == before.rhs.args[1]):
+            got = _congruence_span(before.lhs.args[0], before.rhs.args[0], before.lhs.args[1],
+                                   ctx, values)
+        elif isinstance(before.lhs, sympy.floor) and isinstance(before.rhs, sympy.floor):
+            # X1/D == X2/D -> X1 == X2 is exact where X1 - X2 is 0 for every pair of ranks
+            (x1, d1), (x2, d2) = (sympy.fraction(before.lhs.args[0]),
+                                  sympy.fraction(before.rhs.args[0]))
+            got = _congruence_span(x1, x2, sympy.Integer(1), ctx, values) if d1 == d2 else None
+        else:
+            return None
+        if got is None:
+            return None
+        out += got[1]
+    return out
+
+
+def _congruence_span(x1: sympy.Expr, x2: sympy.Expr, d: sympy.Expr, ctx: Context,
+                     values: dict[sympy.Symbol, int]) -> tuple[sympy.Expr, list[Fact]] | None:
+    """``X1 % D == X2 % D  <=>  g(r1) == g(r2)`` where ``X = c + g(rank)`` (``c`` the summands
+    common to both ranks) and ``|g(r1) - g(r2)| <= hi - lo < D`` for the bounds of ``g``: returns
+    ``g`` (in ``rank``) and the facts (the bound as a fact where it is symbolic), or None."""
+    from tilec.proofs import Fact, FactKind
+    from tilec.proofs.bounds import Reasoner
+
+    if R2 in x1.free_symbols:
+        x1, x2 = x2, x1
+    if R2 in x1.free_symbols or R1 in x2.free_symbols or d.free_symbols & {R1, R2, RANK}:
+        return None
+    g1, g2 = x1.xreplace({R1: RANK}), x2.xreplace({R2: RANK})
+    if sympy.expand(g1 - g2) != 0:
+        return None  # not one expression of the rank
+    # g(rank): the summands that hold the rank (the others are common to both ranks)
+    g = sympy.Add(*[t for t in sympy.Add.make_args(sympy.expand(g1)) if RANK in t.free_symbols])
+    used: list[Fact] = []
+    lo, hi = Reasoner.for_context(ctx).bounds(g, used)
+    if lo.has(sympy.oo, -sympy.oo) or hi.has(sympy.oo, -sympy.oo):
+        return None
+    span = hi - lo
+    if span.free_symbols & {RANK, R1, R2}:
+        return None
+    sv, dv = _value(span, values), _value(d, values)
+    if sv is None or dv is None or not sv < dv:
+        return None
+    facts = [] if span.is_Integer and d.is_Integer else [Fact(FactKind.BOUND, span, d)]
+    return g, facts + used
+
+
+def _bounded_congruence(cond: sympy.Boolean, ctx: Context, values: dict[sympy.Symbol, int]
+                        ) -> tuple[sympy.Boolean, list[_Row], list[Fact]] | None:
+    """Each ``X1 % D == X2 % D`` of a conjunction whose loop-point summands are common to both
+    ranks, as ``g(r1) == g(r2)`` where the ranks' spread is below ``D`` (an equivalence under
+    the bound, :func:`_congruence_span`). None when nothing changes."""
+    from tilec.proofs import simplify
+
+    out, rows, facts = [], [], []
+    for c in sympy.And.make_args(cond):
+        if (isinstance(c, sympy.Eq) and isinstance(c.lhs, sympy.Mod)
+                and isinstance(c.rhs, sympy.Mod) and c.lhs.args[1] == c.rhs.args[1]):
+            got = _congruence_span(c.lhs.args[0], c.rhs.args[0], c.lhs.args[1], ctx, values)
+            if got is not None:
+                g, fs = got
+                new = simplify(sympy.Eq(g.xreplace({RANK: R1}), g.xreplace({RANK: R2})),
+                               ctx).expr
+                rows.append(("tilec.bounded-congruence", c, new))
+                facts += fs
+                out.append(new)
+                continue
+        out.append(c)
+    return (sympy.And(*out), rows, facts) if rows else None
 
 
 def _factor_divisors(e: sympy.Expr, groupings: list[sympy.Expr], ctx: Context,
@@ -607,42 +953,112 @@ def _groups_of(keys: list[sympy.Expr], values: dict[sympy.Symbol, int], cs: int
     return tuple(sum(1 << q for q in range(cs) if kv[q] == kv[r]) for r in range(cs))
 
 
-def _alive_uniform(op: OperandMulticast, keys: list[sympy.Expr], groups: tuple[int, ...],
+def _alive_uniform(op: OperandMulticast, kd: KeyDigits, keys: tuple[sympy.Expr, ...],
                    ctx: Context, values: dict[sympy.Symbol, int], facts: list[Fact],
-                   rows: list[_Row]) -> bool:
-    """Each alive predicate that can fail here depends on the rank only through the group: a
-    group is all alive or all dead at every launch meeting the facts."""
+                   rows: list[_Row], groupings: list[sympy.Expr]) -> list[AlivePart]:
+    """Each alive predicate that can fail here depends on the rank only through
+    ``floor(rank/block)``, where ``block`` starts the keys' top run of kept digits (a group lies
+    in one block at every launch): a group is all alive or all dead wherever the facts hold.
+    Returns the predicates that could not be proved so (none: proved)."""
     from tilec.proofs import Fact, FactKind, simplify
 
-    span = max(g.bit_length() - (g & -g).bit_length() + 1 for g in groups)
-    block = next((d for d in _divisors(sympy.Tuple(*keys)) if _value(d, values) == span),
-                 op.rank_extent if _value(op.rank_extent, values) == span else sympy.Integer(span))
-    marker = sympy.Symbol("_group", integer=True, nonnegative=True)
+    failed: list[AlivePart] = []
+    block = kd.block
+    # the keys (and the block) as opaque values: a predicate left without the rank then depends
+    # on it only through them, the same for every member of a group
+    kd_markers = {k: sympy.Symbol(f"_key{i}", integer=True, nonnegative=True)
+                  for i, k in enumerate([*keys, sympy.floor(RANK / block)])}
+    divisors_216 = [g for g in dict.fromkeys([block, *groupings, *kd.b[1:]]) if g != 1]
     for part in op.alive_parts:
         e, f = part.exact_when
         if _holds(e, f, values) or RANK not in part.pred.free_symbols:
             continue
         cands = [part.pred]
-        if isinstance(part.pred, sympy.StrictLessThan) and len(set(groups)) < len(groups):
-            lhs, rhs = part.pred.args
-            if _holds(rhs, block, values):
-                ctx.divisible(rhs, block)
-                # 2.16: e < B*g  <=>  e/g < B   (g > 0)
-                cands.append(sympy.Lt(sympy.floor(lhs / block), sympy.floor(rhs / block)))
-        for cand in cands:
-            res = simplify(cand, ctx)
-            left = res.expr.xreplace({sympy.floor(RANK / block): marker})
-            if RANK not in left.free_symbols or len(set(groups)) == len(groups):
+        split = _split_bound(part)
+        if split is not None:
+            cands.append(split)
+        g216: dict[sympy.Basic, sympy.Basic] = {}  # 2.16's candidates -> what they rewrite
+        for base in list(cands):
+            if not isinstance(base, sympy.StrictLessThan):
+                continue
+            lhs, rhs = base.args
+            for g in divisors_216:
+                if _holds(rhs, g, values):
+                    ctx.divisible(rhs, g)
+                    # 2.16: e < B*g  <=>  e/g < B   (g > 0; any g that divides the bound)
+                    c216 = sympy.Lt(sympy.floor(lhs / g), sympy.floor(rhs / g))
+                    g216[c216] = (base, g)
+                    cands.append(c216)
+        # each also with the divisors of the rank's tile index cut by the rank's grouping
+        tries = [(c, False) for c in cands] + [(c, True) for c in cands]
+        for cand, cut in tries:
+            cut_rows: list[_Row] = []
+            cut_used: list[str] = []
+            e_cut = _factor_divisors(cand, groupings, ctx, values, cut_rows, cut_used) \
+                if cut else cand
+            if cut and not cut_rows:
+                continue
+            res = simplify(e_cut, ctx)
+            left = fold_nested_floors(res.expr).xreplace(kd_markers)
+            if RANK in left.free_symbols and isinstance(res.expr, sympy.Rel):
+                bound_used = _bound_holds(res.expr, ctx)
+                if bound_used is not None:
+                    left = sympy.true  # holds at every launch (interval reasoning)
+                    rows.append(("bounds", res.expr, sympy.true))
+                    facts.extend(bound_used)
+            if _DEBUG:
+                print("ALIVE", cut, e_cut, "->", res.expr, "|", left)
+            if RANK not in left.free_symbols:
+                base, g = g216.get(cand, (cand, None))
+                if base is split:
+                    rows.append(("ceil.def", part.pred, split))
+                if g is not None:
+                    rows.append(("2.16", base, cand))
+                    facts.append(Fact(FactKind.DIVISIBLE, base.args[1], g))
+                rows.extend(cut_rows)
                 rows.extend(_trace_rows(res))
-                if cand is not part.pred:
-                    rows.append(("2.16", part.pred, cand))
-                    facts.append(Fact(FactKind.DIVISIBLE, part.pred.args[1], block))
                 by_text = {str(fc): fc for fc in ctx.facts}
-                facts.extend(by_text[t] for t in res.facts_used if t in by_text)
+                facts.extend(by_text[t] for t in [*cut_used, *res.facts_used] if t in by_text)
                 break
         else:
-            return False
-    return True
+            failed.append(part)
+    return failed
+
+
+def _bound_holds(cond: sympy.Rel, ctx: Context) -> list[Fact] | None:
+    """The facts of ``ctx`` under which interval reasoning proves ``cond`` at every launch, or
+    None. Each ceiling of the parameters is read as a positive integer symbol first (it is one:
+    ``ceiling(E/f) >= 1`` for E, f > 0), its divisibility facts carried over."""
+    from tilec.proofs import Context, FactKind
+    from tilec.proofs.bounds import Reasoner
+
+    ceils = sorted({c for c in cond.atoms(sympy.ceiling) if not c.free_symbols & _LOOP_NAMES(
+        cond)}, key=sympy.default_sort_key)
+    sub = {c: sympy.Symbol(f"_ceil{i}", integer=True, positive=True) for i, c in enumerate(ceils)}
+    local, back = Context(), {}
+    for f in ctx.facts:
+        subj = f.subject.xreplace(sub)
+        other = f.other.xreplace(sub) if f.other is not None else None
+        if f.kind is FactKind.POSITIVE:
+            local.positive(subj)
+        elif f.kind is FactKind.NONNEG:
+            local.nonneg(subj)
+        elif f.kind is FactKind.BOUND:
+            local.bound(subj, other)
+        else:
+            local.divisible(subj, other)
+        back[str(local.facts[-1])] = f
+    local.positive(*sub.values())
+    used: list[Fact] = []
+    if Reasoner.for_context(local).why(cond.xreplace(sub), used) is None:
+        return None
+    return [back[str(f)] for f in used if str(f) in back]
+
+
+def _LOOP_NAMES(cond: sympy.Basic) -> set[sympy.Basic]:
+    """The symbols of ``cond`` that are derivation variables (rank, r1, r2, i_..., cid...)."""
+    return {s for s in cond.free_symbols if s in (RANK, R1, R2) or str(s).startswith(
+        ("i_", "cid", "bid", "rank_"))}
 
 
 def fold_nested_floors(expr: sympy.Expr) -> sympy.Expr:

@@ -58,7 +58,7 @@ from tilec.proofs.trace import text
 
 if TYPE_CHECKING:
     from tilec.proofs import Fact
-    from tilec.transforms.multicast.closed import ClosedForm
+    from tilec.transforms.multicast.closed import ClosedForm, Scope
 
 RANK = index_symbol("rank")
 R1, R2 = index_symbol("r1"), index_symbol("r2")
@@ -153,10 +153,17 @@ class OperandMulticast:
         return self.closed.facts if self.closed else ()
 
     @property
+    def scope(self) -> Scope | None:
+        """Where the closed form holds (:class:`~tilec.transforms.multicast.closed.Scope`), None
+        without one."""
+        return self.closed.scope if self.closed else None
+
+    @property
     def guard(self) -> sympy.Boolean:
-        """The closed form's facts as one condition (true when it rests on none): what a run-time
-        guard tests when sizes are only known at launch."""
-        return sympy.And(*[f.condition() for f in self.facts]) if self.closed else sympy.true
+        """What a run-time guard tests when sizes are only known at launch: a proved (or
+        narrowing) closed form's facts as one condition (true when it rests on none); for a form
+        checked at this launch only, that launch (its parameters at their values)."""
+        return self.closed.guard if self.closed else sympy.true
 
     @functools.cached_property
     def _general(self) -> tuple[Any, ...]:
@@ -208,16 +215,20 @@ class MulticastDerivation:
         # one toggle of sympy's evaluate flag for all facts: each toggle clears sympy's cache
         with sympy.evaluate(False):
             facts = {name: [_fact_text(f) for f in op.facts] for name, op in self.operands.items()}
+            would = {name: [_fact_text(f) for f in op.closed.would_prove] if op.closed else []
+                     for name, op in self.operands.items()}
         for name, op in self.operands.items():
             issue, mask, sidx, scount = op.forms()
             ops[name] = {
                 "closed_form": op.closed_form,
+                "scope": op.scope.value if op.scope else None,
                 "variables": [str(v) for v in op.variables],
                 "issue_predicate": _text(issue),
                 "mask": _text(mask),
                 "slice_index": _text(sidx) if sliced and sidx is not None else None,
                 "slice_count": _text(scount) if sliced and scount is not None else None,
                 "facts": facts[name],
+                "would_prove": would[name],
                 "proof": [dict(s) for s in op.proof],
                 "table": [
                     {**row.point, "alive": row.alive, "issue": row.issue, "mask": row.mask,

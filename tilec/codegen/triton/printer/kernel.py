@@ -83,9 +83,10 @@ def check(p: KernelPlan) -> None:
     for name, v in (("BM", p.BM), ("BN", p.BN), ("BK", p.BK)):
         if v < 16 or v & (v - 1):
             raise UnsupportedError(f"triton: {name} must be a power of two >= 16 but got {v}")
-    if p.order.tiles_m != -(-p.M // p.BM) or p.order.tiles_n != -(-p.N // p.BN):
+    ref = p.order.concrete()
+    if ref.tiles_m != -(-p.M // p.BM) or ref.tiles_n != -(-p.N // p.BN):
         raise UnsupportedError(
-            f"triton: tile order covers {p.order.tiles_m} x {p.order.tiles_n} tiles but "
+            f"triton: tile order covers {ref.tiles_m} x {ref.tiles_n} tiles but "
             f"M={p.M}, N={p.N} with BM={p.BM}, BN={p.BN} need "
             f"{-(-p.M // p.BM)} x {-(-p.N // p.BN)}"
         )

@@ -12,7 +12,7 @@ from tilec.transforms.plan import DType, LoadKind, OperandLoad
 
 def tile_coords(k: Kernel) -> str:
     """``tile_coords(t) -> (pid_m, pid_n)``: the plan's TileOrder, simplified under its bound."""
-    o = k.plan.order
+    o = k.plan.order.concrete()  # this printer prints one launch's kernel (for now)
     c = Code()
     c("@triton.jit", "def tile_coords(t):")
     c.indent()

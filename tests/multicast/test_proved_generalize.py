@@ -1,0 +1,210 @@
+"""Proved means proved: a closed form reported for every launch that meets its facts holds at
+*other* parameter values meeting them (the cluster's shape fixed), against the first-principles
+brute force of test_random_schedules.py, in both modes: issue, mask, slices and alive.
+
+A random API schedule is derived the way ``tilec masks`` derives a schedule file (built over
+symbols, evaluated at its parameters); for each closed form of scope PROVED the test draws other
+values of M, N, K, BM, BN, BK and the order's own parameters, keeps those where every fact holds,
+rebuilds the schedule there and compares the form with the brute force at every CTA of that
+launch. A NARROWING form is checked for soundness there (never a CTA that needs another box, or
+a dead one, in a mask; every alive CTA gets its box exactly once). ``TILEC_HYPOTHESIS_EXAMPLES``
+raises the number of schedules (CI: a few dozen).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+
+import pytest
+import sympy
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from tests.multicast.test_random_schedules import (
+    Case,
+    brute_force,
+    build,
+    cases,
+    derive_symbolic,
+    expected,
+    params,
+    symbols,
+)
+from tilec.errors import TilecError
+from tilec.ir import infer_launch
+from tilec.proofs import FactKind
+from tilec.proofs.evaluate import compile_int
+from tilec.transforms.multicast.closed import Scope
+
+MANY = int(os.environ.get("TILEC_HYPOTHESIS_EXAMPLES", "0"))
+NO_SHRINK = [Phase.explicit, Phase.reuse, Phase.generate]
+
+
+def fact_holds(fact, values: dict[sympy.Symbol, int]) -> bool:
+    """The fact at these parameter values, by tilec's exact evaluator (floor semantics)."""
+    exprs = [fact.subject] + ([fact.other] if fact.other is not None else [])
+    syms = sorted(set().union(*[sympy.sympify(e).free_symbols for e in exprs]), key=str)
+    if any(s not in values for s in syms):
+        return False
+    try:
+        got = compile_int(exprs, syms)(*[values[s] for s in syms])
+    except (ZeroDivisionError, ValueError):
+        return False
+    if fact.kind is FactKind.DIVISIBLE:
+        return got[1] != 0 and got[0] % got[1] == 0
+    if fact.kind is FactKind.BOUND:
+        return got[0] < got[1]
+    if fact.kind is FactKind.POSITIVE:
+        return got[0] > 0
+    return got[0] >= 0
+
+
+def other_values(c: Case, rnd: random.Random) -> dict[str, int]:
+    """Other parameter values for ``c``'s schedule, the cluster kept; divisible ones are drawn
+    often (facts are mostly divisibility)."""
+    p = params(c)
+    out = dict(p)
+    for k in ("BM", "BN", "BK"):
+        out[k] = rnd.choice([1, 2, 3, 4, 6, 8])
+    for k, hi in (("M", 64), ("N", 64), ("K", 24)):
+        b = out["B" + k]
+        out[k] = b * rnd.randint(1, max(1, hi // b)) if rnd.random() < 0.6 else rnd.randint(1, hi)
+    if "CM" in p:
+        out["CM"], out["CN"] = rnd.randint(1, 4), rnd.randint(1, 4)
+    if "SMS" in p:
+        cl = p["CLUSTER"]
+        out["SMS"] = cl * rnd.randint(1, 6) + (0 if rnd.random() < 0.7 else rnd.randint(1, cl))
+    if "G" in p:
+        out["G"] = rnd.randint(1, 5)
+    if "SPLITS" in p:
+        out["SPLITS"] = rnd.randint(1, max(1, -(-out["K"] // out["BK"])))
+    return out
+
+
+def _form_fn(op):
+    issue, mask, sidx, scount = op.forms()
+    exprs = [sympy.sympify(e) for e in (issue, mask, sidx if sidx is not None else 0,
+                                         scount if scount is not None else 1)]
+    free = set().union(*[e.free_symbols for e in exprs])
+    psyms = sorted(free - set(op.variables), key=str)
+    return compile_int(exprs, [*op.variables, *psyms]), psyms
+
+
+def compare_at(c: Case, name: str, op, mode: str, values: dict[str, int]) -> bool:
+    """The closed form of ``op`` (derived at ``c``) against the brute force of the launch at
+    ``values``; False when that launch cannot be built (a cluster that does not divide the
+    grid). PROVED: equal at every CTA; NARROWING: sound at every CTA."""
+    other = Case(c.order, values["M"], values["N"], values["K"], values["BM"], values["BN"],
+                 values["BK"], c.cluster, values.get("SMS", values.get("G", values.get(
+                     "SPLITS", c.extra))), values.get("CM", 1), values.get("CN", 1))
+    try:
+        f = build(other)
+        infer_launch(f)
+    except TilecError:
+        return False
+    cs = c.cluster[0] * c.cluster[1] * c.cluster[2]
+    fn, psyms = _form_fn(op)
+    pv = [values[str(s)] for s in psyms]
+    names = [str(v) for v in op.variables]
+    for key, groups in brute_force(f, name).items():
+        at = dict(key)
+        want = expected(groups, cs, mode)
+        got = {}
+        for r in range(cs):
+            at["rank"] = r
+            ci, cm, si, sc = fn(*[at[n] for n in names], *pv)
+            got[r] = (bool(ci), int(cm), int(si), int(sc))
+        where = (c, mode, name, values, key, op.scope, op.notes, [str(x) for x in op.facts])
+        if op.scope is Scope.PROVED:
+            for r in range(cs):
+                w, g = want[r], got[r]
+                assert (g[0], g[1]) == (w[0], w[1]), (*where, r, g, w)
+                if mode == "sliced" and w[1]:
+                    assert (g[2], g[3]) == (w[2], w[3]), (*where, r, g, w)
+        else:
+            _sound(got, want, cs, mode, where)
+    return True
+
+
+def _sound(got, want, cs, mode, where) -> None:
+    """Narrowing: the form's groups refine the true ones; every alive CTA gets its box once."""
+    for r in range(cs):
+        g, w = got[r], want[r]
+        if not w[1]:  # dead: issues nothing, in no mask
+            assert not g[0] and not g[1], (*where, r, g)
+            assert all(not (got[q][1] >> r & 1) for q in range(cs)), (*where, r)
+            continue
+        assert g[1] >> r & 1 and g[1] & ~w[1] == 0, (*where, r, g, w)
+        members = [q for q in range(cs) if g[1] >> q & 1]
+        assert all(got[q][1] == g[1] for q in members), (*where, r)
+        if mode == "leader":
+            assert sum(got[q][0] for q in members) == 1, (*where, r)
+        else:
+            assert sorted(got[q][2] for q in members) == list(range(len(members))), (*where, r)
+            assert all(got[q][3] == len(members) for q in members), (*where, r)
+
+
+def check_generalizes(c: Case, mode: str, rnd: random.Random, tries: int = 60,
+                      want: int = 3) -> int:
+    """Derive ``c`` over symbols; for every PROVED or NARROWING closed form compare at up to
+    ``want`` other launches meeting its facts (of ``tries`` drawn). Returns how many ran."""
+    d = derive_symbolic(c, mode)
+    syms = symbols(c)
+    ran = 0
+    for name, op in d.operands.items():
+        if op.scope not in (Scope.PROVED, Scope.NARROWING):
+            continue
+        done = 0
+        for _ in range(tries):
+            values = other_values(c, rnd)
+            if values == params(c):
+                continue
+            at = {syms[k]: v for k, v in values.items()}
+            if not all(fact_holds(f, at) for f in op.facts):
+                continue
+            if compare_at(c, name, op, mode, values):
+                done += 1
+                ran += 1
+            if done >= want:
+                break
+    return ran
+
+
+@settings(max_examples=max(MANY, 25), deadline=None, suppress_health_check=list(HealthCheck),
+          phases=NO_SHRINK)
+@given(c=cases(), mode=st.sampled_from(["leader", "sliced"]), seed=st.integers(0, 2**32 - 1))
+def test_proved_closed_forms_hold_at_other_launches_meeting_their_facts(c, mode, seed):
+    check_generalizes(c, mode, random.Random(seed))
+
+
+@pytest.mark.parametrize("mode", ["leader", "sliced"])
+def test_issue_28_seed_order_never_shared_is_not_claimed_beyond_its_facts(mode):
+    """Derived at M=8 N=3 BM=2 BN=1 CM=2 CN=1 SMS=2 CLUSTER=2, A was "never shared: proved"; at
+    M=16 N=32 BM=8 CM=1 SMS=4 every printed fact held and A is shared by the whole cluster."""
+    c = Case("seed", 8, 3, 4, 2, 1, 2, (2, 1, 1), 2, 2, 1)
+    d = derive_symbolic(c, mode)
+    op = d.operands["A"]
+    values = {**params(c), "M": 16, "N": 32, "BM": 8, "CM": 1, "SMS": 4}
+    at = {symbols(c)[k]: v for k, v in values.items()}
+    if op.scope in (Scope.PROVED, Scope.NARROWING) and all(fact_holds(f, at) for f in op.facts):
+        assert compare_at(c, "A", op, mode, values)
+    assert op.scope is not Scope.PROVED or "never shared" not in op.notes[0] or not all(
+        fact_holds(f, at) for f in op.facts)
+    assert check_generalizes(c, mode, random.Random(0)) >= 0
+
+
+@pytest.mark.parametrize("mode", ["leader", "sliced"])
+def test_issue_28_one_tile_column_is_this_launch_only(mode):
+    """set_cluster(2) at M=24 N=2 (one tile column): B is shared by rank pairs here; at N=10 the
+    same form would multicast B to a CTA that needs another tile. It is not claimed there."""
+    c = Case("row", 24, 2, 8, 4, 2, 4, (2, 1, 1), 1)
+    d = derive_symbolic(c, mode)
+    op = d.operands["B"]
+    assert op.closed_form
+    values = {**params(c), "N": 10}
+    at = {symbols(c)[k]: v for k, v in values.items()}
+    if op.scope is Scope.LAUNCH:
+        assert op.facts == () and "at this launch" in op.notes[0]
+    else:
+        assert not all(fact_holds(f, at) for f in op.facts) or compare_at(c, "B", op, mode, values)
