@@ -44,6 +44,13 @@ GPU_ONLY = {
     "tilec tune": "times kernels on a CUDA GPU (tilec tune --dry-run does run)",
     "nvcc": "the CUDA toolkit's compiler (slow here; its ptxas messages vary by version)",
 }
+# Documented commands that main breaks today, with why: the step still runs; while it fails the
+# test is an expected failure naming it, and once it works the test fails until it is removed here.
+KNOWN_BROKEN = {
+    "tilec gen examples/my_gemm.py --target cuda -o my_gemm.cu":
+        "main at ada8f98 (issue 26, sizes as symbols in the plan): the CUDA printer's check takes "
+        "int() of the symbolic num_tiles (TypeError: Cannot convert symbols to int)",
+}
 MARKER = re.compile(r"^<!-- (output|output: gpu|output: no-gpu|commands) -->\s*$")
 
 
@@ -170,6 +177,7 @@ def test_documented_commands(doc: str, tmp_path: Path) -> None:
     cwd = workdir(tmp_path)
     gpu = has_gpu()
     failures: list[str] = []
+    known: list[str] = []
     replace: list[tuple[int, int, list[str]]] = []
     for block in blocks:
         runs = block.kind in ("output", "commands") or (block.kind == "output: no-gpu" and not gpu)
@@ -188,7 +196,15 @@ def test_documented_commands(doc: str, tmp_path: Path) -> None:
                     failures.append(f"{path.name}: {step.command!r} exited {status}:\n{got}")
                 continue
             want = "\n".join(step.expected)
-            if got != want:
+            if step.command in KNOWN_BROKEN:
+                if got == want:
+                    failures.append(f"{path.name}: {step.command!r} works again: remove it from "
+                                    f"KNOWN_BROKEN")
+                else:
+                    known.append(f"{step.command!r}: {KNOWN_BROKEN[step.command]}")
+            elif "Traceback (most recent call last)" in got:  # never pasted into the docs
+                failures.append(f"{path.name}:{step.first}: $ {step.command}\n{got}")
+            elif got != want:
                 if UPDATE:
                     replace.append((step.first, step.end, got.split("\n") if got else []))
                 else:
@@ -204,6 +220,8 @@ def test_documented_commands(doc: str, tmp_path: Path) -> None:
         "documented commands do not print what the docs paste (refresh with "
         "TILEC_UPDATE_DOCS=1 python -m pytest -q tests/docs, then read the diff):\n\n"
         + "\n\n".join(failures))
+    if known:
+        pytest.xfail("known broken in main: " + "; ".join(known))
 
 
 def test_parse_a_transcript() -> None:
