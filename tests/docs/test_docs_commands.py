@@ -154,7 +154,8 @@ def normalise(text: str, tmp: Path) -> str:
 def run(command: str, cwd: Path) -> tuple[int, str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1", "COLUMNS": "100",
            "TILEC_CACHE": str(cwd / ".tilec-cache"), "TILEC_PROGRESS": "0",
-           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+           "PATH": os.pathsep.join([str(cwd / ".bin"), str(Path(sys.executable).parent),
+                                    os.environ.get("PATH", "")])}
     env.pop("TRITON_INTERPRET", None)  # the docs say where they set it
     p = subprocess.run(["bash", "-c", command + " 2>&1"], cwd=cwd, env=env, text=True,
                        stdout=subprocess.PIPE, timeout=600, check=False)
@@ -165,6 +166,12 @@ def workdir(tmp: Path) -> Path:
     """A directory like the repository root: examples/ and docs/img/ (for viz -o)."""
     (tmp / "examples").symlink_to(ROOT / "examples")
     (tmp / "docs" / "img").mkdir(parents=True)
+    # `tilec` is this checkout's command whether or not (or wherever) the package is installed
+    shim = tmp / ".bin" / "tilec"
+    shim.parent.mkdir()
+    shim.write_text(f"#!/bin/sh\nexec {sys.executable} -c "
+                    f"'from tilec.app.cli import entry; entry()' \"$@\"\n")
+    shim.chmod(0o755)
     return tmp
 
 
