@@ -407,7 +407,7 @@ def canon(e: sympy.Basic) -> sympy.Basic:
     """``e`` in canonical form: evaluated ``+ * **``, floor/ceiling/Mod/relations through the builders.
 
     A ``Mod`` whose arguments are already canonical is kept as given (an explicitly unevaluated
-    ``Mod(Mod(I, 4*CN), CN)`` is left for the rules, which leave a trace).
+    ``Mod(Mod(I, 4*CN), CN)`` is left for the rules, which leave a trace), unless both are numbers.
     """
     hit = _CANON_CACHE.get(e)
     if hit is not None:
@@ -416,7 +416,8 @@ def canon(e: sympy.Basic) -> sympy.Basic:
         out = e
     else:
         args = [canon(a) for a in e.args]
-        if isinstance(e, Mod) and all(x == y for x, y in zip(args, e.args, strict=True)):
+        if isinstance(e, Mod) and all(x == y for x, y in zip(args, e.args, strict=True)) and not (
+                args[0].is_Number and args[1].is_Number):  # Mod(6, 4) as written is 2
             out = e
         elif isinstance(e, floor | ceiling | Mod) or (isinstance(e, Relational) and e.func in _REL_TRUTH):
             out = rebuild(e, args)
