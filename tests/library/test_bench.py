@@ -64,9 +64,9 @@ def test_compile_stream_counts_variants(tmp_path: Path) -> None:
     m = fake_module(tmp_path)
     stream = [(40, 64, 64), (64, 64, 64), (40, 64, 64), (8, 9, 16), (7, 9, 16), (64, 64, 63)]
     res = dispatch.compile_stream(m, stream, device="cpu")
-    # by hand (kernel, facts held, wide, K % 16, ldb % 16, N % 16 == 0): 40x64x64 (k0, M % 32
-    # fails, all 16-divisible), 64x64x64 (k0, every fact), 8x9x16 (B's rows of 9 x 4 bytes:
-    # k1, pointer loads, M % 16 and N % 16 fail), 7x9x16 the same, 64x64x63 (k1, K % 32 fails)
+    # by hand (facts held, wide, K % 16, ldb % 16, N % 16 == 0, rows of A and B 16-byte
+    # multiples): 40x64x64 (M % 32 fails, the rest holds), 64x64x64 (every fact), 8x9x16 (M % 16
+    # and N % 16 fail, B's rows 9 x 4 bytes), 7x9x16 the same, 64x64x63 (K % 32 fails, A's rows)
     assert res["variants_compiled"] == 4 and res["repeat_variant_compiled"] == 0
     assert res["calls"] == 6 and res["distinct_shapes"] == 5
     assert dispatch.path_of(m, 40, 64, 64)["variant"] == "assuming N % 32 == 0 and K % 32 == 0"

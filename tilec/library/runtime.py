@@ -103,18 +103,14 @@ def _choose(M: int, N: int, K: int) -> _Choice:
         where = (f"bucket (M, N, K) classes ({cm}, {cn}, {ck}): "
                  + ", ".join(_bucket_text(d, c, top) for d, c in zip("MNK", (cm, cn, ck))))
     cfg = CONFIGS[index]
-    a_ok, b_ok = _rows_aligned(N, K)
-    kernel, copy_note = cfg["kernel"], ""
-    need_a, need_b = cfg["tma"]
-    if (need_a and not a_ok) or (need_b and not b_ok):
-        if cfg["fallback"] is not None:
-            kernel = cfg["fallback"]
-            copy_note = ("rows not 16-byte multiples: the pointer-load kernel of this config "
-                         "runs (TMA needs 16-byte rows)")
-        else:
-            copy_note = ("rows not 16-byte multiples and the config has no pointer-load kernel "
-                         "(the schedule pins TMA loads): the kernel's launcher copies the "
-                         "operand into 16-byte rows on every call")
+    kernel = cfg["kernel"]
+    unaligned = [f"{name}'s rows ({rows} x {_DTYPE.itemsize} bytes)"
+                 for name, rows, ok, tma in zip(("A", "B"), (K, K if B_LAYOUT == "nk" else N),
+                                                _rows_aligned(N, K), cfg["tma"])
+                 if tma and not ok]
+    copy_note = (" and ".join(unaligned) + " are not 16-byte multiples, which TMA cannot load in "
+                 "place: the kernel's launcher takes them its own way (see its run())"
+                 if unaligned else "")
     facts = _facts(cfg, M, N, K)
     return _Choice(index, kernel, facts, _variant(kernel, facts, M, N, K),
                    table["reasons"][reason], where, copy_note)
@@ -122,13 +118,13 @@ def _choose(M: int, N: int, K: int) -> _Choice:
 
 def _variant(kernel: str, facts: tuple, M: int, N: int, K: int) -> tuple:
     """What one compiled kernel serves, as the kernel's launcher keys its compiles: the kernel,
-    which facts hold (EVEN_M, EVEN_N, EVEN_K: one flag each), int64 offsets, and the leading
+    which facts hold (EVEN_M, EVEN_N, EVEN_K: one flag each), int64 offsets, the leading
     dimensions' divisibility by 16 (Triton specializes integer arguments on it) for operands
-    in the kernel's layout."""
+    in the kernel's layout, and whether A's and B's rows are 16-byte multiples (TMA's rule)."""
     lda, ldb, ldc = K, (K if B_LAYOUT == "nk" else N), N
     wide = max(M * lda, (N if B_LAYOUT == "nk" else K) * ldb, M * ldc) + K + N >= 2 ** 31
     return (kernel, tuple(held for _, held in facts), wide,
-            lda % 16 == 0, ldb % 16 == 0, ldc % 16 == 0)
+            lda % 16 == 0, ldb % 16 == 0, ldc % 16 == 0, *_rows_aligned(N, K))
 
 
 def _bucket_text(dim: str, c: int, top: int) -> str:
@@ -267,7 +263,7 @@ def explain(M: int, N: int, K: int) -> str:
     c = _choose(M, N, K)
     cfg = CONFIGS[c.config]
     facts = ", ".join(f"{f} {'holds' if held else 'fails'}" for f, held in c.facts)
-    _, held, wide, *aligned = c.variant
+    _, held, wide, *aligned = c.variant[:6]
     variant = _variant_name(c.facts)
     lds = ", ".join(f"{n} {'% 16 == 0' if ok else 'not a multiple of 16'}"
                     for n, ok in zip(("lda", "ldb", "ldc"), aligned))
