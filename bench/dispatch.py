@@ -318,7 +318,26 @@ def main() -> None:
                          max_size=args.max_size, jobs=args.jobs, folder=work, quick=args.quick)
     print(f"built in {build_s:.1f} s: card table {mod.card()!r}, {len(mod.CONFIGS)} configs, "
           f"{len(mod.KERNELS)} kernels", flush=True)
-    rows = []
+    date = time.strftime("%Y-%m-%d", time.gmtime())
+    card = mod.card() if mod.card() != "default" else (
+        "h200" if "h200" in device.lower() else "h100" if "h100" in device.lower() else "gpu")
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"dispatch_{card}_{date}{'_quick' if args.quick else ''}.json"
+    rows: list[dict[str, Any]] = []
+    result: dict[str, Any] = {
+        "device": device, "date": date, "rows": rows, "build_s": build_s,
+        "clocks": {"before": clocks_before},
+        "library": {"schedule": Path(args.schedule).name, "configs": len(mod.CONFIGS),
+                    "kernels": len(mod.KERNELS), "table": mod.card(), "exact": args.exact,
+                    "max_size": args.max_size, "rules": args.rules},
+        "method": "medians of >= 5 alternated rounds of tilec.runtime.bench.time_ms "
+                  "(L2 flushed, launches hidden); x_cublas = cuBLAS ms / tilec ms"}
+
+    def save() -> None:  # after every step: a run cut short keeps what it measured
+        result["clocks"]["after"] = clocks()
+        path.write_text(json.dumps(result, indent=1))
+
     print(f"{'shape':24s} {'M':>6s} {'N':>6s} {'K':>7s} {'x_cublas':>8s} {'ok':>3s} "
           f"{'tilec ms':>9s} {'cublas ms':>9s}  config / variant", flush=True)
     for name, M, N, K in shapes(args.quick):
@@ -334,33 +353,23 @@ def main() -> None:
               f"{'yes' if row['correct'] else 'NO':>3s} {row.get('tilec_ms', 0):9.4f} "
               f"{row.get('cublas_ms', 0):9.4f}  {row['config']} / {row['variant']}"
               + (f"  {row['error']}" if "error" in row else ""), flush=True)
-    gm = geomean([r["x_cublas"] for r in rows])
-    print(f"geomean x_cublas {gm:.3f} over {len(rows)} shapes; "
+        result["geomean_x_cublas"] = geomean([r["x_cublas"] for r in rows])
+        save()
+    print(f"geomean x_cublas {result['geomean_x_cublas']:.3f} over {len(rows)} shapes; "
           f"{sum(not r['correct'] for r in rows)} incorrect", flush=True)
-    host = host_times(mod, quick=args.quick)
-    for h in host:
+    result["host"] = host_times(mod, quick=args.quick)
+    save()
+    for h in result["host"]:
         print(f"host per call {h['M']}x{h['N']}x{h['K']}: matmul {h['matmul_us']:.1f} us, "
+              f"out= {h['matmul_out_us']:.1f} us, custom op {h['custom_op_us']:.1f} us, "
               f"torch.matmul {h['torch_us']:.1f} us", flush=True)
-    stream = compile_stream(mod, stream_shapes(60 if args.quick else args.stream))
-    print(f"stream: {stream}", flush=True)
-    graphs = graphs_and_compile(mod)
-    print(f"CUDA graph and torch.compile: {graphs}", flush=True)
-    date = time.strftime("%Y-%m-%d", time.gmtime())
-    card = mod.card() if mod.card() != "default" else (
-        "h200" if "h200" in device.lower() else "h100" if "h100" in device.lower() else "gpu")
-    result = {"device": device, "date": date, "rows": rows, "geomean_x_cublas": gm,
-              "host": host, "stream": stream, "graphs": graphs, "build_s": build_s,
-              "clocks": {"before": clocks_before, "after": clocks()},
-              "library": {"schedule": Path(args.schedule).name, "configs": len(mod.CONFIGS),
-                          "kernels": len(mod.KERNELS), "table": mod.card(),
-                          "exact": args.exact, "max_size": args.max_size, "rules": args.rules},
-              "method": "medians of >= 5 alternated rounds of tilec.runtime.bench.time_ms "
-                        "(L2 flushed, launches hidden); x_cublas = cuBLAS ms / tilec ms"}
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    name = f"dispatch_{card}_{date}{'_quick' if args.quick else ''}.json"
-    (out / name).write_text(json.dumps(result, indent=1))
-    print(f"wrote {out / name}")
+    result["stream"] = compile_stream(mod, stream_shapes(60 if args.quick else args.stream))
+    save()
+    print(f"stream: {result['stream']}", flush=True)
+    result["graphs"] = graphs_and_compile(mod)
+    save()
+    print(f"CUDA graph and torch.compile: {result['graphs']}", flush=True)
+    print(f"wrote {path}")
 
 
 if __name__ == "__main__":
