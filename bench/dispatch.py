@@ -82,9 +82,12 @@ EXTRA: list[tuple[str, int, int, int]] = [
     ("qwen2_7b_down_m64", 64, *LAYERS["qwen2_7b_down"]),
     ("dsv3_gateup_m24", 24, *LAYERS["dsv3_gateup"]),
     # MoE experts, M 128-512 tokens each
-    ("mixtral_w1_m128", 128, *LAYERS["mixtral_w1"]), ("mixtral_w2_m256", 256, *LAYERS["mixtral_w2"]),
-    ("mixtral_w1_m384", 384, *LAYERS["mixtral_w1"]), ("mixtral_w2_m512", 512, *LAYERS["mixtral_w2"]),
-    ("dsv3_gateup_m200", 200, *LAYERS["dsv3_gateup"]), ("dsv3_down_m320", 320, *LAYERS["dsv3_down"]),
+    ("mixtral_w1_m128", 128, *LAYERS["mixtral_w1"]),
+    ("mixtral_w2_m256", 256, *LAYERS["mixtral_w2"]),
+    ("mixtral_w1_m384", 384, *LAYERS["mixtral_w1"]),
+    ("mixtral_w2_m512", 512, *LAYERS["mixtral_w2"]),
+    ("dsv3_gateup_m200", 200, *LAYERS["dsv3_gateup"]),
+    ("dsv3_down_m320", 320, *LAYERS["dsv3_down"]),
     ("dsv3_down_m512", 512, *LAYERS["dsv3_down"]),
     # ragged: nothing a multiple of a tile; rows not 16-byte multiples
     ("ragged_1000", 1000, 1000, 1000), ("ragged_333", 333, 4096, 4096),
@@ -176,8 +179,7 @@ def path_of(mod: Any, M: int, N: int, K: int) -> dict[str, str]:
     """The config, variant and reason of a shape, from the library's explain()."""
     text = mod.explain(M, N, K).splitlines()
     config = text[0].split(": config ", 1)[-1]
-    variant = next((ln.rsplit("-> the ", 1)[-1].removesuffix(" variant") for ln in text
-                    if "-> the " in ln), "")
+    variant = next((ln.rsplit("-> variant ", 1)[-1] for ln in text if "-> variant " in ln), "")
     why = next((ln[5:] for ln in text if ln.startswith("why: ")), "")
     return {"config": config, "variant": variant, "why": why}
 

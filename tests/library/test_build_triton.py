@@ -120,6 +120,32 @@ def test_decomposition_library_dispatches_per_shape(tmp_path: Path) -> None:
     assert " g2 dp s2 w4 sms4 " in explain[(64, 64, 64)]
 
 
+COMPILE = r'''
+import sys, torch
+sys.path.insert(0, sys.argv[1])
+import basic as lib
+op = getattr(torch.ops, lib.OP_NAMESPACE).matmul
+a, b = torch.randn(9, 24).half(), torch.randn(24, 40).half()
+torch.library.opcheck(op.default, (a, b))
+f = torch.compile(lambda x, w: torch.relu(lib.matmul(x, w)) * 2, backend="aot_eager",
+                  fullgraph=True, dynamic=True)
+for M in (9, 33, 1):
+    x = torch.randn(M, 24).half()
+    ref = torch.relu(x.float() @ b.float()) * 2
+    assert (f(x, b).float() - ref).abs().max() <= 2e-2 * max(1.0, ref.abs().max()), M
+print("ok")
+'''
+
+
+@needs_generic
+def test_real_kernels_under_torch_compile_and_opcheck(tmp_path: Path) -> None:
+    _build(tmp_path, str(ROOT / "examples" / "gemm_basic.py"), "basic", *SMALL)
+    env = dict(os.environ, TRITON_INTERPRET="1", TILEC_CACHE=str(tmp_path / "cache"))
+    res = subprocess.run([sys.executable, "-c", COMPILE, str(tmp_path)], capture_output=True,
+                         text=True, env=env, cwd=tmp_path, timeout=900)
+    assert res.returncode == 0 and res.stdout.strip().endswith("ok"), res.stderr[-3000:]
+
+
 @pytest.mark.parametrize("args, message", [
     (["--target", "cuda"], "only the triton target"),
     (["--shape", "1x2"], "must look like MxNxK"),
@@ -154,3 +180,12 @@ def test_build_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture
     assert "give the module's path with -o" in capsys.readouterr().err
     assert tilec(["build", basic, "-o", str(tmp_path / "my-gemm.py")]) == 2
     assert "'my-gemm' is not a Python identifier" in capsys.readouterr().err
+
+
+@needs_generic
+def test_build_json_says_what_the_module_holds(tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    out = _build(tmp_path, str(ROOT / "examples" / "gemm_basic.py"), "j", *SMALL, "--json")
+    got = json.loads(capsys.readouterr().out)
+    assert got == {"module": str(out), "name": "j", "dtype": "float16", "b_layout": "kn",
+                   "tables": ["default"], "configs": ["32x32x16"], "kernels": 2, "notes": []}

@@ -102,16 +102,16 @@ def test_stats_count_one_compile_per_config_and_facts(tmp_path: Path) -> None:
     run(64, 96, 128)  # same config, same facts: nothing new
     run(64, 96, 128)
     assert (m.stats()["variants"], m.stats()["kernels_loaded"]) == (1, 1)
-    run(33, 32, 32)  # same kernel, M % 32 fails: the general variant
+    run(33, 32, 32)  # same kernel, M % 32 fails: the variant without EVEN_M
     assert m.stats()["variants"] == 2
-    run(64, 32, 48)  # another fact fails (K % 32): the same general variant, no new compile
+    run(65, 32, 32)  # M % 32 fails again: the same variant, no new compile
     assert m.stats()["variants"] == 2
-    run(64, 40, 32)  # general, but N = 40 is not a multiple of 16: Triton specializes on it
+    run(64, 40, 32)  # N % 32 fails (and N = 40 is not a multiple of 16): another variant
     assert m.stats()["variants"] == 3
     run(33, 32, 33)  # K * 4 bytes not a multiple of 16: the pointer-load kernel
     assert (m.stats()["variants"], m.stats()["kernels_loaded"]) == (4, 2)
     assert m.stats()["calls"] == 7
-    assert "compiled before in this process" in m.explain(33, 32, 33)
+    assert "run before in this process" in m.explain(33, 32, 33)
     assert "not run yet" in m.explain(33, 33, 33)
     m.reset_stats()
     run(64, 96, 128)
@@ -194,6 +194,7 @@ def test_log_says_which_config_ran(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     err = capsys.readouterr().err
     assert err.count("40x32x32 on table 'default': config 1 32x32x32") == 1
     assert "why: test rule: large M" in err and "M % 32 == 0 fails" in err
+    assert "-> variant assuming N % 32 == 0 and K % 32 == 0" in err
 
 
 def test_card_table_is_chosen_by_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

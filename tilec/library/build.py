@@ -4,7 +4,8 @@ for any shape (see :mod:`tilec.library`).
 The module holds, in this order: a docstring (what was built, its configurations and how shapes
 find them), the data block (``NAME``, ``DTYPE``, ``KERNELS``: the generated kernel sources,
 ``CONFIGS``, ``TABLES``: one dispatch table per card, :mod:`tilec.library.table`), the run-time
-code (:mod:`tilec.library.runtime`, copied) and ``_setup()``, which registers the custom op.
+code (:mod:`tilec.library.checks` and :mod:`tilec.library.runtime`, copied from their marker
+line on) and ``_setup()``, which registers the custom op.
 """
 
 from __future__ import annotations
@@ -82,8 +83,9 @@ def _lower(path: Path, params: dict[str, Any], shape: tuple[int, int, int], targ
 def _kernels_of(path: Path, params: dict[str, Any], shape: tuple[int, int, int], target: str
                 ) -> tuple[Any, str, str | None]:
     """The plan of one config at ``shape`` (N and K rounded up to multiples of 16, so that rows
-    are 16-byte aligned), its kernel source, and the source of its pointer-load sibling (lowered where no row is 16-byte aligned) when the kernel loads an
-    operand by TMA and the schedule lets lowering choose (None otherwise)."""
+    are 16-byte aligned), its kernel source, and the source of its pointer-load sibling
+    (lowered where no row is 16-byte aligned) when the kernel loads an operand by TMA and the
+    schedule lets lowering choose (None otherwise)."""
     from tilec.runtime.build import kernel_source
     from tilec.transforms.plan import LoadKind
 
@@ -246,14 +248,23 @@ def _usage(lib: Library) -> str:
     return "\n".join(lines)
 
 
+_MARK = "# ---- the built module's code: copied from here on"
+
+
+def _copied(name: str) -> str:
+    """The part of tilec/library/NAME that the built module holds (after its marker line)."""
+    text = (Path(__file__).parent / name).read_text()
+    start = text.index(_MARK)
+    return text[text.index("\n", start) + 1:]
+
+
 def module_text(lib: Library, *, built: str | None = None) -> str:
     """The built module's source (see the module docstring)."""
-    runtime = (Path(__file__).parent / "runtime.py").read_text()
-    runtime = runtime[runtime.index("import hashlib"):]
+    runtime = "\n\n".join(_copied(name) for name in ("checks.py", "runtime.py"))
     any_table = next(iter(lib.tables.values()))
     top = any_table["classes"] - 1
-    doc = f'''"""{lib.name}: C = A @ B for any M, N, K, {lib.dtype}, B {"N x K" if lib.b_layout == "nk"
-                                                               else "K x N"} in memory.
+    layout = "N x K" if lib.b_layout == "nk" else "K x N"
+    doc = f'''"""{lib.name}: C = A @ B for any M, N, K, {lib.dtype}, B {layout} in memory.
 
 Built by tilec build from {lib.schedule} (target {lib.target}) at {built or time.strftime(
     "%Y-%m-%d %H:%M UTC", time.gmtime())}. Standalone: needs torch and Triton, not tilec.

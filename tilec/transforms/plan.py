@@ -310,8 +310,9 @@ class WorkSplit(_Frozen):
     # -- the regions --------------------------------------------------------------------
     @property
     def split_k(self) -> bool:
-        """Tiles are cut into ``splits`` K parts (a split-K with one part is data-parallel)."""
-        return self.kind is Decomposition.SPLIT_K and self.splits > 1
+        """Tiles are cut into ``splits`` K parts (a split-K with one part is data-parallel; a
+        symbolic part count may be more than one)."""
+        return self.kind is Decomposition.SPLIT_K and self.splits != 1
 
     @property
     def sk_start(self) -> int:
@@ -446,7 +447,7 @@ class WorkSplit(_Frozen):
     def contributors(self, tile: Formula) -> Formula:
         """How many partials partial-region tile ``tile`` gets."""
         if self.split_k:
-            return sympy.Integer(self.splits)
+            return sympy.sympify(self.splits)
         if self.front_tail:  # its front and the tail CTAs its tail spans
             d, t = self.k_iters - self.ft_front, sympy.sympify(tile)
             return self.ft_tail_owner(t * d + d - 1) - self.ft_tail_owner(t * d) + 2

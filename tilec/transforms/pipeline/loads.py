@@ -102,14 +102,18 @@ def _evaluated(cond: sympy.Basic) -> sympy.Basic:
     return cond
 
 
-def choose_load_kind(cols: int, dtype: DType, box: tuple[int, int]) -> LoadKind:
+def choose_load_kind(cols: int | None, dtype: DType, box: tuple[int, int]) -> LoadKind:
     """TMA when the row stride (``cols`` elements) is 16-byte aligned and the box fits TMA's
-    limits (at most 256 per dimension, a row of at least 16 bytes), else POINTER.
+    limits (at most 256 per dimension, a row of at least 16 bytes), else POINTER. ``cols=None``:
+    rows of any length, as a shape-generic kernel's launcher copies rows TMA cannot take into
+    aligned ones (the row stride is a run-time matter; the box is the configuration's).
 
     >>> choose_load_kind(4100, DType.BF16, (64, 64)), choose_load_kind(4096, DType.BF16, (64, 64))
     (<LoadKind.POINTER: 'pointer'>, <LoadKind.TMA: 'tma'>)
+    >>> choose_load_kind(None, DType.BF16, (64, 64)), choose_load_kind(None, DType.BF16, (64, 512))
+    (<LoadKind.TMA: 'tma'>, <LoadKind.POINTER: 'pointer'>)
     """
-    if (cols * dtype.nbytes) % 16:
+    if cols is not None and (cols * dtype.nbytes) % 16:
         return LoadKind.POINTER
     if any(b > 256 for b in box) or box[-1] * dtype.nbytes < 16:
         return LoadKind.POINTER
@@ -173,15 +177,17 @@ def legalize(s: Lowering) -> Lowering:
                 f"triton: the schedule's cluster {cluster} is not launched (Triton issues no "
                 f"multicast); its tile order is kept and each CTA loads its own tiles")
             cluster = (1, 1, 1)
-        rows = {"A": K, "B": K if b_t else N}  # the row length of each operand in memory
+        # the launcher copies rows TMA cannot take into aligned ones (on a ragged shape that
+        # beat pointer loads' masks: 4096 x 4096 x 4100 took 1.2 ms with pointer loads, 0.2
+        # at 4096^3), so the kind depends on the box only, never on the size lowered at
         kinds = {}
         for op, box in (("A", (BM, BK)), ("B", b_box)):
-            auto = choose_load_kind(rows[op], fusion.dtype, box)
+            auto = choose_load_kind(None, fusion.dtype, box)
             if ko.load is LoadKind.TMA and auto is not LoadKind.TMA:
                 raise UnsupportedError(
-                    f"triton: set_kernel(load='tma'): TMA needs 16-byte aligned rows and boxes "
-                    f"of at most 256, 16 bytes wide or more; operand {op} has rows of "
-                    f"{rows[op]} x {fusion.dtype.nbytes} bytes and box {box}: use load='pointer'")
+                    f"triton: set_kernel(load='tma'): TMA needs boxes of at most 256, 16 bytes "
+                    f"wide or more; operand {op} has box {box} of {fusion.dtype.nbytes}-byte "
+                    f"elements: use load='pointer'")
             kinds[op] = ko.load or auto
         a = OperandLoad("A", kinds["A"], (BM, BK))
         b = OperandLoad("B", kinds["B"], b_box, transposed=b_t)

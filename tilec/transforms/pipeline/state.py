@@ -78,7 +78,7 @@ class Lowering:
         M, N, K = self.sizes
         BM, BN, BK = self.tile
         return KernelPlan(
-            name=self.name or f"tilec_gemm_{M}x{N}x{K}_{BM}x{BN}x{BK}",
+            name=self.name or f"tilec_gemm_{BM}x{BN}x{BK}",  # a configuration, any size
             M=M, N=N, K=K, BM=BM, BN=BN, BK=BK, dtype=self.fusion.dtype, order=self.order,
             work=self.work, a=self.a, b=self.b, input_precision=self.input_precision,
             num_warps=self.num_warps, num_stages=self.num_stages, cluster=self.cluster,

@@ -66,14 +66,19 @@ def decomposition(s: Lowering) -> Lowering:
         why = why or [f"data-parallel: the schedule's grid of {num_ctas} CTAs walks {num_tiles} "
                       f"linear tiles"]
     elif kind is Decomposition.SPLIT_K:
-        units = num_tiles * splits
-        work = split(kind, splits=splits, grid=min(num_ctas, units) if s.persistent else units)
+        # the kernel serves every K: where this one has fewer k-iterations than parts, each
+        # launch cuts K into at most k_iters parts (SplitRule.at), this one too
+        if splits < 1:
+            raise UnsupportedError(f"split-K: SPLITS must be at least 1 but got {splits}")
+        units = num_tiles * min(splits, -(-K // BK))
+        work = split(kind, splits=min(splits, -(-K // BK)),
+                     grid=min(num_ctas, units) if s.persistent else units)
     else:
         work = split(kind, sk_waves=sk_waves)
     if d.kind is not None and kind is not Decomposition.DATA_PARALLEL:
         why = [f"{kind.value} chosen by the schedule (fusion.decompose)"]
     rule = SplitRule(kind, ctas=num_ctas if s.persistent else 0, sms=sms, BM=BM, BN=BN, BK=BK,
-                     num_tiles=sympy.sympify(s.order.num_tiles), splits=work.splits,
+                     num_tiles=sympy.sympify(s.order.num_tiles), splits=splits,
                      sk_waves=sk_waves, fixup=work.fixup)
     return replace(s, work=work, split=rule, notes=(*s.notes, *why))
 
