@@ -170,6 +170,9 @@ def test_show_reports_the_kernels_block(capsys) -> None:
     src = tilec("gen", SEED, "-o", "-").stdout.decode()
     warps = re.search(r"num_warps=(\d+)", src)  # what the Triton launcher itself asks for
     assert warps and block == [str(32 * int(warps.group(1))), "1", "1"]
+    cuda = tilec("gen", SEED, "--target", "cuda", "-o", "-").stdout.decode()
+    threads = re.search(r"constexpr int THREADS = (\d+);", cuda)  # what the CUDA kernel launches
+    assert threads and threads.group(1) == "384"
 
 
 def test_the_cluster_note_names_the_cluster_used(capsys, tmp_path: Path) -> None:

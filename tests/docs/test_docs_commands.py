@@ -46,11 +46,7 @@ GPU_ONLY = {
 }
 # Documented commands that main breaks today, with why: the step still runs; while it fails the
 # test is an expected failure naming it, and once it works the test fails until it is removed here.
-KNOWN_BROKEN = {
-    "tilec gen examples/my_gemm.py --target cuda -o my_gemm.cu":
-        "main at ada8f98 (issue 26, sizes as symbols in the plan): the CUDA printer's check takes "
-        "int() of the symbolic num_tiles (TypeError: Cannot convert symbols to int)",
-}
+KNOWN_BROKEN: dict[str, str] = {}  # command -> why (main at ada8f98 had gen --target cuda)
 MARKER = re.compile(r"^<!-- (output|output: gpu|output: no-gpu|commands) -->\s*$")
 
 

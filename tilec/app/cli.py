@@ -10,8 +10,8 @@ the function that runs it and the options of its own; the code of each lives in
 A user error (a :class:`~tilec.errors.TilecError`, a usage error, or an exception raised by the
 schedule file's own code) prints one line ``tilec: error: ...`` and exits with status 2;
 ``--debug`` (before or after the subcommand) shows the traceback too (the command's status stays
-2; :func:`main` raises the error to its caller).
-``-o OUT`` is written whole or not at all (``-o -``: stdout); a closed stdout (``tilec masks ... | head``) ends the command quietly with
+2; :func:`main` raises the error to its caller).  ``-o OUT`` is written whole or not at all
+(``-o -``: stdout); a closed stdout (``tilec masks ... | head``) ends the command quietly with
 status 141.  The reference is docs/cli.md.
 """
 

@@ -62,7 +62,8 @@ def load_args(args: argparse.Namespace) -> LoadedSchedule:
     loaded = load_schedule(args.schedule, overrides(args),
                            target=getattr(args, "target", "triton"),
                            tuned=not getattr(args, "no_tuned", False), rules=rules)
-    if args.command != "show":  # show prints the IR whatever its size; the others walk the tiles
+    # show prints the IR whatever its size; the other commands walk the tiles
+    if getattr(args, "command", None) != "show":
         check_tiles(loaded)
     return loaded
 
