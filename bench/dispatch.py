@@ -21,6 +21,8 @@ Clocks (nvidia-smi) are read before and after. Writes ``dispatch_<card>_<date>.j
 ``{"device", "date", "rows": [{"name", "M", "N", "K", "path", "x_cublas", "correct", ...}],
 "host": [...], "stream": {...}, "graphs": {...}, "clocks": {...}}`` into ``--out`` (default $OUT or
 bench/results). ``--quick``: 12 shapes, 5 rounds of shorter timing, a 60-shape stream.
+``--parts shapes`` / ``--parts host,stream,graphs``: a run split in two (each under the device's
+10-minute limit; the file name then says which parts).
 """
 
 from __future__ import annotations
@@ -301,7 +303,10 @@ def main() -> None:
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--stream", type=int, default=200)
     p.add_argument("--out", default=os.environ.get("OUT") or str(ROOT / "bench" / "results"))
+    p.add_argument("--parts", default="shapes,host,stream,graphs",
+                   help="which parts run (comma-separated; a long run may be split in two)")
     args = p.parse_args()
+    parts = set(args.parts.split(","))
     import torch
 
     from host_overhead_library import host_times
@@ -323,7 +328,9 @@ def main() -> None:
         "h200" if "h200" in device.lower() else "h100" if "h100" in device.lower() else "gpu")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    path = out / f"dispatch_{card}_{date}{'_quick' if args.quick else ''}.json"
+    tag = ("_quick" if args.quick else "") + ("" if parts >= {"shapes", "host", "stream", "graphs"}
+                                              else "_" + "_".join(sorted(parts)))
+    path = out / f"dispatch_{card}_{date}{tag}.json"
     rows: list[dict[str, Any]] = []
     result: dict[str, Any] = {
         "device": device, "date": date, "rows": rows, "build_s": build_s,
@@ -340,7 +347,7 @@ def main() -> None:
 
     print(f"{'shape':24s} {'M':>6s} {'N':>6s} {'K':>7s} {'x_cublas':>8s} {'ok':>3s} "
           f"{'tilec ms':>9s} {'cublas ms':>9s}  config / variant", flush=True)
-    for name, M, N, K in shapes(args.quick):
+    for name, M, N, K in (shapes(args.quick) if "shapes" in parts else []):
         row: dict[str, Any] = {"name": name, "M": M, "N": N, "K": K, "path": "triton"}
         row.update(path_of(mod, M, N, K))
         try:
@@ -355,20 +362,23 @@ def main() -> None:
               + (f"  {row['error']}" if "error" in row else ""), flush=True)
         result["geomean_x_cublas"] = geomean([r["x_cublas"] for r in rows])
         save()
-    print(f"geomean x_cublas {result['geomean_x_cublas']:.3f} over {len(rows)} shapes; "
-          f"{sum(not r['correct'] for r in rows)} incorrect", flush=True)
-    result["host"] = host_times(mod, quick=args.quick)
+    if rows:
+        print(f"geomean x_cublas {result['geomean_x_cublas']:.3f} over {len(rows)} shapes; "
+              f"{sum(not r['correct'] for r in rows)} incorrect", flush=True)
+    result["host"] = host_times(mod, quick=args.quick) if "host" in parts else []
     save()
     for h in result["host"]:
         print(f"host per call {h['M']}x{h['N']}x{h['K']}: matmul {h['matmul_us']:.1f} us, "
               f"out= {h['matmul_out_us']:.1f} us, custom op {h['custom_op_us']:.1f} us, "
               f"torch.matmul {h['torch_us']:.1f} us", flush=True)
-    result["stream"] = compile_stream(mod, stream_shapes(60 if args.quick else args.stream))
-    save()
-    print(f"stream: {result['stream']}", flush=True)
-    result["graphs"] = graphs_and_compile(mod)
-    save()
-    print(f"CUDA graph and torch.compile: {result['graphs']}", flush=True)
+    if "stream" in parts:
+        result["stream"] = compile_stream(mod, stream_shapes(60 if args.quick else args.stream))
+        save()
+        print(f"stream: {result['stream']}", flush=True)
+    if "graphs" in parts:
+        result["graphs"] = graphs_and_compile(mod)
+        save()
+        print(f"CUDA graph and torch.compile: {result['graphs']}", flush=True)
     print(f"wrote {path}")
 
 
