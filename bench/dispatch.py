@@ -21,6 +21,8 @@ Clocks (nvidia-smi) are read before and after. Writes ``dispatch_<card>_<date>.j
 ``{"device", "date", "rows": [{"name", "M", "N", "K", "path", "x_cublas", "correct", ...}],
 "host": [...], "stream": {...}, "graphs": {...}, "clocks": {...}}`` into ``--out`` (default $OUT or
 bench/results). ``--quick``: 12 shapes, 5 rounds of shorter timing, a 60-shape stream.
+``--parts shapes`` / ``--parts host,stream,graphs``: a run split in two (each under the device's
+10-minute limit; the file name then says which parts).
 """
 
 from __future__ import annotations
@@ -82,9 +84,12 @@ EXTRA: list[tuple[str, int, int, int]] = [
     ("qwen2_7b_down_m64", 64, *LAYERS["qwen2_7b_down"]),
     ("dsv3_gateup_m24", 24, *LAYERS["dsv3_gateup"]),
     # MoE experts, M 128-512 tokens each
-    ("mixtral_w1_m128", 128, *LAYERS["mixtral_w1"]), ("mixtral_w2_m256", 256, *LAYERS["mixtral_w2"]),
-    ("mixtral_w1_m384", 384, *LAYERS["mixtral_w1"]), ("mixtral_w2_m512", 512, *LAYERS["mixtral_w2"]),
-    ("dsv3_gateup_m200", 200, *LAYERS["dsv3_gateup"]), ("dsv3_down_m320", 320, *LAYERS["dsv3_down"]),
+    ("mixtral_w1_m128", 128, *LAYERS["mixtral_w1"]),
+    ("mixtral_w2_m256", 256, *LAYERS["mixtral_w2"]),
+    ("mixtral_w1_m384", 384, *LAYERS["mixtral_w1"]),
+    ("mixtral_w2_m512", 512, *LAYERS["mixtral_w2"]),
+    ("dsv3_gateup_m200", 200, *LAYERS["dsv3_gateup"]),
+    ("dsv3_down_m320", 320, *LAYERS["dsv3_down"]),
     ("dsv3_down_m512", 512, *LAYERS["dsv3_down"]),
     # ragged: nothing a multiple of a tile; rows not 16-byte multiples
     ("ragged_1000", 1000, 1000, 1000), ("ragged_333", 333, 4096, 4096),
@@ -176,8 +181,7 @@ def path_of(mod: Any, M: int, N: int, K: int) -> dict[str, str]:
     """The config, variant and reason of a shape, from the library's explain()."""
     text = mod.explain(M, N, K).splitlines()
     config = text[0].split(": config ", 1)[-1]
-    variant = next((ln.rsplit("-> the ", 1)[-1].removesuffix(" variant") for ln in text
-                    if "-> the " in ln), "")
+    variant = next((ln.rsplit("-> variant ", 1)[-1] for ln in text if "-> variant " in ln), "")
     why = next((ln[5:] for ln in text if ln.startswith("why: ")), "")
     return {"config": config, "variant": variant, "why": why}
 
@@ -299,7 +303,10 @@ def main() -> None:
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--stream", type=int, default=200)
     p.add_argument("--out", default=os.environ.get("OUT") or str(ROOT / "bench" / "results"))
+    p.add_argument("--parts", default="shapes,host,stream,graphs",
+                   help="which parts run (comma-separated; a long run may be split in two)")
     args = p.parse_args()
+    parts = set(args.parts.split(","))
     import torch
 
     from host_overhead_library import host_times
@@ -316,10 +323,31 @@ def main() -> None:
                          max_size=args.max_size, jobs=args.jobs, folder=work, quick=args.quick)
     print(f"built in {build_s:.1f} s: card table {mod.card()!r}, {len(mod.CONFIGS)} configs, "
           f"{len(mod.KERNELS)} kernels", flush=True)
-    rows = []
+    date = time.strftime("%Y-%m-%d", time.gmtime())
+    card = mod.card() if mod.card() != "default" else (
+        "h200" if "h200" in device.lower() else "h100" if "h100" in device.lower() else "gpu")
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    tag = ("_quick" if args.quick else "") + ("" if parts >= {"shapes", "host", "stream", "graphs"}
+                                              else "_" + "_".join(sorted(parts)))
+    path = out / f"dispatch_{card}_{date}{tag}.json"
+    rows: list[dict[str, Any]] = []
+    result: dict[str, Any] = {
+        "device": device, "date": date, "rows": rows, "build_s": build_s,
+        "clocks": {"before": clocks_before},
+        "library": {"schedule": Path(args.schedule).name, "configs": len(mod.CONFIGS),
+                    "kernels": len(mod.KERNELS), "table": mod.card(), "exact": args.exact,
+                    "max_size": args.max_size, "rules": args.rules},
+        "method": "medians of >= 5 alternated rounds of tilec.runtime.bench.time_ms "
+                  "(L2 flushed, launches hidden); x_cublas = cuBLAS ms / tilec ms"}
+
+    def save() -> None:  # after every step: a run cut short keeps what it measured
+        result["clocks"]["after"] = clocks()
+        path.write_text(json.dumps(result, indent=1))
+
     print(f"{'shape':24s} {'M':>6s} {'N':>6s} {'K':>7s} {'x_cublas':>8s} {'ok':>3s} "
           f"{'tilec ms':>9s} {'cublas ms':>9s}  config / variant", flush=True)
-    for name, M, N, K in shapes(args.quick):
+    for name, M, N, K in (shapes(args.quick) if "shapes" in parts else []):
         row: dict[str, Any] = {"name": name, "M": M, "N": N, "K": K, "path": "triton"}
         row.update(path_of(mod, M, N, K))
         try:
@@ -332,33 +360,26 @@ def main() -> None:
               f"{'yes' if row['correct'] else 'NO':>3s} {row.get('tilec_ms', 0):9.4f} "
               f"{row.get('cublas_ms', 0):9.4f}  {row['config']} / {row['variant']}"
               + (f"  {row['error']}" if "error" in row else ""), flush=True)
-    gm = geomean([r["x_cublas"] for r in rows])
-    print(f"geomean x_cublas {gm:.3f} over {len(rows)} shapes; "
-          f"{sum(not r['correct'] for r in rows)} incorrect", flush=True)
-    host = host_times(mod, quick=args.quick)
-    for h in host:
+        result["geomean_x_cublas"] = geomean([r["x_cublas"] for r in rows])
+        save()
+    if rows:
+        print(f"geomean x_cublas {result['geomean_x_cublas']:.3f} over {len(rows)} shapes; "
+              f"{sum(not r['correct'] for r in rows)} incorrect", flush=True)
+    result["host"] = host_times(mod, quick=args.quick) if "host" in parts else []
+    save()
+    for h in result["host"]:
         print(f"host per call {h['M']}x{h['N']}x{h['K']}: matmul {h['matmul_us']:.1f} us, "
+              f"out= {h['matmul_out_us']:.1f} us, custom op {h['custom_op_us']:.1f} us, "
               f"torch.matmul {h['torch_us']:.1f} us", flush=True)
-    stream = compile_stream(mod, stream_shapes(60 if args.quick else args.stream))
-    print(f"stream: {stream}", flush=True)
-    graphs = graphs_and_compile(mod)
-    print(f"CUDA graph and torch.compile: {graphs}", flush=True)
-    date = time.strftime("%Y-%m-%d", time.gmtime())
-    card = mod.card() if mod.card() != "default" else (
-        "h200" if "h200" in device.lower() else "h100" if "h100" in device.lower() else "gpu")
-    result = {"device": device, "date": date, "rows": rows, "geomean_x_cublas": gm,
-              "host": host, "stream": stream, "graphs": graphs, "build_s": build_s,
-              "clocks": {"before": clocks_before, "after": clocks()},
-              "library": {"schedule": Path(args.schedule).name, "configs": len(mod.CONFIGS),
-                          "kernels": len(mod.KERNELS), "table": mod.card(),
-                          "exact": args.exact, "max_size": args.max_size, "rules": args.rules},
-              "method": "medians of >= 5 alternated rounds of tilec.runtime.bench.time_ms "
-                        "(L2 flushed, launches hidden); x_cublas = cuBLAS ms / tilec ms"}
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    name = f"dispatch_{card}_{date}{'_quick' if args.quick else ''}.json"
-    (out / name).write_text(json.dumps(result, indent=1))
-    print(f"wrote {out / name}")
+    if "stream" in parts:
+        result["stream"] = compile_stream(mod, stream_shapes(60 if args.quick else args.stream))
+        save()
+        print(f"stream: {result['stream']}", flush=True)
+    if "graphs" in parts:
+        result["graphs"] = graphs_and_compile(mod)
+        save()
+        print(f"CUDA graph and torch.compile: {result['graphs']}", flush=True)
+    print(f"wrote {path}")
 
 
 if __name__ == "__main__":

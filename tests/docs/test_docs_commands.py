@@ -44,6 +44,9 @@ GPU_ONLY = {
     "tilec tune": "times kernels on a CUDA GPU (tilec tune --dry-run does run)",
     "nvcc": "the CUDA toolkit's compiler (slow here; its ptxas messages vary by version)",
 }
+# Documented commands that main breaks today, with why: the step still runs; while it fails the
+# test is an expected failure naming it, and once it works the test fails until it is removed here.
+KNOWN_BROKEN: dict[str, str] = {}  # command -> why (main at ada8f98 had gen --target cuda)
 MARKER = re.compile(r"^<!-- (output|output: gpu|output: no-gpu|commands) -->\s*$")
 
 
@@ -147,7 +150,8 @@ def normalise(text: str, tmp: Path) -> str:
 def run(command: str, cwd: Path) -> tuple[int, str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1", "COLUMNS": "100",
            "TILEC_CACHE": str(cwd / ".tilec-cache"), "TILEC_PROGRESS": "0",
-           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+           "PATH": os.pathsep.join([str(cwd / ".bin"), str(Path(sys.executable).parent),
+                                    os.environ.get("PATH", "")])}
     env.pop("TRITON_INTERPRET", None)  # the docs say where they set it
     p = subprocess.run(["bash", "-c", command + " 2>&1"], cwd=cwd, env=env, text=True,
                        stdout=subprocess.PIPE, timeout=600, check=False)
@@ -158,6 +162,12 @@ def workdir(tmp: Path) -> Path:
     """A directory like the repository root: examples/ and docs/img/ (for viz -o)."""
     (tmp / "examples").symlink_to(ROOT / "examples")
     (tmp / "docs" / "img").mkdir(parents=True)
+    # `tilec` is this checkout's command whether or not (or wherever) the package is installed
+    shim = tmp / ".bin" / "tilec"
+    shim.parent.mkdir()
+    shim.write_text(f"#!/bin/sh\nexec {sys.executable} -c "
+                    f"'from tilec.app.cli import entry; entry()' \"$@\"\n")
+    shim.chmod(0o755)
     return tmp
 
 
@@ -170,6 +180,7 @@ def test_documented_commands(doc: str, tmp_path: Path) -> None:
     cwd = workdir(tmp_path)
     gpu = has_gpu()
     failures: list[str] = []
+    known: list[str] = []
     replace: list[tuple[int, int, list[str]]] = []
     for block in blocks:
         runs = block.kind in ("output", "commands") or (block.kind == "output: no-gpu" and not gpu)
@@ -188,7 +199,15 @@ def test_documented_commands(doc: str, tmp_path: Path) -> None:
                     failures.append(f"{path.name}: {step.command!r} exited {status}:\n{got}")
                 continue
             want = "\n".join(step.expected)
-            if got != want:
+            if step.command in KNOWN_BROKEN:
+                if got == want:
+                    failures.append(f"{path.name}: {step.command!r} works again: remove it from "
+                                    f"KNOWN_BROKEN")
+                else:
+                    known.append(f"{step.command!r}: {KNOWN_BROKEN[step.command]}")
+            elif "Traceback (most recent call last)" in got:  # never pasted into the docs
+                failures.append(f"{path.name}:{step.first}: $ {step.command}\n{got}")
+            elif got != want:
                 if UPDATE:
                     replace.append((step.first, step.end, got.split("\n") if got else []))
                 else:
@@ -204,6 +223,8 @@ def test_documented_commands(doc: str, tmp_path: Path) -> None:
         "documented commands do not print what the docs paste (refresh with "
         "TILEC_UPDATE_DOCS=1 python -m pytest -q tests/docs, then read the diff):\n\n"
         + "\n\n".join(failures))
+    if known:
+        pytest.xfail("known broken in main: " + "; ".join(known))
 
 
 def test_parse_a_transcript() -> None:

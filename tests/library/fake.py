@@ -29,8 +29,7 @@ def run(a, b, out=None):
 
 
 def fake_library(name: str = "fakegemm", *, layout: str = "kn", dtype: str = "float32",
-                 classes: int = 8, tma: tuple[bool, bool] = (True, True),
-                 fallback: bool = True) -> Library:
+                 classes: int = 8, tma: tuple[bool, bool] = (True, True)) -> Library:
     """Two configs: 16x16x16 for M <= 16 (class <= 4), 32x32x32 above; an exact entry
     100x100x100 -> config 0."""
     configs = ConfigSet()
@@ -45,14 +44,13 @@ def fake_library(name: str = "fakegemm", *, layout: str = "kn", dtype: str = "fl
                 table.grid_why.append(why_small if cm <= shape_class(16) else why_big)
     table.exact[(100, 100, 100)] = (small, table.reason("exact test entry"))
     src = KERNEL.format(layout=layout)
-    ptr = src + "\nPOINTER = True\n"
     cfgs = [{"label": f"{p['BM']}x{p['BN']}x{p['BK']}", "params": p,
              "tile": (p["BM"], p["BN"], p["BK"]), "kernel": "k0",
-             "fallback": "k1" if fallback else None, "tma": tma,
+             "tma": tma,
              "facts": [(f"{d} % {p['B' + d]} == 0", f"{d} % {p['B' + d]} == 0") for d in "MNK"]}
             for p in configs.params]
     return Library(name=name, schedule="fake.py", target="triton", dtype=dtype,
-                   out_dtype=dtype, b_layout=layout, kernels={"k0": src, "k1": ptr},
+                   out_dtype=dtype, b_layout=layout, kernels={"k0": src},
                    configs=cfgs, tables={"default": table.data()})
 
 

@@ -32,7 +32,8 @@ def test_shape_lists() -> None:
     assert len(set(names)) == len(names) and len(dispatch.EXTRA) >= 30
     suite = Path("/work/shared/bench/suite.json")
     if suite.exists():
-        want = [(s["name"], s["M"], s["N"], s["K"]) for s in json.loads(suite.read_text())["shapes"]]
+        rows = json.loads(suite.read_text())["shapes"]
+        want = [(s["name"], s["M"], s["N"], s["K"]) for s in rows]
         assert dispatch.SUITE == want
     assert all(min(M, N, K) >= 1 for _, M, N, K in every)
     assert any(M <= 64 for _, M, _, _ in dispatch.EXTRA)  # decode
@@ -63,12 +64,13 @@ def test_compile_stream_counts_variants(tmp_path: Path) -> None:
     m = fake_module(tmp_path)
     stream = [(40, 64, 64), (64, 64, 64), (40, 64, 64), (8, 9, 16), (7, 9, 16), (64, 64, 63)]
     res = dispatch.compile_stream(m, stream, device="cpu")
-    # by hand (kernel, facts hold, wide, K % 16, ldb % 16, N % 16 == 0): 40x64x64 (k0 general,
-    # all 16-divisible), 64x64x64 (k0 facts), 8x9x16 (B's rows of 9 x 4 bytes: k1, pointer
-    # loads, general, N not 16-divisible), 7x9x16 the same, 64x64x63 (k1 general, K not)
+    # by hand (facts held, wide, K % 16, ldb % 16, N % 16 == 0, rows of A and B 16-byte
+    # multiples): 40x64x64 (M % 32 fails, the rest holds), 64x64x64 (every fact), 8x9x16 (M % 16
+    # and N % 16 fail, B's rows 9 x 4 bytes), 7x9x16 the same, 64x64x63 (K % 32 fails, A's rows)
     assert res["variants_compiled"] == 4 and res["repeat_variant_compiled"] == 0
     assert res["calls"] == 6 and res["distinct_shapes"] == 5
-    assert dispatch.path_of(m, 40, 64, 64)["variant"] == "general"
+    assert dispatch.path_of(m, 40, 64, 64)["variant"] == "assuming N % 32 == 0 and K % 32 == 0"
+    assert dispatch.path_of(m, 40, 40, 40)["variant"] == "general"
     path = dispatch.path_of(m, 64, 64, 64)
     assert (path["config"], path["variant"]) == ("1 32x32x32 (kernel k0)", "facts")
     assert path["why"].startswith("test rule: large M [bucket (M, N, K) classes (6, 6, 6)")

@@ -18,15 +18,6 @@ from tilec.app.cli import main as tilec
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _printer_is_shape_generic() -> bool:
-    # TODO(library): drop once main has generic's printer (the merge of issue 26's printer)
-    from tilec.codegen.triton.printer import launcher
-
-    return "_facts" in Path(launcher.__file__).read_text()
-
-
-needs_generic = pytest.mark.skipif(not _printer_is_shape_generic(),
-                                   reason="the Triton printer still bakes the problem size")
 SMALL = ["--param", "BM=32", "--param", "BN=32", "--param", "BK=16", "--param", "DTYPE=fp16"]
 
 RUN = r'''
@@ -87,7 +78,6 @@ def _assert_correct(got: dict) -> None:
         assert row["err"] <= 2e-2 * max(1.0, K ** 0.5), row  # fp16 output rounding
 
 
-@needs_generic
 def test_gemm_basic_library_serves_every_shape(tmp_path: Path) -> None:
     _build(tmp_path, str(ROOT / "examples" / "gemm_basic.py"), "basic", *SMALL)
     shapes = [(0, 8, 8), (1, 8, 8), (1, 1, 1), (5, 0, 3), (7, 9, 0), (32, 32, 32),
@@ -97,12 +87,10 @@ def test_gemm_basic_library_serves_every_shape(tmp_path: Path) -> None:
     new = {tuple(r["shape"]): r["new_variant"] for r in got["rows"]}
     assert new[(64, 96, 48)] == 0 and new[(96, 64, 32)] == 0  # the variant of 32x32x32
     assert new[(32, 32, 32)] == 1
-    # N = 17 (rows of 34 bytes): the TMA kernel's launcher copies B into 16-byte rows (lowering
-    # picks TMA by the box alone since issue 26's generic printer), so one kernel serves all
+    assert "B's rows (17 x 2 bytes) are not 16-byte" in got["rows"][7]["explain"]
     assert got["stats"]["kernels_loaded"] == 1 and not got["tilec"]
 
 
-@needs_generic
 def test_decomposition_library_dispatches_per_shape(tmp_path: Path) -> None:
     path = _build(tmp_path, str(ROOT / "examples" / "gemm_decomposition.py"), "decomp", *SMALL,
                   "--param", "SMS=4", "--param", "STAGES=2", "--param", "WARPS=4",
@@ -119,6 +107,31 @@ def test_decomposition_library_dispatches_per_shape(tmp_path: Path) -> None:
     assert "exact entry 40x24x200" in explain[(40, 24, 200)]
     assert " g2 splitk" in explain[(1, 24, 500)] and " g2 splitk" in explain[(30, 20, 300)]
     assert " g2 dp s2 w4 sms4 " in explain[(64, 64, 64)]
+
+
+COMPILE = r'''
+import sys, torch
+sys.path.insert(0, sys.argv[1])
+import basic as lib
+op = getattr(torch.ops, lib.OP_NAMESPACE).matmul
+a, b = torch.randn(9, 24).half(), torch.randn(24, 40).half()
+torch.library.opcheck(op.default, (a, b))
+f = torch.compile(lambda x, w: torch.relu(lib.matmul(x, w)) * 2, backend="aot_eager",
+                  fullgraph=True, dynamic=True)
+for M in (9, 33, 1):
+    x = torch.randn(M, 24).half()
+    ref = torch.relu(x.float() @ b.float()) * 2
+    assert (f(x, b).float() - ref).abs().max() <= 2e-2 * max(1.0, ref.abs().max()), M
+print("ok")
+'''
+
+
+def test_real_kernels_under_torch_compile_and_opcheck(tmp_path: Path) -> None:
+    _build(tmp_path, str(ROOT / "examples" / "gemm_basic.py"), "basic", *SMALL)
+    env = dict(os.environ, TRITON_INTERPRET="1", TILEC_CACHE=str(tmp_path / "cache"))
+    res = subprocess.run([sys.executable, "-c", COMPILE, str(tmp_path)], capture_output=True,
+                         text=True, env=env, cwd=tmp_path, timeout=900)
+    assert res.returncode == 0 and res.stdout.strip().endswith("ok"), res.stderr[-3000:]
 
 
 @pytest.mark.parametrize("args, message", [
@@ -155,3 +168,11 @@ def test_build_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture
     assert "give the module's path with -o" in capsys.readouterr().err
     assert tilec(["build", basic, "-o", str(tmp_path / "my-gemm.py")]) == 2
     assert "'my-gemm' is not a Python identifier" in capsys.readouterr().err
+
+
+def test_build_json_says_what_the_module_holds(tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    out = _build(tmp_path, str(ROOT / "examples" / "gemm_basic.py"), "j", *SMALL, "--json")
+    got = json.loads(capsys.readouterr().out)
+    assert got == {"module": str(out), "name": "j", "dtype": "float16", "b_layout": "kn",
+                   "tables": ["default"], "configs": ["32x32x16"], "kernels": 1, "notes": []}

@@ -102,16 +102,16 @@ def test_stats_count_one_compile_per_config_and_facts(tmp_path: Path) -> None:
     run(64, 96, 128)  # same config, same facts: nothing new
     run(64, 96, 128)
     assert (m.stats()["variants"], m.stats()["kernels_loaded"]) == (1, 1)
-    run(33, 32, 32)  # same kernel, M % 32 fails: the general variant
+    run(33, 32, 32)  # same kernel, M % 32 fails: the variant without EVEN_M
     assert m.stats()["variants"] == 2
-    run(64, 32, 48)  # another fact fails (K % 32): the same general variant, no new compile
+    run(65, 32, 32)  # M % 32 fails again: the same variant, no new compile
     assert m.stats()["variants"] == 2
-    run(64, 40, 32)  # general, but N = 40 is not a multiple of 16: Triton specializes on it
+    run(64, 40, 32)  # N % 32 fails (and N = 40 is not a multiple of 16): another variant
     assert m.stats()["variants"] == 3
-    run(33, 32, 33)  # K * 4 bytes not a multiple of 16: the pointer-load kernel
-    assert (m.stats()["variants"], m.stats()["kernels_loaded"]) == (4, 2)
+    run(33, 32, 33)  # K * 4 bytes not a multiple of 16: TMA cannot load A's rows in place
+    assert (m.stats()["variants"], m.stats()["kernels_loaded"]) == (4, 1)
     assert m.stats()["calls"] == 7
-    assert "compiled before in this process" in m.explain(33, 32, 33)
+    assert "run before in this process" in m.explain(33, 32, 33)
     assert "not run yet" in m.explain(33, 33, 33)
     m.reset_stats()
     run(64, 96, 128)
@@ -149,14 +149,17 @@ def test_bad_input_is_one_clear_error(tmp_path: Path, monkeypatch: pytest.Monkey
     _bad(m, a, b, match=r"a \(.*cpu\) must be on a CUDA device")
 
 
-def test_tma_only_build_leaves_unaligned_rows_to_the_kernels_launcher(tmp_path: Path) -> None:
-    m = fake_module(tmp_path, fallback=False)
-    for M, N, K in ((8, 8, 6), (8, 6, 8)):  # rows of A, then of B: 6 x 4 = 24 bytes
+def test_unaligned_rows_are_left_to_the_kernels_launcher(tmp_path: Path) -> None:
+    m = fake_module(tmp_path)
+    for M, N, K, who in ((8, 8, 6, "A's rows (6 x 4 bytes)"), (8, 6, 8, "B's rows (6 x 4 bytes)")):
         a, b = _operands(M, N, K)
         torch.testing.assert_close(m.matmul(a, b), a @ b)
-        assert "(kernel k0)" in m.explain(M, N, K)
-        assert "the kernel's launcher copies the operand into 16-byte rows" in m.explain(M, N, K)
+        assert f"{who} are not 16-byte multiples" in m.explain(M, N, K)
     assert "16-byte" not in m.explain(8, 8, 8)
+    nk = fake_module(tmp_path, name="nkgemm", layout="nk")  # B read as N x K: its rows are K
+    assert "A's rows (6 x 4 bytes) and B's rows (6 x 4 bytes)" in nk.explain(8, 8, 6)
+    ptr = fake_module(tmp_path, name="ptrgemm", tma=(False, False))  # pointer loads: no rule
+    assert "16-byte" not in ptr.explain(8, 6, 6)
 
 
 def test_custom_op_under_torch_compile_and_opcheck(tmp_path: Path) -> None:
@@ -194,6 +197,7 @@ def test_log_says_which_config_ran(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     err = capsys.readouterr().err
     assert err.count("40x32x32 on table 'default': config 1 32x32x32") == 1
     assert "why: test rule: large M" in err and "M % 32 == 0 fails" in err
+    assert "-> variant assuming N % 32 == 0 and K % 32 == 0" in err
 
 
 def test_card_table_is_chosen_by_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -36,6 +36,7 @@ from tilec.ir import infer_launch
 from tilec.proofs import FactKind
 from tilec.proofs.evaluate import compile_int
 from tilec.transforms.multicast.closed import Scope
+from tilec.transforms.multicast.derive import derive
 
 MANY = int(os.environ.get("TILEC_HYPOTHESIS_EXAMPLES", "0"))
 NO_SHRINK = [Phase.explicit, Phase.reuse, Phase.generate]
@@ -208,3 +209,19 @@ def test_issue_28_one_tile_column_is_this_launch_only(mode):
         assert op.facts == () and "at this launch" in op.notes[0]
     else:
         assert not all(fact_holds(f, at) for f in op.facts) or compare_at(c, "B", op, mode, values)
+
+
+@pytest.mark.parametrize("mode", ["leader", "sliced"])
+def test_issue_28_json_of_a_fact_with_a_numeric_coefficient(mode):
+    """A persistent schedule that writes N, BN and SMS as numbers: its fact
+    ``24*ceiling(M/BM) % 2 == 0`` sent ``masks --json`` into a RecursionError (mk_mod under
+    sympy.evaluate(False): an unevaluated ``Mod(1, 2)`` never equals 1). Now the JSON is
+    written, and a fact true for every value is not listed."""
+    import json
+
+    c = Case("persistent", 10, 48, 15, 4, 2, 4, (1, 1, 1), 2)
+    sym = {k: v for k, v in symbols(c).items() if k not in ("BN", "N", "SMS")}
+    d = derive(build(c), mode, symbolic=build(c, sym), params=params(c))
+    out = json.loads(json.dumps(d.to_json()))
+    for op in out["operands"].values():
+        assert op["scope"] == "proved" and "Eq(0, 0)" not in op["facts"]

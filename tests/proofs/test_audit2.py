@@ -160,3 +160,18 @@ def test_gemm_index_equalities_are_proved(name: str, a: sympy.Expr, b: sympy.Exp
     # and with a condition dropped, not proved where that makes it false
     if given:
         assert prove_eq(a, b, Context()) is None, name
+
+
+# -- 8. the shared oracles range over what a symbol's declaration allows -------------------------
+def test_oracles_draw_negative_values_where_nothing_says_nonnegative() -> None:
+    from .oracles import brute_equal, brute_implies, points, z3_equal
+
+    pts = list(points([NOSIGN, NEG, x], Context(), hi=4))
+    assert {p[NOSIGN] for p in pts} == set(range(-4, 5)) and max(p[NEG] for p in pts) == -1
+    assert min(p[x] for p in pts) == 0
+    assert brute_implies(sympy.Lt(NOSIGN, 4), sympy.Ge(NOSIGN, 0), Context()) is not None
+    # the engine's answers on unsigned and negative symbols agree with the oracles
+    for v in (NOSIGN, NEG):
+        for e in (sympy.Max(v, -1), sympy.Min(v + 3, 2), Mod(v, 4), floor(v / 3)):
+            assert brute_equal(e, simplify(e, Context()).expr, Context()) is None
+        assert z3_equal(sympy.Max(v, -1), v, Context()) is False

@@ -1,8 +1,10 @@
 """One compiled SIMT kernel at many run-time shapes, on the host: the variant the launcher picks
-(its facts evaluated on the sizes and pointers), the shapes it refuses, and every variant's C
-stores (the epilogue's element map and guard, printed as ``c_store_<variant>``) compiled with
-g++ and run for every thread of every CTA: each element of C written exactly once, nothing
-outside it, at every shape whose facts the variant's hold (the general one at all of them)."""
+(its facts evaluated on the sizes and pointers), the shapes it refuses, every variant's C
+stores (the epilogue's element map and guard, printed as ``c_store_<variant>``) and tile copies
+(``copy_<A|B>_<variant>``: the copy's guard and element index) compiled with g++ and run for
+every thread of every CTA (and K tile): each element of C written exactly once, each element of
+A read once per CTA column and of B once per CTA row, nothing outside them, at every shape whose
+facts the variant's hold (the general one at all of them)."""
 
 from __future__ import annotations
 
@@ -62,6 +64,19 @@ int main() {
     long long never = 0, twice = 0;
     for (int x : seen) { never += x == 0; twice += x > 1; }
     std::printf("C %%lld %%lld %%lld\n", never, twice, outside);
+    // the tile copies: every element of A read once per CTA column, of B once per CTA row,
+    // nothing outside (a guarded copy is zero-filled)
+    std::vector<int> ca((size_t)M * K, 0), cb((size_t)K * N, 0);
+    long long wild = 0;
+    [[maybe_unused]] auto take = [&](std::vector<int>& cnt, long long idx, int ld, int rows, int cols) {
+      const long long r = idx / ld, c = idx %% ld;
+      if (idx < 0 || r >= rows || c >= cols) ++wild; else ++cnt[(size_t)r * cols + c];
+    };
+    %(copies)s
+    long long wrong_a = 0, wrong_b = 0;
+    for (int x : ca) wrong_a += x != %(copies_a)s;
+    for (int x : cb) wrong_b += x != %(copies_b)s;
+    std::printf("L %%lld %%lld %%lld\n", wrong_a, wrong_b, wild);
   }
   return 0;
 }
@@ -102,11 +117,28 @@ def test_variant_choice_and_every_c_store_at_run_time_shapes(name: str, tmp_path
         loops += " if (" + " || ".join(f"({s} != 0 && %s)" for s in vec_axes) + ") continue;"
         vec_cases = " || ".join(f"v == {i}" for i, v in enumerate(variants) if v.plan.vec_c > 1)
         loops = loops % tuple(f"({vec_cases})" for _ in vec_axes)
+    copies = []
+    for i, v in enumerate(variants):
+        st = v.plan.staging
+        if st is None:
+            continue
+        body = []
+        for cp, ld, rows, cols, cnt in ((st.a, "lda", "M", "K", "ca"), (st.b, "ldb", "K", "N", "cb")):
+            body.append(
+                f"for (int it = 0; it < {cp.iters}; ++it) {{ long long idx; "
+                f"if (copy_{cp.operand}_{v.name}(S, tid, it, bidx, bidy, ko, idx)) "
+                f"for (int e = 0; e < {cp.vec}; ++e) take({cnt}, idx + e, {ld}, {rows}, {cols}); }}")
+        copies.append(
+            f"if (v == {i}) for (int bidy = 0; bidy < gy; ++bidy) for (int bidx = 0; bidx < gx; ++bidx) "
+            f"for (int ko = 0; ko < (K + {st.BK - 1}) / {st.BK}; ++ko) "
+            f"for (int tid = 0; tid < {v.plan.threads}; ++tid) {{ {' '.join(body)} }}")
+    staged = gen.staging is not None
     cpp = tmp_path / "shapes.cpp"
     bx, by, bz = gen.block
     cpp.write_text(HARNESS % dict(helpers=INDEX_HELPERS, section=section, name=name, gx=gx, gy=gy,
                                   gz=gz, bx=bx, by=by, bz=bz, loops=loops, close="}",
-                                  cases=" ".join(cases)))
+                                  cases=" ".join(cases), copies="\n    ".join(copies),
+                                  copies_a="gx" if staged else "0", copies_b="gy" if staged else "0"))
     exe = tmp_path / "shapes"
     r = subprocess.run([gxx, "-std=c++17", "-O2", "-Wall", "-Werror", str(cpp), "-o", str(exe)],
                        capture_output=True, text=True)
@@ -133,6 +165,8 @@ def test_variant_choice_and_every_c_store_at_run_time_shapes(name: str, tmp_path
         assert not any("(A | B | C)" in f for f in variants[misaligned].facts), (shape, misaligned)
         never, twice, outside = map(int, next(lines).split()[1:])
         assert (never, twice, outside) == (0, 0, 0), (name, vname, shape)
+        wrong_a, wrong_b, wild = map(int, next(lines).split()[1:])
+        assert (wrong_a, wrong_b, wild) == (0, 0, 0), (name, vname, shape)
     for shape, code in bad:
         assert int(next(lines).split()[1]) == code, shape
     assert len(variants) >= 2 and variants[-1].facts == ()

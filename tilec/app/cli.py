@@ -9,8 +9,9 @@ the function that runs it and the options of its own; the code of each lives in
 
 A user error (a :class:`~tilec.errors.TilecError`, a usage error, or an exception raised by the
 schedule file's own code) prints one line ``tilec: error: ...`` and exits with status 2;
-``--debug`` (before or after the subcommand) shows the traceback too (the status stays 2).
-``-o OUT`` is written whole or not at all (``-o -``: stdout); a closed stdout (``tilec masks ... | head``) ends the command quietly with
+``--debug`` (before or after the subcommand) shows the traceback too (the command's status stays
+2; :func:`main` raises the error to its caller).  ``-o OUT`` is written whole or not at all
+(``-o -``: stdout); a closed stdout (``tilec masks ... | head``) ends the command quietly with
 status 141.  The reference is docs/cli.md.
 """
 
@@ -136,8 +137,8 @@ def _main(argv: Sequence[str] | None) -> int:
         sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
         return status
     except TilecError as e:
-        if args.debug:  # the traceback, and still the status of a user error
-            traceback.print_exc()
+        if args.debug:
+            raise  # to the caller: entry() prints the traceback and exits 2
         print(f"tilec: error: {one_line(str(e))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
@@ -174,7 +175,12 @@ def entry() -> None:
     # youngest generation every 700 allocations (the default) cost a tenth of a cold
     # 'tilec masks'. mypy raises its threshold for the same reason.
     gc.set_threshold(200_000, 30, 30)
-    rc = main()
+    try:
+        rc = main()
+    except TilecError as e:  # --debug: the traceback, and the status of a user error still
+        traceback.print_exc()
+        print(f"tilec: error: {one_line(str(e))}", file=sys.stderr)
+        rc = 2
     if threading.active_count() > 1:
         sys.exit(rc)  # a thread still running: the interpreter's shutdown joins it
     # Freeing every object at exit (sympy's caches, the derivation's expressions) cost a cold

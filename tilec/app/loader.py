@@ -320,6 +320,41 @@ def _raised_in_tilec(e: BaseException) -> bool:
     return True
 
 
+MAX_TILES = 2**20  # linear tiles a command walks: past it lowering, tables and pictures take
+# minutes (a 131072^2 GEMM of 128x256 tiles, 524288 tiles: masks 16 s, explain 23 s)
+
+
+def tile_count(fusion: Any) -> int | None:
+    """The linear tiles of a schedule: the product of C's loop extents outside the tile (before
+    the first Mma or thread axis), reductions left out; None where an extent is symbolic.
+
+    >>> from tilec.app.loader import load_schedule
+    >>> tile_count(load_schedule("examples/seed004_persistent_cluster.py").fusion)  # 16 x 132
+    2112
+    """
+    n = 1
+    for ax in fusion.c.loop:
+        if ax.ptype.value == "mma" or ax.ptype.is_thread:
+            break
+        if ax.is_reduction:
+            continue
+        try:
+            n *= int(ax.extent)
+        except TypeError:
+            return None
+    return n
+
+
+def check_tiles(loaded: LoadedSchedule) -> None:
+    """Refuse a schedule of more than :data:`MAX_TILES` tiles in one line."""
+    n = tile_count(loaded.fusion)
+    if n is not None and n > MAX_TILES:
+        sizes = " ".join(f"{k}={loaded.params[k]}" for k in "MNK" if k in loaded.params)
+        raise TilecError(f"{loaded.path.name}: {sizes} walks {n} linear tiles; tilec derives, "
+                         f"tabulates and draws at most {MAX_TILES} (2**20): use larger tiles or "
+                         f"a smaller problem (tilec show prints the schedule at any size)")
+
+
 class SymbolicCache:
     """Schedules rebuilt over symbols, keyed by the schedule file's text and the parameters that
     are not integers (those stay values in the symbolic build): every launch of one schedule
@@ -355,5 +390,6 @@ def derive_from_file(path: str | Path, overrides: dict[str, Any] | None = None,
     from tilec.transforms.multicast.derive import derive_loaded
 
     loaded = load_schedule(path, overrides)
+    check_tiles(loaded)
     return derive_loaded(loaded, mode, table=table, closed=closed, symbolic=SYMBOLIC.get(loaded),
                          prove=prove)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import sympy
 
 from tilec.proofs import Context, Reasoner
-from tilec.proofs.build import is_int, rebuild
+from tilec.proofs.build import expand, is_int, rebuild
 
 __all__ = ["ProvenSigns", "whole_mods"]
 
@@ -44,7 +44,7 @@ def whole_mods(expr: sympy.Basic) -> sympy.Basic:
     args = [whole_mods(a) for a in expr.args]
     if isinstance(expr, sympy.Mod) and not is_int(args[0]) and is_int(args[1]):
         num, den = sympy.fraction(sympy.together(args[0]))
-        num, den = sympy.expand(num), sympy.expand(den)
+        num, den = expand(num), expand(den)  # the builders' expand: sympy's rebuilds nested Mods wrongly
         if den != 1 and is_int(num) and is_int(den):
             return rebuild(expr, [num, den * args[1]]) / den
     if all(a is b for a, b in zip(args, expr.args, strict=True)):

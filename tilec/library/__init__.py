@@ -7,7 +7,8 @@
 * :mod:`tilec.library.table`: the dispatch table (shape buckets and exact shapes -> configs,
   resolved in gen's order at build time);
 * :mod:`tilec.library.build`: the kernels of the configs and the module's text;
-* :mod:`tilec.library.runtime`: the run-time code copied into the module (imports no tilec).
+* :mod:`tilec.library.checks`, :mod:`tilec.library.runtime`: the run-time code copied into the
+  module (input checks and operands; dispatch, compile cache, explain, stats, the custom op).
 """
 
 from tilec.library.build import BuildError, Library, build_library, module_text

@@ -4,7 +4,8 @@ for any shape (see :mod:`tilec.library`).
 The module holds, in this order: a docstring (what was built, its configurations and how shapes
 find them), the data block (``NAME``, ``DTYPE``, ``KERNELS``: the generated kernel sources,
 ``CONFIGS``, ``TABLES``: one dispatch table per card, :mod:`tilec.library.table`), the run-time
-code (:mod:`tilec.library.runtime`, copied) and ``_setup()``, which registers the custom op.
+code (:mod:`tilec.library.checks` and :mod:`tilec.library.runtime`, copied from their marker
+line on) and ``_setup()``, which registers the custom op.
 """
 
 from __future__ import annotations
@@ -80,14 +81,13 @@ def _lower(path: Path, params: dict[str, Any], shape: tuple[int, int, int], targ
 
 
 def _kernels_of(path: Path, params: dict[str, Any], shape: tuple[int, int, int], target: str
-                ) -> tuple[Any, str, str | None]:
-    """The plan of one config at ``shape`` (N and K rounded up to multiples of 16, so that rows
-    are 16-byte aligned), its kernel source, and the source of its pointer-load sibling (lowered where no row is 16-byte aligned) when the kernel loads an
-    operand by TMA and the schedule lets lowering choose (None otherwise)."""
+                ) -> tuple[Any, str]:
+    """The plan of one config at ``shape`` (N and K rounded up to multiples of 16) and its
+    kernel source, checked to be shape-generic: the source lowered at another shape (M odd, N
+    and K doubled) must be the same text."""
     from tilec.runtime.build import kernel_source
-    from tilec.transforms.plan import LoadKind
 
-    M, N, K = shape[0], -(-shape[1] // 16) * 16, -(-shape[2] // 16) * 16  # rows TMA can load
+    M, N, K = shape[0], -(-shape[1] // 16) * 16, -(-shape[2] // 16) * 16
     plan = _lower(path, params, (M, N, K), target)
     src = kernel_source(plan, target)
     other = _lower(path, params, (2 * M + 1, 2 * N, 2 * K), target)
@@ -96,16 +96,7 @@ def _kernels_of(path: Path, params: dict[str, Any], shape: tuple[int, int, int],
             f"tilec build needs shape-generic kernels, but the {target} printer printed "
             f"different kernels for config {_label(params)} at {M}x{N}x{K} and "
             f"{2 * M + 1}x{2 * N}x{2 * K} (the problem size is baked in: issue 26)")
-    fallback = None
-    if LoadKind.TMA in (plan.a.kind, plan.b.kind):
-        odd = (M, N + 1, K + 1)  # rows of an odd number of elements: no TMA
-        try:
-            ptr = _lower(path, params, odd, target)
-        except UnsupportedError:
-            ptr = None  # the schedule pins TMA loads
-        if ptr is not None and LoadKind.TMA not in (ptr.a.kind, ptr.b.kind):
-            fallback = kernel_source(ptr, target)
-    return plan, src, fallback
+    return plan, src
 
 
 def build_library(schedule: str | Path, overrides: dict[str, Any] | None = None, *,
@@ -173,9 +164,7 @@ def build_library(schedule: str | Path, overrides: dict[str, Any] | None = None,
     for params, one in zip(configs.params, made, strict=True):
         out_configs.append({
             "label": _label(params), "params": params, "tile": one["tile"],
-            "kernel": intern(one["source"]),
-            "fallback": intern(one["fallback"]) if one["fallback"] else None,
-            "tma": one["tma"], "facts": one["facts"]})
+            "kernel": intern(one["source"]), "tma": one["tma"], "facts": one["facts"]})
     first = made[0]
     return Library(
         name=name or path.stem, schedule=path.name, target=target,
@@ -190,8 +179,8 @@ def _config_kernels(args: tuple[Any, ...]) -> dict[str, Any]:
     from tilec.transforms.plan import LoadKind
 
     path, params, shape, target = args
-    plan, src, fallback = _kernels_of(path, params, shape, target)
-    return {"source": src, "fallback": fallback, "tile": (plan.BM, plan.BN, plan.BK),
+    plan, src = _kernels_of(path, params, shape, target)
+    return {"source": src, "tile": (plan.BM, plan.BN, plan.BK),
             "tma": (plan.a.kind is LoadKind.TMA, plan.b.kind is LoadKind.TMA),
             "facts": facts_of(plan), "dtype": _TORCH_DTYPE[plan.dtype.value],
             "out_dtype": _TORCH_DTYPE[plan.c_dtype.value],
@@ -241,19 +230,27 @@ def _usage(lib: Library) -> str:
         where = "; ".join(f"{c}: {counts[c]} buckets" + (f", {exact[c]} exact shapes"
                                                           if exact[c] else "")
                           for c in lib.tables)
-        fb = f", pointer-load kernel {cfg['fallback']}" if cfg["fallback"] else ""
-        lines.append(f"    {i:2d}  {cfg['label']}  (kernel {cfg['kernel']}{fb})  [{where}]")
+        lines.append(f"    {i:2d}  {cfg['label']}  (kernel {cfg['kernel']})  [{where}]")
     return "\n".join(lines)
+
+
+_MARK = "# ---- the built module's code: copied from here on"
+
+
+def _copied(name: str) -> str:
+    """The part of tilec/library/NAME that the built module holds (after its marker line)."""
+    text = (Path(__file__).parent / name).read_text()
+    start = text.index(_MARK)
+    return text[text.index("\n", start) + 1:]
 
 
 def module_text(lib: Library, *, built: str | None = None) -> str:
     """The built module's source (see the module docstring)."""
-    runtime = (Path(__file__).parent / "runtime.py").read_text()
-    runtime = runtime[runtime.index("import hashlib"):]
+    runtime = "\n\n".join(_copied(name) for name in ("checks.py", "runtime.py"))
     any_table = next(iter(lib.tables.values()))
     top = any_table["classes"] - 1
-    doc = f'''"""{lib.name}: C = A @ B for any M, N, K, {lib.dtype}, B {"N x K" if lib.b_layout == "nk"
-                                                               else "K x N"} in memory.
+    layout = "N x K" if lib.b_layout == "nk" else "K x N"
+    doc = f'''"""{lib.name}: C = A @ B for any M, N, K, {lib.dtype}, B {layout} in memory.
 
 Built by tilec build from {lib.schedule} (target {lib.target}) at {built or time.strftime(
     "%Y-%m-%d %H:%M UTC", time.gmtime())}. Standalone: needs torch and Triton, not tilec.
@@ -270,8 +267,7 @@ time from torch.cuda.get_device_name(), TILEC_CARD overrides, else "default"; ta
 per dimension the class c with 2**(c-1) < x <= 2**c (0 for x <= 1), classes 0..{top} (larger
 sizes take class {top}), each bucket resolved at build time at its largest shape (2**c per
 dimension) in tilec gen's order (the user's pins, tuned records, rules files, the heuristic).
-The config's kernel runs; where a row of A or B is not a multiple of 16 bytes and the kernel
-loads it by TMA, the config's pointer-load kernel runs instead.
+The config's kernel runs, its variant chosen by the facts that hold at the shape.
 
 Configurations (index, label, kernels, how many buckets / exact shapes choose it):
 {_usage(lib)}

@@ -3,8 +3,8 @@
 and ends with ``_setup()``. It imports torch (and Triton, lazily, through the kernels), never
 tilec: the built module runs where tilec is not installed.
 
-Per call, :func:`matmul` checks its tensors (one :class:`TilecError` naming the tensor, its shape
-and strides and what is allowed), finds the configuration of the shape (an exact entry, else the
+Per call, :func:`matmul` checks its tensors (:mod:`tilec.library.checks`, copied ahead of this
+file), finds the configuration of the shape (an exact entry, else the
 shape's bucket in the card's table: :func:`_choose`), loads that configuration's kernel on first
 use (the embedded source written to a cache folder and imported: Triton's JIT compiles each
 variant on its first launch and keeps it in memory and in its own disk cache), and runs it. What
@@ -17,18 +17,15 @@ built module alone.
 
 from __future__ import annotations
 
+from tilec.library.checks import TilecError, _check, _check_overlap, _operands  # noqa: F401
+
+# ---- the built module's code: copied from here on (tilec.library.build.module_text) ----
 import hashlib
 import os
 import sys
 import time
 
 import torch
-
-
-class TilecError(ValueError, TypeError):
-    """Bad input to the library: the message names the tensor, its shape and strides and what is
-    allowed. A ValueError and a TypeError, so either ``except`` catches it."""
-
 
 _MEMO: dict = {}  # (M, N, K) -> _Choice, at most _MEMO_MAX shapes
 _MEMO_MAX = 4096
@@ -40,92 +37,11 @@ _CARD: list = []  # the card's table name, detected once
 
 
 # --------------------------------------------------------------------------------------------
-# checks
-# --------------------------------------------------------------------------------------------
-
-
-def _describe(name, x):
-    return f"{name} (shape {tuple(x.shape)}, strides {tuple(x.stride())}, {x.dtype}, {x.device})"
-
-
-def _on_cpu_ok():
-    return os.environ.get("TRITON_INTERPRET") == "1"
-
-
-def _check(a, b, out):
-    """(M, N, K) of ``a @ b`` into ``out``, or a TilecError; reads no data (runs on fake tensors)."""
-    for name, x in (("a", a), ("b", b)) + ((("out", out),) if out is not None else ()):
-        if not isinstance(x, torch.Tensor):
-            raise TilecError(f"{NAME}.matmul: {name} must be a torch.Tensor but is "
-                             f"{type(x).__name__}")
-        if x.dim() != 2:
-            raise TilecError(f"{NAME}.matmul: {_describe(name, x)} must be 2-D (a: M x K, "
-                             f"b: K x N, out: M x N)")
-    for name, x in (("a", a), ("b", b)):
-        if x.dtype != _DTYPE:
-            raise TilecError(f"{NAME}.matmul: {_describe(name, x)} must be {_DTYPE} (this "
-                             f"library was built for {DTYPE}; build another for {x.dtype})")
-    M, K = a.shape
-    K2, N = b.shape
-    if K != K2:
-        raise TilecError(f"{NAME}.matmul: a and b do not agree on K: {_describe('a', a)} is "
-                         f"M x K with K = {K}, {_describe('b', b)} is K x N with K = {K2}")
-    dev = a.device
-    if b.device != dev:
-        raise TilecError(f"{NAME}.matmul: a and b must be on one device but {_describe('a', a)}"
-                         f" and {_describe('b', b)}")
-    if dev.type != "cuda" and not (dev.type in ("cpu", "meta") and _on_cpu_ok()):
-        raise TilecError(f"{NAME}.matmul: {_describe('a', a)} must be on a CUDA device (the "
-                         f"kernels are Triton kernels; TRITON_INTERPRET=1 runs them on CPU)")
-    if out is not None:
-        if tuple(out.shape) != (M, N):
-            raise TilecError(f"{NAME}.matmul: {_describe('out', out)} must have shape "
-                             f"{(M, N)} (a is {M} x {K}, b is {K} x {N})")
-        if out.dtype != _OUT_DTYPE:
-            raise TilecError(f"{NAME}.matmul: {_describe('out', out)} must be {_OUT_DTYPE}")
-        if out.device != dev:
-            raise TilecError(f"{NAME}.matmul: {_describe('out', out)} must be on {dev}, the "
-                             f"device of a and b")
-        if not out.is_contiguous():
-            raise TilecError(f"{NAME}.matmul: {_describe('out', out)} must be contiguous "
-                             f"(strides ({N}, 1)): the kernel stores C row by row")
-    return M, N, K
-
-
-def _span(x):
-    """The byte range [lo, hi) of ``x``'s elements in its storage's address space."""
-    lo = hi = x.data_ptr()
-    for size, stride in zip(x.shape, x.stride()):
-        if stride < 0:
-            lo += (size - 1) * stride * x.element_size()
-        else:
-            hi += (size - 1) * stride * x.element_size()
-    return lo, hi + x.element_size()
-
-
-def _check_overlap(a, b, out):
-    """A TilecError when ``out`` shares memory with ``a`` or ``b`` (the kernel would read what
-    it has already written)."""
-    if out.numel() == 0:
-        return
-    o_lo, o_hi = _span(out)
-    for name, x in (("a", a), ("b", b)):
-        if x.numel() == 0:
-            continue
-        lo, hi = _span(x)
-        if lo < o_hi and o_lo < hi:
-            raise TilecError(f"{NAME}.matmul: out overlaps {name} in memory: "
-                             f"{_describe('out', out)} spans bytes [{o_lo:#x}, {o_hi:#x}), "
-                             f"{_describe(name, x)} spans [{lo:#x}, {hi:#x}); give an out that "
-                             f"shares no memory with a or b")
-
-
-# --------------------------------------------------------------------------------------------
 # dispatch
 # --------------------------------------------------------------------------------------------
 
 
-def card():
+def card() -> str:
     """The name of the table this process uses: ``TILEC_CARD`` if set, else the CUDA card's
     (``h100``, ``h200``) when the build embedded a table for it, else ``default``."""
     if not _CARD:
@@ -137,7 +53,7 @@ def card():
     return _CARD[0]
 
 
-def shape_class(x):
+def shape_class(x: int) -> int:
     """The bucket of a size: ``c`` with ``2**(c-1) < x <= 2**c`` (0 for 0 and 1)."""
     return (x - 1).bit_length() if x > 1 else 0
 
@@ -155,7 +71,7 @@ class _Choice:
 _FACT_FNS: dict = {}
 
 
-def _facts(cfg, M, N, K):
+def _facts(cfg: dict, M: int, N: int, K: int) -> tuple:
     """The facts the config's specialized variant assumes (the plan's, embedded as Python
     conditions on M, N, K), each with whether it holds at (M, N, K)."""
     out = []
@@ -167,13 +83,13 @@ def _facts(cfg, M, N, K):
     return tuple(out)
 
 
-def _rows_aligned(N, K):
+def _rows_aligned(N: int, K: int) -> tuple:
     """Whether A's and B's rows (in the layout the kernel reads) are 16-byte multiples."""
     size = _DTYPE.itemsize
     return (K * size) % 16 == 0, ((K if B_LAYOUT == "nk" else N) * size) % 16 == 0
 
 
-def _choose(M, N, K):
+def _choose(M: int, N: int, K: int) -> _Choice:
     table = TABLES[card()]
     exact = table["exact"].get((M, N, K))
     if exact is not None:
@@ -187,41 +103,38 @@ def _choose(M, N, K):
         where = (f"bucket (M, N, K) classes ({cm}, {cn}, {ck}): "
                  + ", ".join(_bucket_text(d, c, top) for d, c in zip("MNK", (cm, cn, ck))))
     cfg = CONFIGS[index]
-    a_ok, b_ok = _rows_aligned(N, K)
-    kernel, copy_note = cfg["kernel"], ""
-    need_a, need_b = cfg["tma"]
-    if (need_a and not a_ok) or (need_b and not b_ok):
-        if cfg["fallback"] is not None:
-            kernel = cfg["fallback"]
-            copy_note = ("rows not 16-byte multiples: the pointer-load kernel of this config "
-                         "runs (TMA needs 16-byte rows)")
-        else:
-            copy_note = ("rows not 16-byte multiples and the config has no pointer-load kernel "
-                         "(the schedule pins TMA loads): the kernel's launcher copies the "
-                         "operand into 16-byte rows on every call")
+    kernel = cfg["kernel"]
+    unaligned = [f"{name}'s rows ({rows} x {_DTYPE.itemsize} bytes)"
+                 for name, rows, ok, tma in zip(("A", "B"), (K, K if B_LAYOUT == "nk" else N),
+                                                _rows_aligned(N, K), cfg["tma"])
+                 if tma and not ok]
+    copy_note = (" and ".join(unaligned) + " are not 16-byte multiples, which TMA cannot load in "
+                 "place: the kernel's launcher takes them its own way (see its run())"
+                 if unaligned else "")
     facts = _facts(cfg, M, N, K)
     return _Choice(index, kernel, facts, _variant(kernel, facts, M, N, K),
                    table["reasons"][reason], where, copy_note)
 
 
-def _variant(kernel, facts, M, N, K):
+def _variant(kernel: str, facts: tuple, M: int, N: int, K: int) -> tuple:
     """What one compiled kernel serves, as the kernel's launcher keys its compiles: the kernel,
-    whether the facts hold, int64 offsets, and the leading dimensions' divisibility by 16
-    (Triton specializes integer arguments on it) for operands in the kernel's layout."""
+    which facts hold (EVEN_M, EVEN_N, EVEN_K: one flag each), int64 offsets, the leading
+    dimensions' divisibility by 16 (Triton specializes integer arguments on it) for operands
+    in the kernel's layout, and whether A's and B's rows are 16-byte multiples (TMA's rule)."""
     lda, ldb, ldc = K, (K if B_LAYOUT == "nk" else N), N
     wide = max(M * lda, (N if B_LAYOUT == "nk" else K) * ldb, M * ldc) + K + N >= 2 ** 31
-    return (kernel, all(held for _, held in facts), wide,
-            lda % 16 == 0, ldb % 16 == 0, ldc % 16 == 0)
+    return (kernel, tuple(held for _, held in facts), wide,
+            lda % 16 == 0, ldb % 16 == 0, ldc % 16 == 0, *_rows_aligned(N, K))
 
 
-def _bucket_text(dim, c, top):
+def _bucket_text(dim: str, c: int, top: int) -> str:
     lo = 2 ** (c - 1) if c else 0
     if c == top:
         return f"{dim} > {lo}"
     return f"{dim} in ({lo}, {2 ** c}]"
 
 
-def _kernel(kid):
+def _kernel(kid: str) -> object:
     mod = _LOADED.get(kid)
     if mod is None:
         import importlib.util
@@ -245,7 +158,7 @@ def _kernel(kid):
     return mod
 
 
-def _cache_folder():
+def _cache_folder() -> str:
     root = os.environ.get("TILEC_CACHE") or os.path.join(os.path.expanduser("~"), ".cache",
                                                          "tilec")
     folder = os.path.join(root, "library")
@@ -263,19 +176,7 @@ def _cache_folder():
 # --------------------------------------------------------------------------------------------
 
 
-def _operands(a, b):
-    """a as the kernel reads it (M x K, row-major), b likewise (K x N row-major, or N x K
-    row-major for an nk build), each copied only where its layout or base address needs it."""
-    bk = b.t() if B_LAYOUT == "nk" else b
-    copies = 0
-    if not a.is_contiguous() or a.data_ptr() % 16:
-        a, copies = torch.empty(a.shape, dtype=a.dtype, device=a.device).copy_(a), 1
-    if not bk.is_contiguous() or bk.data_ptr() % 16:
-        bk, copies = torch.empty(bk.shape, dtype=bk.dtype, device=bk.device).copy_(bk), copies + 1
-    return a, bk, copies
-
-
-def _run(a, b, out):
+def _run(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None) -> torch.Tensor:
     if (out is None and type(a) is torch.Tensor and type(b) is torch.Tensor
             and a.dtype is _DTYPE and b.dtype is _DTYPE and a.dim() == 2 and b.dim() == 2
             and a.shape[1] == b.shape[0] and a.is_cuda and a.device == b.device):
@@ -315,7 +216,8 @@ def _run(a, b, out):
     return out
 
 
-def matmul(a, b, out=None):
+def matmul(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = None
+           ) -> torch.Tensor:
     """``a @ b``: a is M x K, b is K x N, both of this build's dtype on one CUDA device; returns
     ``out`` (M x N, contiguous; a new tensor when None). Any M, N, K >= 0.
 
@@ -344,13 +246,13 @@ def matmul(a, b, out=None):
     return given if given is not None else res.view(*lead, res.shape[-1])
 
 
-def _tracing(a):
+def _tracing(a: object) -> bool:
     if torch.compiler.is_compiling():
         return True
     return isinstance(a, torch.Tensor) and type(a) is not torch.Tensor and hasattr(a, "fake_mode")
 
 
-def explain(M, N, K):
+def explain(M: int, N: int, K: int) -> str:
     """Which config and kernel variant runs for an M x N x K problem on this card, and why."""
     if min(M, N, K) < 0:
         raise TilecError(f"{NAME}.explain: sizes must be >= 0 but got {M}x{N}x{K}")
@@ -361,24 +263,33 @@ def explain(M, N, K):
     c = _choose(M, N, K)
     cfg = CONFIGS[c.config]
     facts = ", ".join(f"{f} {'holds' if held else 'fails'}" for f, held in c.facts)
-    _, held, wide, *aligned = c.variant
-    variant = "facts" if held else "general"
+    _, held, wide, *aligned = c.variant[:6]
+    variant = _variant_name(c.facts)
     lds = ", ".join(f"{n} {'% 16 == 0' if ok else 'not a multiple of 16'}"
                     for n, ok in zip(("lda", "ldb", "ldc"), aligned))
     lines = [f"{M}x{N}x{K} on table {card()!r}: config {c.config} {cfg['label']} "
              f"(kernel {c.kernel})",
              f"why: {c.why} [{c.where}]",
-             f"facts: {facts} -> the {variant} variant",
-             f"compiled for: {variant} variant, {'int64' if wide else 'int32'} offsets, {lds} "
-             f"({'compiled before in this process' if c.variant in _SEEN else 'not run yet'})"]
+             f"facts: {facts} -> variant {variant}",
+             f"compiled with {'int64' if wide else 'int32'} offsets, {lds} "
+             f"({'run before in this process' if c.variant in _SEEN else 'not run yet'})"]
     if c.copy_note:
         lines.append(c.copy_note)
     return "\n".join(lines)
 
 
-def stats():
+def _variant_name(facts: tuple) -> str:
+    """``facts`` (every fact holds: no boundary mask), ``general`` (none), else the facts the
+    variant assumes."""
+    held = [f for f, h in facts if h]
+    if len(held) == len(facts):
+        return "facts"
+    return "general" if not held else "assuming " + " and ".join(held)
+
+
+def stats() -> dict:
     """Counters of this process: calls, kernels loaded (one per config used), variants run
-    (one compile each: kernel, facts hold, int64 offsets, leading dimensions % 16 == 0), seconds
+    (one compile each: kernel, which facts hold, int64 offsets, leading dimensions % 16), seconds
     their first calls took
     (compile and first launch), operand copies;
     ``triton_compiles``: kernels in Triton's in-memory caches (None under the interpreter)."""
@@ -387,7 +298,7 @@ def stats():
     return out
 
 
-def _triton_compiles():
+def _triton_compiles() -> int | None:
     total, found = 0, False
     for mod in _LOADED.values():
         for obj in vars(mod).values():
@@ -402,7 +313,7 @@ def _triton_compiles():
     return total if found else None
 
 
-def reset_stats():
+def reset_stats() -> None:
     """Zero the counters (the compiled kernels stay cached)."""
     for k in _STATS:
         _STATS[k] = 0.0 if k == "compile_s" else 0
@@ -415,7 +326,7 @@ def reset_stats():
 _OPS: list = []
 
 
-def _namespace():
+def _namespace() -> str:
     digest = hashlib.sha1(repr((NAME, sorted(KERNELS), CONFIGS)).encode()).hexdigest()[:8]
     base = "".join(ch if ch.isalnum() else "_" for ch in f"tilec_{NAME}_{digest}")
     for i in range(1000):
@@ -427,7 +338,7 @@ def _namespace():
     raise RuntimeError("no free torch.library namespace")  # pragma: no cover
 
 
-def _setup():
+def _setup() -> None:
     """Register the custom ops (``matmul`` and ``matmul_out``) with their fake kernels and a
     backward through torch.matmul; set the module's dtypes and log flag."""
     global _DTYPE, _OUT_DTYPE, _LOG, OP_NAMESPACE

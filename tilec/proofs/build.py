@@ -35,7 +35,7 @@ from __future__ import annotations
 from math import gcd as igcd
 
 import sympy
-from sympy import Add, Mod, Mul, Pow, S, ceiling, floor
+from sympy import Add, Integer, Mod, Mul, Pow, S, ceiling, floor
 from sympy.core.relational import Relational
 
 _INT_CACHE: dict[sympy.Basic, bool] = {}
@@ -232,8 +232,9 @@ def mk_mod(p: sympy.Expr, q: sympy.Expr) -> sympy.Expr:
         keep = []
         changed = False
         for t in p.args:
-            if t.is_Integer and q.is_Integer and t % q != t:
-                t, changed = t % q, True
+            if t.is_Integer and q.is_Integer and int(t) % int(q) != int(t):
+                # Python ints: under sympy.evaluate(False) Integer % Integer stays a Mod node
+                t, changed = Integer(int(t) % int(q)), True
                 if t == 0:
                     continue
             elif is_int(t) and exact_quotient(t, q) is not None:
@@ -244,8 +245,10 @@ def mk_mod(p: sympy.Expr, q: sympy.Expr) -> sympy.Expr:
             return mk_mod(Add(*keep), q)
     elif p.is_Mul and q.is_Integer and is_int(p):
         coeff, rest = p.as_coeff_Mul()
-        if coeff.is_Integer and coeff % q != coeff:
-            return mk_mod((coeff % q) * rest, q)
+        if coeff.is_Integer and int(coeff) % int(q) != int(coeff):
+            # Python ints (see above: an unevaluated Mod(1, 2) never equals 1, and recursed)
+            c = int(coeff) % int(q)
+            return S.Zero if c == 0 else mk_mod(Mul(Integer(c), rest), q)
     return Mod(p, q, evaluate=False)
 
 
@@ -407,7 +410,7 @@ def canon(e: sympy.Basic) -> sympy.Basic:
     """``e`` in canonical form: evaluated ``+ * **``, floor/ceiling/Mod/relations through the builders.
 
     A ``Mod`` whose arguments are already canonical is kept as given (an explicitly unevaluated
-    ``Mod(Mod(I, 4*CN), CN)`` is left for the rules, which leave a trace).
+    ``Mod(Mod(I, 4*CN), CN)`` is left for the rules, which leave a trace), unless both are numbers.
     """
     hit = _CANON_CACHE.get(e)
     if hit is not None:
@@ -416,7 +419,8 @@ def canon(e: sympy.Basic) -> sympy.Basic:
         out = e
     else:
         args = [canon(a) for a in e.args]
-        if isinstance(e, Mod) and all(x == y for x, y in zip(args, e.args, strict=True)):
+        if isinstance(e, Mod) and all(x == y for x, y in zip(args, e.args, strict=True)) and not (
+                args[0].is_Number and args[1].is_Number):  # Mod(6, 4) as written is 2
             out = e
         elif isinstance(e, floor | ceiling | Mod) or (isinstance(e, Relational) and e.func in _REL_TRUTH):
             out = rebuild(e, args)

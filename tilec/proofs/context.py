@@ -20,7 +20,7 @@ from enum import Enum
 
 import sympy
 
-from .build import as_expr, is_int, mk_mod
+from .build import as_expr, canon, is_int, mk_mod
 from .trace import text
 
 
@@ -111,12 +111,12 @@ class Context:
 
     def bound(self, sym: sympy.Symbol, upper: sympy.Expr | int) -> Context:
         """State ``0 <= sym < upper``."""
-        self._add(Fact(FactKind.BOUND, sym, as_expr(upper)))
+        self._add(Fact(FactKind.BOUND, sym, canon(as_expr(upper))))
         return self
 
     def divisible(self, n: sympy.Expr, d: sympy.Expr | int) -> Context:
         """State ``n % d == 0`` (a fact nvFuser cannot assume; tilec reports each use)."""
-        self._add(Fact(FactKind.DIVISIBLE, as_expr(n), as_expr(d)))
+        self._add(Fact(FactKind.DIVISIBLE, canon(as_expr(n)), canon(as_expr(d))))
         return self
 
     def signed(self, *syms: sympy.Symbol) -> Context:
@@ -153,7 +153,7 @@ class Context:
         small, big = (c.lhs, c.rhs) if isinstance(c, sympy.Lt | sympy.Le) else (c.rhs, c.lhs)
         if not (is_int(small) and is_int(big)):
             return  # x < CN/2 between non-integers: not an integer fact
-        gap = sympy.expand(big - small - (1 if isinstance(c, sympy.Lt | sympy.Gt) else 0))
+        gap = canon(sympy.expand(big - small - (1 if isinstance(c, sympy.Lt | sympy.Gt) else 0)))
         if not gap.is_number:
             self._add(Fact(FactKind.NONNEG, gap))
 

@@ -156,7 +156,7 @@ def implies(p: sympy.Basic, q: sympy.Basic, ctx: Context | None = None) -> bool:
     True
     """
     ctx = ctx or Context()
-    p, q = as_expr(p), as_expr(q)
+    p, q = canon(as_expr(p)), canon(as_expr(q))  # numbers as written (Mod(6, 4)) are numbers
     if q is sympy.true or p is sympy.false or p == q:
         return True
     have = set(sympy.And.make_args(p))

@@ -4,6 +4,7 @@ any shape (:mod:`tilec.library`; docs/library.md)."""
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 
 from tilec.app.commands.common import overrides, positive_int, write_output
@@ -58,6 +59,11 @@ def run(args: argparse.Namespace) -> int:
                         card=args.card, shapes=args.shape, max_size=args.max_size,
                         tuned=not args.no_tuned, name=name, jobs=args.jobs)
     write_output(args, module_text(lib))
+    if args.json:  # the module went to -o; stdout says what it holds
+        print(json.dumps({"module": args.output, "name": name, "dtype": lib.dtype,
+                          "b_layout": lib.b_layout, "tables": list(lib.tables),
+                          "configs": [c["label"] for c in lib.configs],
+                          "kernels": len(lib.kernels), "notes": lib.notes}, indent=1))
     print(f"tilec: {len(lib.configs)} configs, {len(lib.kernels)} kernels, tables: "
           f"{', '.join(lib.tables)}", file=sys.stderr)
     for note in lib.notes:

@@ -14,7 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tilec.app.loader import parse_params
+from tilec.app.loader import check_tiles, parse_params
+from tilec.app.progress import Status
 from tilec.errors import TilecError
 
 if TYPE_CHECKING:
@@ -61,44 +62,10 @@ def load_args(args: argparse.Namespace) -> LoadedSchedule:
     loaded = load_schedule(args.schedule, overrides(args),
                            target=getattr(args, "target", "triton"),
                            tuned=not getattr(args, "no_tuned", False), rules=rules)
-    if args.command != "show":  # show prints the IR whatever its size; the others walk the tiles
+    # show prints the IR whatever its size; the other commands walk the tiles
+    if getattr(args, "command", None) != "show":
         check_tiles(loaded)
     return loaded
-
-
-MAX_TILES = 2**20  # linear tiles a command walks: past it lowering, tables and pictures take
-# minutes (a 131072^2 GEMM of 128x256 tiles, 524288 tiles: masks 16 s, explain 23 s)
-
-
-def tile_count(fusion: Any) -> int | None:
-    """The linear tiles of a schedule: the product of C's loop extents outside the tile (before
-    the first Mma or thread axis), reductions left out; None where an extent is symbolic.
-
-    >>> from tilec.app.loader import load_schedule
-    >>> tile_count(load_schedule("examples/seed004_persistent_cluster.py").fusion)  # 16 x 132
-    2112
-    """
-    n = 1
-    for ax in fusion.c.loop:
-        if ax.ptype.value == "mma" or ax.ptype.is_thread:
-            break
-        if ax.is_reduction:
-            continue
-        try:
-            n *= int(ax.extent)
-        except TypeError:
-            return None
-    return n
-
-
-def check_tiles(loaded: LoadedSchedule) -> None:
-    """Refuse a schedule of more than :data:`MAX_TILES` tiles in one line."""
-    n = tile_count(loaded.fusion)
-    if n is not None and n > MAX_TILES:
-        sizes = " ".join(f"{k}={loaded.params[k]}" for k in "MNK" if k in loaded.params)
-        raise TilecError(f"{loaded.path.name}: {sizes} walks {n} linear tiles; tilec derives, "
-                         f"tabulates and draws at most {MAX_TILES} (2**20): use larger tiles or "
-                         f"a smaller problem (tilec show prints the schedule at any size)")
 
 
 def write_output(args: argparse.Namespace, text: str) -> None:
@@ -183,8 +150,13 @@ def derive(args: argparse.Namespace) -> Any:
     from tilec.transforms.multicast.derive import derive_loaded
 
     loaded = load_schedule(args.schedule, overrides(args))
+    symbolic = [k for k, v in loaded.params.items() if v == k or hasattr(v, "free_symbols")]
+    if symbolic:  # (show and explain take --param N=N; the table needs numbers)
+        raise TilecError(f"the multicast table needs numbers but {', '.join(symbolic)} "
+                         f"{'is' if len(symbolic) == 1 else 'are'} symbolic")
     check_tiles(loaded)
-    return derive_loaded(loaded, args.mode, symbolic=SYMBOLIC.get(loaded))
+    with Status(f"{args.command}: deriving the multicast forms of {loaded.path.name}"):
+        return derive_loaded(loaded, args.mode, symbolic=SYMBOLIC.get(loaded))
 
 
 def require_gpu(what: str) -> Any:

@@ -12,6 +12,7 @@ from typing import Any
 from tilec.app.commands.common import derive, load_args, mode_option, write_output
 from tilec.app.commands.masks import readable_form, scope_lines
 from tilec.app.commands.show import show_data
+from tilec.app.progress import Status
 from tilec.errors import TilecError
 from tilec.lru import LRU
 from tilec.runtime.build import is_thread_level
@@ -43,7 +44,8 @@ def explain_sections(args: argparse.Namespace, loaded: Any) -> dict[str, Any]:
     sections: dict[str, Any] = {}
     for title, fn in _explainers():
         try:
-            sec = fn(args, loaded)
+            with Status(f"explain: {title}"):  # a long step says what it is doing
+                sec = fn(args, loaded)
         except TilecError as e:
             sec = {"applicable": False, "text": f"(not applicable: {e})"}
         sections[title] = {"applicable": True, **sec}

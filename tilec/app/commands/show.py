@@ -52,9 +52,14 @@ def kernel_launch(loaded: LoadedSchedule, target: str = "triton") -> Any:
     from tilec.ir import infer_launch
     from tilec.runtime.build import is_thread_level, kernel_plan
 
+    from tilec.app.loader import MAX_TILES, tile_count
+
     launch = infer_launch(loaded.fusion)
     if is_thread_level(loaded.fusion):
         return launch  # the schedule binds the threads itself
+    tiles = tile_count(loaded.fusion)
+    if tiles is None or tiles > MAX_TILES:
+        return launch  # symbolic, or too many tiles to lower (show prints any size)
     try:
         plan = kernel_plan(loaded, target=target)
     except TilecError:

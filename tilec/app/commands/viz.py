@@ -15,6 +15,7 @@ from typing import Any
 
 from tilec.app.commands.common import atomic_path, derive, load_args, mode_option, positive_int
 from tilec.app.commands.explain import lowered
+from tilec.app.progress import Status
 from tilec.errors import TilecError
 from tilec.runtime.build import is_thread_level
 
@@ -88,7 +89,8 @@ def run(args: argparse.Namespace) -> int:
     if args.kind == "threads":
         raise TilecError(f"{loaded.path.name}: viz --kind threads draws thread-level schedules "
                          f"(TIDx/TIDy axes); this one is tile-level")
-    plan = lowered(loaded)
+    with Status(f"viz: lowering {loaded.path.name}"):
+        plan = lowered(loaded)
     if args.kind in ("timeline", "all") and plan.tiles > viz.MAX_TIMELINE_TILES:
         raise TilecError(f"{loaded.path.name}: viz --kind {args.kind} draws at most "
                          f"{viz.MAX_TIMELINE_TILES} tiles on the SM timeline (a block per tile "
@@ -104,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
         derivation = derive(args)
     sms = args.sms if args.sms is not None else min(plan.work.grid, 132)
     path = Path(args.output or f"{loaded.path.stem}_{args.kind}.png")
-    with _picture_out(str(path)) as (out, fmt):
+    with _picture_out(str(path)) as (out, fmt), Status(f"viz: drawing {args.kind}"):
         viz.render(args.kind, out, plan=plan, grid=grid, cluster_size=cs,
                    derivation=derivation, mode=args.mode, sms=sms, size=size,
                    max_rounds=args.rounds, fmt=fmt)

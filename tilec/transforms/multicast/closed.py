@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 import sympy
 
 from tilec.lru import LRU
+from tilec.proofs.build import mk_mod
 from tilec.proofs.evaluate import compile_int
 from tilec.proofs.trace import text
 from tilec.transforms.multicast.derive import R1, R2, RANK, launch_table, launch_values, same_box
@@ -47,7 +48,9 @@ if TYPE_CHECKING:
     from tilec.proofs import Context, Fact
     from tilec.transforms.multicast.derive import AlivePart, OperandForms, OperandMulticast, Row
 
-_J = sympy.Symbol("j", integer=True, nonnegative=True)
+# the geometric sums' index: an integer and nothing more (sympy's Sum.doit gives its dummy the
+# assumptions both limits share; a sign stated here could contradict them: InconsistentAssumptions)
+_J = sympy.Symbol("j", integer=True)
 _DEBUG = bool(__import__("os").environ.get("TILEC_MC_DEBUG"))
 
 
@@ -448,7 +451,12 @@ def _parameter_facts(facts: list[Fact], op: OperandMulticast) -> tuple[Fact, ...
     def free(f: Fact) -> set[sympy.Basic]:
         return f.subject.free_symbols | (f.other.free_symbols if f.other is not None else set())
 
-    return tuple(dict.fromkeys(f for f in facts if free(f) and not free(f) & loop))
+    def trivial(f: Fact) -> bool:  # 24*ceiling(M/BM) % 2 == 0: true for every value
+        return f.kind.value == "divisible" and f.other is not None and mk_mod(
+            f.subject, f.other) == 0
+
+    return tuple(dict.fromkeys(f for f in facts if free(f) and not free(f) & loop
+                               and not trivial(f)))
 
 
 def _disagreement(op: OperandMulticast, closed: ClosedForm, values: dict[sympy.Symbol, int]

@@ -97,9 +97,10 @@ class SimtPlan:
     """A SIMT fp32 GEMM kernel: C[M, N] = A[M, K] @ B[K, N], all row-major.
 
     Lowered at the reference launch (``M``, ``N``, ``K`` integers: the analyses, tables and
-    tests read it) and, in ``variants``, over the run-time sizes: each variant a plan whose
-    sizes and leading dimensions are the symbols ``M``, ``N``, ``K``, ``lda``, ``ldb``, ``ldc``
-    (or multiples of them, the variant's facts).  The printer prints the variants only."""
+    tests read it) and, in :func:`variants_of` (lowered on first use, cached), over the
+    run-time sizes: each variant a plan whose sizes and leading dimensions are the symbols
+    ``M``, ``N``, ``K``, ``lda``, ``ldb``, ``ldc`` (or multiples of them, the variant's facts).
+    The printer prints the variants only."""
 
     name: str
     M: int
@@ -137,7 +138,7 @@ class SimtPlan:
     ldc: sympy.Expr | int = 0
     vec_c: int = 1  # width of the global accesses along N: C stores (and unstaged B loads)
     decomposition: DecompositionChoice | None = None  # the work split's kind (None: one CTA per tile)
-    variants: tuple[SimtVariant, ...] = ()  # the run-time kernels, most facts first
+    variants: tuple[SimtVariant, ...] = ()  # the run-time kernels, most facts first (variants_of)
 
     @property
     def threads(self) -> int:
@@ -254,7 +255,7 @@ class SimtVariant:
     back: dict[sympy.Symbol, sympy.Expr]
 
 
-def lower_simt(fusion: GemmFusion, *, name: str = "tilec_simt", variants: bool = True) -> SimtPlan:
+def lower_simt(fusion: GemmFusion, *, name: str = "tilec_simt", variants: bool = False) -> SimtPlan:
     """Derive the SIMT kernel of a thread-level schedule of ``fusion.c`` (see module docstring).
 
     The fusion's :class:`~tilec.ir.threads.ThreadOptions` give the shared buffers per operand
@@ -262,8 +263,9 @@ def lower_simt(fusion: GemmFusion, *, name: str = "tilec_simt", variants: bool =
     sync, compute, sync), the register buffers of the k-slice, the shared tiles' pads and the
     CTAs per SM the compiler must fit.
 
-    The fusion's sizes are the reference launch; with ``variants`` the schedule's trace is
-    replayed over symbolic sizes (:func:`run_time_variants`) and lowered once per set of facts.
+    The fusion's sizes are the reference launch; the run-time variants (the schedule's trace
+    replayed over symbolic sizes, lowered once per set of facts) are :func:`variants_of` the
+    plan, lowered when the printer first asks (or here, with ``variants``).
     """
     sizes = []
     for d, e in (("M", fusion.M), ("N", fusion.N), ("K", fusion.K)):
@@ -277,10 +279,28 @@ def lower_simt(fusion: GemmFusion, *, name: str = "tilec_simt", variants: bool =
     ref = _lower(fusion, name, (M, N, K), (K, N, N))
     if not variants:
         return ref
-    return replace(ref, variants=run_time_variants(fusion, ref))
+    return replace(ref, variants=variants_of(ref))
 
 
-def run_time_variants(fusion: GemmFusion, ref: SimtPlan) -> tuple[SimtVariant, ...]:
+_VARIANTS: dict[int, tuple[SimtPlan, tuple[SimtVariant, ...]]] = {}
+
+
+def variants_of(plan: SimtPlan) -> tuple[SimtVariant, ...]:
+    """The plan's run-time variants (:func:`run_time_variants` of the schedule it was lowered
+    from, ``plan.schedule``), lowered once per plan object."""
+    if plan.variants:
+        return plan.variants
+    hit = _VARIANTS.get(id(plan))
+    if hit is not None and hit[0] is plan:
+        return hit[1]
+    out = run_time_variants(plan.schedule, plan)
+    if len(_VARIANTS) > 64:
+        _VARIANTS.clear()
+    _VARIANTS[id(plan)] = (plan, out)
+    return out
+
+
+def run_time_variants(schedule: str, ref: SimtPlan) -> tuple[SimtVariant, ...]:
     """The kernels the launcher chooses among, most facts first: ``tiles`` (M, N, K multiples
     of the CTA and K tiles, leading dimensions of 4 elements and 16-byte aligned pointers: no
     boundary predicate, every vector the schedule asks for), ``aligned`` (N and K multiples of
@@ -309,23 +329,22 @@ def run_time_variants(fusion: GemmFusion, ref: SimtPlan) -> tuple[SimtVariant, .
         v_lds = tuple(multiple(s, align) for s in lds)
         if align > 1:
             facts.append(f"(A | B | C) % {4 * align} == 0")  # the pointers' addresses
-        g = _replay(fusion, *v_sizes)
+        g = _replay(schedule, *v_sizes)
         plan = _lower(g, ref.name, v_sizes, v_lds)
         out.append(SimtVariant(vname, tuple(dict.fromkeys(facts)), plan, back))
     return tuple(out)
 
 
-def _replay(fusion: GemmFusion, M: sympy.Expr, N: sympy.Expr, K: sympy.Expr) -> GemmFusion:
-    """The fusion's schedule trace run again on a fusion of sizes ``M``, ``N``, ``K``."""
+def _replay(schedule: str, M: sympy.Expr, N: sympy.Expr, K: sympy.Expr) -> GemmFusion:
+    """The schedule's trace (``str(fusion.schedule)``: its import, the fusion's creation, its
+    calls) run again on a fusion of sizes ``M``, ``N``, ``K``."""
     from tilec.errors import TilecError
-
-    sched = fusion.schedule
 
     def make(**kw: object) -> GemmFusion:
         return GemmFusion(**{**kw, "M": M, "N": N, "K": K})  # type: ignore[arg-type]
 
     ns: dict[str, object] = {"GemmFusion": make, "ParallelType": ParallelType}
-    program = "\n".join([sched.header, *(str(c) for c in sched.calls)])
+    program = "\n".join(ln for ln in schedule.splitlines() if not ln.startswith("from tilec.ir import"))
     try:
         exec(compile(program, "<tilec schedule, run-time sizes>", "exec"), ns)
     except (TilecError, TypeError, ValueError) as e:

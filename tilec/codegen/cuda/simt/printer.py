@@ -51,7 +51,7 @@ from tilec.codegen.cuda.runtime import INDEX_HELPERS
 from tilec.codegen.cuda.simt.text import ASYNC_HELPERS, LANE, TICKET_HELPER, VT, ZERO
 from tilec.codegen.cuda.simt.units import host_section, in_place, partials, units
 from tilec.errors import UnsupportedError
-from tilec.transforms.simt.lower import RegAxis, SimtPlan, SimtVariant
+from tilec.transforms.simt.lower import RegAxis, SimtPlan, SimtVariant, variants_of
 from tilec.transforms.simt.staging import STATIC_SMEM, TileCopy
 
 
@@ -62,11 +62,8 @@ class SimtCudaPrinter:
     def __init__(self, plan: SimtPlan) -> None:
         if not plan.name.isidentifier():
             raise UnsupportedError(f"SIMT printer: kernel name {plan.name!r} is not a C identifier")
-        if not plan.variants:
-            raise UnsupportedError("SIMT printer: the plan has no run-time variants "
-                                   "(lower it with lower_simt(..., variants=True))")
         self.ref = plan
-        self.variants = list(plan.variants)
+        self.variants = list(variants_of(plan))
         self.general = self.variants[-1].plan
         self.use(self.variants[-1])
         self.ex = CudaExprPrinter()
@@ -538,6 +535,30 @@ class SimtCudaPrinter:
             f"  m = {self.c(p.m_expr)}; n = {self.c(p.n_expr.xreplace(v0))};",
             f"  return {guard};  // {p.vec_c} element(s) from n",
             "}"])
+
+    def copy_functions(self) -> list[str]:
+        """``copy_<A|B>_<variant>``: copy ``it`` of thread ``tid`` of the K tile ``ko`` of a
+        CTA: whether it reads (the tile copy's guard; false: zero-filled) and the element index
+        of its first element (``vec`` consecutive), the expressions the kernel's copies print;
+        host-compilable (the tests count every element each CTA loads at run-time shapes)."""
+        st = self.p.staging
+        if st is None:
+            return []
+        out = []
+        for cp in (st.a, st.b):
+            g = "true" if cp.guard is sympy.true else self.c(cp.guard)
+            live = (f"if (tid + it * {self.p.threads} >= {cp.rows * cp.cols // cp.vec}) return false;"
+                    if cp.guard_idx else "")
+            out += [f"TILEC_HD bool copy_{cp.operand}_{self.v.name}(const Shape& S, int tid, int it, "
+                    f"int bidx, int bidy, int {st.ko}, long long& idx) {{  // {cp.vec} element(s)",
+                    "  [[maybe_unused]] const int M = S.M, N = S.N, K = S.K, lda = S.lda, "
+                    "ldb = S.ldb, ldc = S.ldc;",
+                    f"  (void)bidx; (void)bidy; (void){st.ko};",
+                    *([f"  {live}"] if live else []),
+                    f"  idx = {self.c(cp.global_index)};",
+                    f"  return {g};",
+                    "}"]
+        return out
 
     # -- host ----------------------------------------------------------------------------------
     def launch_variant(self, i: int, v: SimtVariant) -> list[str]:

@@ -16,7 +16,23 @@ import sympy
 from tilec.codegen.cuda.expr import CudaExprPrinter
 from tilec.codegen.cuda.simt.text import LANE, VT
 from tilec.proofs import Context
-from tilec.transforms.plan import CTA, IT_BEGIN, IT_END, PART, TILE, UNIT, Decomposition, Fixup, J, WorkSplit
+from tilec.ir.types import DecompositionChoice
+from tilec.transforms.plan import (
+    CTA,
+    IT_BEGIN,
+    IT_END,
+    PART,
+    SIZE_K,
+    SIZE_M,
+    SIZE_N,
+    TILE,
+    UNIT,
+    Decomposition,
+    Fixup,
+    J,
+    SplitRule,
+    WorkSplit,
+)
 from tilec.transforms.simt.lower import SimtPlan
 
 if TYPE_CHECKING:
@@ -146,6 +162,7 @@ def host_section(pr: SimtCudaPrinter) -> str:
     for v in pr.variants:
         pr.use(v)
         lines.append(pr.store_function())
+        lines += pr.copy_functions()
     pr.use(pr.variants[-1])
     if pr.split:
         lines += work_section(pr)
@@ -175,11 +192,7 @@ def work_section(pr: SimtCudaPrinter) -> list[str]:
             "  (void)sms;",
             f"  W.gx = tiles_n; W.groups = tiles; W.k_iters = (K + {gen.staging.BK - 1}) / {gen.staging.BK};",
             "  W.splits = 1; W.dp_tiles = tiles; W.workers = tiles;"]
-    if kind is Decomposition.SPLIT_K:
-        out += [f"  W.splits = {d.splits} < W.k_iters ? {d.splits} : W.k_iters;",
-                "  W.workers = tiles * W.splits; W.dp_tiles = W.splits > 1 ? 0 : tiles;",
-                "  if (W.splits > 1) { W.partial_tiles = tiles; W.partial_slots = (long long)tiles * W.splits; }"]
-    elif kind is Decomposition.DP_FRONT_TAIL:
+    if kind is Decomposition.DP_FRONT_TAIL:
         out += ["  const int rem = tiles % sms;",
                 "  const int front = rem ? (int)(((long long)rem * W.k_iters + sms - 1) / sms) : W.k_iters;",
                 "  const int sk = (rem && sms - rem <= (long long)rem * (W.k_iters - front)) ? rem : 0;",
@@ -199,25 +212,8 @@ def work_section(pr: SimtCudaPrinter) -> list[str]:
                 "    W.ft_slots = 1 + (int)most;",
                 "  }",
                 "  W.partial_tiles = sk; W.partial_slots = (long long)sk * W.ft_slots;"]
-    else:
-        first = kind in (Decomposition.STREAM_K, Decomposition.TWO_TILE_SK_DP)
-        sk = {Decomposition.STREAM_K: "tiles",
-              Decomposition.DP_ONE_SK_WAVE: "rem + (full >= 1 && 0 < rem && rem < sms / 2 ? sms : 0)",
-              Decomposition.TWO_TILE_SK_DP: "rem ? rem + (full >= 1 ? sms : 0) : 0",
-              Decomposition.STREAM_K_PP: (
-                  "0" if d.sk_waves == 0 else
-                  f"tiles < (rem ? rem : sms) + {d.sk_waves - 1} * sms ? tiles : "
-                  f"(rem ? rem : sms) + {d.sk_waves - 1} * sms")}[kind]
-        out += ["  const int full = tiles / sms, rem = tiles % sms;",
-                "  (void)full; (void)rem;",
-                f"  const int sk = {sk};",
-                f"  const bool first = {'true' if first else 'false'};  // Stream-K tiles first",
-                "  W.sk_tiles = sk; W.sk_iters = (long long)sk * W.k_iters;",
-                "  W.sk_ctas = sk ? (int)(W.sk_iters < sms ? W.sk_iters : sms) : 0;",
-                "  const int dp = tiles - sk, dp_ctas = dp < sms ? dp : sms;",
-                "  W.workers = W.sk_ctas > dp_ctas ? W.sk_ctas : dp_ctas;",
-                "  W.sk_start = first ? 0 : tiles - sk; W.dp_start = first ? sk : 0; W.dp_tiles = dp;",
-                "  W.partial_tiles = sk; W.partial_slots = 2LL * W.sk_ctas;"]
+    else:  # generic's closed forms of the split's numbers (decompose.split_forms), printed
+        out += forms_lines(gen, d)
     out += ["  return W;", "}"]
     out += walk_functions(kind, partials(ref))
     # the rows of C a tile covers: m_base at its block indices
@@ -240,6 +236,56 @@ def work_section(pr: SimtCudaPrinter) -> list[str]:
             f"  r0 = lo; r1 = hi + {ref.BM} < S.M ? hi + {ref.BM} : S.M;",
             "}"]
     return out
+
+
+def forms_lines(gen: SimtPlan, d: DecompositionChoice) -> list[str]:
+    """``make_work``'s numbers for split-K and the Stream-K family: the closed forms of
+    :func:`tilec.transforms.decompose.split_forms` (what ``make_work_split`` gives at M, N,
+    K), over the launch's tile counts (``sms`` unset: the tiles, as the reference's split),
+    printed in 64-bit arithmetic; the rest follows from them as in ``WorkSplit``."""
+    from tilec.transforms.decompose import split_forms
+
+    st = gen.staging
+    assert st is not None
+    tm_, tn_ = sympy.ceiling(SIZE_M / gen.BM), sympy.ceiling(SIZE_N / gen.BN)
+    kt_ = sympy.ceiling(SIZE_K / st.BK)
+    tiles = tm_ * tn_
+    rule = SplitRule(d.kind, ctas=0, sms=d.sms or tiles, BM=gen.BM, BN=gen.BN, BK=st.BK,  # type: ignore[arg-type]
+                     num_tiles=tiles, splits=d.splits, sk_waves=d.sk_waves, fixup=d.fixup)
+    forms = split_forms(rule)
+    names = {n: sympy.Symbol(v, integer=True, positive=True)
+             for n, v in (("tiles_m", "tm"), ("tiles_n", "tn"), ("k_iters", "kt"), ("tiles", "T"))}
+    ctx = Context()
+
+    def c(e: sympy.Expr) -> str:
+        e = sympy.sympify(e).subs({tm_: names["tiles_m"], tn_: names["tiles_n"], kt_: names["k_iters"]})
+        e = e.subs(names["tiles_m"] * names["tiles_n"], names["tiles"])
+        return CudaExprPrinter(ctx=ctx, wide=True).doprint(e)
+
+    first = kind_first(d.kind)
+    out = ["  {  // decompose.split_forms: the split's numbers as expressions of the tile counts",
+           "    const long long tm = tiles_m, tn = tiles_n, kt = W.k_iters, T = tm * tn;",
+           "    (void)tm; (void)tn; (void)kt; (void)T;",
+           f"    W.workers = (int)({c(forms['grid'])});",
+           f"    W.splits = (int)({c(forms['splits'])});",
+           f"    W.sk_tiles = (int)({c(forms['sk_tiles'])});",
+           f"    W.sk_ctas = (int)({c(forms['sk_ctas'])});",
+           f"    W.sk_start = (int)({c(forms['sk_start'])});",
+           "  }",
+           "  W.sk_iters = (long long)W.sk_tiles * W.k_iters;"]
+    if d.kind is Decomposition.SPLIT_K:
+        out += ["  W.dp_tiles = W.splits > 1 ? 0 : tiles;",
+                "  if (W.splits > 1) { W.partial_tiles = tiles; W.partial_slots = (long long)tiles * W.splits; }"]
+    else:
+        out += [f"  W.dp_start = {'W.sk_tiles' if first else '0'}; W.dp_tiles = tiles - W.sk_tiles;  "
+                f"// the Stream-K tiles {'first' if first else 'last'}",
+                "  W.partial_tiles = W.sk_tiles; W.partial_slots = 2LL * W.sk_ctas;"]
+    return out
+
+
+def kind_first(kind: Decomposition) -> bool:
+    """The Stream-K region comes first in the tile order (``WorkSplit.sk_first``)."""
+    return kind in (Decomposition.STREAM_K, Decomposition.TWO_TILE_SK_DP)
 
 
 def walk_functions(kind: Decomposition, with_partials: bool) -> list[str]:
@@ -298,7 +344,7 @@ def walk_functions(kind: Decomposition, with_partials: bool) -> list[str]:
     it_begin, it_end = w.sk_range(CTA)
     first_t, end_t = w.sk_tiles_of(IT_BEGIN, IT_END)
     k_begin, k_end = w.sk_unit_range(TILE, IT_BEGIN, IT_END)
-    sk_first = kind in (Decomposition.STREAM_K, Decomposition.TWO_TILE_SK_DP)
+    sk_first = kind_first(kind)
     out = [
         f"// {kind.value}: Stream-K over tiles [sk_start, sk_start + sk_tiles) cut evenly over "
         f"sk_ctas CTAs by k-iterations; the other tiles data-parallel "
