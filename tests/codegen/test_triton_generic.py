@@ -95,15 +95,23 @@ def test_one_kernel_serves_every_shape(name: str, variants) -> None:  # type: ig
 
 
 @pytest.mark.parametrize("b_t", [False, True])
-def test_tma_fp32_at_shapes_tma_cannot_take_directly(b_t: bool) -> None:
-    # tensor descriptors per call: rows of 7 or 9 fp32 (28, 36 bytes) are not 16-byte multiples,
-    # the launcher copies such operands into aligned rows; M = 1 and a box past every edge
+@pytest.mark.parametrize("copy", [False, True])
+def test_tma_loads_where_rows_allow_and_pointers_elsewhere(b_t: bool, copy: bool,
+                                                           monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # a TMA configuration: rows of 7 or 9 fp32 (28, 36 bytes) are not 16-byte multiples, so that
+    # operand runs the variant with masked pointer loads (or, with _COPY_UNALIGNED, is copied
+    # into aligned rows and keeps TMA); M = 1 and boxes past every edge
     p = plan(64, 64, 64, 16, 16, 16, dtype=DType.FP32, load=LoadKind.TMA, b_transposed=b_t,
              decomposition="streamk", sms=3, fixup=Fixup.DETERMINISTIC)
     assert (p.a.kind, p.b.kind) == (LoadKind.TMA, LoadKind.TMA)
     mod = load(p)
+    monkeypatch.setattr(mod, "_COPY_UNALIGNED", copy)
+    seen: list[bool] = []
+    rows_aligned = mod._rows_aligned
+    monkeypatch.setattr(mod, "_rows_aligned", lambda x: seen.append(rows_aligned(x)) or seen[-1])
     for i, (M, N, K) in enumerate([(64, 64, 64), (1, 20, 7), (33, 9, 40), (50, 48, 9)]):
         check(mod, M, N, K, DType.FP32, b_t=b_t, seed=i)
+    assert True in seen and False in seen  # both kinds of load ran (or were copied into TMA)
 
 
 def test_empty_problems() -> None:

@@ -96,7 +96,7 @@ def header(k: Kernel) -> str:
     c("                               a boundary mask: " + ", ".join(py.doprint(f) for f in p.facts)
       + ".")
     c("  gemm_kernel[(GRID,)](a, b, c, " + ("ws, tickets, " if k.partials else "")
-      + "M, N, K, lda, ldb, ldc, EVEN_M=, EVEN_N=, EVEN_K=, WIDE=)")
+      + "M, N, K, lda, ldb, ldc, EVEN_M=, EVEN_N=, EVEN_K=, TMA_A=, TMA_B=, WIDE=)")
     c("                               the kernel (it computes the numbers from M, N, K itself);")
     c("                               a, b are tensor descriptors where loaded by TMA.")
     c('"""')

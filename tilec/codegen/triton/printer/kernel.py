@@ -117,7 +117,9 @@ def check(p: KernelPlan) -> None:
 SHAPE_ARGS = ("M", "N", "K", "lda", "ldb", "ldc")
 # the variant's compile-time flags: the facts (BM divides M, BN divides N, BK divides K: no
 # boundary mask along that size) and int64 offsets
-FLAGS = ("EVEN_M", "EVEN_N", "EVEN_K", "WIDE")
+# and, per operand loaded by TMA, whether its rows take TMA this call (16-byte aligned base and
+# row stride: else the variant loads it through masked pointers); then int64 offsets
+FLAGS = ("EVEN_M", "EVEN_N", "EVEN_K", "TMA_A", "TMA_B", "WIDE")
 
 
 @dataclass(frozen=True)

@@ -45,9 +45,10 @@ def load_fn(k: Kernel, op: OperandLoad) -> str:
     """``load_a(a, pid_m, ki, KMASK, ...)`` -> [BM, BK]; ``load_b(b, pid_n, ki, KMASK, ...)``
     -> [BK, BN].
 
-    Tensor descriptors are made per call from the run-time shape: TMA fills the box past the
-    edges with zeros. Pointer loads mask rows past M (N) unless EVEN_M (EVEN_N), and columns
-    past K where ``KMASK`` (BK does not divide K)."""
+    An operand the plan loads by TMA is a tensor descriptor made per call from the run-time
+    shape where its rows are 16-byte aligned (``TMA_A``/``TMA_B``: TMA fills the box past the
+    edges with zeros), else a pointer. Pointer loads mask rows past M (N) unless EVEN_M
+    (EVEN_N), and columns past K where ``KMASK`` (BK does not divide K)."""
     p = k.plan
     is_a = op.name == "A"
     fn, arg, pid = ("load_a", "a", "pid_m") if is_a else ("load_b", "b", "pid_n")
@@ -58,13 +59,17 @@ def load_fn(k: Kernel, op: OperandLoad) -> str:
     c("@triton.jit", f"def {fn}({arg}, {pid}, ki, KMASK: tl.constexpr, {k.params}):")
     c.indent()
     if op.kind is LoadKind.TMA:
+        c(f"if TMA_{op.name}:  # a tensor descriptor: TMA fills the box past the edges with zeros")
+        c.indent()
         if is_a:
             c(f"return {arg}.load([{pid} * BM, ki * BK])")
         elif stored_t:
             c(f"return {arg}.load([{pid} * BN, ki * BK]).T")
         else:
             c(f"return {arg}.load([ki * BK, {pid} * BN])")
-        return c.text()
+        c.dedent()
+        c("else:  # rows TMA cannot take (unaligned base or row stride): masked pointer loads")
+        c.indent()
     c(f"offs_r = {pid} * {rows_b} + tl.arange(0, {rows_b})")
     c(f"offs_r = tl.max_contiguous(tl.multiple_of(offs_r, {rows_b}), {rows_b})")
     c("offs_k = ki * BK + tl.arange(0, BK)")
