@@ -98,6 +98,10 @@ def main() -> int:
         torch.cuda.synchronize()
     del w
     data["clocks_after_warmup"] = clocks()
+    card = "h200" if "H200" in data["device"] else "h100" if "H100" in data["device"] else "gpu"
+    dest = (Path(args.out) if args.out else ROOT / "bench" / "results") / (
+        f"generic_vs_static_{card}_{data['date']}.json")
+    dest.parent.mkdir(parents=True, exist_ok=True)
     for name in names:
         cfg = configs[name]
         M, N, K = cfg["M"], cfg["N"], cfg["K"]
@@ -134,6 +138,7 @@ def main() -> int:
             row["generic_vs_static"] = med["static"] / med["generic"]
         row["x_cublas"] = {k: med["cublas"] / v for k, v in med.items() if k != "cublas"}
         data["rows"].append(row)
+        dest.write_text(json.dumps(data, indent=1, default=str))  # kept if the run is cut short
         print(f"{name:>18} generic/static {row.get('generic_vs_static', float('nan')):.3f}  "
               f"generic {row['x_cublas'].get('generic', float('nan')):.3f}x cuBLAS  "
               f"static {row['x_cublas'].get('static', float('nan')):.3f}x  "
@@ -145,10 +150,6 @@ def main() -> int:
                            "min": min(r), "max": max(r), "shapes": len(r)}
         print(f"\ngeneric vs static: geomean {data['summary']['geomean_generic_vs_static']:.3f} "
               f"(min {min(r):.3f}, max {max(r):.3f}) over {len(r)} shapes")
-    card = "h200" if "H200" in data["device"] else "h100" if "H100" in data["device"] else "gpu"
-    dest = (Path(args.out) if args.out else ROOT / "bench" / "results") / (
-        f"generic_vs_static_{card}_{data['date']}.json")
-    dest.parent.mkdir(parents=True, exist_ok=True)
     dest.write_text(json.dumps(data, indent=1, default=str))
     print(f"wrote {dest}")
     return 0
