@@ -302,6 +302,8 @@ def main() -> None:
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--stream", type=int, default=200)
+    p.add_argument("--module", default="",
+                   help="a module tilec build wrote beforehand (skips the build on the GPU machine)")
     p.add_argument("--out", default=os.environ.get("OUT") or str(ROOT / "bench" / "results"))
     p.add_argument("--parts", default="shapes,host,stream,graphs",
                    help="which parts run (comma-separated; a long run may be split in two)")
@@ -319,8 +321,17 @@ def main() -> None:
     device = torch.cuda.get_device_name()
     work = Path(tempfile.mkdtemp(prefix="dispatch_"))
     clocks_before = clocks()
-    mod, build_s = build(schedule=Path(args.schedule), rules=args.rules, exact=args.exact,
-                         max_size=args.max_size, jobs=args.jobs, folder=work, quick=args.quick)
+    if args.module:  # built beforehand (tilec build), e.g. on a CPU machine: no build here
+        spec = importlib.util.spec_from_file_location("benchgemm", args.module)
+        assert spec is not None and spec.loader is not None
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules["benchgemm"] = mod
+        spec.loader.exec_module(mod)
+        build_s = 0.0
+    else:
+        mod, build_s = build(schedule=Path(args.schedule), rules=args.rules, exact=args.exact,
+                             max_size=args.max_size, jobs=args.jobs, folder=work,
+                             quick=args.quick)
     print(f"built in {build_s:.1f} s: card table {mod.card()!r}, {len(mod.CONFIGS)} configs, "
           f"{len(mod.KERNELS)} kernels", flush=True)
     date = time.strftime("%Y-%m-%d", time.gmtime())

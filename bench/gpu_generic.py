@@ -322,7 +322,8 @@ def main(argv: list[str] | None = None) -> int:
     out_dir.mkdir(parents=True, exist_ok=True)
     props = torch.cuda.get_device_properties(0)
     sms = props.multi_processor_count
-    card = re.sub(r"\W+", "_", props.name.split()[-1] if props.name else "gpu").lower()
+    name = (props.name or "gpu").lower()
+    card = next((c for c in ("h200", "h100") if c in name), re.sub(r"\W+", "_", name))
     result: dict[str, Any] = {"device": device_name(), "sms": sms, "date": time.strftime("%Y-%m-%d"),
                               "rounds": args.rounds, "reps": args.reps, "reference": REFERENCE,
                               "configs": {}}
