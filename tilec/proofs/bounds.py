@@ -55,6 +55,7 @@ class Reasoner:
         self._discharge_cache: dict[sympy.Basic, tuple[Why | None, list[Fact]]] = {}
         self.failed_rules: set[tuple[object, sympy.Basic]] = set()  # filled by the simplifier
         self._ordering = False  # proving e - g >= 0 for an order fact g >= 0
+        self._active: set[sympy.Expr] = set()  # expressions whose bounds are being computed
 
     @classmethod
     def for_context(cls, ctx: Context) -> Reasoner:
@@ -88,8 +89,14 @@ class Reasoner:
         """(lo, hi) of ``e``; facts used are appended to ``used``."""
         hit = self._bounds_cache.get(e)
         if hit is None:
-            local: list[Fact] = []
-            hit = (*self._bounds(e, local), local)
+            if e in self._active:  # a bound that refers back to itself (x < x/2 + 1): no bound
+                return -oo, oo
+            self._active.add(e)
+            try:
+                local: list[Fact] = []
+                hit = (*self._bounds(e, local), local)
+            finally:
+                self._active.discard(e)
             if not self._ordering:  # see nonneg
                 self._bounds_cache[e] = hit
         used.extend(hit[2])

@@ -422,8 +422,9 @@ def canon(e: sympy.Basic) -> sympy.Basic:
             out = e
         elif isinstance(e, floor | ceiling | Mod) or (isinstance(e, Relational) and e.func in _REL_TRUTH):
             out = rebuild(e, args)
-        elif e.is_Add or e.is_Mul or e.is_Pow or isinstance(e, sympy.And | sympy.Or | sympy.Not):
-            out = e.func(*args)
+        elif e.is_Add or e.is_Mul or e.is_Pow or isinstance(e, sympy.And | sympy.Or | sympy.Not | sympy.Min
+                                                             | sympy.Max):
+            out = e.func(*args)  # Max(0, 1) as written is 1
         elif all(x is y for x, y in zip(args, e.args, strict=True)):
             out = e
         else:
