@@ -20,7 +20,7 @@ from sympy import oo
 
 from .memo import Memo
 
-from .build import as_expr, canon, exact_quotient, expand, is_int, mk_ceiling, mk_floor, mono_gcd
+from .build import as_expr, canon, exact_quotient, expand, is_int, mk_ceiling, mk_floor, mk_minmax, mono_gcd
 from .build import frac as _build_frac
 from .context import Context, Fact
 from .theorems import Gcd
@@ -55,6 +55,7 @@ class Reasoner:
         self._discharge_cache: dict[sympy.Basic, tuple[Why | None, list[Fact]]] = {}
         self.failed_rules: set[tuple[object, sympy.Basic]] = set()  # filled by the simplifier
         self._ordering = False  # proving e - g >= 0 for an order fact g >= 0
+        self._active: set[sympy.Expr] = set()  # expressions whose bounds are being computed
 
     @classmethod
     def for_context(cls, ctx: Context) -> Reasoner:
@@ -88,8 +89,14 @@ class Reasoner:
         """(lo, hi) of ``e``; facts used are appended to ``used``."""
         hit = self._bounds_cache.get(e)
         if hit is None:
-            local: list[Fact] = []
-            hit = (*self._bounds(e, local), local)
+            if e in self._active:  # a bound that refers back to itself (x < x/2 + 1): no bound
+                return -oo, oo
+            self._active.add(e)
+            try:
+                local: list[Fact] = []
+                hit = (*self._bounds(e, local), local)
+            finally:
+                self._active.discard(e)
             if not self._ordering:  # see nonneg
                 self._bounds_cache[e] = hit
         used.extend(hit[2])
@@ -115,8 +122,7 @@ class Reasoner:
                 return lo**e.exp, hi**e.exp
         if isinstance(e, sympy.Max | sympy.Min):
             bs = [self.bounds(t, used) for t in e.args]
-            pick = sympy.Max if isinstance(e, sympy.Max) else sympy.Min
-            return pick(*(b[0] for b in bs)), pick(*(b[1] for b in bs))
+            return _pick(e.func, [b[0] for b in bs]), _pick(e.func, [b[1] for b in bs])
         return -oo, oo
 
     def _symbol_bounds(self, s: sympy.Symbol, used: list[Fact]) -> Bounds:
@@ -468,6 +474,15 @@ def _below(s: sympy.Symbol, upper: sympy.Expr) -> sympy.Expr:
     if is_int(upper):
         return upper - 1
     return mk_ceiling(upper) - 1
+
+
+def _pick(func: type, xs: list[sympy.Expr]) -> sympy.Expr:
+    """``Min``/``Max`` of bounds, infinities included, built structurally (see ``mk_minmax``)."""
+    absorbing, neutral = (-oo, oo) if func is sympy.Min else (oo, -oo)
+    if absorbing in xs:
+        return absorbing
+    rest = [x for x in xs if x != neutral]
+    return mk_minmax(func, rest) if rest else neutral
 
 
 def _chain(parts: list[str]) -> str:

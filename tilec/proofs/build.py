@@ -393,6 +393,30 @@ def mk_eq(lhs: sympy.Expr, rhs: sympy.Expr) -> sympy.Basic:
     return mk_rel(sympy.Eq, lhs, rhs)
 
 
+def mk_minmax(func: type, args: list | tuple) -> sympy.Expr:
+    """``Min(*args)`` / ``Max(*args)`` built structurally: nested ones of the same kind flatten,
+    duplicates go, numbers fold into one; never sympy's evaluation, which compares arguments
+    through its assumptions and is wrong on some (``Min(1, floor(2/(CN - n)))`` is ``1`` for
+    ``n < 0``, but 0 at CN=4, n=-8).
+
+    >>> CN = sympy.Symbol("CN", integer=True, positive=True)
+    >>> n = sympy.Symbol("n", integer=True, negative=True)
+    >>> mk_minmax(sympy.Min, [1, floor(2 / (CN - n)), sympy.Min(3, CN, evaluate=False)])
+    Min(1, CN, floor(2/(CN - n)))
+    """
+    flat: list[sympy.Expr] = []
+    for a in args:
+        a = _sym(a)
+        flat.extend(a.args if isinstance(a, func) else (a,))
+    nums = [a for a in flat if a.is_Number]
+    rest = list(dict.fromkeys(a for a in flat if not a.is_Number))
+    if nums:
+        rest.insert(0, (min if func is sympy.Min else max)(nums))
+    if len(rest) == 1:
+        return rest[0]
+    return func(*rest, evaluate=False)
+
+
 def rebuild(e: sympy.Basic, args: list | tuple) -> sympy.Basic:
     """``e.func(*args)`` through the builders above."""
     f = e.func
@@ -404,6 +428,8 @@ def rebuild(e: sympy.Basic, args: list | tuple) -> sympy.Basic:
         return mk_mod(*args)
     if isinstance(e, Relational) and f in _REL_TRUTH:
         return mk_rel(f, *args)
+    if f in (sympy.Min, sympy.Max):
+        return mk_minmax(f, args)
     return f(*args)
 
 
@@ -425,6 +451,8 @@ def canon(e: sympy.Basic) -> sympy.Basic:
             out = e
         elif isinstance(e, floor | ceiling | Mod) or (isinstance(e, Relational) and e.func in _REL_TRUTH):
             out = rebuild(e, args)
+        elif isinstance(e, sympy.Min | sympy.Max):
+            out = mk_minmax(e.func, args)  # Max(0, 1) as written is 1
         elif e.is_Add or e.is_Mul or e.is_Pow or isinstance(e, sympy.And | sympy.Or | sympy.Not):
             out = e.func(*args)
         elif all(x is y for x, y in zip(args, e.args, strict=True)):

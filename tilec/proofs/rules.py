@@ -35,6 +35,7 @@ from .build import (
     is_int,
     mk_ceiling,
     mk_div,
+    mk_minmax,
     mk_mod,
     mk_rel,
     mono_gcd,
@@ -547,7 +548,7 @@ def rule_min_max(e: sympy.Basic, num: sympy.Expr, den: sympy.Expr, env: Env) -> 
         for drop in e.args:
             if drop is keep:
                 continue
-            after = e.func(*[t for t in e.args if t is not drop])
+            after = mk_minmax(e.func, [t for t in e.args if t is not drop])
             st = env.step(number, u_minmax(e.func, keep, drop), keep, {T.a: keep, T.b: drop})
             if st is not None:
                 return after, [st]
