@@ -12,7 +12,12 @@ from tilec.codegen.cuda.printer.epilogue import epilogue_name
 from tilec.codegen.cuda.printer.mainloop import kernel_function
 from tilec.codegen.cuda.printer.schedule import SCHEDULE_END, schedule_functions
 from tilec.codegen.cuda.printer.shape import BOX_BYTES, Kernel, KernelShape, check
-from tilec.codegen.cuda.printer.work import fixup_function, work_constants, workspace
+from tilec.codegen.cuda.printer.work import (
+    fixup_function,
+    order_ctas_fixed,
+    work_constants,
+    workspace,
+)
 from tilec.codegen.cuda.runtime import DEVICE_HELPERS, INDEX_HELPERS, wgmma_function
 from tilec.errors import UnsupportedError
 from tilec.ir.types import EPILOGUES
@@ -204,6 +209,10 @@ def host(k: Kernel) -> str:
     dt, dtc = dts[p.dtype], dts[p.c_dtype]
     b_rows, b_cols = ("N", "K") if p.b_transposed else ("K", "N")
     bbox = "BN / CHUNKS_B, BK" if p.b_transposed else "BK, 64"
+    # the occupancy query's grid: the schedule's CTAs, or (one CTA per tile, a count that depends
+    # on M and N) a full wave of clusters
+    occ_grid = ("(ORDER_CTAS + CLUSTER - 1) / CLUSTER * CLUSTER" if order_ctas_fixed(k)
+                else "132 * CLUSTER")
     return f"""
 namespace {n} {{
 typedef CUresult (*EncodeTiled)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
@@ -317,7 +326,7 @@ extern "C" int {n}_max_active_clusters() {{
   using namespace {n};
   if (set_smem() != 0) return -1;
   cudaLaunchConfig_t cfg = {{}};
-  cfg.gridDim = dim3((ORDER_CTAS + CLUSTER - 1) / CLUSTER * CLUSTER, 1, 1);
+  cfg.gridDim = dim3({occ_grid}, 1, 1);
   cfg.blockDim = dim3(THREADS, 1, 1);
   cfg.dynamicSmemBytes = SMEM_BYTES;
   cudaLaunchAttribute attr[1];

@@ -10,7 +10,7 @@ import sympy
 
 from tilec.codegen.cuda.expr import CudaExprPrinter, cexpr, nonneg_symbols
 from tilec.codegen.cuda.printer.shape import LOOP_VARS, PAIR_VARS, Kernel
-from tilec.codegen.cuda.printer.work import shape_fields, work_functions
+from tilec.codegen.cuda.printer.work import order_clusters, order_ctas_fixed, shape_fields, work_functions
 from tilec.errors import UnsupportedError
 from tilec.proofs import Context
 from tilec.transforms.plan import SIZE_K, SIZE_M, SIZE_N, SIZES, MulticastMode, MulticastPlan
@@ -47,6 +47,8 @@ def shape_struct(k: Kernel) -> list[str]:
     t = o.index.name
     fields = ["M", "N", "K", "K_ITERS", "TILES_M", "TILES_N", "NUM_TILES", "GROUPS", "GRID",
               "WORKERS", *shape_fields(k)]
+    if not order_ctas_fixed(k):
+        fields += ["ORDER_CTAS", "ORDER_CLUSTERS"]
     # tile_alive asks t < NUM_TILES first
     live = Context().bound(kernel_vars(o.index), kernel_vars(o.num_tiles))
     members = [
@@ -96,6 +98,14 @@ def make_shape(k: Kernel) -> list[str]:
     body = [f"  s.{n} = {cvar(e)};" for n, e in counts.items()]
     body += ["  s.GROUPS = (s.NUM_TILES + CLUSTER - 1) / CLUSTER;",
              "  s.GRID = grid; s.WORKERS = grid / CLUSTER;"]
+    if not order_ctas_fixed(k):  # one CTA per tile: the schedule's walk has as many as tiles
+        ctas = sympy.sympify(p.order.ctas or p.work.grid)
+        extra = {s.name for s in ctas.free_symbols} - set(sizes)
+        if extra:
+            raise UnsupportedError(f"CUDA backend: the schedule's CTA count {ctas} uses "
+                                   f"{sorted(extra)}; the launcher knows only M, N, K")
+        body += [f"  s.ORDER_CTAS = {cvar(ctas)};",
+                 "  s.ORDER_CLUSTERS = s.ORDER_CTAS / CLUSTER > 1 ? s.ORDER_CTAS / CLUSTER : 1;"]
     fields = shape_fields(k)
     if "SK_TILES" in fields:
         start = "0" if p.work.sk_first else "s.GROUPS - sk_tiles"
@@ -147,7 +157,7 @@ def facts_hold(k: Kernel) -> list[str]:
     if closed or exact:
         lines += [
             "  for (int g = 0; g < s.GROUPS; ++g) {",
-            "    const int i_rt = g / ORDER_CLUSTERS, cidx = g % ORDER_CLUSTERS;",
+            f"    const int i_rt = g / {order_clusters(k, 's')}, cidx = g % {order_clusters(k, 's')};",
             "    int alive = 0;",
             "    for (int r = 0; r < CLUSTER; ++r) alive |= s.tile_alive(g * CLUSTER + r) ? 1 << r : 0;",
             "    if (!alive) continue;",

@@ -222,11 +222,6 @@ def check(p: KernelPlan, epilogue: str) -> tuple[KernelShape, str]:
             f"CUDA backend: grid {p.work.grid} is not a multiple of the cluster size {cx}"
         )
     groups = -(-int(p.order.concrete().num_tiles) // cx)
-    if not isinstance(p.order.ctas, int) and not sympy.sympify(p.order.ctas).is_Integer:
-        raise UnsupportedError(
-            f"CUDA backend: plan {p.name!r} walks its tiles with {p.order.ctas} CTAs (a size-"
-            "dependent grid); the CUDA kernel needs the schedule's CTA count as a number (a "
-            "persistent schedule)")
     if (w.split_k or w.stream_k) and w.num_tiles != groups:
         raise UnsupportedError(
             f"CUDA backend: plan {p.name!r} splits {w.num_tiles} tiles but its workers walk "

@@ -115,9 +115,25 @@ def shape_fields(k: Kernel) -> list[str]:
             if w.kind in STREAM_K_KINDS else ["SPLITS"] if w.split_k else [])
 
 
+def order_ctas_fixed(k: Kernel) -> bool:
+    """The schedule's own CTA count is a number (a persistent schedule); otherwise (one CTA per
+    tile) it is an expression of M, N and ``ORDER_CTAS`` / ``ORDER_CLUSTERS`` are ``Shape``
+    fields computed per launch."""
+    ctas = k.plan.order.ctas or k.plan.work.grid
+    return isinstance(ctas, int) or bool(sympy.sympify(ctas).is_Integer)
+
+
+def order_clusters(k: Kernel, shape_var: str) -> str:
+    """How the kernel names the schedule's clusters per round: the constant, or the field of the
+    ``Shape`` called ``shape_var``."""
+    return "ORDER_CLUSTERS" if order_ctas_fixed(k) else f"{shape_var}.ORDER_CLUSTERS"
+
+
 def work_constants(k: Kernel) -> dict[str, int]:
     """The decomposition's configuration numbers (the run-time ones are ``Shape`` fields)."""
     p, c = k.plan, k.shape.cluster
+    if not order_ctas_fixed(k):
+        return {}
     out = {"ORDER_CTAS": int(p.order.ctas or p.work.grid)}
     out["ORDER_CLUSTERS"] = max(out["ORDER_CTAS"] // c, 1)
     return out
