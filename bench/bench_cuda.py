@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tilec.app.loader import load_schedule  # noqa: E402
-from tilec.codegen.cuda.launch import LaunchError, build  # noqa: E402
+from tilec.codegen.cuda.launch import LaunchError, build, launch_numbers  # noqa: E402
 from tilec.codegen.cuda.printer import CudaPrinter, emit  # noqa: E402
 from tilec.runtime.build import kernel_plan  # noqa: E402
 
@@ -303,7 +303,8 @@ def _bad_launches(k) -> dict:  # type: ignore[no-untyped-def]
     p = k.plan
     A, B = _inputs(p, 7)
     bad = {
-        "A shape": lambda: k(A[:-1], B),
+        "A shape": lambda: k(A[:, :-8], B),  # K of A and B disagree (any M, N, K is a launch)
+        "A stride": lambda: k(A[:, :-1], B[:, :-1] if p.b_transposed else B[:-1]),  # rows of 2K-2 bytes
         "A dtype": lambda: k(A.half(), B),
         "B stride": lambda: k(A, torch.empty(*(B.shape[::-1]), device="cuda", dtype=torch.bfloat16).T),
         "B shape": lambda: k(A, B.T.contiguous() if B.shape[0] != B.shape[1] else B[:-1]),
@@ -605,6 +606,7 @@ SANITIZER_MAIN = r"""
 #include <cmath>
 int main() {
   using namespace NS;
+  const int M = SIZE_M, N = SIZE_N, K = SIZE_K;  // the launch's sizes (launch arguments)
   std::vector<__nv_bfloat16> a((size_t)M * K), b((size_t)N * K);
   std::vector<float> af(a.size()), bf(b.size());
   unsigned s = 12345u;
@@ -625,7 +627,7 @@ int main() {
   void *dW = nullptr, *dT = nullptr;
   if (WS_FLOATS) { cudaMalloc(&dW, (size_t)WS_FLOATS * 4); cudaMemset(dW, 0, (size_t)WS_FLOATS * 4); }
   if (TICKETS) { cudaMalloc(&dT, (size_t)TICKETS * 4); cudaMemset(dT, 0, (size_t)TICKETS * 4); }
-  int rc = LAUNCH(dA, dB, dC, dW, dT, nullptr);
+  int rc = LAUNCH(dA, dB, dC, dW, dT, nullptr, M, N, K, K, B_KN ? N : K, N, SPLIT_NUMBERS, -1);
   cudaError_t e = cudaDeviceSynchronize();
   std::vector<__nv_bfloat16> c((size_t)M * N);
   cudaMemcpy(c.data(), dC, c.size() * 2, cudaMemcpyDeviceToHost);
@@ -669,9 +671,11 @@ def run_sanitizer(out: Path, only: str | None = None, tag: str = "") -> str:
         pr = CudaPrinter(plan)
         name = pr.cname
         wsf, tk = pr.workspace()
+        numbers = ", ".join(map(str, launch_numbers(plan, plan.work)))  # grid, splits, sk_*
         src = emit(plan) + SANITIZER_MAIN.replace("NS", name).replace("LAUNCH", f"{name}_launch") \
             .replace("WS_FLOATS", str(wsf)).replace("TICKETS", str(tk)) \
-            .replace("B_KN", str(int(not plan.b_transposed)))
+            .replace("B_KN", str(int(not plan.b_transposed))).replace("SPLIT_NUMBERS", numbers) \
+            .replace("SIZE_M", str(plan.M)).replace("SIZE_N", str(plan.N)).replace("SIZE_K", str(plan.K))
         exe = CACHE / f"sanitize_main{i}"
         cu = exe.with_suffix(".cu")
         cu.parent.mkdir(parents=True, exist_ok=True)

@@ -9,6 +9,12 @@ Each family is a seeded sample of equalities that hold for every assignment of t
                   ``X == X%b + b*((X/b)%c) + b*c*(X/(b*c))``, ``(X/b)/c == X/(b*c)``,
                   ``(X/b)%c == (X%(b*c))/b``, with the digits in any order
 * ``ceil.1``:     ``ceil(X/b) == (X + b - 1)/b``
+* ``gemm``:       the GEMM index equalities the second audit (issue 28) found unproved, each under
+                  its own facts: ``ceil(M/b) == (M - 1)/b + 1`` (M >= 1), ``b*ceil(M/b) == M`` given
+                  ``M % b == 0``, a nested ceil-div against its floor form, the grouped raster's
+                  ``min(num_m - first_m, G) == G`` given ``first_m + G <= num_m``, recombination by a
+                  divisor that is a sum (``(x/(a+1))*(a+1) + x%(a+1) == x``), persistent-tile
+                  recombinations that need ``SMs % CN == 0``
 
 ``X`` ranges over index-like dividends (sums of scaled symbols, remainders, quotients), ``p, b, c``
 over positive divisors (numbers, symbols, products).  ``prove_eq`` must never prove a false equality
@@ -34,6 +40,7 @@ from tilec.proofs import Context, compile_int, prove_eq
 
 x, y, r, t = sympy.symbols("x y r t", integer=True, nonnegative=True)
 CM, CN, P = sympy.symbols("CM CN P", integer=True, positive=True)
+M, A, G, SMS, NUM_M, FIRST_M = sympy.symbols("M A G SMs num_m first_m", integer=True, positive=True)
 CTX = Context().bound(r, CN)
 DIVISORS = [sympy.Integer(k) for k in (2, 3, 4, 8, 16, 132)] + [CN, CM, P, CM * CN, 2 * CN]
 
@@ -87,21 +94,61 @@ def family_ceil_1(rng: random.Random) -> tuple[sympy.Expr, sympy.Expr]:
     return ceiling(X / b), floor((X + b - 1) / b)
 
 
-FAMILIES = {"1.1": family_1_1, "2.12": family_2_12, "nested": family_nested, "ceil.1": family_ceil_1}
+def family_gemm(rng: random.Random) -> tuple[sympy.Expr, sympy.Expr, list[sympy.Basic]]:
+    b, c = rng.choice(DIVISORS), rng.choice([sympy.Integer(k) for k in (2, 4, 8)] + [CM, P])
+    s = rng.choice([A + 1, A + CN, 2 * A + 1, CN + 1])  # a divisor that is a sum
+    X = rng.choice([x, CN * x + r, M, x + y])
+    kind = rng.randrange(8)
+    if kind == 0:
+        return ceiling(M / b), floor((M - 1) / b) + 1, []
+    if kind == 1:
+        return b * ceiling(M / b), M, [sympy.Eq(Mod(M, b), 0)]
+    if kind == 2:
+        return ceiling(ceiling(M / b) / c), floor((M + b * c - 1) / (b * c)), []
+    if kind == 3:
+        return ceiling(ceiling(M / b) / c), ceiling(M / (b * c)), []
+    if kind == 4:
+        return sympy.Min(NUM_M - FIRST_M, G), G, [sympy.Le(FIRST_M + G, NUM_M)]
+    if kind == 5:
+        terms = [floor(X / s) * s, Mod(X, s)]
+        rng.shuffle(terms)
+        return sympy.Add(*terms), X, []
+    if kind == 6:
+        return Mod(X, s) + s * Mod(floor(X / s), c) + s * c * floor(X / (s * c)), X, []
+    persistent = [sympy.Eq(Mod(SMS, CN), 0)]
+    return rng.choice([
+        (CN * floor((t * SMS + r) / CN) + Mod(r, CN), t * SMS + r, persistent),
+        (CN * floor((t * SMS + r) / CN) + Mod(t * SMS + r, CN), t * SMS + r, persistent),
+        (floor((t * SMS + CN * y + r) / CN), t * floor(SMS / CN) + y, persistent),
+        (CN * (t * floor(SMS / CN) + y) + r, t * SMS + CN * y + r, persistent),
+    ])
 
 
-def holds(a: sympy.Expr, b: sympy.Expr, samples: int = 300, seed: int = 0) -> bool:
-    syms = sorted(a.free_symbols | b.free_symbols, key=str)
+FAMILIES = {"1.1": family_1_1, "2.12": family_2_12, "nested": family_nested, "ceil.1": family_ceil_1,
+            "gemm": family_gemm}
+
+
+def holds(a: sympy.Expr, b: sympy.Expr, given: list[sympy.Basic], samples: int = 300, seed: int = 0) -> bool:
+    """``a == b`` at ``samples`` random points meeting ``CTX``'s facts and the ``given`` conditions
+    (and at least one such point)."""
+    conds = [f.condition() for f in CTX.facts] + list(given)
+    syms = sorted(set().union(a.free_symbols, b.free_symbols, *(c.free_symbols for c in conds)), key=str)
     fa, fb = compile_int([a], syms), compile_int([b], syms)
+    fc = compile_int(conds, syms) if conds else (lambda *v: ())
     rng = random.Random(seed)
-    for _ in range(samples):
-        env = {s: rng.randint(1 if s.is_positive else 0, 40) for s in syms}
-        if r in env and CN in env:
-            env[r] = rng.randint(0, env[CN] - 1)
+    met = 0
+    for _ in range(samples * 20):
+        env = {s: rng.choice([rng.randint(1 if s.is_positive else 0, 40), rng.randint(1, 4) * 264])
+               for s in syms}  # multiples of 2, 4, 8, 132: divisibility facts can hold
         vals = [env[s] for s in syms]
+        if not all(fc(*vals)):
+            continue
+        met += 1
         if fa(*vals) != fb(*vals):
             return False
-    return True
+        if met >= samples:
+            break
+    return met > 0
 
 
 def run(n: int, seed: int = 18) -> dict:
@@ -113,11 +160,13 @@ def run(n: int, seed: int = 18) -> dict:
         misses: list[str] = []
         t0 = time.perf_counter()
         while asked < n:
-            a, b = make(rng)
-            if not holds(a, b):
-                raise AssertionError(f"family {name} made a false equality: {a} == {b}")
+            a, b, *more = make(rng)
+            given = more[0] if more else []
+            ctx = CTX.copy().assume(sympy.And(*given))
+            if not holds(a, b, given):
+                raise AssertionError(f"family {name} made a false equality: {a} == {b} given {given}")
             asked += 1
-            if prove_eq(a, b, CTX) is not None:
+            if prove_eq(a, b, ctx) is not None:
                 proved += 1
             elif len(misses) < 5:
                 misses.append(f"{a} == {b}")

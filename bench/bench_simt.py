@@ -6,12 +6,15 @@ Two steps, so that the sympy work stays on the CPU and the GPU machine only comp
                                     [--ragged 40] [--variant NAME:K=V,K=V ...]
     python bench/bench_simt.py run --dir gen/ --out result.json [--rounds 5] [--explore]
 
-``gen`` writes one ``.cu`` per (kernel, size) with ``tilec gen``'s printer and a manifest; every
-size is a separate kernel (M, N, K are compile-time constants).  ``run`` builds them with nvcc
-(``-gencode=arch=compute_90a,code=sm_90a -O3``), checks each against a float64 reference on fresh
-random inputs with the output poisoned with NaN (every element must be written;
-``max|C - ref| / max|ref|`` under 1e-5), twice, the two results bitwise equal (unless the plan
-adds partials atomically), ragged shapes included, then times them.
+``gen`` writes one ``.cu`` per kernel configuration with ``tilec gen``'s printer (the kernels take
+M, N, K and the leading dimensions at run time: every shape a configuration serves runs the
+same library, the variant its facts select, recorded per shape) and a manifest of (kernel,
+shape) jobs; ``--generic`` adds a list of non-square and ragged shapes (``GENERIC_SHAPES``).
+``run`` builds each library once with nvcc (``-gencode=arch=compute_90a,code=sm_90a -O3``),
+checks every job against a float64 reference on fresh random inputs with the output poisoned
+with NaN (every element must be written; ``max|C - ref| / max|ref|`` under 1e-5), twice, the
+two results bitwise equal (unless the plan adds partials atomically), ragged shapes included,
+then times them.
 
 Timing method (seed 003): GPU clocks, power and throttle reasons read with nvidia-smi before and
 after every size (never changed); per kernel and size, ``1000*exp((1024 - size)/3100)`` replays
@@ -20,6 +23,13 @@ events around the kernel alone, and the mean of the last half of the replays tak
 have settled); cuBLAS and the tilec kernels side by side, in alternating order, for ``--rounds``
 rounds (>= 5); reported: the median over rounds and the spread (max - min) / median.
 ``--explore`` divides the replays by 8 and takes 2 rounds (a sweep, not a result).
+
+The shape-generic kernels against cuBLAS (one library each, every shape; on the GPU machine
+``bench/simt_device.sh``)::
+
+    python bench/bench_simt.py gen --dir gen_generic --kernels generic_large generic_large_dp \
+        --generic --ragged 20 --ragged-kernels generic_large generic_large_dp warp_small16
+    bench/simt_device.sh gen_generic "" simt_generic_<card>_<date>
 """
 
 from __future__ import annotations
@@ -48,6 +58,10 @@ KERNELS = {  # name -> (schedule file, parameter overrides)
     "warp_large": ("examples/simt_warp_tiled.py", {"CONFIG": "large"}),
     "warp_small8": ("examples/simt_warp_tiled.py", {"CONFIG": "small8"}),
     "warp_small16": ("examples/simt_warp_tiled.py", {"CONFIG": "small16"}),
+    # one library for every shape: the large row with its last-wave split (dp_ft: one CTA per
+    # tile where the tiles fill whole waves), and without
+    "generic_large": ("examples/simt_warp_tiled.py", {"CONFIG": "large", "DECOMP": "dp_ft"}),
+    "generic_large_dp": ("examples/simt_warp_tiled.py", {"CONFIG": "large", "DECOMP": "dp"}),
 }
 NVCC = ["nvcc", "-gencode=arch=compute_90a,code=sm_90a", "-O3", "-shared", "-Xcompiler", "-fPIC"]
 TOL = 1e-5
@@ -56,24 +70,37 @@ TOL = 1e-5
 # -- gen (CPU) ------------------------------------------------------------------------------------
 
 
-def _generate(job: dict[str, Any]) -> dict[str, Any]:
+def _config_key(job: dict[str, Any]) -> dict[str, Any]:
+    """The job's schedule calls (without the sizes' header): the configuration its library is."""
     from tilec.app.loader import load_schedule
-    from tilec.codegen.cuda.simt import emit_simt
+
+    fusion = load_schedule(ROOT / job["schedule"], {**job["params"], "M": job["M"], "N": job["N"],
+                                                    "K": job["K"]}).fusion
+    return {**job, "key": "\n".join(str(c) for c in fusion.schedule.calls)}
+
+
+def _generate(job: dict[str, Any]) -> dict[str, Any]:
+    """The library of one configuration (lowered at the job's shape, its reference)."""
+    from tilec.app.loader import load_schedule
+    from tilec.codegen.cuda.simt import SimtCudaPrinter
     from tilec.transforms.simt.lower import lower_simt
 
     fusion = load_schedule(ROOT / job["schedule"], {**job["params"], "M": job["M"], "N": job["N"],
                                                     "K": job["K"]}).fusion
-    from tilec.transforms.simt import banks, coalescing
-
     plan = lower_simt(fusion, name=job["name"])
-    Path(job["file"]).write_text(emit_simt(plan))
-    full = job["M"] % plan.BM == 0 and job["N"] % plan.BN == 0
-    predicted = {**banks.predicted_counters(plan), **coalescing.predicted_counters(plan)} if full \
-        else {}
-    bitwise = plan.work is None or plan.work.fixup.value == "deterministic"
-    return {**job, "notes": list(plan.notes), "block": plan.block, "grid": plan.grid,
-            "bitwise": bitwise,
-            "tile": [plan.BM, plan.BN], "predicted": predicted}
+    pr = SimtCudaPrinter(plan)
+    Path(job["file"]).write_text(pr.emit())
+    d = plan.decomposition
+    return {"name": job["name"], "tile": [plan.BM, plan.BN], "block": plan.block,
+            "bitwise": d is None or d.fixup.value == "deterministic",
+            "variants": {v.name: {"facts": list(v.facts), "notes": list(v.plan.notes)}
+                         for v in pr.variants}}
+
+
+GENERIC_SHAPES = [  # non-square, ragged and deep-K shapes for the shape-generic kernels
+    "4096x1024x4096", "1024x4096x4096", "8192x2048x1024", "2048x8192x1024", "1000x1000x1000",
+    "4097x4096x4096", "4096x4095x4096", "4096x4096x4095", "3000x5000x700", "128x4096x7168",
+    "7168x128x4096", "512x512x16384", "16384x512x512", "5120x3072x2048"]
 
 
 def ragged_shapes(n: int, seed: int = 16) -> list[tuple[int, int, int]]:
@@ -108,27 +135,45 @@ def cmd_gen(args: argparse.Namespace) -> int:
         kernels[name] = (base, {**params, **over})
     out = Path(args.dir)
     out.mkdir(parents=True, exist_ok=True)
+    shapes = [(s, s, s) for s in args.sizes] + [shape(x) for x in args.shapes]
+    shapes += [shape(x) for x in GENERIC_SHAPES] if args.generic else []
     jobs = []
     for k in args.kernels + [v.partition(":")[0] for v in args.variant]:
         path, params = kernels[k]
-        for M, N, K in [(s, s, s) for s in args.sizes] + [shape(x) for x in args.shapes]:
+        for M, N, K in shapes:
             jobs.append(dict(kernel=k, schedule=path, params=params, M=M, N=N, K=K,
                              timed=not args.untimed))
     for k in args.ragged_kernels:
         path, params = kernels[k]
         for M, N, K in ragged_shapes(args.ragged):
             jobs.append(dict(kernel=k, schedule=path, params=params, M=M, N=N, K=K, timed=False))
-    for j in jobs:
-        j["name"] = f"{j['kernel']}_{j['M']}_{j['N']}_{j['K']}"
-        j["file"] = str(out / f"{j['name']}.cu")
     t0 = time.time()
     with ProcessPoolExecutor(args.jobs) as pool:
-        done = list(pool.map(_generate, jobs))
-    for j in done:
-        j["file"] = Path(j["file"]).name
+        jobs = list(pool.map(_config_key, jobs))
+    # one library per (kernel, configuration): named after the kernel, numbered when the
+    # kernel's schedule picks several configurations (CONFIG=auto)
+    libs: dict[tuple[str, str], dict[str, Any]] = {}
+    for j in jobs:
+        key = (j["kernel"], j.pop("key"))
+        if key not in libs:
+            n = sum(1 for kk in libs if kk[0] == j["kernel"])
+            name = j["kernel"] if n == 0 else f"{j['kernel']}_{n}"
+            libs[key] = {**j, "name": name, "file": str(out / f"{name}.cu")}
+        j["name"] = libs[key]["name"]
+        j["file"] = f"{j['name']}.cu"
     old = json.loads((out / "manifest.json").read_text()) if args.append else []
-    (out / "manifest.json").write_text(json.dumps(old + done, indent=1))
-    print(f"generated {len(done)} kernels in {time.time() - t0:.1f} s into {out}")
+    taken = {j["name"] for j in old}
+    clash = taken & {v["name"] for v in libs.values()}
+    if clash:
+        raise SystemExit(f"--append: libraries {sorted(clash)} exist in {out}; use another kernel name")
+    with ProcessPoolExecutor(args.jobs) as pool:
+        built = {b["name"]: b for b in pool.map(_generate, libs.values())}
+    for j in jobs:
+        b = built[j["name"]]
+        j.update(tile=b["tile"], block=b["block"], bitwise=b["bitwise"], variants=b["variants"])
+    (out / "manifest.json").write_text(json.dumps(old + jobs, indent=1))
+    print(f"generated {len(built)} libraries for {len(jobs)} (kernel, shape) jobs in "
+          f"{time.time() - t0:.1f} s into {out}")
     return 0
 
 
@@ -186,26 +231,39 @@ def cublas_kernel(torch: Any, fn: Any) -> list[str]:
         return [f"profiler failed: {e}"]
 
 
+def launcher(so: Path | str, name: str) -> tuple[Any, Any]:
+    """``tilec_launch_<name>`` and ``tilec_variant_<name>`` of a built library (ctypes)."""
+    lib = ctypes.CDLL(str(so))
+    fn = getattr(lib, f"tilec_launch_{name}")
+    fn.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_int] * 6 + [ctypes.c_void_p]
+    fn.restype = ctypes.c_int
+    var = getattr(lib, f"tilec_variant_{name}")
+    var.argtypes = [ctypes.c_void_p] * 3 + [ctypes.c_int] * 6
+    var.restype = ctypes.c_int
+    return fn, var
+
+
 def cmd_launch(args: argparse.Namespace) -> int:
-    """Launch the named kernels once each (already built by ``run``): the program ncu profiles."""
+    """Launch the named kernels once each (already built by ``run``): the program ncu profiles.
+    A name is ``LIBRARY_M_N_K`` (or ``cublas_M_N_K`` for torch.matmul)."""
     import torch
 
     d = Path(args.dir)
     dev = torch.device("cuda")
     for name in args.names:
-        M, N, K = (int(x) for x in name.rsplit("_", 3)[1:])
-        if name.startswith("cublas_"):
+        lib, *mnk = name.rsplit("_", 3)
+        M, N, K = (int(x) for x in mnk)
+        if lib == "cublas":
             A, B = torch.randn(M, K, device=dev), torch.randn(K, N, device=dev)
             torch.backends.cuda.matmul.allow_tf32 = False
             torch.matmul(A, B)
             torch.cuda.synchronize()
             continue
-        fn = getattr(ctypes.CDLL(str(d / f"{name}.so")), f"tilec_launch_{name}")
-        fn.argtypes = [ctypes.c_void_p] * 4
-        fn.restype = ctypes.c_int
+        fn, _ = launcher(d / f"{lib}.so", lib)
         A, B = torch.randn(M, K, device=dev), torch.randn(K, N, device=dev)
         C = torch.empty(M, N, device=dev)
-        rc = fn(A.data_ptr(), B.data_ptr(), C.data_ptr(), torch.cuda.current_stream().cuda_stream)
+        rc = fn(A.data_ptr(), B.data_ptr(), C.data_ptr(), M, N, K, K, N, N,
+                torch.cuda.current_stream().cuda_stream)
         torch.cuda.synchronize()
         print(name, "rc", rc)
     return 0
@@ -333,9 +391,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     d = Path(args.dir)
     manifest = json.loads((d / "manifest.json").read_text())
     t0 = time.time()
+    files = sorted({j["file"] for j in manifest})
     with ThreadPoolExecutor(os.cpu_count() or 8) as pool:
-        sos = list(pool.map(build, [d / j["file"] for j in manifest]))
-    print(f"built {len(sos)} kernels in {time.time() - t0:.1f} s", flush=True)
+        built = dict(zip(files, pool.map(build, [d / f for f in files]), strict=True))
+    sos = [built[j["file"]] for j in manifest]
+    print(f"built {len(files)} libraries in {time.time() - t0:.1f} s", flush=True)
     dev = torch.device("cuda")
     l2 = torch.cuda.get_device_properties(dev).L2_cache_size
     flush = torch.empty(2 * l2 // 4, dtype=torch.float32, device=dev)
@@ -356,18 +416,17 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(f"{j['name']}: build failed\n{so}", flush=True)
             ok = False
             continue
-        lib = ctypes.CDLL(str(so))
-        fn = getattr(lib, f"tilec_launch_{j['name']}")
-        fn.argtypes = [ctypes.c_void_p] * 4
-        fn.restype = ctypes.c_int
+        fn, var = launcher(so, j["name"])
         A = torch.randn(M, K, device=dev, generator=g)
         B = torch.randn(K, N, device=dev, generator=g)
         C = torch.empty(M, N, device=dev)
+        variant = list(j["variants"])[var(A.data_ptr(), B.data_ptr(), C.data_ptr(), M, N, K, K, N, N)]
 
-        def launch(fn=fn, A=A, B=B, C=C) -> None:  # type: ignore[no-untyped-def]
-            rc = fn(A.data_ptr(), B.data_ptr(), C.data_ptr(), stream)
+        def launch(fn=fn, A=A, B=B, C=C, M=M, N=N, K=K) -> int:  # type: ignore[no-untyped-def]
+            rc = fn(A.data_ptr(), B.data_ptr(), C.data_ptr(), M, N, K, K, N, N, stream)
             if rc != 0:
                 raise RuntimeError(f"launch failed: {rc}")
+            return rc
 
         err = check(torch, launch, A, B, C)
         first = C.clone()
@@ -377,17 +436,22 @@ def cmd_run(args: argparse.Namespace) -> int:
         good = err < TOL and err2 < TOL and (same or not j.get("bitwise", True))
         ok &= good
         result["checks"].append({"name": j["name"], "kernel": j["kernel"], "size": [M, N, K],
-                                 "rel_err": err, "rel_err_again": err2, "bitwise_repeat": same,
-                                 "correct": good,
-                                 "notes": j["notes"], "tile": j["tile"], "block": j["block"]})
+                                 "variant": variant, "rel_err": err, "rel_err_again": err2,
+                                 "bitwise_repeat": same, "correct": good,
+                                 "facts": j["variants"][variant]["facts"],
+                                 "notes": j["variants"][variant]["notes"], "tile": j["tile"],
+                                 "block": j["block"]})
         if not good:
-            print(f"{j['name']}: WRONG rel_err {err:.3e} / {err2:.3e}", flush=True)
+            print(f"{j['name']} {M}x{N}x{K} ({variant}): WRONG rel_err {err:.3e} / {err2:.3e}",
+                  flush=True)
         if j["timed"]:
-            fns[j["name"]] = (j, fn)
+            fns[f"{j['kernel']}@{M}x{N}x{K}"] = (j, fn, variant)
     print(f"checked {len(result['checks'])} kernels: {'all correct' if ok else 'ERRORS'}", flush=True)
     save(args.out, result)
+    if args.check_only:
+        return 0 if ok else 1
 
-    shapes = sorted({(j["M"], j["N"], j["K"]) for j, _ in fns.values()})
+    shapes = sorted({(j["M"], j["N"], j["K"]) for j, _, _ in fns.values()})
     rounds = 2 if args.explore else args.rounds
     for M, N, K in shapes:
         s = M if M == N == K else f"{M}x{N}x{K}"  # the label of rows and clocks
@@ -395,10 +459,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         B = torch.randn(K, N, device=dev, generator=g)
         C = torch.empty(M, N, device=dev)
         peers: dict[str, Any] = {"cublas": lambda A=A, B=B, C=C: torch.matmul(A, B, out=C)}
-        for j, fn in fns.values():
+        variants = {}
+        for j, fn, variant in fns.values():
             if (j["M"], j["N"], j["K"]) == (M, N, K):  # the same inputs for every kernel
-                peers[j["kernel"]] = (lambda f=fn, A=A, B=B, C=C:
-                                      f(A.data_ptr(), B.data_ptr(), C.data_ptr(), stream))
+                peers[j["kernel"]] = (lambda f=fn, A=A, B=B, C=C, M=M, N=N, K=K:
+                                      f(A.data_ptr(), B.data_ptr(), C.data_ptr(), M, N, K, K, N, N,
+                                        stream))
+                variants[j["kernel"]] = variant
         reps = replays(round((M * N * K) ** (1 / 3))) // (8 if args.explore else 1)
         reps = max(reps, 8)
         result["clocks"].append({"size": s, "when": "before", **clocks()})
@@ -418,13 +485,58 @@ def cmd_run(args: argparse.Namespace) -> int:
         for k, ms in per.items():
             med = sorted(ms)[len(ms) // 2]
             row = {"kernel": k, "size": s, "shape": [M, N, K], "reps": reps, "round_ms": ms, "median_ms": med,
-                   "gflops": flops / med / 1e6, "spread": (max(ms) - min(ms)) / med}
+                   "gflops": flops / med / 1e6, "spread": (max(ms) - min(ms)) / med,
+                   "variant": variants.get(k, "")}
             result["timings"].append(row)
             line.append(f"{k} {row['gflops']:.0f}")
         print(f"{s}: " + ", ".join(line), flush=True)
         save(args.out, result)  # after every size: a run cut short keeps what it measured
     save(args.out, result)
     summary(result)
+    return 0 if ok else 1
+
+
+def cmd_check_launcher(args: argparse.Namespace) -> int:
+    """One library per kernel through the Python launcher, at shapes that pick each variant:
+    contiguous, padded leading dimensions (a column slice of a wider matrix), pointers 4 bytes
+    past a 16-byte boundary (the general variant), M = 0, K = 0; every result against float64."""
+    import torch
+
+    from tilec.app.loader import load_schedule
+    from tilec.codegen.cuda.simt.launch import build as build_simt
+    from tilec.transforms.simt.lower import lower_simt
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    dev = torch.device("cuda")
+    g = torch.Generator(device=dev).manual_seed(7)
+    rows, ok = [], True
+    for k in args.kernels:
+        path, params = KERNELS[k]
+        fusion = load_schedule(ROOT / path, {**params, "M": 1024, "N": 1024, "K": 1024}).fusion
+        kern = build_simt(lower_simt(fusion, name=k))
+        for M, N, K in [(1024, 1024, 1024), (1000, 1100, 780), (257, 131, 77), (1, 1, 1),
+                        (4097, 300, 33), (0, 5, 7), (5, 7, 0)]:
+            for how in ("contiguous", "padded", "offset"):
+                pad = 8 if how == "padded" else 0
+                off = 1 if how == "offset" else 0
+                A = torch.randn(M, K + pad + off, device=dev, generator=g)[:, off:off + K]
+                B = torch.randn(K, N + pad + off, device=dev, generator=g)[:, off:off + N]
+                Cb = torch.full((M, N + pad + off), float("nan"), device=dev)
+                C = Cb[:, off:off + N]
+                variant = kern.variant(A, B, C)
+                kern(A, B, C)
+                torch.cuda.synchronize()
+                ref = A.double() @ B.double()
+                err = ((C.double() - ref).abs().max().item() / max(ref.abs().max().item(), 1e-30)
+                       if C.numel() else 0.0)
+                untouched = bool(torch.isnan(Cb[:, :off]).all() and torch.isnan(Cb[:, off + N:]).all())
+                good = math.isfinite(err) and err < TOL and untouched
+                ok &= good
+                rows.append({"kernel": k, "shape": [M, N, K], "layout": how, "variant": variant,
+                             "rel_err": err, "outside_untouched": untouched, "correct": good})
+                print(f"{k} {M}x{N}x{K} {how:10s} {variant:8s} {err:.2e} "
+                      f"{'ok' if good else 'WRONG'}", flush=True)
+    save(args.out, {"device": torch.cuda.get_device_name(dev), "checks": rows})
     return 0 if ok else 1
 
 
@@ -456,6 +568,8 @@ def main() -> int:
     g.add_argument("--sizes", type=int, nargs="*", default=list(range(1024, 8193, 1024)))
     g.add_argument("--shapes", nargs="*", default=[], metavar="MxNxK",
                    help="timed shapes besides the square sizes")
+    g.add_argument("--generic", action="store_true",
+                   help="add GENERIC_SHAPES (non-square, ragged, deep K) to the timed shapes")
     g.add_argument("--ragged", type=int, default=40, help="ragged shapes per ragged kernel")
     g.add_argument("--ragged-kernels", nargs="*",
                    default=["warp_large", "warp_small8", "warp_small16"])
@@ -469,6 +583,11 @@ def main() -> int:
     r.add_argument("--out", required=True)
     r.add_argument("--rounds", type=int, default=5)
     r.add_argument("--explore", action="store_true")
+    r.add_argument("--check-only", action="store_true", help="build and check, time nothing")
+    cl = sub.add_parser("check-launcher", help="the Python launcher (tilec.codegen.cuda.simt."
+                        "launch) on strided, offset and empty operands against float64")
+    cl.add_argument("--out", required=True)
+    cl.add_argument("--kernels", nargs="*", default=["generic_large", "warp_small16", "vec"])
     la = sub.add_parser("launch")
     la.add_argument("--dir", required=True)
     la.add_argument("names", nargs="+")
@@ -485,7 +604,7 @@ def main() -> int:
     so.add_argument("--out", required=True)
     so.add_argument("--match", nargs="*", default=["pcsamp", "inst_executed"])
     args = ap.parse_args()
-    return {"gen": cmd_gen, "run": cmd_run, "launch": cmd_launch,
+    return {"gen": cmd_gen, "run": cmd_run, "launch": cmd_launch, "check-launcher": cmd_check_launcher,
             "counters": cmd_counters, "sources": cmd_sources}[args.cmd](args)
 
 

@@ -3,12 +3,19 @@
 # Nsight Compute counters of the kernels in $2 (the analysis' predictions are in $2/manifest.json;
 # NCU_DIR "" skips them).
 # Usage (on the GPU machine, repository root): bench/simt_device.sh GEN_DIR NCU_DIR OUT_NAME [run args]
+# The shape-generic libraries against cuBLAS (gen on the CPU first):
+#   python bench/bench_simt.py gen --dir gen_generic --kernels generic_large generic_large_dp \
+#       --generic --ragged 20 --ragged-kernels generic_large generic_large_dp warp_small16 vec naive
+#   bench/simt_device.sh gen_generic "" simt_generic_<card>_<date>
 set -u
 GEN=$1; NCU=$2; NAME=$3; shift 3
 export PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,clocks.max.sm,power.limit,persistence_mode --format=csv | tee $OUT/nvidia_smi.txt
 nvidia-smi base-clocks >> $OUT/nvidia_smi.txt 2>&1
 python3 bench/bench_simt.py run --dir "$GEN" --out "$OUT/$NAME.json" "$@" 2>&1 | tee $OUT/$NAME.log
+# the Python launcher (tilec.codegen.cuda.simt.launch) on padded, offset and empty operands
+timeout 300 python3 bench/bench_simt.py check-launcher --out "$OUT/${NAME}_launcher.json" > $OUT/${NAME}_launcher.log 2>&1
+echo "check-launcher rc=$? ($(grep -c WRONG $OUT/${NAME}_launcher.log) wrong)"
 if [ -n "$NCU" ]; then
 python3 bench/bench_simt.py run --dir "$NCU" --out "$OUT/ncu_checks.json" >> $OUT/ncu.err 2>&1
 NAMES=$(python3 -c "import json,sys; print(' '.join(j['name'] for j in json.load(open('$NCU/manifest.json'))))")

@@ -75,5 +75,6 @@ def test_option_choices_are_the_policy_values() -> None:
         for action in parser._actions:
             if action.dest == "target":
                 assert action.choices == Target.values(), name
-            if action.dest == "mode":
-                assert action.choices == MulticastMode.values(), name
+            if action.dest == "mode":  # check also takes 'both' (it tests either mode)
+                extra = ["both"] if name == "check" else []
+                assert action.choices == [*MulticastMode.values(), *extra], name

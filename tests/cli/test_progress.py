@@ -45,3 +45,27 @@ def test_autotune_uses_it() -> None:
     from tilec.runtime import autotune
 
     assert autotune.Progress is Progress
+
+
+def test_status_says_what_a_long_step_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A long derivation without a bar (issue 29: minutes without output): the step's name and
+    its seconds on a terminal, cleared at the end; nothing when the step is short or off a TTY."""
+    import time
+
+    from tilec.app.progress import Status
+
+    monkeypatch.delenv("TILEC_PROGRESS", raising=False)
+    out = _Tty()
+    with Status("explain: TMA multicast", stream=out, after=0.05, every=0.02):
+        time.sleep(0.3)
+    text = out.getvalue()
+    assert "tilec: explain: TMA multicast... 0s" in text
+    assert text.endswith("\r")  # cleared: the next line starts clean
+    quick = _Tty()
+    with Status("quick", stream=quick, after=5.0):
+        pass
+    assert quick.getvalue() == ""
+    piped = io.StringIO()
+    with Status("piped", stream=piped, after=0.0, every=0.01):
+        time.sleep(0.05)
+    assert piped.getvalue() == ""

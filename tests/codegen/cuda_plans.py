@@ -35,10 +35,20 @@ def seed(mode: MulticastMode | str = "leader", closed: bool = True, multicast: b
     return _seed(tuple(sorted(params.items())), m, closed, multicast)
 
 
-def mc_values(mc: MulticastPlan, rank: int, i_rt: int, cidx: int) -> dict[str, int]:
-    """The form the kernel runs, evaluated in sympy: the closed form where the plan has one
-    (and its guard holds), else the general form from ``same``."""
-    pt = {"rank": rank, "i_rt": i_rt, "cidx": cidx}
+def sizes(plan: KernelPlan, M: int | None = None, N: int | None = None,
+          K: int | None = None) -> dict[str, int]:
+    """A launch's sizes by name (default: the plan's reference launch), for evaluating forms."""
+    return {"M": plan.M if M is None else M, "N": plan.N if N is None else N,
+            "K": plan.K if K is None else K}
+
+
+def mc_values(mc: MulticastPlan, rank: int, i_rt: int, cidx: int, facts: bool = True,
+              sizes: dict[str, int] | None = None) -> dict[str, int]:
+    """The form a kernel variant runs, evaluated in sympy: the closed variant (``facts``: its
+    launcher found the facts true) the closed form where the plan has one; the general variant
+    the closed form only where the plan guards it and the guard holds at this point (the
+    guarded branch), else the general form from ``same``."""
+    pt = {"rank": rank, "i_rt": i_rt, "cidx": cidx} | (sizes or {})  # sizes: M, N, K of a launch
 
     def ev(e: Any, extra: dict[str, int] | None = None) -> int:
         vals = pt | (extra or {})
@@ -46,7 +56,7 @@ def mc_values(mc: MulticastPlan, rank: int, i_rt: int, cidx: int) -> dict[str, i
         v = e.xreplace({s: sympy.Integer(vals[s.name]) for s in e.free_symbols}).doit()
         return int(bool(v)) if v in (sympy.true, sympy.false) else int(v)
 
-    if mc.closed_form and ev(mc.guard):
+    if mc.closed_form and (facts or (mc.guard != sympy.true and ev(mc.guard))):
         out = {"issue": ev(mc.issue), "mask": ev(mc.mask)}
         if mc.mode is MulticastMode.SLICED:
             out |= {"slice_index": ev(mc.slice_index), "slice_count": ev(mc.slice_count)}

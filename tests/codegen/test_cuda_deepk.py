@@ -14,7 +14,7 @@ import pytest
 from tests.codegen.cuda_plans import seed
 from tilec.app.cli import main
 from tilec.app.loader import load_schedule
-from tilec.codegen.cuda.launch import compile_cu
+from tilec.codegen.cuda.launch import compile_cu, run_split
 from tilec.codegen.cuda.printer import emit
 from tilec.errors import FusionError, UnsupportedError
 from tilec.ir import GemmFusion
@@ -129,8 +129,8 @@ def test_explain_target_cuda_says_why(tmp_path: Path, capsys: pytest.CaptureFixt
     assert "L2 hints A last, B first" in text
 
 
-# fewer tiles than CTAs, and not a whole number of clusters: the grid is rounded up to whole
-# clusters, the extra CTAs dead ((params, mode, closed))
+# fewer tiles than CTAs, and not a whole number of clusters of tiles: the walk pads to whole
+# cluster groups, one CTA per walked index, the padded ones dead ((params, mode, closed))
 ROUNDED = [
     (dict(M=600, N=1400, K=64, CM=2, CN=1, SMS=132), "leader", True),
     (dict(M=600, N=1400, K=200, BN=128, CM=1, CN=4, SMS=132), "sliced", False),
@@ -142,13 +142,13 @@ ROUNDED = [
 @pytest.mark.parametrize("params,mode,closed", ROUNDED, ids=[str(i) for i in range(len(ROUNDED))])
 def test_grid_is_rounded_up_to_whole_clusters(params: dict, mode: str, closed: bool,
                                               tmp_path: Path) -> None:
-    from tests.codegen.cuda_plans import mc_values
+    from tests.codegen.cuda_plans import mc_values, sizes
     from tests.codegen.test_cuda_emit import _run_harness
 
     plan = seed(mode, closed, **params)
-    c, tiles = plan.cluster[0], int(plan.order.num_tiles)
-    assert plan.work.grid % c == 0 and tiles < plan.work.grid < tiles + c  # not whole before
-    assert any(f"rounded up to {plan.work.grid}" in n for n in plan.notes)
+    c, tiles = plan.cluster[0], int(plan.order.concrete().num_tiles)
+    real = int(plan.order.concrete().tiles_m) * int(plan.order.concrete().tiles_n)
+    assert plan.work.grid % c == 0 and plan.work.grid == tiles and real < tiles  # padded walk
     if shutil.which("g++") is None:
         pytest.skip("needs g++")
     got = _run_harness(plan, tmp_path)
@@ -157,22 +157,26 @@ def test_grid_is_rounded_up_to_whole_clusters(params: dict, mode: str, closed: b
     assert sorted(g for g, kb, ke in got["U"].values()) == list(range(groups))
     assert all((kb, ke) == (0, plan.k_iters) for _, kb, ke in got["U"].values())
     for m, n, alive in got["T"].values():  # linear tiles past the end are dead
-        assert alive == int(m < plan.order.tiles_m and n < plan.order.tiles_n)
+        assert alive == int(m < plan.order.concrete().tiles_m and n < plan.order.concrete().tiles_n)
     for op in (plan.a, plan.b):  # the masks the kernel computes are the plan's
         if op.multicast is None:
             continue
-        for (i_rt, cidx, rank), vals in got[op.name].items():
-            want = mc_values(op.multicast, rank, i_rt, cidx)
-            keys = ["issue", "mask"] + (["slice_index", "slice_count"]
-                                        if op.multicast.mode.value == "sliced" else [])
-            assert vals == tuple(want[k] for k in keys)
+        keys = ["issue", "mask"] + (["slice_index", "slice_count"]
+                                    if op.multicast.mode.value == "sliced" else [])
+        for tag, facts in ((op.name, False), (op.name.lower(), True)):  # both variants
+            for (i_rt, cidx, rank), vals in got[tag].items():
+                want = mc_values(op.multicast, rank, i_rt, cidx, facts, sizes(plan))
+                assert vals == tuple(want[k] for k in keys)
 
 
 @needs_nvcc
 def test_rounded_grids_compile_without_warnings(tmp_path: Path) -> None:
     for i, (params, mode, closed) in enumerate(ROUNDED):
         src = emit(seed(mode, closed, **params))
-        assert f"constexpr int GRID = {seed(mode, closed, **params).work.grid};" in src
+        plan = seed(mode, closed, **params)
+        # the grid is a launch's: the launcher's split makes the plan's rounded grid
+        assert "constexpr int GRID" not in src
+        assert run_split(plan, plan.M, plan.N, plan.K).grid == plan.work.grid
         compile_cu(src, tmp_path / f"r{i}.o", shared=False, werror=True)
 
 
@@ -181,4 +185,7 @@ def test_gen_seed_at_a_small_size(tmp_path: Path) -> None:
     out = tmp_path / "k.cu"
     rc = main(["gen", str(ROOT / "examples/seed004_persistent_cluster.py"), "--target", "cuda",
                "--param", "M=600", "--param", "N=1400", "--param", "K=64", "-o", str(out)])
-    assert rc == 0 and "constexpr int GRID = 36;" in out.read_text()
+    assert rc == 0 and "constexpr int GRID" not in out.read_text()
+    plan = kernel_plan(load_schedule(ROOT / "examples/seed004_persistent_cluster.py",
+                                     {"M": 600, "N": 1400, "K": 64}), target="cuda")
+    assert run_split(plan, 600, 1400, 64).grid == 36  # the launcher's grid, whole clusters

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.codegen.cuda_plans import mc_values, seed
+from tests.codegen.cuda_plans import mc_values, seed, sizes
 from tilec.codegen.cuda.launch import CudaBuildError, compile_cu
 from tilec.codegen.cuda.printer import SCHEDULE_END, CudaPrinter, emit, host_prefix
 from tilec.errors import UnsupportedError
@@ -131,18 +131,24 @@ def test_large_schedules_compile_without_warnings(tmp_path: Path) -> None:
 
 HARNESS = r"""
 #include <cstdio>
-int main() {
+#include <cstdlib>
+int main(int argc, char** argv) {
   using namespace NS;
-  for (int t = 0; t < NUM_TILES; ++t) std::printf("T %d %d %d %d\n", t, tile_m(t), tile_n(t), (int)tile_alive(t));
-  const int rounds = (NUM_TILES + GRID - 1) / GRID;
+  if (argc != 9) return 2;
+  int a[8];
+  for (int i = 0; i < 8; ++i) a[i] = std::atoi(argv[i + 1]);
+  const Shape sh = make_shape(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]);
+  std::printf("V %d\n", (int)facts_hold(sh));
+  for (int t = 0; t < sh.NUM_TILES; ++t) std::printf("T %d %d %d %d\n", t, sh.tile_m(t), sh.tile_n(t), (int)sh.tile_alive(t));
+  const int rounds = (sh.NUM_TILES + ORDER_CTAS - 1) / ORDER_CTAS;
   for (int i_rt = 0; i_rt < rounds; ++i_rt)
-    for (int cidx = 0; cidx < GRID / CLUSTER; ++cidx)
+    for (int cidx = 0; cidx < ORDER_CLUSTERS; ++cidx)
       for (int rank = 0; rank < CLUSTER; ++rank) {
         BODY
       }
-  for (int w = 0; w < WORKERS; ++w) {
+  for (int w = 0; w < sh.WORKERS; ++w) {
     int g, kb0, kb1;
-    for (int j = 0; work_unit(w, j, g, kb0, kb1); ++j) {
+    for (int j = 0; sh.work_unit(w, j, g, kb0, kb1); ++j) {
       std::printf("U %d %d %d %d %d\n", w, j, g, kb0, kb1);
       FIX
     }
@@ -153,6 +159,8 @@ int main() {
 
 
 def _harness_body(plan) -> str:  # type: ignore[no-untyped-def]
+    """Per multicast operand, what each variant runs: "A ..." the general one, "a ..." the
+    closed one."""
     out = []
     for op in (plan.a, plan.b):
         x, mc = op.name.lower(), op.multicast
@@ -160,32 +168,53 @@ def _harness_body(plan) -> str:  # type: ignore[no-untyped-def]
             continue
         fields = ["issue", "mask"] + (["slice_index", "slice_count"] if mc.mode is S else [])
         fmt = " ".join(["%d"] * (3 + len(fields)))
-        args = ", ".join(["i_rt", "cidx", "rank"] + [f"(int)mc_{x}_{f}(rank, i_rt, cidx)" for f in fields])
-        out.append(f'std::printf("{op.name} {fmt}\\n", {args});')
+        for tag, facts in ((op.name, "false"), (x, "true")):
+            args = ", ".join(["i_rt", "cidx", "rank"]
+                             + [f"(int)sh.mc_{x}_{f}<{facts}>(rank, i_rt, cidx)" for f in fields])
+            out.append(f'std::printf("{tag} {fmt}\\n", {args});')
     return "\n        ".join(out)
 
 
-def _run_harness(plan, tmp: Path) -> dict:  # type: ignore[no-untyped-def]
-    src = emit(plan)
+def _run_harness(plan, tmp: Path, sizes: tuple[int, int, int] | None = None,
+                 source: str | None = None) -> dict:  # type: ignore[no-untyped-def]
+    """The file's schedule functions run on the host at launch sizes ``sizes`` (default: the
+    plan's), with the work split the launcher would pass."""
+    return _run_harness_at(plan, tmp, [sizes or (plan.M, plan.N, plan.K)], source)[0]
+
+
+def _run_harness_at(plan, tmp: Path, shapes: list[tuple[int, int, int]],
+                    source: str | None = None) -> list[dict]:  # type: ignore[no-untyped-def]
+    """The file's schedule functions compiled once and run on the host at each launch size,
+    with the work split the launcher would pass there (``plan.split.at``)."""
+    from tilec.codegen.cuda.launch import launch_numbers, run_split
+
+    src = emit(plan) if source is None else source
     prefix = host_prefix(src)
     assert src.startswith(prefix[: -len(SCHEDULE_END) - 1])  # the harness tests the file's own text
     ns = src.split("namespace ")[1].split(" ")[0]
     (tmp / "sched.h").write_text(prefix)
     fix = ""
     if CudaPrinter(plan).partials:
-        fix = ('if (kb0 != 0 || kb1 != K_ITERS) { int f, o, c, sl; fix_of(w, j, g, f, o, c, sl); '
+        fix = ('if (kb0 != 0 || kb1 != sh.K_ITERS) { int f, o, c, sl; sh.fix_of(w, j, g, f, o, c, sl); '
                'std::printf("F %d %d %d %d %d %d", w, j, f, o, c, sl); '
-               'for (int i = 0; i < c; ++i) std::printf(" %d", fix_slot(f, i)); std::printf("\\n"); }')
+               'for (int i = 0; i < c; ++i) std::printf(" %d", sh.fix_slot(f, i)); std::printf("\\n"); }')
     text = HARNESS.replace("NS", ns).replace("BODY", _harness_body(plan)).replace("FIX", fix)
     (tmp / "h.cpp").write_text('#include "sched.h"\n' + text)
     subprocess.run(["g++", "-std=c++17", "-O1", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Werror",
                     "-I", str(tmp), "-o", str(tmp / "h"), str(tmp / "h.cpp")], check=True)
-    lines = subprocess.run([str(tmp / "h")], capture_output=True, text=True, check=True).stdout.splitlines()
-    got: dict = {"T": {}, "A": {}, "B": {}, "U": {}, "F": {}}
+    return [_parse(subprocess.run(
+        [str(tmp / "h"), *(str(v) for v in (M, N, K, N, *launch_numbers(plan, run_split(plan, M, N, K))))],
+        capture_output=True, text=True, check=True).stdout.splitlines()) for M, N, K in shapes]
+
+
+def _parse(lines: list[str]) -> dict:
+    got: dict = {"T": {}, "A": {}, "B": {}, "a": {}, "b": {}, "U": {}, "F": {}, "V": None}
     for ln in lines:
         kind, *vals = ln.split()
         v = [int(s) for s in vals]
-        if kind == "T":
+        if kind == "V":
+            got["V"] = bool(v[0])
+        elif kind == "T":
             got["T"][v[0]] = tuple(v[1:])
         elif kind in "UF":
             got[kind][tuple(v[:2])] = tuple(v[2:])
@@ -199,20 +228,34 @@ def _run_harness(plan, tmp: Path) -> dict:  # type: ignore[no-untyped-def]
 def test_printed_masks_equal_the_plans(row: tuple, tmp_path: Path) -> None:
     plan = plan_of(row)
     got = _run_harness(plan, tmp_path)
-    order = plan.order
+    check_launch(plan, got, plan.M, plan.N, plan.K)
+
+
+def check_launch(plan, got: dict, M: int, N: int, K: int) -> None:  # type: ignore[no-untyped-def]
+    """What the harness printed at launch sizes M, N, K against the plan's sympy there: the tile
+    order (and which tiles are alive), both variants' multicast forms, the work units and fix-up
+    slots (:func:`check_units`), and facts_hold (test_cuda_generic's brute force)."""
+    from tests.codegen.test_cuda_generic import _facts_oracle
+
+    order = plan.order.at(M=M, N=N).concrete()
+    at = order.coords
     for t, (m, n, alive) in got["T"].items():
-        assert (m, n) == order.evaluate(t)
+        assert (m, n) == at(t), (M, N, K, t)
         assert alive == int(t < int(order.num_tiles) and m < order.tiles_m and n < order.tiles_n)
+    assert len(got["T"]) == int(order.num_tiles)
     for op in (plan.a, plan.b):
         mc = op.multicast
         if mc is None:
             assert not got[op.name]
             continue
         assert got[op.name], "no multicast functions printed"
-        for (i_rt, cidx, rank), vals in got[op.name].items():
-            want = mc_values(mc, rank, i_rt, cidx)  # the form the kernel runs
-            keys = ["issue", "mask"] + (["slice_index", "slice_count"] if mc.mode is S else [])
-            assert vals == tuple(want[k] for k in keys), (op.name, i_rt, cidx, rank)
+        keys = ["issue", "mask"] + (["slice_index", "slice_count"] if mc.mode is S else [])
+        for tag, facts in ((op.name, False), (op.name.lower(), True)):  # each variant's form
+            for (i_rt, cidx, rank), vals in got[tag].items():
+                want = mc_values(mc, rank, i_rt, cidx, facts, {"M": M, "N": N, "K": K})
+                assert vals == tuple(want[k] for k in keys), (tag, i_rt, cidx, rank)
+    check_units(plan, got, M, N, K)
+    assert got["V"] == _facts_oracle(plan, M, N, K)
 
 
 # (params, mode, closed): every decomposition, with and without clusters, ragged edges, K < BK,
@@ -263,7 +306,7 @@ def test_decomps_cover_every_decomposition_and_cluster() -> None:
         elif w.stream_k:
             real = w.sk_iters % w.sk_ctas != 0
         else:
-            real = -(-int(plan.order.num_tiles) // plan.cluster[0]) % (w.grid // plan.cluster[0]) != 0
+            real = -(-int(plan.order.concrete().num_tiles) // plan.cluster[0]) % (w.grid // plan.cluster[0]) != 0
         if real:
             seen.add((params["DECOMP"], plan.cluster[0]))
     want = {(d, c) for d in ("dp", "splitk", "streamk", "dp_1sk", "sk2_dp", "skpp") for c in (1, 2, 4)}
@@ -281,25 +324,37 @@ def test_printed_work_units_equal_the_decomposition(params: dict, mode: Multicas
     w = plan.work
     assert c == 1 or w.kind is Decomposition.DATA_PARALLEL or w.group == c
     got = _run_harness(plan, tmp_path)
-    groups = -(-int(plan.order.num_tiles) // c)
+    check_units(plan, got, plan.M, plan.N, plan.K)
+
+
+def check_units(plan, got: dict, M: int, N: int, K: int) -> None:  # type: ignore[no-untyped-def]
+    """The printed work units and fix-up slots at launch sizes M, N, K against the split there
+    (``plan.split.at``): decompose.work_units, every (group, k-iteration) covered once, each
+    partial's contributors in K order (brute force), slots private."""
+    from tilec.codegen.cuda.launch import run_split
+
+    c = plan.cluster[0]
+    w = run_split(plan, M, N, K)
+    k_iters = -(-K // plan.BK)
+    groups = -(-int(plan.order.at(M=M, N=N).concrete().num_tiles) // c)
     # the oracle walks workers (CTAs, or clusters) over groups of CLUSTER tiles
     oracle = work_units(dataclasses.replace(w, grid=w.grid // c, num_tiles=groups,
-                                            k_iters=plan.k_iters))
+                                            k_iters=k_iters))
     want = {(pid, j): u for pid, units in enumerate(oracle) for j, u in enumerate(units)}
     assert got["U"] == want
     # every (tile, k-iteration) is covered exactly once
     cover = sorted((g, k) for g, kb, ke in want.values() for k in range(kb, ke))
-    assert cover == [(g, k) for g in range(groups) for k in range(plan.k_iters)]
-    partial = {key: u for key, u in want.items() if (u[1], u[2]) != (0, plan.k_iters)}
+    assert cover == [(g, k) for g in range(groups) for k in range(k_iters)]
+    partial = {key: u for key, u in want.items() if (u[1], u[2]) != (0, k_iters)}
     assert set(got["F"]) == set(partial)
     for (pid, j), (g, kb, ke) in partial.items():
         f, order, count, slot, *slots = got["F"][(pid, j)]
         if w.kind is Decomposition.SPLIT_K:
-            parts = [(g * w.splits + p, p * plan.k_iters // w.splits) for p in range(w.splits)]
+            parts = [(g * w.splits + p, p * k_iters // w.splits) for p in range(w.splits)]
         else:
             sk_start = 0 if w.sk_first else groups - w.sk_tiles
             assert f == g - sk_start
-            parts = [(s, b) for _, s, b, _ in _sk_contributors(w, plan.k_iters, f)]
+            parts = [(s, b) for _, s, b, _ in _sk_contributors(w, k_iters, f)]
         assert count == len(parts) and slots == [s for s, _ in parts]
         assert parts[order] == (slot, kb)  # its own place in K order, its own slot
     # slots are private: no two partials share one
@@ -312,11 +367,12 @@ WIDE = r"""
 #include <initializer_list>
 int main() {
   using namespace NS;
-  for (int c : {0, 1, SK_CTAS / 2, SK_CTAS - 1})
-    std::printf("R %d %lld %lld\n", c, (long long)sk_begin(c), (long long)sk_end(c));
-  for (int f : {0, 1, SK_TILES / 2, SK_TILES - 1})
-    std::printf("P %d %d %d %d %d\n", f, first_contributor(f), contributors(f), fix_slot(f, 0),
-                fix_slot(f, contributors(f) - 1));
+  const Shape sh = make_shape(SIZES);
+  for (int c : {0, 1, sh.SK_CTAS / 2, sh.SK_CTAS - 1})
+    std::printf("R %d %lld %lld\n", c, (long long)sh.sk_begin(c), (long long)sh.sk_end(c));
+  for (int f : {0, 1, sh.SK_TILES / 2, sh.SK_TILES - 1})
+    std::printf("P %d %d %d %d %d\n", f, sh.first_contributor(f), sh.contributors(f), sh.fix_slot(f, 0),
+                sh.fix_slot(f, sh.contributors(f) - 1));
   return 0;
 }
 """
@@ -334,7 +390,9 @@ def test_work_formulas_are_64_bit_where_int_would_overflow(tmp_path: Path) -> No
     assert "int first_contributor(long long tile)" in src
     ns = src.split("namespace ")[1].split(" ")[0]
     (tmp_path / "sched.h").write_text(host_prefix(src))
-    (tmp_path / "w.cpp").write_text('#include "sched.h"\n' + WIDE.replace("NS", ns))
+    sizes = f"{plan.M}, {plan.N}, {plan.K}, {plan.N}, {w.grid}, 1, {w.sk_tiles}, {w.sk_ctas}"
+    (tmp_path / "w.cpp").write_text('#include "sched.h"\n' + WIDE.replace("NS", ns)
+                                    .replace("SIZES", sizes))
     subprocess.run(["g++", "-std=c++17", "-O1", "-Wall", "-Werror", "-I", str(tmp_path), "-o",
                     str(tmp_path / "w"), str(tmp_path / "w.cpp")], check=True)
     out = subprocess.run([str(tmp_path / "w")], capture_output=True, text=True, check=True).stdout
@@ -376,12 +434,14 @@ def test_b_given_k_by_n_is_printed_mn_major() -> None:
     src = emit(kn)
     assert not kn.b_transposed and kn.b.box == (64, 256)
     assert "p, 1, 1, 0, 1;" in src and "smem_desc_sw128_mn(" in src  # transpose-B, MN-major
-    assert "encode_map(&tmB, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, sizeof(TIn), B, K, N, BK, 64)" in src
+    assert "encode_map(tmB, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, sizeof(TIn), B, K, N, ldb, BK, 64)" in src
     nk = seed(S, False, M=1000, N=1104, K=776, CM=2, CN=1, SMS=8)
     assert "p, 1, 1, 0, 0;" in emit(nk)
+    # B's row stride is a launch's: N = 1100 prints (the launcher refuses a 2200-byte row)
     odd = seed(L, False, M=1000, N=1100, K=776, CM=1, CN=1, SMS=8, B_LAYOUT="kn")
-    with pytest.raises(UnsupportedError, match="N \\* 2 of 16 bytes"):
-        emit(odd)
+    assert emit(odd) == emit(dataclasses.replace(odd, N=1104))
+    with pytest.raises(UnsupportedError, match="BN must be a multiple of 64"):
+        emit(dataclasses.replace(odd, BN=128 + 32, b=dataclasses.replace(odd.b, box=(64, 160))))
 
 
 def test_consumer_warpgroups_come_from_the_plans_warps() -> None:

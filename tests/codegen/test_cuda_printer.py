@@ -93,3 +93,23 @@ def test_printed_c_matches_python_semantics(tmp_path: Path) -> None:
         int(e.subs({a: p[0], b: p[1], x: p[2], y: p[3]})) for e in EXPRS for p in grid
     ]
     assert [int(g) for g in got] == want
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
+def test_a_power_of_two_shifts_in_the_width_its_range_needs(tmp_path: Path) -> None:
+    """``2**t`` was ``1 << t`` in 32 bits (wrong from t = 31): 64-bit unless ``t <= 30`` is proven."""
+    from tilec.proofs import Context
+
+    t = sympy.Symbol("t", **NN)
+    assert cexpr(2**t, Context().bound(t, 31)) == "(1 << (t))"
+    fns = [f"long long f{i}(long long t) {{ return {cexpr(e, ctx)}; }}"
+           for i, (e, ctx) in enumerate([(2**t, None), (3 * 2**t, Context().bound(t, 61)), (2**(t + 1), None)])]
+    calls = "".join(f'std::printf("%lld\\n", f{i}(v));' for i in range(3))
+    src = ("#include <cstdio>\n#include <initializer_list>\n" + "\n".join(fns)
+           + f"\nint main() {{ for (long long v : {{0, 3, 30, 31, 40, 60}}) {{ {calls} }} return 0; }}\n")
+    (tmp_path / "p.cpp").write_text(src)
+    subprocess.run(["g++", "-std=c++17", "-Wall", "-Werror", "-o", str(tmp_path / "p"), str(tmp_path / "p.cpp")],
+                   check=True)
+    got = [int(v) for v in subprocess.run([str(tmp_path / "p")], capture_output=True, text=True,
+                                          check=True).stdout.split()]
+    assert got == [w for v in (0, 3, 30, 31, 40, 60) for w in (2**v, 3 * 2**v, 2 ** (v + 1))]

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from tests.plans import plan
 from tilec.app.loader import load_schedule
 from tilec.codegen.triton.printer import emit, load
-from tilec.errors import UnsupportedError
+from tilec.errors import TilecError, UnsupportedError
 from tilec.transforms.decompose import work_units
 from tilec.transforms.pipeline import lower
 from tilec.transforms.plan import (
@@ -119,9 +119,10 @@ def test_persistent_grid_and_orders(order, dec, grid):
     assert p.work.grid == grid < p.tiles * p.work.splits
     src = emit(p)
     # the order is printed, not a template: the grouped raster's short last band is a Min
-    assert ("tl.minimum" in src) == (order == "grouped")
-    loop = "range(pid, NUM_TILES * SPLITS, GRID)" if dec == "splitk" else "range(pid, 20, GRID)"
-    assert loop in src  # persistent loop over units
+    coords = src[src.index("def tile_coords"):src.index("def load_a")]
+    assert ("tl.minimum" in coords) == (order == "grouped")
+    loop = "range(pid, NUM_TILES * SPLITS, GRID)" if dec == "splitk" else "range(pid, NUM_TILES, GRID)"
+    assert loop in src  # persistent loop over units, their count an argument
     run_and_check(p, repeat=dec == "splitk")
 
 
@@ -138,8 +139,7 @@ def test_transposed_b_and_fp32_tma():
 
 
 def test_padded_order_skips_dead_tiles():
-    # the seed's cluster-group order pads 3 x 4 tiles to 14 linear indices (whole 2 x 2 groups
-    # per round): Triton keeps the order, and the kernel skips the indices that are not alive
+    # the seed's cluster-group order pads 3 x 4 tiles to 16 linear indices (whole 2 x 2 groups): Triton keeps the order, and the kernel skips the indices that are not alive
     seed = "examples/seed004_persistent_cluster.py"
     params = dict(M=48, N=64, K=40, BM=16, BN=16, BK=16, CM=2, CN=2, CLUSTER=4, SMS=8,
                   DTYPE="fp16")
@@ -147,7 +147,8 @@ def test_padded_order_skips_dead_tiles():
         fusion = load_schedule(seed, params).fusion
         fusion.decompose(dec, sms=5, fixup="deterministic")
         p = lower(fusion, target="triton")
-        assert int(p.order.num_tiles) > p.tiles and "TILES_M)" in emit(p)
+        assert int(p.order.concrete().num_tiles) > p.tiles
+        assert "(pid_m < ((M + 15) // 16)) & (pid_n < ((N + 15) // 16))" in emit(p)  # alive
         alive = p.order.alive_tiles()
         assert len(alive) == p.tiles
         units = work_units(p.work, alive)
@@ -157,7 +158,7 @@ def test_padded_order_skips_dead_tiles():
 
 
 LAUNCH_PLANS = {  # a pointer-load data-parallel plan and a TMA split-K one (workspace, descriptors)
-    "pointer_dp": lambda: plan(20, 30, 40, 16, 16, 16, dtype=DType.FP16),
+    "pointer_dp": lambda: plan(20, 30, 40, 16, 16, 16, dtype=DType.FP16, load=LoadKind.POINTER),
     "tma_splitk": lambda: plan(40, 48, 64, 16, 16, 32, dtype=DType.FP32, load=LoadKind.TMA,
                                decomposition="splitk", splits=2, fixup=Fixup.DETERMINISTIC),
 }
@@ -200,8 +201,12 @@ def test_launcher_errors_after_a_good_call(kind):
     other = torch.float32 if dt is torch.float16 else torch.float16
     cases = [  # (a, b, out), error, message
         ((a, b.T.contiguous(), None), ValueError,
-         rf"B must have shape \({K}, {N}\) but got \({N}, {K}\)"),
-        ((a[:, :-1], b, None), ValueError, rf"A must have shape \({M}, {K}\) but got \({M}, {K - 1}\)"),
+         rf"A is \(M, K\) = \({M}, {K}\) and B must be \(K, N\) with the same K, but B has "
+         rf"shape \({N}, {K}\)"),
+        ((a[:, :-1], b, None), ValueError,
+         rf"A is \(M, K\) = \({M}, {K - 1}\) and B must be \(K, N\) with the same K, but B "
+         rf"has shape \({K}, {N}\)"),
+        ((a[0], b, None), ValueError, rf"A must be a matrix but has shape \({K},\)"),
         ((a.to(other), b, None), TypeError, rf"A must have dtype {dt} but got {other}"),
         ((a, b.to(other), None), TypeError, rf"B must have dtype {dt} but got {other}"),
         ((a.numpy(force=True), b, None), TypeError, "A must be a torch.Tensor but got ndarray"),
@@ -214,8 +219,9 @@ def test_launcher_errors_after_a_good_call(kind):
     for (x, y, out), err, msg in cases:
         for wrap in (lambda t: t, cuda_like):  # as CPU tensors, and as tensors that look CUDA
             x_, y_, out_ = (wrap(t) if isinstance(t, torch.Tensor) else t for t in (x, y, out))
-            with pytest.raises(err, match=msg):
+            with pytest.raises(err, match=msg) as raised:
                 mod.run(x_, y_, out=out_)
+            assert isinstance(raised.value, TilecError)  # a user error, by tilec's contract
     meta = torch.empty((K, N), dtype=dt, device="meta")
     with pytest.raises(ValueError, match="A and B must be on one device but got cpu and meta"):
         mod.run(a, meta)
@@ -257,16 +263,23 @@ def test_descriptor_copies_match_the_constructor():
 
     p = LAUNCH_PLANS["tma_splitk"]()
     mod = load(p)
+    for M, K in ((p.M, p.K), (7, 24), (300, 8)):  # one prototype per shape, any shape
+        a = torch.randn(M, K)
+        made = TensorDescriptor(a, shape=[M, K], strides=[K, 1], block_shape=[p.BM, p.BK])
+        copy = mod._desc(a, (p.BM, p.BK))
+        assert type(copy) is TensorDescriptor and copy.base is a
+        assert vars(copy).keys() == vars(made).keys()
+        assert all(vars(copy)[f] == vars(made)[f] for f in vars(made) if f != "base")
+    assert all(d.base.device.type == "meta" for d in mod._DESCS.values())  # no user tensor kept
     a = torch.randn(p.M, p.K)
-    made = TensorDescriptor(a, shape=[p.M, p.K], strides=[p.K, 1], block_shape=[p.BM, p.BK])
-    copy = mod._desc(a, mod._A_DESC)
-    assert type(copy) is TensorDescriptor and copy.base is a
-    assert vars(copy).keys() == vars(made).keys()
-    assert all(vars(copy)[f] == vars(made)[f] for f in vars(made) if f != "base")
-    assert mod._A_DESC.base.device.type == "meta"  # the prototype holds no user tensor
+    assert mod._aligned(a) is a  # aligned rows are taken as they are
     odd = torch.cat([a.new_zeros(1), a.flatten()])[1:].view(p.M, p.K)  # 4 bytes past aligned
-    moved = mod._desc(odd, mod._A_DESC).base
+    moved = mod._aligned(odd)
     assert odd.data_ptr() % 16 and moved.data_ptr() % 16 == 0 and torch.equal(moved, odd)
+    rows = torch.randn(p.M, 7)[:, :5]  # a row stride of 7 x 4 bytes: TMA cannot take it
+    moved = mod._aligned(rows)
+    assert (moved.stride(0) * 4) % 16 == 0 and torch.equal(moved, rows)
+    assert mod._desc(moved, (p.BM, p.BK)).base is moved
 
 
 def test_refusals():
@@ -279,12 +292,13 @@ def test_refusals():
                        None, None, True)
     with pytest.raises(UnsupportedError, match=r"operand A .* multicast"):
         emit(replace(p, a=replace(p.a, multicast=mc)))
-    with pytest.raises(UnsupportedError, match=r"TMA needs 16-byte aligned .* operand A has rows of 60 x 2"):
-        plan(64, 64, 60, 16, 16, 16, load=LoadKind.TMA)  # lowering refuses what Triton can't run
+    with pytest.raises(UnsupportedError, match=r"TMA needs boxes of at most 256"):
+        plan(64, 512, 64, 16, 512, 16, load=LoadKind.TMA)  # lowering refuses what TMA can't do
+    # rows TMA cannot take (60 x 2 bytes) are the launcher's business: it copies them into
+    # aligned rows, so the load kind depends on the box only
     odd = plan(64, 64, 60, 16, 16, 16)
-    assert odd.a.kind is LoadKind.POINTER
-    with pytest.raises(UnsupportedError, match="not 16-byte aligned"):  # and so does the printer
-        emit(replace(odd, a=replace(odd.a, kind=LoadKind.TMA)))
+    assert odd.a.kind is LoadKind.TMA
+    run_and_check(odd)
     with pytest.raises(UnsupportedError, match=r"out_dtype"):
         emit(replace(p, out_dtype=DType.FP32))
 
@@ -295,7 +309,7 @@ def test_source_follows_plan():
     sk = emit(plan(64, 64, 64, 16, 16, 16, decomposition="streamk", sms=3,
                    fixup=Fixup.ATOMIC))
     assert "it_begin" in sk and 'sem="relaxed"' in sk and "reduce_kernel" not in sk
-    assert "def contributors(tile)" in sk and "def partial_slot(tile, j)" in sk
+    assert "def contributors(tile, M, N, K" in sk and "def partial_slot(tile, j, M, N, K" in sk
     red = emit(plan(64, 64, 64, 16, 16, 16, decomposition="splitk", splits=2,
                     fixup=Fixup.REDUCE_KERNEL))
     assert "def reduce_kernel" in red and "atomic_add" not in red
@@ -328,17 +342,16 @@ def test_warp_specialize_option_prints_in_the_k_loop():
 
 def test_reduce_kernel_spreads_over_row_strips():
     # one reduce program per whole tile left most SMs idle (8 tiles x 16 partials: 91 us on an
-    # H200); the printer splits each tile into row strips until there are two programs per CTA
-    # of the GEMM's grid, or the strips are 4 rows
+    # H200); the launcher splits each tile into row strips until there are two programs per CTA
+    # of the GEMM's grid, or the strips are 4 rows, at the run-time sizes
     for (M, N, K, bm, splits) in ((64, 64, 256, 32, 4), (50, 35, 70, 16, 3), (128, 32, 512, 64, 8)):
         p = plan(M, N, K, bm, 16, 16, dtype=DType.FP16, decomposition="splitk", splits=splits,
                  fixup=Fixup.REDUCE_KERNEL)
-        src = emit(p)
-        rows = int(re.search(r"RED_ROWS = tl.constexpr\((\d+)\)", src).group(1))
-        strips = int(re.search(r"RED_STRIPS = tl.constexpr\((\d+)\)", src).group(1))
-        assert rows * strips == bm and rows & (rows - 1) == 0
-        programs = p.work.partial_tiles * strips
-        assert programs >= 2 * p.work.grid or rows == 4
-        assert rows == bm or p.work.partial_tiles * (strips // 2) < 2 * p.work.grid  # no finer
-        assert f"reduce_kernel[({programs},)]" in src and f"reducer[({programs}, 1, 1)]" in src
+        mod = load(p)
+        for tiles, grid in ((p.work.partial_tiles, p.work.grid), (1, 132), (1000, 132), (3, 4)):
+            programs, subs = mod._reduce_grid(tiles, grid)
+            rows = 4 * subs
+            assert programs == tiles * (bm // rows) and rows & (rows - 1) == 0 and rows <= bm
+            assert programs >= 2 * grid or rows == 4
+            assert rows == bm or tiles * (bm // rows // 2) < 2 * grid  # no finer than needed
         run_and_check(p, repeat=True)

@@ -12,6 +12,7 @@ from tests.plans import plan
 from tilec.codegen.triton.expr import TritonExprPrinter, print_expr
 from tilec.errors import InternalError, UnsupportedError
 from tilec.proofs import Context
+from tilec.transforms.plan import SIZE_M, SIZE_N
 
 t = sympy.Symbol("t", integer=True, nonnegative=True)
 
@@ -54,18 +55,29 @@ def test_unknown_symbol():
         print_expr(t + sympy.Symbol("rank"), {t: "t"})
 
 
-@pytest.mark.parametrize(("tm", "tn", "g"), [(1, 1, 8), (5, 3, 2), (9, 4, 8), (7, 7, 3), (13, 2, 4)])
-def test_orders_print_exactly(tm, tn, g):
-    """Printed Python/Triton text equals sympy's value at every t (the oracle), for the orders
-    lowered from row-major and grouped-raster schedules, one CTA per tile or persistent."""
-    for order_kind, sms in (("row", None), ("grouped", None), ("grouped", 3)):
-        order = plan(16 * tm, 16 * tn, 16, 16, 16, 16, order=order_kind, group_m=g,
-                     sms=sms).order
-        pm = TritonExprPrinter({order.index: "t"}).doprint(order.tile_m)
-        pn = TritonExprPrinter({order.index: "t"}).doprint(order.tile_n)
-        for v in range(int(order.num_tiles)):
-            exact = tuple(int(e.subs(order.index, v)) for e in (order.tile_m, order.tile_n))
-            assert (_eval(pm, v), _eval(pn, v)) == exact == order.evaluate(v)
+@pytest.mark.parametrize(("order_kind", "g", "sms"),
+                         [("row", 8, None), ("grouped", 2, None), ("grouped", 3, 3),
+                          ("grouped", 8, None), ("grouped", 4, 5)])
+def test_orders_print_exactly_at_every_size(order_kind, g, sms):
+    """Printed Triton text (M and N kernel arguments), run with truncating // and %, equals the
+    order's exact value at every t, for orders lowered once (at one size) from row-major and
+    grouped-raster schedules, one CTA per tile or persistent, at sizes other than that one."""
+    order = plan(16 * 5, 16 * 3, 16, 16, 16, 16, order=order_kind, group_m=g, sms=sms).order
+    names = {order.index: "t", SIZE_M: "M", SIZE_N: "N"}
+    live = Context().bound(order.index, order.num_tiles)  # as the printer: t < num_tiles
+    pm = TritonExprPrinter(names, live).doprint(order.tile_m)
+    pn = TritonExprPrinter(names, live).doprint(order.tile_n)
+    for tm, tn in ((1, 1), (5, 3), (9, 4), (7, 7), (13, 2)):
+        for M, N in ((16 * tm, 16 * tn), (16 * tm - 7, 16 * tn - 1)):
+            at = order.at(M=M, N=N)
+            for v in range(int(at.concrete().num_tiles)):
+                env = {"t": v, "M": M, "N": N}
+                try:
+                    exact = at.evaluate(v)
+                except ZeroDivisionError:  # padding past a grouped raster's last band
+                    continue
+                if at.is_alive(v):
+                    assert (_run_as_triton(pm, env), _run_as_triton(pn, env)) == exact, (M, N, v)
 
 
 x, y = sympy.symbols("x y", integer=True)  # sign unknown
@@ -139,3 +151,29 @@ def test_operators_only_where_signs_are_proven():
     assert print_expr(sympy.floor((r + 3) / 4), names) == "((r + 3) // 4)"
     # a stated fact proves the sign: x < 9 makes x nonnegative (a bound is 0 <= x < 9)
     assert print_expr(sympy.floor((x + 1) / 4), names, Context().bound(x, 9)) == "((x + 1) // 4)"
+
+
+def test_an_exact_quotient_sympy_builds_prints_in_integers():
+    """sympy turns ``Mod((CM+1)*y + CM + 1, 8*(CM+1))`` into ``(CM+1)*Mod((...)/(CM+1), 8)``; that
+    ``/`` was printed, and Triton divides in fp32: 0 instead of 10 at CM=4, y=100000001."""
+    CM, yy = sympy.symbols("CM y", integer=True, positive=True)
+    e = sympy.Mod((CM + 1) * yy + CM + 1, 8 * (CM + 1))
+    src = print_expr(e, {CM: "CM", yy: "y"})
+    assert "/" not in src.replace("//", "")
+    for cm, yv in ((4, 100000001), (0, 7), (6, 2**40 + 3), (1, 0)):
+        want = ((cm + 1) * yv + cm + 1) % (8 * (cm + 1))
+        assert _run_as_triton(src, {"CM": cm, "y": yv}) == want
+    assert _run_as_triton(src, {"CM": 4, "y": 100000001}) == 10
+
+
+def test_a_quotient_is_printed_only_where_exact():
+    P, Q = sympy.symbols("P Q", integer=True, positive=True)
+    names = {P: "P", Q: "Q", t: "t"}
+    # exact by a stated fact: printed as //, and right under truncation at every point meeting it
+    src = print_expr(t * P / Q, names, Context().divisible(P, Q))
+    assert "/" not in src.replace("//", "")
+    for p, q, tv in itertools.product(range(1, 13), range(1, 5), range(0, 6)):
+        if p % q == 0:
+            assert _run_as_triton(src, {"P": p, "Q": q, "t": tv}) == tv * p // q
+    with pytest.raises(InternalError):
+        print_expr(t * P / Q, names)  # not proven exact: refused, never a float division

@@ -23,7 +23,8 @@ def test_show_seed_with_cn2(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out.splitlines()
     assert "CM=2 CN=2 SMS=132 CLUSTER=2 DTYPE=bf16 B_LAYOUT=nk DECOMP=dp" in out[0]
     # 8192/128 = 64 tile rows, 8192/256 = 32 tile columns: 2048 tiles over 132 SMs = 16 rounds
-    assert "launch: grid=(132, 1, 1) cluster=(2, 1, 1) block=(1, 1, 1)" in out
+    # the block is the Triton kernel's (num_warps = 8), not the IR's (1, 1, 1): issue 29
+    assert "launch: grid=(132, 1, 1) cluster=(2, 1, 1) block=(256, 1, 1)" in out
     assert ("  C[iS.rt{16}, iCIDx.cluster{66}, iRankX.rank{2}, rS.Ko{128}, iMma.Mi{128}, "
             "iMma.Ni{256}, rMma.Ki{64}]") in out
     assert ("  A_smem[iS.rt{16}, iCIDx.cluster{66}, iRankX.rank{2}, iS.Ko{128}, iBulk.Mi{128}, "
@@ -62,4 +63,4 @@ def test_show_malformed_param(capsys: pytest.CaptureFixture[str]) -> None:
 def test_show_writes_file(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "show.txt"
     assert main(["show", SEED, "-o", str(out)]) == 0
-    assert "launch: grid=(132, 1, 1) cluster=(2, 1, 1) block=(1, 1, 1)" in out.read_text()
+    assert "launch: grid=(132, 1, 1) cluster=(2, 1, 1) block=(256, 1, 1)" in out.read_text()

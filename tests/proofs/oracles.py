@@ -31,12 +31,29 @@ def _is_positive(s: sympy.Symbol, ctx: Context) -> bool:
     return ctx.positive_fact(s) is not None
 
 
+def _sign_range(s: sympy.Symbol, ctx: Context, hi: int) -> tuple[int, int]:
+    """The values ``s`` may take, read from sympy's assumptions and the facts themselves (not from
+    the reasoner): a symbol of no known sign ranges over negatives too."""
+    about = [f for f in ctx.facts if f.subject == s]
+    if s.is_positive or any(f.kind is FactKind.POSITIVE for f in about):
+        return 1, hi
+    if s.is_nonnegative or any(f.kind in (FactKind.NONNEG, FactKind.BOUND) for f in about):
+        return 0, hi  # a bound fact is 0 <= s < upper
+    if s.is_negative:
+        return -hi, -1
+    if s.is_nonpositive:
+        return -hi, 0
+    return -hi, hi
+
+
 def points(
     syms: Sequence[sympy.Symbol], ctx: Context, n: int = 1500, hi: int = 7, seed: int = 0
 ) -> Iterator[dict[sympy.Symbol, int]]:
-    """Assignments meeting every fact of ``ctx``: exhaustive when small, else seeded random."""
+    """Assignments meeting every fact of ``ctx``: exhaustive when small, else seeded random.  Each
+    symbol ranges over what its declaration and the facts allow (negatives where nothing says it
+    is nonnegative)."""
     checks = [scalar(f.condition(), syms) for f in ctx.facts]
-    ranges = [range(1 if _is_positive(s, ctx) else 0, hi + 1) for s in syms]
+    ranges = [range(lo, top + 1) for lo, top in (_sign_range(s, ctx, hi) for s in syms)]
     total = 1
     for r in ranges:
         total *= len(r)
@@ -86,7 +103,11 @@ def z3_equal(a: sympy.Expr, b: sympy.Expr, ctx: Context, timeout_ms: int = 500) 
     solver = z3.Solver()
     solver.set("timeout", timeout_ms)
     for s in syms:
-        solver.add(env[s] >= (1 if _is_positive(s, ctx) else 0))
+        lo, top = _sign_range(s, ctx, 2**62)
+        if lo > -(2**62):
+            solver.add(env[s] >= lo)
+        if top < 2**62:
+            solver.add(env[s] <= top)
     for f in ctx.facts:
         if f.kind is not FactKind.NONNEG:
             solver.add(_z3(f.condition(), env))
@@ -126,8 +147,19 @@ def _z3(e: sympy.Basic, env: dict):  # type: ignore[no-untyped-def]
         return z3.Product(*([out] * int(e.exp)))
     if isinstance(e, sympy.Eq):
         return _z3(e.lhs, env) == _z3(e.rhs, env)
-    if isinstance(e, sympy.StrictLessThan):
-        return _z3(e.lhs, env) < _z3(e.rhs, env)
+    rels = {sympy.StrictLessThan: lambda p, q: p < q, sympy.LessThan: lambda p, q: p <= q,
+            sympy.StrictGreaterThan: lambda p, q: p > q, sympy.GreaterThan: lambda p, q: p >= q,
+            sympy.Ne: lambda p, q: p != q}
+    if type(e) in rels:
+        return rels[type(e)](_z3(e.lhs, env), _z3(e.rhs, env))
+    if isinstance(e, sympy.Min | sympy.Max):
+        out = _z3(e.args[0], env)
+        for t in e.args[1:]:
+            v = _z3(t, env)
+            out = z3.If(v < out, v, out) if isinstance(e, sympy.Min) else z3.If(v > out, v, out)
+        return out
+    if isinstance(e, sympy.And | sympy.Or):
+        return (z3.And if isinstance(e, sympy.And) else z3.Or)(*(_z3(t, env) for t in e.args))
     raise TypeError(f"no z3 translation for {e}")
 
 

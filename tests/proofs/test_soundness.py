@@ -1,11 +1,16 @@
 """Soundness in floor semantics: every answer of simplify, prove_eq, implies and narrow holds at every
 point its context allows, checked by an evaluator written here (exact rationals, floor division),
 independent of tilec's own.  First the audit's examples (issue 18), then random expression trees with
-sums and differences in divisors, signed symbols, negative moduli and rational bounds."""
+sums and differences in divisors, signed symbols (declared negative, or with no sign and not marked
+signed), negative moduli, rational bounds, order facts between expressions, unevaluated numeric
+subterms (``Mod(6, 4)``, ``floor(7/2)`` as written), Min/Max, and implications from relational
+premises (substitution of an equality included).  ``TILEC_HYPOTHESIS_EXAMPLES=N`` runs N examples per
+test (the default keeps the file well under a minute)."""
 
 from __future__ import annotations
 
 import math
+import os
 import random
 from fractions import Fraction
 
@@ -80,8 +85,12 @@ def value(e: sympy.Basic, env: dict) -> Fraction | bool | None:
 CM, CN, P = sympy.symbols("CM CN P", integer=True, positive=True)
 x, y, r = sympy.symbols("x y r", integer=True, nonnegative=True)
 s = sympy.Symbol("s", integer=True)  # signed: may be negative
-SYMS = (CM, CN, P, x, y, r, s)
-RANGES = {CM: (1, 6), CN: (1, 6), P: (1, 7), x: (0, 40), y: (0, 40), r: (0, 12), s: (-12, 12)}
+n = sympy.Symbol("n", integer=True, negative=True)
+u = sympy.Symbol("u", integer=True)  # no sign, and no Context.signed: still not nonnegative
+SYMS = (CM, CN, P, x, y, r, s, n, u)
+RANGES = {CM: (1, 6), CN: (1, 6), P: (1, 7), x: (0, 40), y: (0, 40), r: (0, 12), s: (-12, 12),
+          n: (-12, -1), u: (-12, 12)}
+MANY = int(os.environ.get("TILEC_HYPOTHESIS_EXAMPLES", "0"))
 
 
 def ctx_of(kind: int) -> Context:
@@ -92,6 +101,12 @@ def ctx_of(kind: int) -> Context:
         ctx.bound(r, CN).bound(x, CM * CN)
     elif kind == 3:
         ctx.bound(x, 4 * P).divisible(P, CN)
+    elif kind == 4:  # a rational bound: r <= ceil(CN/2) - 1
+        ctx.bound(r, CN / 2)
+    elif kind == 5:
+        ctx.bound(x, sympy.Rational(7, 2)).bound(r, (CN + 1) / 2)
+    elif kind == 6:  # an order fact between expressions, and one on a symbol of no sign
+        ctx.assume(sympy.Le(x + y, CM * CN) & sympy.Lt(u, 3))
     return ctx
 
 
@@ -210,12 +225,27 @@ def test_sympys_nested_mod_bug_is_avoided() -> None:
 
 # -- random expression trees -------------------------------------------------------------------
 INT = st.sampled_from([0, 1, 2, 3, 5, 7, 12])
-LEAF = st.one_of(st.sampled_from([x, y, r, s, CM, CN, P]), INT.map(sympy.Integer))
+# numbers as written, not evaluated: the builders and rules must read them as the numbers they are
+UNEVALUATED = st.sampled_from([
+    Mod(6, 4, evaluate=False), Mod(-7, 3, evaluate=False), Mod(7, -3, evaluate=False),
+    floor(sympy.Rational(7, 2), evaluate=False), ceiling(sympy.Rational(-5, 3), evaluate=False),
+    floor(Mul(7, Pow(2, -1, evaluate=False), evaluate=False), evaluate=False),
+])
+LEAF = st.one_of(st.sampled_from([x, y, r, s, n, u, CM, CN, P]), INT.map(sympy.Integer), UNEVALUATED)
 DIVISOR = st.one_of(
     st.sampled_from([2, 3, 4, 8, -2, -3]).map(sympy.Integer),
     st.sampled_from([CN, CM, P, CM * CN, 2 * CN, CN + 1, 2 * (CM + 1), 2 * CN - 8, P - 3, CN * (P - 3),
-                     s, -2 * P, CM * CN + CN, s + 2]),
+                     s, -2 * P, CM * CN + CN, s + 2, n, u, CN - n, u * u + 1]),
 )
+
+
+def _sympys_mod(t: tuple) -> sympy.Expr:
+    """``k * Mod(e, m)`` through sympy's own evaluation (which may rewrite it, wrongly on nested
+    remainders), as written where sympy cannot evaluate it (it raises on some unevaluated trees)."""
+    try:
+        return t[0] * Mod(t[1], t[2])
+    except (TypeError, ValueError):
+        return Mul(t[0], Mod(t[1], t[2], evaluate=False), evaluate=False)
 
 
 def _node(children: st.SearchStrategy) -> st.SearchStrategy:
@@ -236,12 +266,16 @@ def _node(children: st.SearchStrategy) -> st.SearchStrategy:
             lambda t: u_div(Add(Mul(t[2], t[0]), t[1], evaluate=False), Mul(t[2], CN, evaluate=False))),
         st.tuples(children, DIVISOR).map(
             lambda t: Add(Mod(t[0], t[1], evaluate=False), Mul(t[1], u_div(t[0], t[1])), evaluate=False)),
+        two.map(lambda t: sympy.Min(t[0], t[1], evaluate=False)),
+        two.map(lambda t: sympy.Max(t[0], t[1], evaluate=False)),
+        # sympy's own Mod evaluation (wrong on nested remainders) applied to a drawn tree
+        st.tuples(st.sampled_from([2, 3, CN]), children, st.sampled_from([6, 4, CN * 2])).map(_sympys_mod),
     )
 
 
 EXPR = st.recursive(LEAF, _node, max_leaves=6)
-CTX = st.integers(0, 3)
-SETTINGS = settings(max_examples=1200, deadline=None, derandomize=True,
+CTX = st.integers(0, 6)
+SETTINGS = settings(max_examples=max(MANY, 500), deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
@@ -259,7 +293,7 @@ def test_random_trees_simplify_soundly(e: sympy.Expr, kind: int, seed: int) -> N
     assert bad is None, f"simplify({e}) = {out.expr} under {ctx}: differ at {bad}\n{out.explain()}"
 
 
-@settings(SETTINGS, max_examples=600)
+@settings(SETTINGS, max_examples=max(MANY, 250))
 @given(e=EXPR, f=EXPR, kind=CTX, seed=st.integers(0, 2**16))
 def test_random_trees_prove_eq_soundly(e: sympy.Expr, f: sympy.Expr, kind: int, seed: int) -> None:
     ctx, pts = _points(kind, seed)
@@ -272,10 +306,11 @@ def test_random_trees_prove_eq_soundly(e: sympy.Expr, f: sympy.Expr, kind: int, 
 
 
 REL = st.sampled_from([sympy.Lt, sympy.Le, sympy.Eq, sympy.Ne, sympy.Ge])
-BOUND = st.one_of(INT.map(sympy.Integer), st.sampled_from([sympy.Rational(3, 2), sympy.Rational(-1, 2), CN, CM * CN]))
+BOUND = st.one_of(INT.map(sympy.Integer), st.sampled_from([sympy.Rational(3, 2), sympy.Rational(-1, 2), CN, CM * CN,
+                                                            CN / 2, sympy.Rational(5, 2), (CM + 1) / 2, n, u]))
 
 
-@settings(SETTINGS, max_examples=600)
+@settings(SETTINGS, max_examples=max(MANY, 250))
 @given(rel=REL, e=EXPR, bound=BOUND, rel2=REL, f=EXPR, bound2=BOUND, kind=CTX, seed=st.integers(0, 2**16))
 def test_random_conditions_narrow_and_imply_soundly(
     rel: type, e: sympy.Expr, bound: sympy.Expr, rel2: type, f: sympy.Expr, bound2: sympy.Expr, kind: int, seed: int
@@ -292,3 +327,27 @@ def test_random_conditions_narrow_and_imply_soundly(
         if implies(p, q, ctx):
             bad = refutes(p, q, pts)
             assert bad is None, f"implies({p}, {q}) under {ctx}, but false at {bad}"
+
+
+@settings(SETTINGS, max_examples=max(MANY, 250))
+@given(rel=REL, e=EXPR, f=EXPR, rel2=REL, g=EXPR, bound=BOUND, sym=st.sampled_from([x, y, s, u]),
+       k=st.sampled_from([2, 3, 6, CN]), which=st.tuples(st.integers(0, 3), st.integers(0, 6)), kind=CTX,
+       seed=st.integers(0, 2**16))
+def test_implies_from_relational_premises_soundly(
+    rel: type, e: sympy.Expr, f: sympy.Expr, rel2: type, g: sympy.Expr, bound: sympy.Expr, sym: sympy.Symbol,
+    k: sympy.Expr, which: tuple[int, int], kind: int, seed: int
+) -> None:
+    """Premises that relate two expressions, conjunctions of them, and an equality ``sym == e`` that
+    ``implies`` substitutes into the goal (the class of ``y == 3*(x % 6)`` => ``y % 6 == y``)."""
+    ctx, pts = _points(kind, seed)
+    between = rel(e, f, evaluate=False)
+    subst = sympy.Eq(sym, e, evaluate=False)
+    premises = [between, subst, sympy.And(between, sympy.Lt(sym, bound, evaluate=False)), sympy.And(subst, between)]
+    m = Mod(sym, k, evaluate=False)
+    goals = [rel2(g, bound, evaluate=False), sympy.Eq(m, sym, evaluate=False), sympy.Lt(m, k - 1, evaluate=False),
+             sympy.Eq(u_div(sym, k), 0, evaluate=False), sympy.Le(sympy.Min(sym, f, evaluate=False), e, evaluate=False),
+             sympy.Ge(sym, 0, evaluate=False), rel2(Mod(e, k, evaluate=False), bound, evaluate=False)]
+    p, q = premises[which[0]], goals[which[1]]
+    if implies(p, q, ctx):
+        bad = refutes(p, q, pts)
+        assert bad is None, f"implies({p}, {q}) under {ctx}, but false at {bad}"

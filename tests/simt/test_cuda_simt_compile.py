@@ -69,11 +69,18 @@ def compiled(sources: dict[str, str], tmp_path_factory: pytest.TempPathFactory) 
         cu = Path(d) / f"{name}.cu"
         cu.write_text(src)
         r = subprocess.run([nvcc, "-gencode=arch=compute_90a,code=sm_90a", "-O1", "-c", str(cu),
-                            "-o", str(cu.with_suffix(".o"))], capture_output=True, text=True)
+                            "-o", str(cu.with_suffix(".o")), "-Werror", "all-warnings"],
+                           capture_output=True, text=True)
         return name, "" if r.returncode == 0 else r.stderr
 
-    with ThreadPoolExecutor(len(sources)) as pool:
-        return dict(pool.map(build, sources.items()))
+    # the source no longer depends on the shape: kernels that differ only by name compile once
+    first: dict[str, str] = {}
+    for name, src in sources.items():
+        first.setdefault(src.replace(name, "KERNEL"), name)
+    unique = {name: sources[name] for name in first.values()}
+    with ThreadPoolExecutor(len(unique)) as pool:
+        done = dict(pool.map(build, unique.items()))
+    return {name: done[first[src.replace(name, "KERNEL")]] for name, src in sources.items()}
 
 
 @pytest.mark.parametrize("name", list(KERNELS))
@@ -81,15 +88,43 @@ def test_kernel_compiles_for_sm90a(name: str, compiled: dict[str, str]) -> None:
     assert compiled[name] == "", compiled[name]
 
 
+SAME_CONFIG = {  # one configuration at two reference shapes (sizes that appear nowhere else)
+    "naive": ("coalescing_naive.py", {}),
+    "vec": ("simt_sgemm.py", dict(KIND="vec")),
+    "large_dp": ("simt_warp_tiled.py", dict(CONFIG="large", DECOMP="dp")),
+    "large_ft": ("simt_warp_tiled.py", dict(CONFIG="large", DECOMP="dp_ft")),
+    "small8": ("simt_warp_tiled.py", dict(CONFIG="small8")),
+    "splitk": ("simt_warp_tiled.py", dict(CONFIG="large", DECOMP="splitk", SPLITS=3,
+                                          FIXUP="deterministic")),
+}
+
+
+@pytest.mark.parametrize("name", list(SAME_CONFIG))
+def test_one_source_serves_every_shape(name: str) -> None:
+    """Generated at two shapes of one configuration, the .cu files are byte-identical, and
+    neither reference size appears in them: M, N, K are the kernel's arguments."""
+    path, params = SAME_CONFIG[name]
+    shapes = [(4447, 3931, 2719), (1237, 1531, 3391)]
+    srcs = [emit_simt(lower_simt(load(path, **params, M=M, N=N, K=K), name=name))
+            for M, N, K in shapes]
+    assert srcs[0] == srcs[1]
+    for size in {v for sh in shapes for v in sh}:
+        assert str(size) not in srcs[0]
+    assert "int M, int N, int K, int lda, int ldb, int ldc, void* stream)" in srcs[0]
+
+
 def test_printed_features_follow_the_plan(sources: dict[str, str]) -> None:
     vec, naive, smem = sources["vec"], sources["naive"], sources["smem"]
     assert 'extern "C" int tilec_launch_vec(' in vec
     assert "reinterpret_cast<const float4*>(&As[buf]" in vec  # 128-bit shared reads of A
-    assert "reinterpret_cast<float4*>(&C[m * N + n])" in vec  # 128-bit C stores, N=1000
-    assert "& 15) return -1" in vec
+    # 128-bit C stores in the variants whose facts align the rows, scalar ones in the general
+    assert "*reinterpret_cast<float4*>(&C[m * ldc + n]) = make_float4(" in vec
+    assert "C[m * ldc + n] = acc[i_Mri + 4*i_Mro][i_Nri + 4*i_Nro];" in vec
+    assert "((A | B | C) % 16 == 0)) return 0;  // tiles" in vec and "return 2;  // general" in vec
     assert "__shared__" not in naive and "__syncthreads" not in naive
-    assert "if (((32*bidx + tidx < 511) && (32*bidy + tidy < 769)))" in naive  # predicated edge
-    assert "((32*bidx + tidx < 511)) ? A[" in naive  # predicated load
+    assert "if (((32*bidx + tidx < M) && (32*bidy + tidy < N)))" in naive  # predicated edge
+    assert "((32*bidx + tidx < M)) ? A[i_K + lda*(32*bidx + tidx)]" in naive  # predicated load
+    assert "for (int i_K = 0; i_K < K; ++i_K) {" in naive
     assert "store_tile(buf ^ 1)" in smem  # double-buffered
     assert "__shared__" in smem
 
@@ -118,25 +153,36 @@ def test_warp_tiled_features_follow_the_plan(sources: dict[str, str]) -> None:
     assert "if (i_Ki == 3) tilec_cp_async_commit();" in spread
     assert "e[" not in spread and "issue_tile(s, s, 0, 32)" in spread
     # copy_addresses('stride') (the large row): one pointer per copy loop plus it x the
-    # kernel's stride argument, which the launcher passes
-    assert "ok ? &A[524288*bidy + 32*i_Ko + (tid % 32) + 4096*(tid / 32)] + (size_t)it * a_step" in large
-    assert "const unsigned a_step, const unsigned b_step) {" in large
-    assert "(A, B, C, 32768u, 32768u);" in large
+    # kernel's stride argument, which the launcher computes from the leading dimension
+    assert "ok ? &A[32*i_Ko + lda*(128*bidy + (tid / 32)) + (tid % 32)] + (size_t)it * a_step" in large
+    assert "const Shape S, const unsigned a_step, const unsigned b_step) {" in large
+    assert "(A, B, C, S, (unsigned)(8*lda), (unsigned)(8*ldb));" in large  # 128-bit B copies
+    assert "(A, B, C, S, (unsigned)(8*lda), (unsigned)(2*ldb));" in large  # general: 32-bit
     index = sources["wt_large_index"]
-    assert "_step" not in index and "&A[524288*bidy + 32*i_Ko + 32768*it +" in index
+    assert "_step" not in index and "&A[32*i_Ko + lda*(128*bidy + 8*it + (tid / 32)) +" in index
     bytes_ = sources["wt_large_bytes"]  # copy_addresses('byte_stride'): 64-bit byte strides
-    assert "const size_t a_step, const size_t b_step" in bytes_ and "(A, B, C, 131072ull, 131072ull);" in bytes_
-    assert "(const float*)((const char*)&A[524288*bidy + 32*i_Ko" in bytes_ and "+ it * a_step)" in bytes_
-    fold = sources["wt_ragged_stride_b"]  # K = 3: A's copies 96 bytes apart keep their indices
-    assert "a_step" not in fold and "(size_t)it * b_step" in fold and "(A, B, C, 510u);" in fold
-    assert "note: copy_addresses: A's copies span 1440 bytes" in fold
+    assert "const size_t a_step, const size_t b_step" in bytes_
+    assert "(A, B, C, S, (size_t)(32*lda), (size_t)(32*ldb));" in bytes_
+    assert "(const float*)((const char*)&A[32*i_Ko + lda*(128*bidy" in bytes_ and "+ it * a_step)" in bytes_
+    # the leading dimension is a run-time value: a thread's copies rows apart always take the
+    # stride (at the reference K = 3 they would fit LDGSTS' immediate offsets)
+    fold = sources["wt_ragged_stride_b"]
+    assert "(size_t)it * a_step" in fold and "(size_t)it * b_step" in fold
     ft = sources["wt_large_ft"]  # the row's choice: whole waves one CTA each, then fronts/tails
-    assert "note: work: dp_ft, tiles [0, 792) one CTA each, the fronts [0, 113) of tiles [792, 1024)" in ft
-    assert "kernel<<<dim3(1056, 1, 1)" in ft and "cudaMemsetAsync(C + 3072ull * 4096, 0, 1024ull" in ft
-    assert "atomicAdd(reinterpret_cast<float4*>(&C[m * N + n])" in ft and "tickets" not in ft
+    assert "note: work: dp_ft, fix-up atomic, its numbers per launch" in ft
+    assert "kernel_tiles<<<dim3(W.workers, 1, 1)" in ft and "zeroed_rows(S, W, r0, r1);" in ft
+    assert "atomicAdd(reinterpret_cast<float4*>(&C[m * ldc + n])" in ft and "int* __restrict__ tickets" not in ft
     ragged = sources["wt_ragged_large"]
-    assert "note: Vectorize i_Vn (width 4) falls back to scalar: row length 257" in ragged
-    assert "tilec_cp_async<4>(&Bs[buf]" in ragged  # 32-bit B copies: rows of 257 floats
+    assert "note: Vectorize i_Vn (width 4) falls back to scalar: row length N is not a multiple of 4" in ragged
+    assert "tilec_cp_async<4>(&Bs[buf]" in ragged  # general: 32-bit B copies
+    assert "tilec_cp_async<16>(&Bs[buf]" in ragged  # tiles, aligned: 128-bit
+
+
+def kernel_sass(sass: str, variant: str = "tiles") -> str:
+    """The SASS of one variant's kernel (cuobjdump lists each function after "Function : ")."""
+    parts = [p for p in sass.split("Function : ")[1:] if f"kernel_{variant}E" in p.split()[0]]
+    assert len(parts) == 1, [p.split()[0] for p in sass.split("Function : ")[1:]]
+    return parts[0]
 
 
 CUOBJDUMP = Path(__import__("triton").__file__).parent / "backends/nvidia/bin/cuobjdump" \
@@ -162,8 +208,8 @@ def test_sass_has_the_wide_accesses_and_one_unrolled_k_tile_of_ffma(
     cu.write_text(sources[name])
     subprocess.run([nvcc, "-gencode=arch=compute_90a,code=sm_90a", "-O3", "-cubin", str(cu),
                     "-o", str(d / "k.cubin")], check=True, capture_output=True)
-    sass = subprocess.run([str(CUOBJDUMP), "-sass", str(d / "k.cubin")], check=True,
-                          capture_output=True, text=True).stdout
+    sass = kernel_sass(subprocess.run([str(CUOBJDUMP), "-sass", str(d / "k.cubin")], check=True,
+                                      capture_output=True, text=True).stdout)
     ops = Counter(m.group(1) for m in re.finditer(r"/\*[0-9a-f]{4}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][\w.]*)", sass))
     assert ops["FFMA"] == want["FFMA"]
     for op, n in want.items():
@@ -182,9 +228,9 @@ def _k_tile_loop(sass: str) -> Counter[str]:
 
 def test_strided_copy_addresses_take_one_instruction_per_copy(
         sources: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> None:
-    """The large row's K-tile loop in SASS (-O3 sm_90a): with copy_addresses('stride') each of
-    the 20 cp.async copies (16 of A, 4 of B) is one IMAD.WIDE from the stride argument; with
-    whole indices each also needs an IADD3 (LDGSTS folds offsets within 2 KB only)."""
+    """The large row's K-tile loop in SASS (-O3 sm_90a, the tiles variant): with
+    copy_addresses('stride') each of the 20 cp.async copies (16 of A, 4 of B) is one IMAD.WIDE
+    from the stride argument, no IADD3."""
     nvcc = shutil.which("nvcc")
     if nvcc is None or CUOBJDUMP is None or not CUOBJDUMP.is_file():
         pytest.skip("needs nvcc and the cuobjdump that Triton's package carries")
@@ -195,15 +241,17 @@ def test_strided_copy_addresses_take_one_instruction_per_copy(
         cu.write_text(sources[name])
         subprocess.run([nvcc, "-gencode=arch=compute_90a,code=sm_90a", "-O3", "-cubin", str(cu),
                         "-o", str(d / f"{name}.cubin")], check=True, capture_output=True)
-        loops[name] = _k_tile_loop(subprocess.run(
+        loops[name] = _k_tile_loop(kernel_sass(subprocess.run(
             [str(CUOBJDUMP), "-sass", str(d / f"{name}.cubin")], check=True, capture_output=True,
-            text=True).stdout)
+            text=True).stdout))
     stride, index = loops["wt_large"], loops["wt_large_index"]
     for ops in (stride, index):
         assert ops["FFMA"] == 32 * 8 * 8 and ops["LDGSTS.E"] == 16 and ops["LDGSTS.E.BYPASS.128"] == 4
-    assert stride["IADD3"] == 0 < index["IADD3"]
+    # the leading dimension a run-time value, ptxas chains the whole indices' addresses too
+    # (2259 instructions, as the stride's 2260: the 4096^3 kernel with lda a constant was 2276)
+    assert stride["IADD3"] <= 2 < index["IADD3"]  # 2: the copies' base pointers, per K tile
     assert stride["IMAD.WIDE.U32"] + stride["IMAD.WIDE"] >= 20
-    assert sum(stride.values()) <= sum(index.values()) - 16
+    assert sum(stride.values()) <= 2260 and abs(sum(stride.values()) - sum(index.values())) <= 4
 
 
 def test_byte_strides_take_the_copy_addresses_off_the_fma_pipe(
@@ -221,9 +269,9 @@ def test_byte_strides_take_the_copy_addresses_off_the_fma_pipe(
         cu.write_text(sources[name])
         subprocess.run([nvcc, "-gencode=arch=compute_90a,code=sm_90a", "-O3", "-cubin", str(cu),
                         "-o", str(d / f"{name}.cubin")], check=True, capture_output=True)
-        loops[name] = _k_tile_loop(subprocess.run(
+        loops[name] = _k_tile_loop(kernel_sass(subprocess.run(
             [str(CUOBJDUMP), "-sass", str(d / f"{name}.cubin")], check=True, capture_output=True,
-            text=True).stdout)
+            text=True).stdout))
     elems, bytes_ = loops["wt_large"], loops["wt_large_bytes"]
     fma_pipe = {ops: sum(n for op, n in ops_.items() if op.startswith("IMAD"))
                 for ops, ops_ in (("elems", elems), ("bytes", bytes_))}
@@ -271,8 +319,8 @@ def test_inferred_reuse_flags_match_ptxas(sources: dict[str, str],
     (d / "k.cu").write_text(sources["wt_large"])
     subprocess.run([nvcc, "-gencode=arch=compute_90a,code=sm_90a", "-O3", "-cubin", str(d / "k.cu"),
                     "-o", str(d / "k.cubin")], check=True, capture_output=True)
-    sass = subprocess.run([str(CUOBJDUMP), "-sass", str(d / "k.cubin")], check=True,
-                          capture_output=True, text=True).stdout
+    sass = kernel_sass(subprocess.run([str(CUOBJDUMP), "-sass", str(d / "k.cubin")], check=True,
+                                      capture_output=True, text=True).stdout)
     lo, hi = so.k_tile_loop(sass)
     ins = [i for i in so.instructions(sass) if lo <= i[0] <= hi]
     real = so.ffmas(ins)

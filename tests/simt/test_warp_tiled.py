@@ -283,7 +283,15 @@ def test_byte_stride_is_the_stride_in_bytes() -> None:
                            ADDR="byte_stride"))
     assert plan.options.copy_addresses == "byte_stride"
     assert (plan.staging.a.stride, plan.staging.b.stride) == (elems.staging.a.stride, elems.staging.b.stride)
-    assert SimtCudaPrinter(plan).step_args == [("a_step", 4 * 8 * 131), ("b_step", 4 * 2 * 257)]
-    assert SimtCudaPrinter(elems).step_args == [("a_step", 8 * 131), ("b_step", 2 * 257)]
+    # the kernel's arguments are computed per launch from the leading dimensions (here the
+    # general variant's: 32-bit B copies, a thread's copies 2 rows apart); at the reference's
+    # lda = K, ldb = N they are the reference plan's strides
+    from tilec.transforms.simt.lower import LDA, LDB
+    at = {LDA: 131, LDB: 257}
+    assert [(a, e.subs(at)) for a, e in SimtCudaPrinter(plan).step_args] == \
+        [("a_step", 4 * 8 * 131), ("b_step", 4 * 2 * 257)]
+    assert [(a, e.subs(at)) for a, e in SimtCudaPrinter(elems).step_args] == \
+        [("a_step", 8 * 131), ("b_step", 2 * 257)]
+    assert [str(e) for _, e in SimtCudaPrinter(elems).step_args] == ["8*lda", "2*ldb"]
     explained = "\n".join(describe_hierarchy(plan))
     assert f"+ it x {8 * 131} (kernel argument a_step = {4 * 8 * 131} bytes, 64-bit" in explained

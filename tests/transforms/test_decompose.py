@@ -35,6 +35,8 @@ from tilec.transforms.plan import (
     DType,
     Fixup,
     J,
+    SIZE_M,
+    SIZE_N,
     LoadKind,
     WorkSplit,
 )
@@ -207,21 +209,27 @@ def test_validation_messages(kw, msg):
         make_work_split(kind, **args)
 
 
-@pytest.mark.parametrize("tiles_m", [1, 3, 5, 9, 17])
-@pytest.mark.parametrize("tiles_n", [1, 2, 7])
 @pytest.mark.parametrize("group_m", [1, 3, 8])
-def test_orders_are_bijections(tiles_m, tiles_n, group_m):
-    """The orders lowered from a row-major and a grouped-raster schedule cover the C tiles once."""
-    every = [(m, n) for m in range(tiles_m) for n in range(tiles_n)]
+@pytest.mark.parametrize("sms", [None, 4])
+def test_orders_are_bijections_at_every_size(group_m, sms):
+    """The orders lowered once from a row-major and a grouped-raster schedule (sizes symbols)
+    cover the C tiles once at every size, not only at the size they were lowered at."""
     for order in ("row", "grouped"):
-        o = plan(16 * tiles_m, 16 * tiles_n, 16, 16, 16, 16, order=order, group_m=group_m).order
-        cells = [o.evaluate(t) for t in range(int(o.num_tiles))]
-        assert sorted(cells) == every
-        assert list(o.alive_tiles().values()) == cells and all(map(o.is_alive, range(len(cells))))
-        assert not o.is_alive(len(cells)) and not o.is_alive(-1)
-    # grouped raster walks down a band of group_m rows before moving right
-    g = plan(16 * tiles_m, 16 * tiles_n, 16, 16, 16, 16, order="grouped", group_m=group_m).order
-    assert [g.evaluate(t)[0] for t in range(min(group_m, tiles_m))] == list(range(min(group_m, tiles_m)))
+        o = plan(16 * 5, 16 * 7, 16, 16, 16, 16, order=order, group_m=group_m, sms=sms).order
+        assert o.tile_m.free_symbols <= {o.index, SIZE_M, SIZE_N}
+        for tiles_m in (1, 3, 5, 9, 17):
+            for tiles_n in (1, 2, 7):
+                for M, N in ((16 * tiles_m, 16 * tiles_n), (16 * tiles_m - 5, 16 * tiles_n - 15)):
+                    at = o.at(M=M, N=N)
+                    every = [(m, n) for m in range(tiles_m) for n in range(tiles_n)]
+                    walked = int(at.concrete().num_tiles)
+                    assert walked >= tiles_m * tiles_n
+                    cells = list(at.alive_tiles().values())
+                    assert sorted(cells) == every, (order, M, N)
+                    assert not at.is_alive(walked) and not at.is_alive(-1)
+                    if order == "grouped":  # walks down a band of group_m rows first
+                        band = min(group_m, tiles_m)
+                        assert [at.evaluate(t)[0] for t in range(band)] == list(range(band))
 
 
 def test_choose_decomposition_explains():

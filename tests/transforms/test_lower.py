@@ -8,6 +8,7 @@ import sympy
 from tests.plans import plan, schedule
 from tilec.ir.types import LoadKind
 from tilec.transforms.pipeline import lower
+from tilec.transforms.plan import SIZE_K, SIZE_M, SIZE_N
 
 
 @pytest.mark.parametrize("target", ["triton", "cuda"])
@@ -56,11 +57,16 @@ def test_multicast_plan_carries_its_facts_as_objects_and_the_guard_they_make() -
     plan = kernel_plan(s, target="cuda")
     values = {sympy.Symbol(k, integer=True, positive=True): v for k, v in s.params.items()
               if isinstance(v, int) and not isinstance(v, bool)}
+    sizes = {SIZE_M: s.params["M"], SIZE_N: s.params["N"], SIZE_K: s.params["K"]}
     for mc in (plan.a.multicast, plan.b.multicast):
         assert mc is not None and mc.closed_form and mc.facts
         assert all(isinstance(f, Fact) for f in mc.facts)
-        # the guard is the facts' conjunction decided at the launch: every fact holds there
-        assert mc.guard is sympy.true
+        # the guard is the facts' conjunction over the run-time sizes (every other parameter
+        # decided): it holds at the launch lowered for, as every fact does, and fails at a size
+        # that breaks one (M not a multiple of BM)
+        assert mc.guard.free_symbols and mc.guard.free_symbols <= {SIZE_M, SIZE_N, SIZE_K}
+        assert mc.guard.xreplace(sizes) is sympy.true
+        assert mc.guard.xreplace({**sizes, SIZE_M: s.params["M"] - 1}) is sympy.false
         assert all(bool(f.condition().xreplace(values).doit()) for f in mc.facts)
 
 

@@ -58,7 +58,8 @@ def test_tiles_cover_the_grid_once_and_clusters_are_cm_by_cn_blocks() -> None:
     plan = lower(s.fusion, params=s.params)
     cells = tile_assignment(plan, grid=16, cluster_size=4)
     assert sorted((c.tile_m, c.tile_n) for c in cells) == [
-        (m, n) for m in range(plan.order.tiles_m) for n in range(plan.order.tiles_n)]
+        (m, n) for m in range(plan.order.concrete().tiles_m)
+        for n in range(plan.order.concrete().tiles_n)]
     by_cluster: dict[tuple[int, int], list[tuple[int, int]]] = defaultdict(list)
     for c in cells:
         assert c.cta == c.t % 16 and c.round == c.t // 16 and c.cluster * 4 + c.rank == c.cta

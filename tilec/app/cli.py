@@ -1,6 +1,6 @@
 """The ``tilec`` command.
 
-``tilec show|gen|masks|explain|viz|bench|tune|sweep SCHEDULE.py [--param NAME=VALUE ...] [--json] [-o OUT]``
+``tilec show|gen|masks|check|explain|viz|bench|tune|sweep|build SCHEDULE.py [--param NAME=VALUE ...] [--json] [-o OUT]``
 
 :data:`COMMANDS` is the one table of subcommands: each row names the command, its one-line help,
 the function that runs it and the options of its own; the code of each lives in
@@ -9,8 +9,9 @@ the function that runs it and the options of its own; the code of each lives in
 
 A user error (a :class:`~tilec.errors.TilecError`, a usage error, or an exception raised by the
 schedule file's own code) prints one line ``tilec: error: ...`` and exits with status 2;
-``--debug`` (before or after the subcommand) shows the traceback instead.  ``-o OUT`` is written
-whole or not at all; a closed stdout (``tilec masks ... | head``) ends the command quietly with
+``--debug`` (before or after the subcommand) shows the traceback too (the command's status stays
+2; :func:`main` raises the error to its caller).  ``-o OUT`` is written whole or not at all
+(``-o -``: stdout); a closed stdout (``tilec masks ... | head``) ends the command quietly with
 status 141.  The reference is docs/cli.md.
 """
 
@@ -23,13 +24,14 @@ import gc
 import os
 import sys
 import threading
+import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import NoReturn
 
-from tilec.app.commands import bench, explain, gen, masks, show, sweep, tune, viz
+from tilec.app.commands import bench, build, check, explain, gen, masks, show, sweep, tune, viz
 from tilec.app.commands.common import mode_option
-from tilec.errors import TilecError
+from tilec.errors import ParamError, TilecError
 
 
 def no_options(p: argparse.ArgumentParser) -> None:
@@ -48,14 +50,18 @@ class Command:
 
 
 COMMANDS: tuple[Command, ...] = (
-    Command("show", "print the views, loop domains, launch dims and index maps", show.run),
+    Command("show", "print the views, loop domains, launch dims and index maps", show.run,
+            show.options),
     Command("gen", "emit a standalone kernel file (Triton with run(a, b), or CUDA .cu)",
             gen.run, gen.options),
     Command("masks", "TMA multicast issue predicates and masks per operand",
             masks.run, mode_option),
+    Command("check", "test the multicast masks against a brute force over drawn launches "
+            "(one verdict per operand)", check.run, check.options),
     Command("explain", "the derivation as a person reads it: index maps, tile order, "
             "decomposition, multicast theorems, coalescing", explain.run, explain.options),
-    Command("viz", "draw the schedule (PNG): C tiles per round, multicast groups, SM timeline",
+    Command("viz", "draw the schedule: C tiles per round, multicast groups, SM timeline (PNG; "
+            "SVG, PDF or JPEG by -o's extension)",
             viz.run, viz.options),
     Command("bench", "time the generated kernel against torch.matmul and a plain Triton kernel "
             "(GPU)", bench.run, bench.options),
@@ -63,6 +69,9 @@ COMMANDS: tuple[Command, ...] = (
             "winner for tilec gen", tune.run, tune.options),
     Command("sweep", "tune the schedule over many shapes on every GPU at hand, against a "
             "baseline and cuBLAS; summary, map (PNG) and rules file", sweep.run, sweep.options),
+    Command("build", "a standalone Python module with matmul(a, b) for any shape: the "
+            "configs per shape bucket, their kernels, a torch custom op", build.run,
+            build.options),
 )
 
 
@@ -123,12 +132,13 @@ def _main(argv: Sequence[str] | None) -> int:
     args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
     run = next(cmd.run for cmd in COMMANDS if cmd.name == args.command)
     try:
+        check_symbolic(args)
         status = run(args)
         sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
         return status
     except TilecError as e:
         if args.debug:
-            raise
+            raise  # to the caller: entry() prints the traceback and exits 2
         print(f"tilec: error: {one_line(str(e))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
@@ -136,6 +146,23 @@ def _main(argv: Sequence[str] | None) -> int:
             raise
         print("tilec: interrupted", file=sys.stderr)
         return 130
+
+
+SYMBOLIC_COMMANDS = ("show", "explain")  # the commands that print a schedule over symbols
+
+
+def check_symbolic(args: argparse.Namespace) -> None:
+    """``--param N=N`` keeps N symbolic: ``show`` and ``explain`` print the schedule over it; a
+    command that needs numbers (a kernel, a table, a picture, a timing) says so in one line."""
+    if args.command in SYMBOLIC_COMMANDS:
+        return
+    for item in getattr(args, "param", None) or ():
+        name, _, value = item.partition("=")
+        if name and value == name:
+            raise ParamError(
+                f"--param {item} keeps {name} symbolic, which only "
+                f"{' and '.join('tilec ' + c for c in SYMBOLIC_COMMANDS)} print; tilec "
+                f"{args.command} needs a number for every parameter (--param {name}=1024)")
 
 
 def one_line(message: str) -> str:
@@ -148,7 +175,12 @@ def entry() -> None:
     # youngest generation every 700 allocations (the default) cost a tenth of a cold
     # 'tilec masks'. mypy raises its threshold for the same reason.
     gc.set_threshold(200_000, 30, 30)
-    rc = main()
+    try:
+        rc = main()
+    except TilecError as e:  # --debug: the traceback, and the status of a user error still
+        traceback.print_exc()
+        print(f"tilec: error: {one_line(str(e))}", file=sys.stderr)
+        rc = 2
     if threading.active_count() > 1:
         sys.exit(rc)  # a thread still running: the interpreter's shutdown joins it
     # Freeing every object at exit (sympy's caches, the derivation's expressions) cost a cold

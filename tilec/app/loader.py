@@ -79,14 +79,38 @@ def parse_value(text: str) -> Any:
 
 
 def parse_params(items: Sequence[str] | None) -> dict[str, Any]:
-    """``["NAME=VALUE", ...]`` as a dict (see :func:`parse_value`)."""
+    """``["NAME=VALUE", ...]`` as a dict (see :func:`parse_value`); a name given twice is an
+    error (which of the two was meant?).
+
+    >>> parse_params(["CN=2", "CN=4"])
+    Traceback (most recent call last):
+    ...
+    tilec.errors.ParamError: --param CN is given twice (CN=2, then CN=4); give it once
+    """
     out: dict[str, Any] = {}
+    given: dict[str, str] = {}
     for item in items or ():
         name, sep, value = item.partition("=")
         if not sep or not name.isidentifier() or not value:
             raise ParamError(f"--param must look like NAME=VALUE but got {item!r}")
+        if name in given:
+            raise ParamError(f"--param {name} is given twice ({given[name]}, then {item}); "
+                             f"give it once")
+        given[name] = item
         out[name] = parse_value(value)
     return out
+
+
+INDEX_LIMIT = 2**31  # kernels index with 32-bit integers: every integer parameter stays below
+
+
+def check_int_range(name: str, key: str, value: int) -> int:
+    """An integer parameter within what a kernel can index (``|value| < 2**31``)."""
+    if abs(value) >= INDEX_LIMIT:
+        raise ParamError(f"{name}: parameter {key} = {value} is too large: kernels index with "
+                         f"32-bit integers, so an integer parameter must be < 2**31 "
+                         f"({INDEX_LIMIT})")
+    return value
 
 
 def load_module(path: str | Path) -> ModuleType:
@@ -134,7 +158,7 @@ def load_schedule(path: str | Path, overrides: dict[str, Any] | None = None, *,
         raise ParamError(
             f"{name}: parameter(s) {', '.join(missing)} have no value; give them defaults in "
             f"PARAMS (PARAMS = dict({missing[0]}=...)) or pass --param {missing[0]}=VALUE")
-    raw = dict(params)
+    raw = _none_knobs_auto(params)
     resolution = _resolve_auto(Path(path), raw, target=target, tuned=tuned, rules=rules)
     if resolution is not None:
         params = resolution.params
@@ -146,6 +170,18 @@ def load_schedule(path: str | Path, overrides: dict[str, Any] | None = None, *,
         raise ScheduleFileError(
             f"{path}: schedule() must return a GemmFusion but returned {type(fusion).__name__}")
     return LoadedSchedule(Path(path), module, params, fusion, raw, resolution)
+
+
+def _none_knobs_auto(params: dict[str, Any]) -> dict[str, Any]:
+    """``params``, where some knob is ``"auto"``, with the knobs valued None ``"auto"`` too: a
+    file's ``STAGES=None`` leaves the choice to tilec, which the heuristic then makes (a None
+    is no value the heuristic can keep)."""
+    if not any(isinstance(v, str) and v.lower() == "auto" for v in params.values()):
+        return dict(params)
+    knobs = _knobs()
+    if not any(isinstance(params.get(k), str) and params[k].lower() == "auto" for k in knobs):
+        return dict(params)
+    return {k: "auto" if v is None and k in knobs else v for k, v in params.items()}
 
 
 def _resolve_auto(path: Path, params: dict[str, Any], *, target: str, tuned: bool,
@@ -189,7 +225,10 @@ def _suggest(key: str, known: set[str]) -> str:
 
 
 def _typed(name: str, key: str, value: Any, default: Any) -> Any:
-    """``value`` checked against the type of its default (None: anything goes)."""
+    """``value`` checked against the type of its default (None: anything goes); an integer
+    within :data:`INDEX_LIMIT` whatever the default."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        check_int_range(name, key, value)
     if isinstance(default, str) and default.lower() == "auto":
         return value  # a knob left to tilec takes any value; resolve() checks it
     if isinstance(value, str) and value.lower() == "auto" and key in _knobs():
@@ -203,8 +242,9 @@ def _typed(name: str, key: str, value: Any, default: Any) -> Any:
         import sympy
 
         # a parameter given its own name stays symbolic: load_schedule(SEED, {"M": "M"})
-        if (isinstance(value, int) and not isinstance(value, bool)) or value == key or isinstance(
-                value, sympy.Basic):
+        if isinstance(value, int) and not isinstance(value, bool):
+            return check_int_range(name, key, value)
+        if value == key or isinstance(value, sympy.Basic):
             return value
         raise ParamError(f"{name}: parameter {key} must be an integer (its default is {default}), "
                          f"or {key!r} to keep it symbolic, but got {value!r}")
@@ -280,6 +320,41 @@ def _raised_in_tilec(e: BaseException) -> bool:
     return True
 
 
+MAX_TILES = 2**20  # linear tiles a command walks: past it lowering, tables and pictures take
+# minutes (a 131072^2 GEMM of 128x256 tiles, 524288 tiles: masks 16 s, explain 23 s)
+
+
+def tile_count(fusion: Any) -> int | None:
+    """The linear tiles of a schedule: the product of C's loop extents outside the tile (before
+    the first Mma or thread axis), reductions left out; None where an extent is symbolic.
+
+    >>> from tilec.app.loader import load_schedule
+    >>> tile_count(load_schedule("examples/seed004_persistent_cluster.py").fusion)  # 16 x 132
+    2112
+    """
+    n = 1
+    for ax in fusion.c.loop:
+        if ax.ptype.value == "mma" or ax.ptype.is_thread:
+            break
+        if ax.is_reduction:
+            continue
+        try:
+            n *= int(ax.extent)
+        except TypeError:
+            return None
+    return n
+
+
+def check_tiles(loaded: LoadedSchedule) -> None:
+    """Refuse a schedule of more than :data:`MAX_TILES` tiles in one line."""
+    n = tile_count(loaded.fusion)
+    if n is not None and n > MAX_TILES:
+        sizes = " ".join(f"{k}={loaded.params[k]}" for k in "MNK" if k in loaded.params)
+        raise TilecError(f"{loaded.path.name}: {sizes} walks {n} linear tiles; tilec derives, "
+                         f"tabulates and draws at most {MAX_TILES} (2**20): use larger tiles or "
+                         f"a smaller problem (tilec show prints the schedule at any size)")
+
+
 class SymbolicCache:
     """Schedules rebuilt over symbols, keyed by the schedule file's text and the parameters that
     are not integers (those stay values in the symbolic build): every launch of one schedule
@@ -315,5 +390,6 @@ def derive_from_file(path: str | Path, overrides: dict[str, Any] | None = None,
     from tilec.transforms.multicast.derive import derive_loaded
 
     loaded = load_schedule(path, overrides)
+    check_tiles(loaded)
     return derive_loaded(loaded, mode, table=table, closed=closed, symbolic=SYMBOLIC.get(loaded),
                          prove=prove)

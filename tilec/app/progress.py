@@ -6,7 +6,6 @@ When off, iterating a :class:`Progress` is iterating its items; nothing is writt
 
 Example::
 
-    >>> import io
     >>> out = io.StringIO()
     >>> [x * x for x in Progress(range(3), "squares", stream=out, enabled=True)]
     [0, 1, 4]
@@ -27,13 +26,16 @@ A bar driven by events (``update``) with a ``unit`` shows the rate and the time 
 
 from __future__ import annotations
 
+import io
 import os
 import sys
+import threading
 import time
 from collections.abc import Iterable, Iterator
+from types import TracebackType
 from typing import Generic, TextIO, TypeVar
 
-__all__ = ["Progress", "enabled_for"]
+__all__ = ["Progress", "Status", "enabled_for"]
 
 X = TypeVar("X")
 WIDTH = 24
@@ -132,6 +134,57 @@ class Progress(Generic[X]):
         self.stream.write("\r" + text + " " * pad)
         self.stream.flush()
         self._last_len = len(text)
+
+
+class Status:
+    """``with Status("explain: deriving the multicast forms"):`` says on stderr what a long step
+    is doing and for how long (``tilec: explain: deriving the multicast forms... 12s``), from
+    ``after`` seconds on, where bars draw (a terminal, or ``TILEC_PROGRESS=1``); the line is
+    cleared when the block ends. A step of unknown length has no bar: this line is its progress.
+
+    >>> out = io.StringIO()
+    >>> with Status("deriving", stream=out, enabled=True, after=0.0, every=0.01):
+    ...     time.sleep(0.05)
+    >>> out.getvalue().split(chr(13))[1].startswith("tilec: deriving... 0s")
+    True
+    """
+
+    def __init__(self, label: str, *, stream: TextIO | None = None, enabled: bool | None = None,
+                 after: float = 2.0, every: float = 0.5) -> None:
+        self.label = label
+        self.stream: TextIO = stream or sys.stderr
+        self.enabled = enabled_for(self.stream) if enabled is None else enabled
+        self.after, self.every = after, every
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._drawn = 0
+
+    def __enter__(self) -> Status:
+        if self.enabled:
+            self._thread = threading.Thread(target=self._run, name="tilec-status", daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if self._thread is not None:
+            self._stop.set()
+            self._thread.join()
+            if self._drawn:
+                self.stream.write("\r" + " " * self._drawn + "\r")
+                self.stream.flush()
+
+    def _run(self) -> None:
+        t0 = time.monotonic()
+        if self._stop.wait(self.after):
+            return
+        while True:
+            text = f"tilec: {self.label}... {time.monotonic() - t0:.0f}s"
+            self.stream.write("\r" + text + " " * max(self._drawn - len(text), 0))
+            self.stream.flush()
+            self._drawn = max(self._drawn, len(text))
+            if self._stop.wait(self.every):
+                return
 
 
 def _duration(seconds: float) -> str:

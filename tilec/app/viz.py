@@ -32,12 +32,13 @@ import colorsys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import matplotlib
 
 matplotlib.use("Agg")  # no display: render to files only
 
+from matplotlib.collections import PatchCollection
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
@@ -158,7 +159,7 @@ def draw_tiles(fig: Any, plan: KernelPlan, cells: Sequence[TileCell], cluster_si
                max_rounds: int = 4) -> None:
     import numpy as np
 
-    tm, tn = plan.order.tiles_m, plan.order.tiles_n
+    tm, tn = plan.order.concrete().tiles_m, plan.order.concrete().tiles_n
     rounds = max((c.round for c in cells), default=0) + 1
     shown = _rounds_to_show(rounds, max_rounds)
     axes = fig.subplots(1, len(shown), squeeze=False)[0]
@@ -233,10 +234,15 @@ def draw_multicast(fig: Any, patterns: dict[str, list[Pattern]], cluster_size: i
 def draw_timeline(fig: Any, plan: KernelPlan, tl: Timeline) -> None:
     ax = fig.subplots(1, 1)
     label = len(tl.blocks) <= 400
+    # one collection per kind: a patch per block took minutes at 100,000 tiles
+    for kind in UNIT_COLORS:
+        rects = [Rectangle((b.start, b.sm - 0.4), b.end - b.start, 0.8)
+                 for b in tl.blocks if b.kind == kind]
+        if rects:
+            ax.add_collection(PatchCollection(
+                rects, facecolor=UNIT_COLORS[kind], edgecolor="white", linewidth=0.4,
+                hatch="//" if kind == "idle" else None))
     for b in tl.blocks:
-        ax.add_patch(Rectangle((b.start, b.sm - 0.4), b.end - b.start, 0.8,
-                               facecolor=UNIT_COLORS[b.kind], edgecolor="white", linewidth=0.4,
-                               hatch="//" if b.kind == "idle" else None))
         if label and b.kind in ("dp", "splitk", "streamk") and b.end - b.start > 0.04 * tl.makespan:
             ax.text((b.start + b.end) / 2, b.sm, f"t{b.tile}", ha="center", va="center",
                     fontsize=6, color="white")
@@ -255,16 +261,15 @@ def draw_timeline(fig: Any, plan: KernelPlan, tl: Timeline) -> None:
 
 def render(kind: str, out: str | Path, *, plan: KernelPlan, grid: int, cluster_size: int,
            derivation: Any = None, mode: str = "leader", sms: int = 132,
-           size: tuple[int, int] | None = None, max_rounds: int = 4) -> Path:
-    """Draw ``kind`` (tiles, multicast, timeline, or all three in one PNG) into ``out``."""
+           size: tuple[int, int] | None = None, max_rounds: int = 4, fmt: str = "png") -> Any:
+    """Draw ``kind`` (tiles, multicast, timeline, or all three in one picture) into ``out`` (a
+    path or a binary stream) as ``fmt`` (:data:`FORMATS`)."""
     if kind not in KINDS:
         raise TilecError(f"viz: --kind must be one of {', '.join(KINDS)} but got {kind!r}")
     if kind == "multicast" and derivation is None:
         raise TilecError("viz: the schedule launches no cluster (cluster of 1 CTA): there is "
                          "no multicast to draw; use --kind tiles or timeline")
-    w, h = size or DEFAULT_SIZE[kind]
-    if w < 200 or h < 200:
-        raise TilecError(f"viz: --size must be at least 200x200 pixels but got {w}x{h}")
+    w, h = check_size(size or DEFAULT_SIZE[kind])
     fig = Figure(figsize=(w / DPI, h / DPI), dpi=DPI, layout="constrained")
     if kind == "all":
         subs: Any = fig.subfigures(3, 1, height_ratios=[1.1, 0.9 if derivation else 0.2, 1.2])
@@ -285,12 +290,7 @@ def render(kind: str, out: str | Path, *, plan: KernelPlan, grid: int, cluster_s
                 draw_multicast(target, multicast_patterns(derivation), cluster_size, mode)
         else:
             draw_timeline(target, plan, timeline(plan, sms))
-    path = Path(out)
-    try:
-        fig.savefig(path, dpi=DPI, format="png")
-    except OSError as e:
-        raise TilecError(f"viz: cannot write {str(path)!r}: {e.strerror or e}") from None
-    return path
+    return save(fig, out, fmt)
 
 
 # -- threads (SIMT schedules) -----------------------------------------------------------------
@@ -448,17 +448,53 @@ def draw_threads(fig: Any, maps: Sequence[ThreadAccess], max_cells: int = 64) ->
 
 def render_threads(out: str | Path, plan: Any, warps: Sequence[int] = (0, 1),
                    point: dict[str, int] | None = None,
-                   size: tuple[int, int] | None = None) -> tuple[Path, list[ThreadAccess]]:
+                   size: tuple[int, int] | None = None, fmt: str = "png"
+                   ) -> tuple[Any, list[ThreadAccess]]:
     """Draw :func:`thread_map` of a SIMT plan into ``out`` (PNG); returns the path and the data."""
     maps = thread_map(plan, warps, point)
-    w, h = size or DEFAULT_SIZE["threads"]
-    if w < 200 or h < 200:
-        raise TilecError(f"viz: --size must be at least 200x200 pixels but got {w}x{h}")
+    w, h = check_size(size or DEFAULT_SIZE["threads"])
     fig = Figure(figsize=(w / DPI, h / DPI), dpi=DPI, layout="constrained")
     draw_threads(fig, maps)
-    path = Path(out)
+    return save(fig, out, fmt), maps
+
+
+def save(fig: Figure, out: str | Path | BinaryIO, fmt: str = "png") -> Any:
+    """Write ``fig`` as ``fmt`` (:data:`FORMATS`) to a path or a binary stream."""
+    if isinstance(out, (str, Path)):
+        out = Path(out)
     try:
-        fig.savefig(path, dpi=DPI, format="png")
+        fig.savefig(out, dpi=DPI, format=fmt)
     except OSError as e:
-        raise TilecError(f"viz: cannot write {str(path)!r}: {e.strerror or e}") from None
-    return path, maps
+        raise TilecError(f"viz: cannot write {str(out)!r}: {e.strerror or e}") from None
+    return out
+
+
+FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf", ".jpg": "jpeg", ".jpeg": "jpeg"}
+MAX_TIMELINE_TILES = 65536  # tilec viz: a timeline of more is slow (10 s) and unreadable
+MAX_SIDE = 8000  # pixels: past it matplotlib's buffers run into gigabytes
+
+
+def picture_format(name: str) -> str:
+    """The picture format of an output file name, by its extension (``-``: PNG on stdout).
+
+    >>> picture_format("out.svg"), picture_format("timeline.JPG"), picture_format("-")
+    ('svg', 'jpeg', 'png')
+    """
+    if name == "-":
+        return "png"
+    fmt = FORMATS.get(Path(name).suffix.lower())
+    if fmt is None:
+        raise TilecError(f"viz: cannot tell the picture format of {name!r} from its extension: "
+                         f"name it {', '.join(FORMATS)} (or -o - for PNG on stdout)")
+    return fmt
+
+
+def check_size(size: tuple[int, int]) -> tuple[int, int]:
+    """A picture size in pixels, each side in [200, :data:`MAX_SIDE`]."""
+    w, h = size
+    if w < 200 or h < 200:
+        raise TilecError(f"viz: --size must be at least 200x200 pixels but got {w}x{h}")
+    if w > MAX_SIDE or h > MAX_SIDE:
+        raise TilecError(f"viz: --size must be at most {MAX_SIDE}x{MAX_SIDE} pixels but got "
+                         f"{w}x{h}")
+    return w, h

@@ -1,7 +1,7 @@
 """tilec.proofs: integer-division theorems as data, an assumption context, a simplifier with a
 proof trace, a prover for equalities and sufficient conditions, and tilec's one exact integer
-evaluator (:mod:`.evaluate`).  Pure sympy (numpy for grids); imports nothing else of tilec but
-its LRU cache (:mod:`tilec.lru`).
+evaluator (:mod:`.evaluate`).  Pure sympy (numpy for grids); imports nothing else of tilec (its
+caches are :class:`.memo.Memo`, stdlib only).
 
 Example:
     >>> import sympy
@@ -39,6 +39,7 @@ def clear_caches() -> None:
     _b.frac.cache_clear()
     _u._INT_CACHE.clear()
     _u._CANON_CACHE.clear()
+    _u._EXPAND_CACHE.clear()
 
 
 __all__ = [

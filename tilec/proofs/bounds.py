@@ -18,9 +18,9 @@ from functools import lru_cache
 import sympy
 from sympy import oo
 
-from tilec.lru import LRU
+from .memo import Memo
 
-from .build import as_expr, canon, exact_quotient, is_int, mk_ceiling, mk_floor, mono_gcd
+from .build import as_expr, canon, exact_quotient, expand, is_int, mk_ceiling, mk_floor, mk_minmax, mono_gcd
 from .build import frac as _build_frac
 from .context import Context, Fact
 from .theorems import Gcd
@@ -34,12 +34,12 @@ def bounds(expr: sympy.Expr, ctx: Context) -> Bounds:
     return Reasoner.for_context(ctx).bounds(canon(as_expr(expr)), [])
 
 
-_SHARED: LRU[Reasoner] = LRU(64)
+_SHARED: Memo[Reasoner] = Memo(64)
 _CACHE_LIMIT = 50_000
 # bounds and signs read no divisibility fact: contexts that differ only in those (a proof adds
 # divisibility facts as it goes; the operands of one launch state different ones) share them
-_INTERVALS: LRU[tuple[dict, dict]] = LRU(64)
-_DIVIDES: LRU[tuple[str | None, list[Fact]]] = LRU(16384)  # (d, n, the facts it may read) -> how
+_INTERVALS: Memo[tuple[dict, dict]] = Memo(64)
+_DIVIDES: Memo[tuple[str | None, list[Fact]]] = Memo(16384)  # (d, n, the facts it may read) -> how
 
 
 class Reasoner:
@@ -54,6 +54,8 @@ class Reasoner:
         self._divides_cache: dict[tuple[sympy.Expr, sympy.Expr], tuple[str | None, list[Fact]]] = {}
         self._discharge_cache: dict[sympy.Basic, tuple[Why | None, list[Fact]]] = {}
         self.failed_rules: set[tuple[object, sympy.Basic]] = set()  # filled by the simplifier
+        self._ordering = False  # proving e - g >= 0 for an order fact g >= 0
+        self._active: set[sympy.Expr] = set()  # expressions whose bounds are being computed
 
     @classmethod
     def for_context(cls, ctx: Context) -> Reasoner:
@@ -87,9 +89,16 @@ class Reasoner:
         """(lo, hi) of ``e``; facts used are appended to ``used``."""
         hit = self._bounds_cache.get(e)
         if hit is None:
-            local: list[Fact] = []
-            hit = (*self._bounds(e, local), local)
-            self._bounds_cache[e] = hit
+            if e in self._active:  # a bound that refers back to itself (x < x/2 + 1): no bound
+                return -oo, oo
+            self._active.add(e)
+            try:
+                local: list[Fact] = []
+                hit = (*self._bounds(e, local), local)
+            finally:
+                self._active.discard(e)
+            if not self._ordering:  # see nonneg
+                self._bounds_cache[e] = hit
         used.extend(hit[2])
         return hit[0], hit[1]
 
@@ -113,8 +122,7 @@ class Reasoner:
                 return lo**e.exp, hi**e.exp
         if isinstance(e, sympy.Max | sympy.Min):
             bs = [self.bounds(t, used) for t in e.args]
-            pick = sympy.Max if isinstance(e, sympy.Max) else sympy.Min
-            return pick(*(b[0] for b in bs)), pick(*(b[1] for b in bs))
+            return _pick(e.func, [b[0] for b in bs]), _pick(e.func, [b[1] for b in bs])
         return -oo, oo
 
     def _symbol_bounds(self, s: sympy.Symbol, used: list[Fact]) -> Bounds:
@@ -132,7 +140,7 @@ class Reasoner:
         ups = self.ctx.uppers(s)
         if ups:
             used.append(ups[0])
-            return lo, ups[0].other - 1  # type: ignore[operator]
+            return lo, _below(s, ups[0].other)  # type: ignore[arg-type]
         return lo, oo
 
     def _mul_bounds(self, e: sympy.Expr, used: list[Fact]) -> Bounds:
@@ -183,6 +191,8 @@ class Reasoner:
     def nonneg(self, e: sympy.Expr, used: list[Fact]) -> bool:
         """Prove ``e >= 0``: replace bounded terms by their bounds, then sum numeric term bounds."""
         key = e
+        if self._ordering:  # within an order fact's proof: answers without order facts, not kept
+            return self._nonneg(e, used)
         if key in self._nonneg_cache:
             ok, facts = self._nonneg_cache[key]
             used.extend(facts)
@@ -195,6 +205,28 @@ class Reasoner:
         return ok
 
     def _nonneg(self, e: sympy.Expr, used: list[Fact]) -> bool:
+        if self._plain_nonneg(e, used):
+            return True
+        if self._ordering:
+            return False
+        # an order fact g >= 0 (first_m + G <= num_m): e >= 0 where e - g >= 0 is proven without
+        # order facts (one at a time: no chain of them, so no regress)
+        syms = e.free_symbols
+        for fct in self.ctx.orders():
+            if not (fct.subject.free_symbols & syms):
+                continue
+            local: list[Fact] = []
+            self._ordering = True
+            try:
+                ok = self._plain_nonneg(e - fct.subject, local)
+            finally:
+                self._ordering = False
+            if ok:
+                used.extend([*local, fct])
+                return True
+        return False
+
+    def _plain_nonneg(self, e: sympy.Expr, used: list[Fact]) -> bool:
         e = sympy.expand(e, deep=False)
         for _ in range(4):
             if e.is_number:
@@ -355,7 +387,7 @@ class Reasoner:
             if isinstance(lhs, sympy.Mod) and rhs == 0:
                 how = self.divides(lhs.args[1], lhs.args[0], used)
                 return None if how is None else Why(how)
-            if sympy.expand(lhs - rhs) == 0:
+            if expand(lhs - rhs) == 0:
                 return Why("identity")
             return None
         if isinstance(cond, sympy.Ne):
@@ -425,6 +457,32 @@ class Reasoner:
             used.extend(local)
             return g, Why(lambda: f"; {fmt(g)} divides the gcd")
         return None, ""
+
+
+def _below(s: sympy.Symbol, upper: sympy.Expr) -> sympy.Expr:
+    """The largest value ``s < upper`` allows, as a bound: ``upper - 1`` for an integer ``s`` and
+    an integer-valued ``upper``; ``ceil(upper) - 1`` for a rational one (``r < CN/2`` is ``r <=
+    ceil(CN/2) - 1``, not ``r <= CN/2 - 1``: at CN = 3 it allows r = 1); ``upper`` itself for a
+    symbol not known to be an integer.
+
+    >>> r, CN = sympy.symbols("r CN", integer=True, positive=True)
+    >>> _below(r, CN), _below(r, sympy.Rational(5, 2)), _below(r, CN / 2)
+    (CN - 1, 2, ceiling(CN/2) - 1)
+    """
+    if not is_int(s):
+        return upper
+    if is_int(upper):
+        return upper - 1
+    return mk_ceiling(upper) - 1
+
+
+def _pick(func: type, xs: list[sympy.Expr]) -> sympy.Expr:
+    """``Min``/``Max`` of bounds, infinities included, built structurally (see ``mk_minmax``)."""
+    absorbing, neutral = (-oo, oo) if func is sympy.Min else (oo, -oo)
+    if absorbing in xs:
+        return absorbing
+    rest = [x for x in xs if x != neutral]
+    return mk_minmax(func, rest) if rest else neutral
 
 
 def _chain(parts: list[str]) -> str:

@@ -273,7 +273,8 @@ def mk_rel(cls: type, lhs: sympy.Expr, rhs: sympy.Expr) -> sympy.Basic:
 
 
 def identical(a: sympy.Expr, b: sympy.Expr) -> bool:
-    """``sympy.expand(a - b) == 0``, exactly, without expanding where one point tells them apart.
+    """``expand(a - b) == 0`` (:func:`expand`, the builders' one), exactly, without expanding where
+    one point tells them apart.
 
     ``expand`` applies only identities (valid for every value its symbols' assumptions allow), so
     ``a - b`` that expands to 0 is 0 at every such point where it is defined: a point where ``a``
@@ -281,7 +282,7 @@ def identical(a: sympy.Expr, b: sympy.Expr) -> bool:
     False. Otherwise -- equal there, or no point to try (a symbol a positive integer cannot stand
     for, two symbols of one name, a node the evaluator does not know, a zero divisor) -- ``expand``
     decides. The answer is ``expand``'s in every case; a difference is what the rules' searches
-    meet most (``expand`` rebuilds every floor it passes through, with sympy's assumption queries).
+    meet most (``expand`` rebuilds every floor it passes through).
 
     >>> x, c = sympy.symbols("x c", integer=True, positive=True)
     >>> identical(c * (x + 1), c * x + c), identical(c * floor(x / c), x - Mod(x, c))
@@ -301,7 +302,7 @@ def identical(a: sympy.Expr, b: sympy.Expr) -> bool:
             break
         if va != vb:
             return False
-    return sympy.expand(a - b) == 0
+    return expand(a - b) == 0
 
 
 # values of distinct primes, then of mixed magnitudes (a quotient of small values is often 0 or 1)
@@ -329,9 +330,91 @@ def _witness_point(a: sympy.Expr, b: sympy.Expr, values: tuple[int, ...]
     return syms, vals
 
 
+def expand(e: sympy.Basic) -> sympy.Basic:
+    """``sympy.expand(e)`` with every quotient and remainder rebuilt by the builders above.
+
+    ``sympy.expand`` rebuilds each ``Mod`` it passes through with sympy's own evaluation, which is
+    wrong on nested remainders (``Mod(3*Mod(x, 6), 6) -> 3*Mod(x, 6)``) and recurses without end on
+    others (``Mod((CN - 1)*(x + 1), CN + 1)``): a zero test through it could prove a false equality.
+    Here sums and products are expanded one level at a time (``deep=False``) and ``floor``,
+    ``ceiling``, ``Mod`` and relations are rebuilt structurally, so the result is an identity of
+    ``e`` for integer arguments.
+
+    >>> x = sympy.Symbol("x", integer=True, nonnegative=True)
+    >>> expand(Mod(3*Mod(x, 6, evaluate=False), 6, evaluate=False) - 3*Mod(x, 6)) == 0
+    False
+    >>> expand(2*(x + floor((x + 1)*(x - 1)/2)))
+    2*x + 2*floor(x**2/2 - 1/2)
+    """
+    hit = _EXPAND_CACHE.get(e)
+    if hit is not None:
+        return hit
+    if e.is_Atom or not e.args:
+        out = e
+    else:
+        args = [expand(a) for a in e.args]
+        if isinstance(e, floor | ceiling | Mod) or (isinstance(e, Relational) and e.func in _REL_TRUTH):
+            out = rebuild(e, args)
+        elif e.is_Add or e.is_Mul or e.is_Pow:
+            out = sympy.expand(e.func(*args), deep=False)
+        elif all(x is y for x, y in zip(args, e.args, strict=True)):
+            out = e
+        else:
+            out = e.func(*args)
+    _remember(_EXPAND_CACHE, e, out)
+    return out
+
+
+_EXPAND_CACHE: dict[sympy.Basic, sympy.Basic] = {}
+
+
+def replace(e: sympy.Basic, mapping: dict) -> sympy.Basic:
+    """``e.xreplace(mapping)`` with every rebuilt node made by the builders above (``xreplace``
+    evaluates the nodes it rebuilds: ``Mod(y, 6)`` with ``y -> 3*Mod(x, 6)`` would become sympy's
+    wrong ``3*Mod(x, 6)``).
+
+    >>> x, y = sympy.symbols("x y", integer=True, nonnegative=True)
+    >>> replace(Mod(y, 6), {y: 3*Mod(x, 6)})
+    3*(Mod(x, 2))
+    """
+    hit = mapping.get(e)
+    if hit is not None:
+        return hit
+    if e.is_Atom or not e.args:
+        return e
+    args = [replace(a, mapping) for a in e.args]
+    if all(x is y for x, y in zip(args, e.args, strict=True)):
+        return e
+    return rebuild(e, args)
+
+
 def mk_eq(lhs: sympy.Expr, rhs: sympy.Expr) -> sympy.Basic:
     """``Eq(lhs, rhs)`` (see :func:`mk_rel`)."""
     return mk_rel(sympy.Eq, lhs, rhs)
+
+
+def mk_minmax(func: type, args: list | tuple) -> sympy.Expr:
+    """``Min(*args)`` / ``Max(*args)`` built structurally: nested ones of the same kind flatten,
+    duplicates go, numbers fold into one; never sympy's evaluation, which compares arguments
+    through its assumptions and is wrong on some (``Min(1, floor(2/(CN - n)))`` is ``1`` for
+    ``n < 0``, but 0 at CN=4, n=-8).
+
+    >>> CN = sympy.Symbol("CN", integer=True, positive=True)
+    >>> n = sympy.Symbol("n", integer=True, negative=True)
+    >>> mk_minmax(sympy.Min, [1, floor(2 / (CN - n)), sympy.Min(3, CN, evaluate=False)])
+    Min(1, CN, floor(2/(CN - n)))
+    """
+    flat: list[sympy.Expr] = []
+    for a in args:
+        a = _sym(a)
+        flat.extend(a.args if isinstance(a, func) else (a,))
+    nums = [a for a in flat if a.is_Number]
+    rest = list(dict.fromkeys(a for a in flat if not a.is_Number))
+    if nums:
+        rest.insert(0, (min if func is sympy.Min else max)(nums))
+    if len(rest) == 1:
+        return rest[0]
+    return func(*rest, evaluate=False)
 
 
 def rebuild(e: sympy.Basic, args: list | tuple) -> sympy.Basic:
@@ -345,6 +428,8 @@ def rebuild(e: sympy.Basic, args: list | tuple) -> sympy.Basic:
         return mk_mod(*args)
     if isinstance(e, Relational) and f in _REL_TRUTH:
         return mk_rel(f, *args)
+    if f in (sympy.Min, sympy.Max):
+        return mk_minmax(f, args)
     return f(*args)
 
 
@@ -352,7 +437,7 @@ def canon(e: sympy.Basic) -> sympy.Basic:
     """``e`` in canonical form: evaluated ``+ * **``, floor/ceiling/Mod/relations through the builders.
 
     A ``Mod`` whose arguments are already canonical is kept as given (an explicitly unevaluated
-    ``Mod(Mod(I, 4*CN), CN)`` is left for the rules, which leave a trace).
+    ``Mod(Mod(I, 4*CN), CN)`` is left for the rules, which leave a trace), unless both are numbers.
     """
     hit = _CANON_CACHE.get(e)
     if hit is not None:
@@ -361,10 +446,13 @@ def canon(e: sympy.Basic) -> sympy.Basic:
         out = e
     else:
         args = [canon(a) for a in e.args]
-        if isinstance(e, Mod) and all(x == y for x, y in zip(args, e.args, strict=True)):
+        if isinstance(e, Mod) and all(x == y for x, y in zip(args, e.args, strict=True)) and not (
+                args[0].is_Number and args[1].is_Number):  # Mod(6, 4) as written is 2
             out = e
         elif isinstance(e, floor | ceiling | Mod) or (isinstance(e, Relational) and e.func in _REL_TRUTH):
             out = rebuild(e, args)
+        elif isinstance(e, sympy.Min | sympy.Max):
+            out = mk_minmax(e.func, args)  # Max(0, 1) as written is 1
         elif e.is_Add or e.is_Mul or e.is_Pow or isinstance(e, sympy.And | sympy.Or | sympy.Not):
             out = e.func(*args)
         elif all(x is y for x, y in zip(args, e.args, strict=True)):
@@ -418,7 +506,7 @@ def _fraction(arg: sympy.Expr) -> tuple[sympy.Expr, sympy.Expr]:
     num, den = sympy.fraction(sympy.together(arg))
     if den.could_extract_minus_sign():
         num, den = -num, -den
-    return sympy.expand(num), den
+    return expand(num), den
 
 
 # -- unevaluated construction (for the trace's display; never under sympy.evaluate(False), whose
@@ -471,7 +559,7 @@ def integral_relation(rel: Relational) -> Relational:
     >>> integral_relation(sympy.Eq(x, 3))
     Eq(x, 3)
     """
-    diff = sympy.expand(rel.lhs - rel.rhs)
+    diff = expand(rel.lhs - rel.rhs)
     den = 1
     for term in Add.make_args(diff):
         c = term.as_coeff_Mul()[0]
@@ -479,4 +567,4 @@ def integral_relation(rel: Relational) -> Relational:
             den = den * c.q // igcd(den, c.q)
     if den == 1:
         return rel
-    return rel.func(sympy.expand(diff * den), 0)
+    return rel.func(expand(diff * den), 0)

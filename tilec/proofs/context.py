@@ -1,6 +1,7 @@
 """Assumption context: signs, upper bounds and divisibility facts about symbols.
 
-Integer symbols are nonnegative unless marked :meth:`Context.signed` (every tilec index and extent is).
+A symbol is nonnegative where sympy knows it (every tilec index and extent is declared so) or a
+fact states it; a symbol declared negative, nonpositive or with no sign is not.
 Every fact has a printable form, and the prover reports the facts a result used, so code generation
 can guard on them at run time.
 
@@ -19,7 +20,7 @@ from enum import Enum
 
 import sympy
 
-from .build import as_expr, mk_mod
+from .build import as_expr, canon, is_int, mk_mod
 from .trace import text
 
 
@@ -93,6 +94,7 @@ class Context:
         self._about: dict[sympy.Expr, list[Fact]] = {}
         self._known: set[Fact] = set()
         self._divisible: list[tuple[Fact, frozenset[sympy.Basic]]] = []  # with the subject's symbols
+        self._orders: list[Fact] = []  # e >= 0 for an expression e other than a symbol
 
     # -- stating facts ------------------------------------------------------------------------
     def nonneg(self, *syms: sympy.Symbol) -> Context:
@@ -109,23 +111,24 @@ class Context:
 
     def bound(self, sym: sympy.Symbol, upper: sympy.Expr | int) -> Context:
         """State ``0 <= sym < upper``."""
-        self._add(Fact(FactKind.BOUND, sym, as_expr(upper)))
+        self._add(Fact(FactKind.BOUND, sym, canon(as_expr(upper))))
         return self
 
     def divisible(self, n: sympy.Expr, d: sympy.Expr | int) -> Context:
         """State ``n % d == 0`` (a fact nvFuser cannot assume; tilec reports each use)."""
-        self._add(Fact(FactKind.DIVISIBLE, as_expr(n), as_expr(d)))
+        self._add(Fact(FactKind.DIVISIBLE, canon(as_expr(n)), canon(as_expr(d))))
         return self
 
     def signed(self, *syms: sympy.Symbol) -> Context:
-        """Withdraw the default ``s >= 0`` for symbols that may be negative."""
+        """Mark symbols that may be negative (a symbol sympy does not know to be nonnegative is
+        treated so anyway; this records the intent, and the printers' reasoners state it)."""
         self._signed.update(syms)
         return self
 
     def assume(self, cond: sympy.Basic) -> Context:
         """Add the facts a condition states, where it has one of the forms above.
 
-        >>> x, y = sympy.symbols("x y", integer=True)
+        >>> x, y = sympy.symbols("x y", integer=True, nonnegative=True)
         >>> sorted(str(f) for f in Context().assume(sympy.Lt(x, y) & sympy.Eq(sympy.Mod(x, 4), 0)).facts)
         ['x % 4 == 0', 'x < y']
         """
@@ -140,12 +143,25 @@ class Context:
                 self.divisible(*c.lhs.args)
             elif isinstance(c, sympy.Eq) and isinstance(c.rhs, sympy.Mod) and c.lhs == 0:
                 self.divisible(*c.rhs.args)
+            elif isinstance(c, sympy.Rel) and not isinstance(c, sympy.Eq | sympy.Ne):
+                self._order(c)
         return self
+
+    def _order(self, c: sympy.Rel) -> None:
+        """``a <= b`` (or ``<``, ``>=``, ``>``) between integer expressions: the fact ``b - a >= 0``
+        (``b - a - 1 >= 0`` when strict), read by the reasoner's sign proofs."""
+        small, big = (c.lhs, c.rhs) if isinstance(c, sympy.Lt | sympy.Le) else (c.rhs, c.lhs)
+        if not (is_int(small) and is_int(big)):
+            return  # x < CN/2 between non-integers: not an integer fact
+        gap = canon(sympy.expand(big - small - (1 if isinstance(c, sympy.Lt | sympy.Gt) else 0)))
+        if not gap.is_number:
+            self._add(Fact(FactKind.NONNEG, gap))
 
     def _upper(self, sym: sympy.Symbol, upper: sympy.Expr) -> None:
         """``sym < upper`` is a bound fact (``0 <= sym < upper``) only for a symbol known nonnegative:
-        for a signed one it says nothing about the lower end, so it is not recorded."""
+        for a signed one it says nothing about the lower end, so it is an order fact."""
         if self.is_nonneg_symbol(sym) is False:
+            self._order(sympy.Lt(sym, upper, evaluate=False))
             return
         self.bound(sym, upper)
 
@@ -157,6 +173,7 @@ class Context:
         new._about = {k: list(v) for k, v in self._about.items()}
         new._known = set(self._known)
         new._divisible = list(self._divisible)
+        new._orders = list(self._orders)
         return new
 
     def _add(self, fact: Fact) -> None:
@@ -166,6 +183,8 @@ class Context:
             self._about.setdefault(fact.subject, []).append(fact)
             if fact.kind is FactKind.DIVISIBLE:
                 self._divisible.append((fact, frozenset(fact.subject.free_symbols)))
+            elif fact.kind is FactKind.NONNEG and not fact.subject.is_Symbol:
+                self._orders.append(fact)
 
     # -- queries ------------------------------------------------------------------------------
     @property
@@ -194,13 +213,17 @@ class Context:
         return None
 
     def is_nonneg_symbol(self, s: sympy.Symbol) -> Fact | bool | None:
-        """True for the default assumption, a Fact when stated, False when signed."""
+        """A Fact when one states ``s >= 0``, else whether sympy knows ``s`` nonnegative (a symbol
+        declared negative, nonpositive or with no sign is not)."""
         for fct in self._about.get(s, ()):
             if fct.kind in (FactKind.NONNEG, FactKind.BOUND):
                 return fct
-        if s in self._signed:
-            return bool(s.is_nonnegative)
-        return True
+        return bool(s.is_nonnegative)
+
+    def orders(self) -> list[Fact]:
+        """Stated ``e >= 0`` facts about expressions other than a symbol (``num_m - first_m - G >=
+        0`` from ``first_m + G <= num_m``)."""
+        return self._orders
 
     def uppers(self, s: sympy.Symbol) -> list[Fact]:
         """Bound facts ``s < upper``."""

@@ -24,11 +24,11 @@ from __future__ import annotations
 import sympy
 from sympy import Eq, Mod, floor
 
-from tilec.lru import LRU
+from .memo import Memo
 
 from . import theorems as T
 from .bounds import Reasoner, frac
-from .build import as_expr, canon, mk_div, mk_eq, rebuild
+from .build import as_expr, canon, expand, is_int, mk_div, mk_eq, mk_mod, rebuild, replace, u_add, u_mul
 from .context import Context, Fact
 from .rules import Env
 from .simplify import simplify
@@ -46,18 +46,53 @@ def prove_eq(a: sympy.Expr, b: sympy.Expr, ctx: Context | None = None) -> Result
     ctx = ctx or Context()
     a, b = as_expr(a), as_expr(b)
     res = simplify(a - b, ctx)
-    if sympy.expand(res.expr) == 0:
+    if expand(res.expr) == 0:
         return Result(sympy.true, res.trace, original=Eq(a, b, evaluate=False))
     ra, rb = simplify(a, ctx), simplify(b, ctx)
-    if sympy.expand(ra.expr - rb.expr) == 0:
+    if expand(ra.expr - rb.expr) == 0:
         return Result(sympy.true, Trace([*ra.trace, *rb.trace]), original=Eq(a, b, evaluate=False))
-    steps: list[Step] = []
-    na, nb = normal_form(a, ctx, steps), normal_form(b, ctx, steps)
-    if (na, nb) != (a, b):
-        res = simplify(na - nb, ctx)
-        if sympy.expand(res.expr) == 0:
+    for x, y, pre in ((a, b, []), (ra.expr, rb.expr, [*ra.trace, *rb.trace])):
+        steps: list[Step] = list(pre)
+        na, nb = normal_form(x, ctx, steps), normal_form(y, ctx, steps)
+        if (na, nb) != (x, y) or pre:
+            res = simplify(na - nb, ctx)
+            if expand(res.expr) == 0:
+                return Result(sympy.true, Trace([*steps, *res.trace]), original=Eq(a, b, evaluate=False))
+        # last: every quotient as its dividend less its remainder, over the divisor (1.1), so that a
+        # remainder the facts make 0 (2.9) or two remainders that agree leave no quotient behind
+        wa, wb = _unfloor(na, ctx, steps), _unfloor(nb, ctx, steps)
+        res = simplify(wa - wb, ctx)
+        if expand(sympy.together(res.expr).as_numer_denom()[0]) == 0:
             return Result(sympy.true, Trace([*steps, *res.trace]), original=Eq(a, b, evaluate=False))
     return None
+
+
+def _unfloor(e: sympy.Basic, ctx: Context, steps: list[Step]) -> sympy.Basic:
+    """``e`` with every quotient ``floor(n/d)`` written ``(n - n%d)/d`` (1.1, an identity wherever
+    ``d != 0``: floor semantics), innermost first.
+
+    >>> x, c = sympy.symbols("x c", integer=True, positive=True)
+    >>> _unfloor(c * sympy.floor(x / c), Context(), [])
+    x - Mod(x, c)
+    """
+    env = Env(ctx, e)
+
+    def go(node: sympy.Basic) -> sympy.Basic:
+        if node.is_Atom or not node.args:
+            return node
+        args = [go(a) for a in node.args]
+        out = rebuild(node, args) if any(x is not y for x, y in zip(args, node.args, strict=True)) else node
+        if isinstance(out, floor):
+            n, d = frac(out)
+            if d != 1 and is_int(n) and is_int(d):
+                after = (n - mk_mod(n, d)) / d
+                st = env.step("1.1", u_add(mk_mod(n, d), u_mul(d, out)), n, {T.a: n, T.c: d})
+                if st is not None:
+                    steps.append(st)
+                    return after
+        return out
+
+    return go(e)
 
 
 def normal_form(e: sympy.Basic, ctx: Context, steps: list[Step]) -> sympy.Basic:
@@ -110,7 +145,7 @@ def narrow(cond: sympy.Basic, ctx: Context | None = None) -> Result:
     return Result(hit[0], Trace(hit[1]), original=cond)
 
 
-_NARROWED: LRU[tuple[sympy.Basic, tuple[Step, ...]]] = LRU(1024)
+_NARROWED: Memo[tuple[sympy.Basic, tuple[Step, ...]]] = Memo(1024)
 
 
 def implies(p: sympy.Basic, q: sympy.Basic, ctx: Context | None = None) -> bool:
@@ -121,7 +156,7 @@ def implies(p: sympy.Basic, q: sympy.Basic, ctx: Context | None = None) -> bool:
     True
     """
     ctx = ctx or Context()
-    p, q = as_expr(p), as_expr(q)
+    p, q = canon(as_expr(p)), canon(as_expr(q))  # numbers as written (Mod(6, 4)) are numbers
     if q is sympy.true or p is sympy.false or p == q:
         return True
     have = set(sympy.And.make_args(p))
@@ -135,7 +170,7 @@ def implies(p: sympy.Basic, q: sympy.Basic, ctx: Context | None = None) -> bool:
             continue
         if isinstance(goal, Eq) and prove_eq(goal.lhs, goal.rhs, local) is not None:
             continue
-        if subs and simplify(goal.xreplace(subs), local).expr is sympy.true:
+        if subs and simplify(replace(goal, subs), local).expr is sympy.true:
             continue
         narrowed = narrow(goal, local).expr
         if narrowed is sympy.true or set(sympy.And.make_args(narrowed)) <= have:
@@ -238,7 +273,9 @@ class _Narrower:
     def _congruence(self, cs: list[sympy.Basic]) -> list[sympy.Basic] | None:
         for c in cs:
             inner = _strip(c)
-            if inner is None:
+            if not isinstance(inner, Eq):
+                # None, or arguments that the builders decide: equal ones make ``c`` true already,
+                # different numbers (``x == x + 1``) would narrow to false, which proves nothing
                 continue
             if self._enables_recombine(inner, cs) or _pays_by_cancel(inner):
                 self.steps.append(Step("congruence", c, inner, exact=False))
@@ -300,7 +337,7 @@ def _quotient_pair(c: sympy.Basic) -> tuple[sympy.Expr, sympy.Expr, sympy.Expr] 
     return (x, y, m1) if m1 == m2 and m1 != 1 else None
 
 
-def _strip(c: sympy.Basic) -> Eq | None:
+def _strip(c: sympy.Basic) -> sympy.Basic | None:
     """``f(X1) == f(X2)`` -> ``X1 == X2`` for f a quotient or remainder by the same divisor."""
     if not isinstance(c, Eq):
         return None

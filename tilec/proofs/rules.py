@@ -30,10 +30,12 @@ from . import theorems as T
 from .bounds import Reasoner, frac
 from .build import (
     exact_quotient,
+    expand,
     identical,
     is_int,
     mk_ceiling,
     mk_div,
+    mk_minmax,
     mk_mod,
     mk_rel,
     mono_gcd,
@@ -449,7 +451,7 @@ def _terms(e: sympy.Expr) -> tuple[sympy.Expr, ...]:
     out: list[sympy.Expr] = []
     for u in e.args:
         if u.is_Mul and any(f.is_Add for f in u.args):
-            out.extend(sympy.Add.make_args(sympy.expand_mul(u)))
+            out.extend(sympy.Add.make_args(expand(u)))
         else:
             out.append(u)
     return tuple(out)
@@ -470,7 +472,7 @@ def _as_quotient(z: sympy.Expr, merged: bool) -> tuple[sympy.Expr, sympy.Expr, l
     if not is_int(rest):
         return None
     n, d, merges = _flat(floors[0]) if merged else (*_frac(floors[0]), [])
-    return sympy.expand(n + rest * d), d, merges
+    return expand(n + rest * d), d, merges
 
 
 # k*(Y % w) + k*w*(Y/w) -> k*Y   (1.1);  k*(Y % w) + k*w*((Y/w) % c) -> k*(Y % (w*c))   (2.12)
@@ -546,7 +548,7 @@ def rule_min_max(e: sympy.Basic, num: sympy.Expr, den: sympy.Expr, env: Env) -> 
         for drop in e.args:
             if drop is keep:
                 continue
-            after = e.func(*[t for t in e.args if t is not drop])
+            after = mk_minmax(e.func, [t for t in e.args if t is not drop])
             st = env.step(number, u_minmax(e.func, keep, drop), keep, {T.a: keep, T.b: drop})
             if st is not None:
                 return after, [st]

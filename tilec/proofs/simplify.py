@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import sympy
 
-from tilec.lru import LRU
+from .memo import Memo
 
 from .build import as_expr, canon, rebuild
 from .context import Context
@@ -50,7 +50,7 @@ def simplify(expr: sympy.Basic, ctx: Context | None = None, *, tidy: bool = True
     return Result(hit[0], Trace(hit[1]), original=None)
 
 
-_RESULTS: LRU[tuple[sympy.Basic, tuple[Step, ...]]] = LRU(4096)  # (expr, context, tidy) -> result
+_RESULTS: Memo[tuple[sympy.Basic, tuple[Step, ...]]] = Memo(4096)  # (expr, context, tidy) -> result
 
 
 def _simplify(expr: sympy.Basic, ctx: Context, tidy: bool) -> tuple[sympy.Basic, tuple[Step, ...]]:

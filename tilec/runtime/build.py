@@ -70,6 +70,13 @@ def kernel_source(plan: Any, target: str = "triton") -> str:
 
 def kernel(plan: Any, target: str = "triton") -> Callable[..., Any]:
     """A callable ``f(a, b, out)`` -> C that runs ``plan``'s kernel (compiled once)."""
+    from tilec.transforms.plan import KernelPlan
+
+    if not isinstance(plan, KernelPlan):  # a SimtPlan: the SIMT kernel's own launcher
+        from tilec.codegen.cuda.simt.launch import build as build_simt
+
+        simt = build_simt(plan)
+        return lambda a, b, out=None: simt(a, b, out)
     if target == "triton":
         from tilec.codegen.triton.printer import load
 

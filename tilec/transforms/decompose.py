@@ -30,11 +30,14 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Container
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
+
+import sympy
 
 from tilec.errors import TilecError
 from tilec.ir.types import SK_WAVES_MAX
-from tilec.transforms.plan import Decomposition, Fixup, WorkSplit
+from tilec.transforms.plan import Decomposition, Fixup, SplitRule, WorkSplit
 
 if TYPE_CHECKING:  # the cost model imports this module
     from tilec.transforms.cost_model import Cost
@@ -44,6 +47,9 @@ __all__ = [
     "Unit",
     "choose_decomposition",
     "make_work_split",
+    "over_clusters",
+    "split_at",
+    "split_forms",
     "rank_decompositions",
     "work_units",
 ]
@@ -77,6 +83,52 @@ def _as_decomposition(kind: Decomposition | str) -> Decomposition:
 # --------------------------------------------------------------------------------------------
 
 
+class _IntOps:
+    """The split rules' arithmetic on Python ints (:func:`make_work_split`)."""
+
+    min, max = staticmethod(min), staticmethod(max)
+
+    @staticmethod
+    def where(cond: Any, a: Any, b: Any) -> Any:
+        return a if cond else b
+
+
+class _SymOps:
+    """The same rules over sympy expressions of M, N, K (:func:`split_forms`)."""
+
+    min, max = staticmethod(sympy.Min), staticmethod(sympy.Max)
+
+    @staticmethod
+    def where(cond: Any, a: Any, b: Any) -> Any:
+        cond = sympy.sympify(cond)
+        if cond in (sympy.true, sympy.false):
+            return a if cond is sympy.true else b
+        return sympy.Piecewise((a, cond), (b, True))
+
+
+def _sk_region(kind: Decomposition, tiles: Any, sms: int, sk_waves: int, ops: Any) -> Any:
+    """Stream-K tiles of a family member (the rule, once, for ints and for expressions)."""
+    full, rem = tiles // sms, tiles % sms
+    if kind is Decomposition.STREAM_K:
+        return tiles
+    if kind is Decomposition.DP_ONE_SK_WAVE:
+        # the partial last wave, plus one full wave when it is less than half a wave
+        return rem + ops.where((full >= 1) & (rem > 0) & (rem < sms // 2), sms, 0)
+    if kind is Decomposition.TWO_TILE_SK_DP:
+        # each Stream-K CTA gets between one and two tiles of work; DP waves follow
+        return ops.where(rem > 0, rem + ops.where(full >= 1, sms, 0), 0)
+    assert kind is Decomposition.STREAM_K_PP, kind
+    if sk_waves == 0:
+        return 0
+    return ops.min(tiles, ops.where(rem > 0, rem, sms) + (sk_waves - 1) * sms)
+
+
+def _sk_numbers(tiles: Any, k_iters: Any, sms: int, sk_tiles: Any, ops: Any) -> tuple[Any, Any]:
+    """(sk_ctas, grid) of a Stream-K region of ``sk_tiles`` tiles (0 CTAs when it is empty)."""
+    sk_ctas = ops.min(sms, sk_tiles * k_iters)
+    return sk_ctas, ops.max(sk_ctas, ops.min(sms, tiles - sk_tiles))
+
+
 def _stream_k_split(
     kind: Decomposition,
     tiles: int,
@@ -88,11 +140,12 @@ def _stream_k_split(
     sk_waves: int,
     fixup: Fixup,
 ) -> WorkSplit:
-    sk_ctas = min(sms, sk_tiles * k_iters) if sk_tiles else 0
-    dp_tiles = tiles - sk_tiles
-    grid = max(sk_ctas, min(sms, dp_tiles))
+    sk_ctas, grid = _sk_numbers(tiles, k_iters, sms, sk_tiles, _IntOps)
     return WorkSplit(kind, grid=grid, sk_tiles=sk_tiles, sk_ctas=sk_ctas, sk_first=sk_first,
                      sk_waves=sk_waves, fixup=fixup, num_tiles=num_tiles, k_iters=k_iters)
+
+
+SK_FIRST = frozenset({Decomposition.STREAM_K, Decomposition.TWO_TILE_SK_DP})
 
 
 def make_work_split(
@@ -161,16 +214,12 @@ def make_work_split(
                          k_iters=k_iters)
 
     full, rem = divmod(tiles, sms)
-    if kind is Decomposition.STREAM_K:
-        return _stream_k_split(kind, tiles, n, k_iters, sms, tiles, True, 0, fixup)
-    if kind is Decomposition.DP_ONE_SK_WAVE:
-        # the partial last wave, plus one full wave when it is less than half a wave
-        sk = rem + (sms if full >= 1 and 0 < rem < sms // 2 else 0)
-        return _stream_k_split(kind, tiles, n, k_iters, sms, sk, False, 1, fixup)
-    if kind is Decomposition.TWO_TILE_SK_DP:
-        # each Stream-K CTA gets between one and two tiles of work; DP waves follow
-        sk = (rem + (sms if full >= 1 else 0)) if rem else 0
-        return _stream_k_split(kind, tiles, n, k_iters, sms, sk, True, 2, fixup)
+    if kind in (Decomposition.STREAM_K, Decomposition.DP_ONE_SK_WAVE,
+                Decomposition.TWO_TILE_SK_DP):
+        sk = _sk_region(kind, tiles, sms, 1, _IntOps)
+        return _stream_k_split(kind, tiles, n, k_iters, sms, sk, kind in SK_FIRST,
+                               2 if kind is Decomposition.TWO_TILE_SK_DP else
+                               (1 if kind is Decomposition.DP_ONE_SK_WAVE else 0), fixup)
     if kind is Decomposition.DP_FRONT_TAIL:
         # the partial last wave's tiles, when cutting them leaves tails (A < k_iters);
         # one CTA per data-parallel tile, then the wave's `sms` CTAs
@@ -184,9 +233,123 @@ def make_work_split(
             raise TilecError(
                 f"Stream-K++: SK_WAVES must be between 0 and {SK_WAVES_MAX} but got {sk_waves}"
             )
-        sk = 0 if sk_waves == 0 else min(tiles, (rem or sms) + (sk_waves - 1) * sms)
+        sk = _sk_region(kind, tiles, sms, sk_waves, _IntOps)
         return _stream_k_split(kind, tiles, n, k_iters, sms, sk, False, sk_waves, fixup)
     raise AssertionError(kind)  # pragma: no cover
+
+
+def over_clusters(work: WorkSplit, sms: int, cluster: int) -> WorkSplit:
+    """The same decomposition over groups of ``cluster`` consecutive linear tiles and clusters
+    of CTAs (CUDA), so every CTA of a cluster runs one K range: data-parallel rounds its grid up
+    to whole clusters (the extra CTAs' tiles are past the walk: dead); the others cut
+    ``ceil(num_tiles / cluster)`` one-tile groups over ``sms // cluster`` clusters.
+
+    >>> w = make_work_split("streamk", M=96, N=16, K=64, BM=16, BN=16, BK=16, sms=4)
+    >>> g = over_clusters(w, 4, 2)
+    >>> (g.num_tiles, g.sk_ctas, g.grid, g.group)
+    (3, 2, 4, 2)
+    """
+    if cluster == 1:
+        return work
+    if work.kind is Decomposition.DATA_PARALLEL:
+        return replace(work, grid=-(-work.grid // cluster) * cluster)
+    groups = -(-work.num_tiles // cluster)
+    # a split of `groups` one-tile rows over the clusters: the same rule, counted in groups
+    g = make_work_split(work.kind, M=groups, N=1, K=work.k_iters, BM=1, BN=1, BK=1,
+                        sms=max(sms // cluster, 1), splits=work.splits,
+                        sk_waves=work.sk_waves if work.kind is Decomposition.STREAM_K_PP else 1,
+                        fixup=work.fixup)
+    return WorkSplit(g.kind, grid=g.grid * cluster, splits=g.splits, sk_tiles=g.sk_tiles,
+                     sk_ctas=g.sk_ctas, sk_first=g.sk_first, sk_waves=g.sk_waves,
+                     fixup=g.fixup, group=cluster, num_tiles=g.num_tiles, k_iters=g.k_iters)
+
+
+def split_at(rule: SplitRule, M: int, N: int, K: int) -> WorkSplit:
+    """The work split of ``rule`` at one launch (M, N, K >= 1): what the plan's ``work`` is at
+    its reference launch, made at any other (a launcher calls it per call, or caches it by
+    shape).
+
+    >>> from tilec.transforms.plan import SIZE_M, SIZE_N
+    >>> tiles = sympy.ceiling(SIZE_M / 16) * sympy.ceiling(SIZE_N / 16)
+    >>> rule = SplitRule(Decomposition.DP_ONE_SK_WAVE, ctas=4, sms=4, BM=16, BN=16, BK=16,
+    ...                  num_tiles=tiles)
+    >>> w = split_at(rule, 80, 16, 64)
+    >>> (w.num_tiles, w.sk_tiles, w.sk_ctas, w.grid)
+    (5, 5, 4, 4)
+    """
+    from tilec.transforms.plan import SIZE_M, SIZE_N
+
+    if min(M, N, K) < 1:
+        raise TilecError(f"work split: M, N, K must be positive but got {M}, {N}, {K} (a "
+                         f"launcher returns before splitting an empty problem)")
+    n = int(sympy.sympify(rule.num_tiles).xreplace({SIZE_M: M, SIZE_N: N}))
+    kw = dict(M=M, N=N, K=K, BM=rule.BM, BN=rule.BN, BK=rule.BK, fixup=rule.fixup, num_tiles=n)
+    kind, k_iters = rule.kind, _cdiv(K, rule.BK)
+    if kind is Decomposition.DATA_PARALLEL:
+        work = make_work_split(kind, sms=rule.sms, grid=min(rule.ctas, n) if rule.ctas else n,
+                               **kw)  # type: ignore[arg-type]
+    elif kind is Decomposition.SPLIT_K:
+        splits = min(rule.splits, k_iters)
+        units = n * splits
+        grid = min(rule.ctas, units) if rule.ctas else units
+        work = make_work_split(kind, sms=rule.sms, splits=splits, grid=grid,
+                               **kw)  # type: ignore[arg-type]
+    else:
+        work = make_work_split(kind, sms=rule.sms, sk_waves=rule.sk_waves,
+                               **kw)  # type: ignore[arg-type]
+    return over_clusters(work, rule.sms, rule.group)
+
+
+def split_forms(rule: SplitRule) -> dict[str, sympy.Expr]:
+    """The numbers of :func:`split_at` as sympy expressions of the sizes ``SIZE_M``,
+    ``SIZE_N``, ``SIZE_K`` (M, N, K >= 1): ``grid``, ``num_tiles`` (linear indices, or groups
+    with clusters), ``k_iters``, ``splits``, ``sk_tiles``, ``sk_ctas`` and ``sk_start`` (the
+    Stream-K region's first index). A printer prints them into the launcher; the tests check
+    them against :func:`split_at` at many sizes. Front/tail (SIMT) has no forms.
+
+    >>> from tilec.transforms.plan import SIZE_M, SIZE_N
+    >>> tiles = sympy.ceiling(SIZE_M / 16) * sympy.ceiling(SIZE_N / 16)
+    >>> f = split_forms(SplitRule(Decomposition.STREAM_K, ctas=4, sms=4, BM=16, BN=16, BK=16,
+    ...                           num_tiles=tiles))
+    >>> f["sk_ctas"]
+    Min(4, ceiling(K/16)*ceiling(M/16)*ceiling(N/16))
+    """
+    from tilec.transforms.plan import SIZE_K, SIZE_M, SIZE_N
+
+    kind, ops = rule.kind, _SymOps
+    if kind is Decomposition.DP_FRONT_TAIL:
+        raise TilecError("work split: front/tail (dp_ft) numbers have no closed forms; "
+                         "use split_at per launch")
+    n = sympy.sympify(rule.num_tiles)
+    tiles = sympy.ceiling(SIZE_M / rule.BM) * sympy.ceiling(SIZE_N / rule.BN)
+    k_iters = sympy.ceiling(SIZE_K / rule.BK)
+    zero = sympy.Integer(0)
+    out: dict[str, sympy.Expr] = {"k_iters": k_iters, "splits": sympy.Integer(1),
+                                  "sk_tiles": zero, "sk_ctas": zero, "sk_start": zero}
+    g = rule.group
+    if kind is Decomposition.DATA_PARALLEL:
+        grid = ops.min(rule.ctas, n) if rule.ctas else n
+        if g > 1:
+            grid = sympy.ceiling(grid / g) * g
+        out.update(grid=grid, num_tiles=n)
+        return out
+    units_n = sympy.ceiling(n / g) if g > 1 else n
+    if kind is Decomposition.SPLIT_K:
+        splits = ops.min(rule.splits, k_iters)
+        units = units_n * splits
+        if g > 1:  # one cluster per (group, part)
+            grid = units * g
+        else:
+            grid = ops.min(rule.ctas, units) if rule.ctas else units
+        out.update(grid=grid, num_tiles=units_n, splits=splits)
+        return out
+    sms = max(rule.sms // g, 1) if g > 1 else rule.sms
+    real = units_n if g > 1 else tiles  # groups are the tiles of a cluster split
+    sk = sympy.sympify(_sk_region(kind, real, sms, rule.sk_waves, ops))
+    sk_ctas, grid = _sk_numbers(real, k_iters, sms, sk, ops)
+    out.update(grid=grid * g, num_tiles=units_n, sk_tiles=sk, sk_ctas=sk_ctas,
+               sk_start=zero if kind in SK_FIRST else units_n - sk)
+    return out
 
 
 def work_units(split: WorkSplit, alive: Container[int] | None = None) -> list[list[Unit]]:

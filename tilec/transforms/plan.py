@@ -23,7 +23,7 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 from types import MappingProxyType
 
@@ -41,6 +41,7 @@ from tilec.proofs.context import Fact
 
 __all__ = [
     "DType",
+    "Counts",
     "Decomposition",
     "Fixup",
     "InputPrecision",
@@ -49,9 +50,19 @@ __all__ = [
     "MulticastMode",
     "MulticastPlan",
     "OperandLoad",
+    "SIZE_K",
+    "SIZE_M",
+    "SIZE_N",
+    "SplitRule",
     "TileOrder",
+    "WORK_SYMBOLS",
     "WorkSplit",
 ]
+
+
+# the problem sizes as the plan's expressions name them (the kernels' run-time arguments M, N, K)
+SIZE_M, SIZE_N, SIZE_K = (sympy.Symbol(n, integer=True, positive=True) for n in ("M", "N", "K"))
+SIZES = {"M": SIZE_M, "N": SIZE_N, "K": SIZE_K}
 
 
 def kernel_symbol(name: str) -> sympy.Symbol:
@@ -66,6 +77,17 @@ IT_BEGIN, IT_END = kernel_symbol("it_begin"), kernel_symbol("it_end")
 
 Formula = sympy.Expr | int
 
+# the work split's size-dependent numbers as a shape-generic kernel receives them (run-time
+# arguments, or computed on the device from M, N, K): WorkSplit.symbolic()
+WORK_SYMBOLS = {
+    "grid": sympy.Symbol("GRID", integer=True, positive=True),
+    "num_tiles": sympy.Symbol("NUM_TILES", integer=True, positive=True),
+    "k_iters": sympy.Symbol("K_ITERS", integer=True, positive=True),
+    "splits": sympy.Symbol("SPLITS", integer=True, positive=True),
+    "sk_tiles": sympy.Symbol("SK_TILES", integer=True, nonnegative=True),
+    "sk_ctas": sympy.Symbol("SK_CTAS", integer=True, nonnegative=True),
+}
+
 
 class _Frozen:
     """Pickles and copies a frozen dataclass by its fields only (compiled evaluators and other
@@ -77,53 +99,99 @@ class _Frozen:
 
 @dataclass(frozen=True)
 class TileOrder(_Frozen):
-    """Where the linear tile index ``t`` lands in the C tile grid.
+    """Where the linear tile index ``t`` lands in the C tile grid, for every problem size.
 
-    ``tile_m``/``tile_n`` are sympy expressions of ``index`` (and nothing else unknown at launch);
-    ``num_tiles`` counts the linear indices walked (it may exceed tiles_m * tiles_n when the
-    order pads to whole cluster groups: such tiles fail ``alive``).
-    ``ctas``: the CTAs of the schedule's own walk, ``t = round * ctas + pid`` (0: unknown); a
-    backend that runs another work split maps a tile back to (round, pid) with it.
+    ``tile_m``/``tile_n`` are sympy expressions of ``index`` and the sizes :data:`SIZE_M`,
+    :data:`SIZE_N` (nothing else unknown at launch); ``num_tiles`` (an expression of the sizes)
+    counts the linear indices walked: it may exceed ``tiles_m * tiles_n`` when the order pads to
+    whole cluster groups or persistent rounds (such tiles fail ``alive``). ``tiles_m`` and
+    ``tiles_n`` are the C tile counts, ``ceiling(M/BM)`` and ``ceiling(N/BN)``.
+    ``ctas``: the CTAs of the schedule's own walk, ``t = round * ctas + pid`` (an expression of
+    the sizes when one CTA runs each tile; 0: unknown); a backend that runs another work split
+    maps a tile back to (round, pid) with it.
+
+    ``sizes`` binds the sizes for the integer questions (the plan's reference launch):
+    :meth:`evaluate`, :meth:`is_alive`, :meth:`alive_tiles` answer at it, :meth:`concrete` is
+    the order with every expression evaluated there, and :meth:`at` binds other sizes (the forms
+    are shared). Printers print the symbolic forms, never the bound values.
 
     The one answer to "is tile t alive?" is :meth:`is_alive` (and its sympy form :attr:`alive`
-    on coordinates in range); :meth:`evaluate` is compiled once, by the exact integer evaluator,
-    and kept on the value.
+    on coordinates in range); the coordinates are compiled once, by the exact integer evaluator.
 
     >>> t = sympy.Symbol("t", integer=True, nonnegative=True)
-    >>> o = TileOrder(t, sympy.Mod(t, 4), sympy.floor(t / 4), sympy.Integer(12), 3, 3)
-    >>> o.is_alive(2), o.is_alive(3), o.is_alive(12)
-    (True, False, False)
-    >>> list(o.alive_tiles())[:4]
-    [0, 1, 2, 4]
+    >>> tn = sympy.ceiling(SIZE_N / 32)
+    >>> o = TileOrder(t, sympy.floor(t / tn), sympy.Mod(t, tn), sympy.ceiling(SIZE_M / 32) * tn,
+    ...               sympy.ceiling(SIZE_M / 32), tn, sizes=((SIZE_M, 64), (SIZE_N, 96)))
+    >>> o.evaluate(4), o.concrete().num_tiles, o.at(M=32, N=32).concrete().num_tiles
+    ((1, 1), 6, 1)
+    >>> o2 = TileOrder(t, sympy.Mod(t, 4), sympy.floor(t / 4), sympy.Integer(12), 3, 3)
+    >>> o2.is_alive(2), o2.is_alive(3), o2.is_alive(12), list(o2.alive_tiles())[:4]
+    (True, False, False, [0, 1, 2, 4])
     """
 
     index: sympy.Symbol
     tile_m: sympy.Expr
     tile_n: sympy.Expr
     num_tiles: sympy.Expr
-    tiles_m: int
-    tiles_n: int
+    tiles_m: sympy.Expr | int
+    tiles_n: sympy.Expr | int
     description: str = "row-major"
-    ctas: int = 0
+    ctas: sympy.Expr | int = 0
     # the coordinates as the IR's index map gives them, before the theorems simplified them
     # (for explain's proof; not part of the order's identity)
     raw_tile_m: sympy.Expr | None = field(default=None, compare=False)
     raw_tile_n: sympy.Expr | None = field(default=None, compare=False)
+    # the sizes the integer questions are answered at: ((SIZE_M, 512), (SIZE_N, 384))
+    sizes: tuple[tuple[sympy.Symbol, int], ...] = ()
 
     @property
     def alive(self) -> sympy.Boolean:
         """The tile at ``index`` exists (for indices below ``num_tiles``)."""
         return sympy.And(sympy.Lt(self.tile_m, self.tiles_m), sympy.Lt(self.tile_n, self.tiles_n))
 
+    def at(self, **sizes: int) -> TileOrder:
+        """The same order with its integer questions answered at other sizes (``M=``, ``N=``)."""
+        bound = dict(self.sizes)
+        for k, v in sizes.items():
+            if k not in ("M", "N", "K"):
+                raise TypeError(f"TileOrder.at: sizes are M, N, K but got {k}")
+            bound[SIZES[k]] = int(v)
+        return replace(self, sizes=tuple(sorted(bound.items(), key=lambda kv: kv[0].name)))
+
+    def concrete(self) -> TileOrder:
+        """The order with every expression evaluated at :attr:`sizes` (coordinates over
+        ``index`` only, counts as integers)."""
+        return self._concrete
+
+    @cached_property
+    def _concrete(self) -> TileOrder:
+        b = dict(self.sizes)
+
+        def num(e: sympy.Expr | int) -> int:
+            v = sympy.sympify(e).xreplace(b)
+            if not v.is_Integer:
+                raise TypeError(
+                    f"TileOrder: {e} is not a number at sizes {self.sizes or 'unbound'}")
+            return int(v)
+
+        return TileOrder(
+            self.index, sympy.sympify(self.tile_m).xreplace(b),
+            sympy.sympify(self.tile_n).xreplace(b),
+            sympy.Integer(num(self.num_tiles)), num(self.tiles_m), num(self.tiles_n),
+            self.description, num(self.ctas), self.raw_tile_m, self.raw_tile_n, self.sizes)
+
     @cached_property
     def coords(self) -> Callable[[int], tuple[int, int]]:
-        """``t -> (tile_m(t), tile_n(t))`` as exact integer Python, compiled once."""
+        """``t -> (tile_m(t), tile_n(t))`` at :attr:`sizes`, as exact integer Python."""
         from tilec.proofs.evaluate import compile_int
 
-        fn = compile_int([self.tile_m, self.tile_n], [self.index])
+        syms = (SIZE_M, SIZE_N)
+        fn = compile_int([self.tile_m, self.tile_n], [self.index, *syms])
+        b = dict(self.sizes)
+        m_size, n_size = (b.get(s, 0) for s in syms)
 
         def coords(t: int) -> tuple[int, int]:
-            m, n = fn(t)
+            m, n = fn(t, m_size, n_size)
             return int(m), int(n)
 
         return coords
@@ -142,13 +210,14 @@ class TileOrder(_Frozen):
 
     @cached_property
     def _alive(self) -> Mapping[int, tuple[int, int]]:
+        c = self.concrete()
         out: dict[int, tuple[int, int]] = {}
-        for t in range(int(self.num_tiles)):
+        for t in range(int(c.num_tiles)):
             try:
                 m, n = self.coords(t)
             except ZeroDivisionError:  # past the last band of a grouped raster: padding
                 continue
-            if 0 <= m < self.tiles_m and 0 <= n < self.tiles_n:
+            if 0 <= m < c.tiles_m and 0 <= n < c.tiles_n:
                 out[t] = (m, n)
         return MappingProxyType(out)
 
@@ -219,11 +288,33 @@ class WorkSplit(_Frozen):
         if bad:
             raise InternalError(f"WorkSplit {self.kind.value}: " + "; ".join(bad))
 
+    def symbolic(self) -> WorkSplit:
+        """The same split with its size-dependent numbers the run-time symbols of
+        :data:`WORK_SYMBOLS` (``GRID``, ``NUM_TILES``, ``K_ITERS``, ``SPLITS``, ``SK_TILES``,
+        ``SK_CTAS``): the formula methods then give the expressions a shape-generic kernel
+        prints over its run-time numbers (unvalidated: the numbers are checked per launch by
+        :meth:`SplitRule.at`). Only the formula methods and the structural fields (``kind``,
+        ``sk_first``, ``fixup``, ``group``) are meaningful on it.
+
+        >>> w = WorkSplit(Decomposition.STREAM_K, grid=3, num_tiles=2, k_iters=3, sk_tiles=2,
+        ...               sk_ctas=3, sk_first=True)
+        >>> w.symbolic().sk_range(PID)
+        (floor(K_ITERS*SK_TILES*pid/SK_CTAS), floor(K_ITERS*SK_TILES*(pid + 1)/SK_CTAS))
+        """
+        out = object.__new__(WorkSplit)
+        for f in fields(self):
+            object.__setattr__(out, f.name, getattr(self, f.name))
+        for name, sym in WORK_SYMBOLS.items():
+            if name != "splits" or self.kind is Decomposition.SPLIT_K:
+                object.__setattr__(out, name, sym)
+        return out
+
     # -- the regions --------------------------------------------------------------------
     @property
     def split_k(self) -> bool:
-        """Tiles are cut into ``splits`` K parts (a split-K with one part is data-parallel)."""
-        return self.kind is Decomposition.SPLIT_K and self.splits > 1
+        """Tiles are cut into ``splits`` K parts (a split-K with one part is data-parallel; a
+        symbolic part count may be more than one)."""
+        return self.kind is Decomposition.SPLIT_K and self.splits != 1
 
     @property
     def sk_start(self) -> int:
@@ -358,7 +449,7 @@ class WorkSplit(_Frozen):
     def contributors(self, tile: Formula) -> Formula:
         """How many partials partial-region tile ``tile`` gets."""
         if self.split_k:
-            return sympy.Integer(self.splits)
+            return sympy.sympify(self.splits)
         if self.front_tail:  # its front and the tail CTAs its tail spans
             d, t = self.k_iters - self.ft_front, sympy.sympify(tile)
             return self.ft_tail_owner(t * d + d - 1) - self.ft_tail_owner(t * d) + 2
@@ -381,6 +472,44 @@ class WorkSplit(_Frozen):
         c = sympy.sympify(cta)
         first = sympy.Eq(self.sk_first_tile(c), tile)
         return 2 * c + sympy.Piecewise((0, first), (1, True))
+
+
+@dataclass(frozen=True)
+class SplitRule:
+    """How the work split follows the problem size: ``plan.work`` is this rule at the reference
+    launch; :meth:`at` makes it at any other (a launcher, per call), :meth:`forms` gives its
+    numbers as expressions of M, N, K (a printer prints them).
+
+    ``kind``, ``splits``, ``sk_waves``, ``fixup``: the schedule's choice (``auto``: the cost
+    model's choice at the reference launch; split-K parts are capped by k_iters at run time);
+    ``ctas``: the persistent grid's CTAs (0: one CTA per unit); ``sms``: the CTAs a Stream-K
+    region spreads over; ``group``: CTAs per cluster (CUDA: the split is made over groups);
+    ``num_tiles``: the order's linear indices walked, an expression of M and N.
+    """
+
+    kind: Decomposition
+    ctas: int
+    sms: int
+    BM: int
+    BN: int
+    BK: int
+    num_tiles: sympy.Expr
+    splits: int = 1
+    sk_waves: int = 1
+    fixup: Fixup = Fixup.ATOMIC
+    group: int = 1
+
+    def at(self, M: int, N: int, K: int) -> WorkSplit:
+        """:func:`tilec.transforms.decompose.split_at`."""
+        from tilec.transforms.decompose import split_at
+
+        return split_at(self, M, N, K)
+
+    def forms(self) -> dict[str, sympy.Expr]:
+        """:func:`tilec.transforms.decompose.split_forms`."""
+        from tilec.transforms.decompose import split_forms
+
+        return split_forms(self)
 
 
 @dataclass(frozen=True)
@@ -424,6 +553,29 @@ class OperandLoad:
 
 
 @dataclass(frozen=True)
+class Counts:
+    """The counts a kernel derives from its run-time sizes, as sympy expressions of
+    :data:`SIZE_M`, :data:`SIZE_N`, :data:`SIZE_K`.
+
+    >>> c = Counts(sympy.ceiling(SIZE_M / 128), sympy.ceiling(SIZE_N / 64),
+    ...            sympy.ceiling(SIZE_M / 128) * sympy.ceiling(SIZE_N / 64),
+    ...            sympy.ceiling(SIZE_K / 64))
+    >>> c.at(M=300, N=64, K=64)
+    {'tiles_m': 3, 'tiles_n': 1, 'num_tiles': 3, 'k_iters': 1}
+    """
+
+    tiles_m: sympy.Expr
+    tiles_n: sympy.Expr
+    num_tiles: sympy.Expr  # linear tile indices walked (the order's padding included)
+    k_iters: sympy.Expr
+
+    def at(self, M: int, N: int, K: int) -> dict[str, int]:
+        """The counts at one launch."""
+        b = {SIZE_M: M, SIZE_N: N, SIZE_K: K}
+        return {f.name: int(getattr(self, f.name).xreplace(b)) for f in fields(self)}
+
+
+@dataclass(frozen=True)
 class KernelPlan:
     """One GEMM kernel, C[M, N] = A[M, K] @ B[K, N], ready for any backend."""
 
@@ -451,14 +603,60 @@ class KernelPlan:
     epilogue: str = "auto"
     # CUDA: the producer prefetches A's and B's boxes this many k-iterations ahead into L2 (0: no)
     prefetch: int = 0
+    # how ``work`` follows the sizes (``work`` is this rule at M, N, K); None: fixed sizes
+    split: SplitRule | None = None
 
     @property
     def k_iters(self) -> int:
+        """k-iterations of a tile at the reference launch (printers: :attr:`counts`)."""
         return -(-self.K // self.BK)
 
     @property
     def tiles(self) -> int:
-        return self.order.tiles_m * self.order.tiles_n
+        """C tiles at the reference launch (printers: :attr:`counts`)."""
+        o = self.order.concrete()
+        return int(o.tiles_m) * int(o.tiles_n)
+
+    @property
+    def sizes(self) -> dict[sympy.Symbol, int]:
+        """The reference launch: ``{SIZE_M: M, SIZE_N: N, SIZE_K: K}``."""
+        return {SIZE_M: self.M, SIZE_N: self.N, SIZE_K: self.K}
+
+    @property
+    def facts(self) -> tuple[sympy.Boolean, ...]:
+        """The conditions on the run-time sizes of the kernel's *facts variant*: the tiles divide
+        M, N and K (no boundary masks), and each multicast plan's guard (its closed forms).
+        The general variant assumes none of them; a launcher tests them with
+        :meth:`facts_hold` and picks the variant.
+
+        >>> from tests.plans import plan
+        >>> p = plan(64, 64, 64, 32, 32, 16)
+        >>> p.facts
+        (Eq(Mod(M, 32), 0), Eq(Mod(N, 32), 0), Eq(Mod(K, 16), 0))
+        >>> p.facts_hold(64, 96, 32), p.facts_hold(64, 96, 33)
+        (True, False)
+        """
+        out = [sympy.Eq(sympy.Mod(SIZE_M, self.BM), 0), sympy.Eq(sympy.Mod(SIZE_N, self.BN), 0),
+               sympy.Eq(sympy.Mod(SIZE_K, self.BK), 0)]
+        for op in (self.a, self.b):
+            g = op.multicast.guard if op.multicast is not None else sympy.true
+            for cond in (g.args if isinstance(g, sympy.And) else (g,)):
+                if cond is not sympy.true and cond not in out:
+                    out.append(cond)
+        return tuple(out)
+
+    def facts_hold(self, M: int, N: int, K: int) -> bool:
+        """Whether every one of :attr:`facts` holds at M, N, K."""
+        env = {SIZE_M: M, SIZE_N: N, SIZE_K: K}
+        return all(bool(f.xreplace(env)) for f in self.facts)
+
+    @property
+    def counts(self) -> Counts:
+        """The size-dependent counts as expressions of M, N, K (what a printer prints)."""
+        o = self.order
+        return Counts(tiles_m=sympy.sympify(o.tiles_m), tiles_n=sympy.sympify(o.tiles_n),
+                      num_tiles=sympy.sympify(o.num_tiles),
+                      k_iters=sympy.ceiling(SIZE_K / self.BK))
 
     @property
     def c_dtype(self) -> DType:

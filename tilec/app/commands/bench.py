@@ -39,7 +39,8 @@ def _sweep_points(args: argparse.Namespace) -> list[dict[str, Any]]:
         vals = [v for v in values.split(",") if v]
         if not sep or not name.isidentifier() or not vals:
             raise TilecError(f"--sweep must look like NAME=V1,V2,... but got {item!r}")
-        parse_params([f"{name}={v}" for v in vals])
+        for v in vals:  # each value as --param would read it (one at a time: a sweep)
+            parse_params([f"{name}={v}"])
         axes.append([(name, parse_value(v)) for v in vals])
     return [dict(c) for c in itertools.product(*axes)] if axes else [{}]
 
@@ -59,7 +60,9 @@ def run(args: argparse.Namespace) -> int:
     bar = Progress(points, "bench")
     for point in bar:
         bar.set_postfix(" ".join(f"{k}={v}" for k, v in point.items()))
-        args.param = base + [f"{k}={v}" for k, v in point.items()]
+        # the point's values replace a --param of the same name (a name given once)
+        args.param = ([p for p in base if p.partition("=")[0] not in point]
+                      + [f"{k}={v}" for k, v in point.items()])
         pl = load_args(args)
         plan = gen.kernel_plan(args, pl)
         res = _bench_plan(torch, plan, args)

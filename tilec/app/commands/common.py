@@ -14,7 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tilec.app.loader import parse_params
+from tilec.app.loader import check_tiles, parse_params
+from tilec.app.progress import Status
 from tilec.errors import TilecError
 
 if TYPE_CHECKING:
@@ -58,18 +59,29 @@ def load_args(args: argparse.Namespace) -> LoadedSchedule:
         from tilec.runtime.rules import Rules
 
         rules = Rules.load(args.rules)
-    return load_schedule(args.schedule, overrides(args), target=getattr(args, "target", "triton"),
-                         tuned=not getattr(args, "no_tuned", False), rules=rules)
+    loaded = load_schedule(args.schedule, overrides(args),
+                           target=getattr(args, "target", "triton"),
+                           tuned=not getattr(args, "no_tuned", False), rules=rules)
+    # show prints the IR whatever its size; the other commands walk the tiles
+    if getattr(args, "command", None) != "show":
+        check_tiles(loaded)
+    return loaded
 
 
 def write_output(args: argparse.Namespace, text: str) -> None:
-    """Print ``text``, or write it to ``-o OUT`` whole (:func:`atomic_path`)."""
-    if getattr(args, "output", None):
+    """Print ``text``, or write it to ``-o OUT`` whole (:func:`atomic_path`; ``-o -``: print)."""
+    if to_file(args):
         with atomic_path(Path(args.output)) as tmp:
             tmp.write_text(text if text.endswith("\n") else text + "\n")
         print(f"wrote {args.output}", file=sys.stderr)
     else:
         print(text)
+
+
+def to_file(args: argparse.Namespace) -> bool:
+    """Whether ``-o OUT`` names a file (``-o -`` is stdout, as for most Unix tools)."""
+    out = getattr(args, "output", None)
+    return bool(out) and out != "-"
 
 
 @contextlib.contextmanager
@@ -134,9 +146,17 @@ def mode_option(p: argparse.ArgumentParser) -> None:
 
 def derive(args: argparse.Namespace) -> Any:
     """The multicast derivation of the schedule file at the given parameters and ``--mode``."""
-    from tilec.app.loader import derive_from_file
+    from tilec.app.loader import SYMBOLIC, load_schedule
+    from tilec.transforms.multicast.derive import derive_loaded
 
-    return derive_from_file(args.schedule, parse_params(args.param), mode=args.mode)
+    loaded = load_schedule(args.schedule, overrides(args))
+    symbolic = [k for k, v in loaded.params.items() if v == k or hasattr(v, "free_symbols")]
+    if symbolic:  # (show and explain take --param N=N; the table needs numbers)
+        raise TilecError(f"the multicast table needs numbers but {', '.join(symbolic)} "
+                         f"{'is' if len(symbolic) == 1 else 'are'} symbolic")
+    check_tiles(loaded)
+    with Status(f"{args.command}: deriving the multicast forms of {loaded.path.name}"):
+        return derive_loaded(loaded, args.mode, symbolic=SYMBOLIC.get(loaded))
 
 
 def require_gpu(what: str) -> Any:

@@ -12,6 +12,7 @@ from typing import Any
 from tilec.app.commands.common import derive, load_args, mode_option, write_output
 from tilec.app.commands.masks import readable_form, scope_lines
 from tilec.app.commands.show import show_data
+from tilec.app.progress import Status
 from tilec.errors import TilecError
 from tilec.lru import LRU
 from tilec.runtime.build import is_thread_level
@@ -43,7 +44,8 @@ def explain_sections(args: argparse.Namespace, loaded: Any) -> dict[str, Any]:
     sections: dict[str, Any] = {}
     for title, fn in _explainers():
         try:
-            sec = fn(args, loaded)
+            with Status(f"explain: {title}"):  # a long step says what it is doing
+                sec = fn(args, loaded)
         except TilecError as e:
             sec = {"applicable": False, "text": f"(not applicable: {e})"}
         sections[title] = {"applicable": True, **sec}
@@ -51,11 +53,12 @@ def explain_sections(args: argparse.Namespace, loaded: Any) -> dict[str, Any]:
 
 
 def _explain_views(args: argparse.Namespace, loaded: Any) -> dict[str, Any]:
-    from tilec.ir import index_map, infer_launch
+    from tilec.app.commands.show import kernel_launch
+    from tilec.ir import index_map
 
     fusion = loaded.fusion
-    out = [f"launch: {infer_launch(fusion)}", ""]
-    data = show_data(loaded)  # index maps simplified under their loop bounds
+    out = [f"launch: {kernel_launch(loaded, args.target)}", ""]
+    data = show_data(loaded, args.target)  # index maps simplified under their loop bounds
     for v, d in zip(fusion.views(), data["views"], strict=True):
         im = index_map(v)
         out += [str(v), f"  {v.name}:"]
@@ -104,14 +107,16 @@ def _explain_tile_order(args: argparse.Namespace, loaded: Any) -> dict[str, Any]
         grid *= int(g)
     alive = plan.order.alive_tiles()
     first = [(t, *mn) for t, mn in list(alive.items())[:8]]
-    rounds = -(-int(o.num_tiles) // grid)
+    c = o.concrete()  # the forms hold for every size; the numbers are this launch's
+    rounds = -(-int(c.num_tiles) // grid)
     text = [f"t = r * {grid} + pid   (r: persistent round, pid: linear CTA id"
             + (f" = cidx * {launch.cluster_size} + rank)" if launch.cluster_size > 1 else ")"),
             f"tile_m(t) = {o.tile_m}", f"tile_n(t) = {o.tile_n}",
-            f"num_tiles = {o.num_tiles} linear indices ({rounds} round(s) of {grid} CTAs) over "
-            f"{o.tiles_m} x {o.tiles_n} = {plan.tiles} C tiles of {plan.BM}x{plan.BN}"
-            + (f"; {int(o.num_tiles) - len(alive)} padded indices are skipped"
-               if len(alive) < int(o.num_tiles) else ""),
+            f"num_tiles = {o.num_tiles} = {c.num_tiles} linear indices ({rounds} round(s) of "
+            f"{grid} CTAs) over {c.tiles_m} x {c.tiles_n} = {plan.tiles} C tiles of "
+            f"{plan.BM}x{plan.BN}"
+            + (f"; {int(c.num_tiles) - len(alive)} padded indices are skipped"
+               if len(alive) < int(c.num_tiles) else ""),
             f"order: {o.description}",
             "first tiles: " + ", ".join(f"t={t} -> ({m}, {n})" for t, m, n in first)]
     proofs = {}
@@ -119,14 +124,14 @@ def _explain_tile_order(args: argparse.Namespace, loaded: Any) -> dict[str, Any]
         if raw is not None:
             from tilec.transforms.pipeline import coordinate_proof
 
-            proofs[name] = (raw, coordinate_proof(raw, int(o.num_tiles)))
+            proofs[name] = (raw, coordinate_proof(raw, o.num_tiles))
             text += [f"{name}: simplified under 0 <= t < {o.num_tiles}",
                      *("  " + line for line in proofs[name][1].explain().splitlines())]
     return {"text": "\n".join(text), "tile_m": str(o.tile_m), "tile_n": str(o.tile_n),
             "proofs": {k: {"input": str(r[0]), "result": str(r[1].expr),
                            "steps": [str(step) for step in r[1].trace]}
                        for k, r in proofs.items()},
-            "num_tiles": int(o.num_tiles), "tiles_m": o.tiles_m, "tiles_n": o.tiles_n,
+            "num_tiles": int(c.num_tiles), "tiles_m": c.tiles_m, "tiles_n": c.tiles_n,
             "grid": grid, "rounds": rounds, "cluster_size": launch.cluster_size,
             "first_tiles": [list(x) for x in first]}
 
@@ -201,7 +206,30 @@ def _closers(d: Any, op: Any) -> list[Any]:
 
     values = {sympy.Symbol(k, integer=True, positive=True): v for k, v in d.params.items()
               if isinstance(v, int) and not isinstance(v, bool)}
-    return what_would_close(op, values)
+    return [_whole_tiles(c, values) for c in what_would_close(op, values)]
+
+
+TILE_OF = {"M": "BM", "N": "BN", "K": "BK"}
+
+
+def _whole_tiles(closer: Any, values: dict[Any, int]) -> Any:
+    """``closer`` with a size it moves rounded up to whole tiles where the size was whole tiles
+    and the fact still holds: ``N=768 -> 1024``, not ``N=768 -> 769`` (a 1-column tile)."""
+    from dataclasses import replace
+
+    import sympy
+
+    by_name = {str(k): (k, v) for k, v in values.items()}
+    change = dict(closer.change)
+    for name, (now, then) in closer.change.items():
+        tile = by_name.get(TILE_OF.get(name, ""), (None, None))[1]
+        if not tile or now % tile or then % tile == 0:
+            continue
+        rounded = -(-then // tile) * tile if then > now else then // tile * tile
+        moved = {k: (rounded if str(k) == name else v) for k, v in values.items()}
+        if rounded > 0 and bool(closer.fact.condition().subs(moved) == sympy.true):
+            change[name] = (now, rounded)
+    return replace(closer, change=change)
 
 
 def _explain_coalescing(args: argparse.Namespace, loaded: Any) -> dict[str, Any]:

@@ -9,6 +9,7 @@ import sys
 from typing import Any
 
 from tilec.app.commands.common import load_args, mode_option, write_output
+from tilec.app.progress import Status
 
 
 def options(p: argparse.ArgumentParser) -> None:
@@ -40,8 +41,9 @@ def run(args: argparse.Namespace) -> int:
     from tilec.runtime.build import kernel_source
 
     loaded = load_args(args)
-    plan = kernel_plan(args, loaded)
-    source = kernel_source(plan, args.target)
+    with Status(f"gen: lowering {loaded.path.name} and printing its {args.target} kernel"):
+        plan = kernel_plan(args, loaded)
+        source = kernel_source(plan, args.target)
     notes = [*loaded.notes, *getattr(plan, "notes", ())]
     if args.json:
         write_output(args, json.dumps({"target": args.target, "params": loaded.params,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -85,6 +86,26 @@ def _baseline(text: str) -> dict[str, Any]:
                          f"(DECOMP=splitk,SPLITS=4) but got {text!r}") from None
 
 
+def use_interpreter_without_gpu() -> bool:
+    """Without a usable CUDA GPU the workers (spawned: they inherit the environment) run the
+    kernels in Triton's interpreter: ``TRITON_INTERPRET=1``, as docs/cli.md says; set here so the
+    user need not (without it every config failed with Triton's '0 active drivers')."""
+    if os.environ.get("TRITON_INTERPRET") == "1":
+        return True
+    try:
+        import torch
+
+        has_gpu = torch.cuda.is_available()
+    except ImportError:
+        has_gpu = False
+    if has_gpu:
+        return False
+    os.environ["TRITON_INTERPRET"] = "1"
+    print("tilec: note: no CUDA GPU: the workers run the kernels in Triton's interpreter "
+          "(TRITON_INTERPRET=1; the times mean nothing)", file=sys.stderr)
+    return True
+
+
 def run(args: argparse.Namespace) -> int:
     """``tilec sweep``: measure the shapes (``--shapes``), then report what ``--db`` holds."""
     from tilec.app.loader import load_module
@@ -102,6 +123,8 @@ def run(args: argparse.Namespace) -> int:
         shapes = parse_shapes(args.shapes)
         gpus = args.gpus
         if not args.ray:
+            if not args.model:
+                use_interpreter_without_gpu()
             gpu_list(gpus)  # a bad --gpus is a usage error before the sweep starts
         model = ({"measure": "tilec.runtime.sweep.model:measure", "cublas": "tilec.runtime.sweep.model:cublas"}
                  if args.model else {"measure": None, "cublas": None})

@@ -28,6 +28,7 @@ def run(args: argparse.Namespace) -> int:
     """``tilec tune``: the configs ranked by time and the winner recorded (``--dry-run``: the
     configs only)."""
     from tilec.runtime.autotune import space, tune, write_params
+    from tilec.transforms.heuristic import KNOBS
 
     loaded = load_args(args)  # the file and the --param values are checked before the GPU
     if is_thread_level(loaded.fusion):
@@ -35,6 +36,12 @@ def run(args: argparse.Namespace) -> int:
                          f"schedule is tuned by giving its parameters")
     given = overrides(args)
     if args.dry_run:
+        if not any(isinstance(loaded.raw_params.get(k), str)
+                   and loaded.raw_params[k].lower() == "auto" for k in KNOBS):
+            # what tune() says on the GPU (the file's own values are no configs to list)
+            raise TilecError(f"{loaded.path.name}: no parameter is 'auto' at these values, so "
+                             f"there is nothing to tune; set the knobs to tune to 'auto' (for "
+                             f"example --param BM=auto) or leave them out of --param")
         configs = space(args.schedule, given, target=args.target, sms=args.sms, limit=args.limit)
         if args.json:
             write_output(args, json.dumps({"configs": [c.params() for c in configs]}, indent=1))

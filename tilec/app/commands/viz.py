@@ -5,13 +5,17 @@ which warp touches which element."""
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from tilec.app.commands.common import atomic_path, derive, load_args, mode_option, positive_int
 from tilec.app.commands.explain import lowered
+from tilec.app.progress import Status
 from tilec.errors import TilecError
 from tilec.runtime.build import is_thread_level
 
@@ -35,13 +39,33 @@ def options(p: argparse.ArgumentParser) -> None:
 
 
 def _size(text: str | None) -> tuple[int, int] | None:
+    from tilec.app.viz import check_size
+
     if text is None:
         return None
     w, sep, h = text.lower().partition("x")
     if not (sep and w.isdigit() and h.isdigit() and int(w) > 0 and int(h) > 0):
         raise TilecError(f"--size must look like WIDTHxHEIGHT in pixels (1600x1000) but got "
                          f"{text!r}")
-    return int(w), int(h)
+    return check_size((int(w), int(h)))
+
+
+@contextlib.contextmanager
+def _picture_out(name: str) -> Iterator[tuple[Any, str]]:
+    """Where the picture goes and its format (by ``name``'s extension): a temporary file renamed
+    onto ``name`` when complete, or for ``-`` stdout's bytes (PNG)."""
+    from tilec.app.viz import picture_format
+
+    fmt = picture_format(name)
+    if name == "-":
+        buf = io.BytesIO()
+        yield buf, fmt
+        sys.stdout.buffer.write(buf.getvalue())
+        sys.stdout.flush()
+        return
+    with atomic_path(Path(name)) as tmp:
+        yield tmp, fmt
+    print(f"wrote {name}", file=sys.stderr)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -50,6 +74,11 @@ def run(args: argparse.Namespace) -> int:
     from tilec.ir import infer_launch
 
     size = _size(args.size)
+    if args.output == "-" and args.json:
+        raise TilecError("viz: -o - writes the picture on stdout, where --json writes its data; "
+                         "give the picture a file name")
+    if args.output:
+        viz.picture_format(args.output)  # a name of unknown format: refused before the work
     loaded = load_args(args)
     if is_thread_level(loaded.fusion):
         if args.kind != "threads":
@@ -60,7 +89,13 @@ def run(args: argparse.Namespace) -> int:
     if args.kind == "threads":
         raise TilecError(f"{loaded.path.name}: viz --kind threads draws thread-level schedules "
                          f"(TIDx/TIDy axes); this one is tile-level")
-    plan = lowered(loaded)
+    with Status(f"viz: lowering {loaded.path.name}"):
+        plan = lowered(loaded)
+    if args.kind in ("timeline", "all") and plan.tiles > viz.MAX_TIMELINE_TILES:
+        raise TilecError(f"{loaded.path.name}: viz --kind {args.kind} draws at most "
+                         f"{viz.MAX_TIMELINE_TILES} tiles on the SM timeline (a block per tile "
+                         f"and SM is under a pixel past it) but this schedule has {plan.tiles}; "
+                         f"use --kind tiles, or a smaller problem")
     launch = infer_launch(loaded.fusion)
     grid = 1
     for g in launch.grid:
@@ -71,11 +106,10 @@ def run(args: argparse.Namespace) -> int:
         derivation = derive(args)
     sms = args.sms if args.sms is not None else min(plan.work.grid, 132)
     path = Path(args.output or f"{loaded.path.stem}_{args.kind}.png")
-    with atomic_path(path) as tmp:
-        viz.render(args.kind, tmp, plan=plan, grid=grid, cluster_size=cs,
+    with _picture_out(str(path)) as (out, fmt), Status(f"viz: drawing {args.kind}"):
+        viz.render(args.kind, out, plan=plan, grid=grid, cluster_size=cs,
                    derivation=derivation, mode=args.mode, sms=sms, size=size,
-                   max_rounds=args.rounds)
-    print(f"wrote {path}", file=sys.stderr)
+                   max_rounds=args.rounds, fmt=fmt)
     if args.json:
         data: dict[str, Any] = {"kind": args.kind, "file": str(path),
                                 "size": list(size or viz.DEFAULT_SIZE[args.kind]),
@@ -103,9 +137,9 @@ def _viz_threads(args: argparse.Namespace, loaded: Any, size: tuple[int, int] | 
         raise TilecError(f"--warps must be warp numbers separated by commas (0,1) but got "
                          f"{args.warps!r}") from None
     plan = lower_simt(loaded.fusion)
-    out = args.output or f"{loaded.path.stem}_threads.png"
-    path, maps = viz.render_threads(out, plan, warps, size=size)
-    print(f"wrote {path}", file=sys.stderr)
+    path = args.output or f"{loaded.path.stem}_threads.png"
+    with _picture_out(path) as (out, fmt):
+        _, maps = viz.render_threads(out, plan, warps, size=size, fmt=fmt)
     if args.json:
         print(json.dumps({"kind": "threads", "file": str(path),
                           "size": list(size or viz.DEFAULT_SIZE["threads"]), "warps": warps,

@@ -6,7 +6,8 @@ zero, which equals Python's floor semantics only on nonnegative operands.  This 
 dividend nonnegative and the divisor positive (under the facts it is given; a symbol that sympy does
 not know nonnegative counts as signed); otherwise it calls the floor-semantics helpers
 ``tilec_floordiv`` / ``tilec_mod`` that the generated file defines.  Everything is printed in
-``int`` arithmetic; powers of two become shifts; ``Sum`` with numeric bounds is folded to a
+``int`` arithmetic; powers of two become shifts (``1 << t`` where ``t <= 30`` is proven, else the
+64-bit ``1LL << t``: ``2**31`` does not fit an ``int``); ``Sum`` with numeric bounds is folded to a
 constant, otherwise printed as an immediately-invoked lambda loop.
 
 ``wide=True`` prints for 64-bit evaluation: the caller declares the expression's variables
@@ -17,8 +18,11 @@ expression needs it: a bound of every value C computes on the way to the result.
 Example::
 
     >>> import sympy
+    >>> from tilec.proofs import Context
     >>> r = sympy.Symbol("rank", integer=True, nonnegative=True)
     >>> CudaExprPrinter().doprint((2**2 - 1) * 2**(2 * sympy.floor(r / 2)))
+    '3*(1LL << (2*(rank / 2)))'
+    >>> CudaExprPrinter(ctx=Context().bound(r, 16)).doprint((2**2 - 1) * 2**(2 * sympy.floor(r / 2)))
     '3*(1 << (2*(rank / 2)))'
 """
 
@@ -30,7 +34,7 @@ from typing import Any
 import sympy
 from sympy.printing.c import C99CodePrinter
 
-from tilec.codegen.signs import ProvenSigns
+from tilec.codegen.signs import ProvenSigns, whole_mods
 from tilec.errors import InternalError
 from tilec.proofs import Context, frac
 from tilec.proofs.build import integral_relation
@@ -50,6 +54,7 @@ class CudaExprPrinter(C99CodePrinter, ProvenSigns):
         self._sfx = "64" if wide else ""  # the helpers of the arithmetic's width
 
     def doprint(self, expr: Any, assign_to: Any = None) -> str:
+        expr = whole_mods(sympy.sympify(expr))
         self.reason_about(expr)
         return super().doprint(expr, assign_to)
 
@@ -100,13 +105,24 @@ class CudaExprPrinter(C99CodePrinter, ProvenSigns):
             return f"({self.parenthesize(a, 50)} % {self.parenthesize(b, 50)})"
         return f"tilec_mod{self._sfx}({self._print(a)}, {self._print(b)})"
 
-    # 2**e -> 1 << e ; c**k (numeric k >= 0) -> repeated product
+    # n/d -> n / d   (d divides n, proven: exact, the same under truncation)
+    def _print_Mul(self, expr: sympy.Mul) -> str:
+        num, den = sympy.fraction(expr)
+        if den != 1:
+            if not self.exact(num, den):
+                raise InternalError(f"{expr} is not an integer (a division not proven exact)")
+            return f"({self.parenthesize(num, 50)} / {self.parenthesize(den, 50)})"
+        return super()._print_Mul(expr)
+
+    # 2**e -> 1 << e where e <= 30 is proven (an int), else 1LL << e (a long long) ;
+    # c**k (numeric k >= 0) -> repeated product
     def _print_Pow(self, expr: sympy.Pow) -> str:
         base, exp = expr.args
         if base == 2:
             if exp.is_Integer:
                 return self._print(sympy.Integer(2) ** exp)
-            return f"(1 << ({self._print(exp)}))"
+            one = "1" if self.below(exp, 31) else "1LL"
+            return f"({one} << ({self._print(exp)}))"
         if exp.is_Integer and int(exp) >= 0:
             if int(exp) == 0:
                 return "1"

@@ -1,12 +1,17 @@
 """Build a generated ``.cu`` with nvcc and launch it from Python (ctypes + torch tensors).
 
+One kernel serves every shape: M, N, K and the row strides are launch arguments; the work
+split's numbers at the launch's sizes come from :func:`run_split` (the plan's rule,
+``plan.split.at``, made per shape and kept), and the file's launcher picks the variant
+(``facts_hold``).
+
 Example (on a machine with an sm_90 GPU)::
 
     >>> from tilec.app.loader import load_schedule                          # doctest: +SKIP
     >>> from tilec.runtime.build import kernel_plan                     # doctest: +SKIP
     >>> s = load_schedule("examples/seed004_persistent_cluster.py", {"M": 4096})  # doctest: +SKIP
     >>> k = build(kernel_plan(s, target="cuda"))                       # doctest: +SKIP
-    >>> C = k(A, B_nk)                                                 # doctest: +SKIP
+    >>> C = k(A, B_nk)             # any M, N, K                         # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -22,8 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from tilec.codegen.cuda.printer import CudaPrinter
+from tilec.codegen.cuda.printer.file import LAUNCH_ERRORS
+from tilec.codegen.cuda.printer.work import RUN_BOUNDS, STREAM_K_KINDS
 from tilec.errors import TilecError
-from tilec.transforms.plan import DType, KernelPlan
+from tilec.transforms.plan import DType, KernelPlan, WorkSplit
 
 NVCC_FLAGS = ("-gencode=arch=compute_90a,code=sm_90a", "-O3", "-std=c++17", "-lineinfo")
 
@@ -64,89 +71,240 @@ class LaunchError(TilecError):
     """A launch of a built kernel with arguments it cannot run on (shape, dtype, layout, device)."""
 
 
-class CudaKernel:
-    """A built kernel: ``kernel(A, B, C=None, stream=None) -> C`` on torch CUDA tensors.
+def run_split(plan: KernelPlan, M: int, N: int, K: int) -> WorkSplit:
+    """The plan's work split at sizes M, N, K (each >= 1): its rule made at them
+    (``plan.split.at``, lowering's own rule; at the plan's sizes it is ``plan.work``).  A plan
+    without a rule (fixed sizes) runs only at its own sizes."""
+    if plan.split is not None:
+        return plan.split.at(M, N, K)
+    if (M, N, K) != (plan.M, plan.N, plan.K):
+        raise LaunchError(f"{plan.name}: the plan has fixed sizes {plan.M} x {plan.N} x {plan.K} "
+                          f"(no work-split rule) but the launch is {M} x {N} x {K}")
+    return plan.work
 
-    A is M x K, B is N x K (the plan's ``b_transposed``), C is M x N, all contiguous, on one
-    CUDA device of compute capability 9.0 with room for the kernel's shared memory.  The fix-up
-    workspace of split-K / Stream-K plans is allocated on first use per device and kept (the
-    kernel leaves it clean); launches of one kernel object must be stream-ordered.
+
+def launch_numbers(plan: KernelPlan, split: WorkSplit) -> tuple[int, int, int, int]:
+    """(grid, splits, sk_tiles, sk_ctas) of ``split`` as the file's launcher takes them."""
+    if split.kind in STREAM_K_KINDS:
+        return split.grid, 1, split.sk_tiles, split.sk_ctas
+    return split.grid, split.splits, 0, 0
+
+
+def check_bounds(plan: KernelPlan, M: int, N: int, K: int) -> None:
+    """Sizes the kernel's ``int`` arithmetic and the printed work formulas are sized for
+    (:data:`~tilec.codegen.cuda.printer.work.RUN_BOUNDS`), else a :class:`LaunchError`."""
+    k_iters = -(-K // plan.BK)
+    groups = -(-(-(-M // plan.BM) * -(-N // plan.BN)) // plan.cluster[0])
+    if max(M, N, K) > 2**31 - 1 or k_iters > RUN_BOUNDS["K_ITERS"] or groups > RUN_BOUNDS["GROUPS"]:
+        raise LaunchError(f"{plan.name}: M, N, K = {M}, {N}, {K} is past the kernel's bounds "
+                          f"(each below 2**31, K / BK at most {RUN_BOUNDS['K_ITERS']}, tile "
+                          f"groups at most {RUN_BOUNDS['GROUPS']})")
+
+
+def check_rows(kernel: str, name: str, shape: tuple[int, int], strides: tuple[int, int],
+               elem: int, ptr: int, tma: bool = True) -> int:
+    """Operand ``name`` (row-major ``shape``, ``strides`` in elements, ``elem`` bytes each,
+    base address ``ptr``) as TMA takes it: unit column stride, a row stride at least the row
+    and (``tma``) a multiple of 16 bytes, a 16-byte aligned base.  Its row stride, else a
+    :class:`LaunchError` naming the tensor, its shape and strides.
+
+    >>> check_rows("k", "A", (100, 40), (40, 1), 2, 0)
+    40
+    >>> check_rows("k", "A", (100, 36), (36, 1), 2, 0)
+    Traceback (most recent call last):
+    ...
+    tilec.codegen.cuda.launch.LaunchError: k: operand A of shape (100, 36) and strides (36, 1): TMA needs a row stride of a multiple of 16 bytes but it is 72 bytes (pad the rows to 40 elements)
+    """
+    rows, cols = shape
+    ld, one = (strides[0], strides[1]) if rows > 1 else (max(strides[0], cols), strides[1])
+    where = f"operand {name} of shape {shape} and strides {strides}"
+    if cols > 1 and one != 1:
+        raise LaunchError(f"{kernel}: {where} must be row-major (strides (ld, 1))")
+    if rows * cols == 0:
+        return max(ld, cols, 1)
+    if ld < cols:
+        raise LaunchError(f"{kernel}: {where}: its row stride {ld} is shorter than its rows "
+                          f"({cols} elements)")
+    if tma and (ld * elem) % 16:
+        raise LaunchError(f"{kernel}: {where}: TMA needs a row stride of a multiple of 16 bytes "
+                          f"but it is {ld * elem} bytes (pad the rows to "
+                          f"{-(-cols * elem // 16) * 16 // elem} elements)")
+    if tma and ptr % 16:
+        raise LaunchError(f"{kernel}: {where} must be 16-byte aligned for TMA but starts at "
+                          f"0x{ptr:x}")
+    return ld
+
+
+class CudaKernel:
+    """A built kernel: ``kernel(A, B, C=None, stream=None) -> C`` on torch CUDA tensors, for any
+    M, N, K >= 0.
+
+    A is M x K, B is N x K (the plan's ``b_transposed``) or K x N, C is M x N, each row-major
+    with a row stride (``stride(0)``) TMA can take: A and B at least the row, a multiple of 16
+    bytes, the base 16-byte aligned (else :class:`LaunchError` naming the tensor, its shape and
+    strides); ``C=None`` allocates C, its rows padded to 16 bytes where a TMA-store epilogue
+    needs it (C is then a view of a wider buffer); a given C whose rows TMA cannot store is
+    written through a padded copy.  On one CUDA device of compute capability 9.0 with room
+    for the kernel's shared memory.  The fix-up workspace of split-K / Stream-K plans is
+    allocated per device, grown to the largest launch so far and kept (the kernel leaves it
+    clean); launches of one kernel object must be stream-ordered.
     """
 
     def __init__(self, plan: KernelPlan, lib_path: Path) -> None:
         self.plan = plan
         self.path = lib_path
         self.lib = ctypes.CDLL(str(lib_path))
-        printer = CudaPrinter(plan)
+        self.printer = printer = CudaPrinter(plan)
         name = printer.cname
         self.smem_bytes = printer.shape.smem_bytes
-        self.workspace_floats, self.tickets = printer.workspace()
+        self.tma_store = printer.shape.tma_store
         self._launch = getattr(self.lib, f"{name}_launch")
-        self._launch.argtypes = [ctypes.c_void_p] * 6
+        self._launch.argtypes = ([ctypes.c_void_p] * 6 + [ctypes.c_int] * 3
+                                 + [ctypes.c_longlong] * 3 + [ctypes.c_int] * 5)
         self._launch.restype = ctypes.c_int
+        self._variant = getattr(self.lib, f"{name}_variant")
+        self._variant.argtypes = [ctypes.c_int] * 3 + [ctypes.c_longlong] + [ctypes.c_int] * 4
+        self._variant.restype = ctypes.c_int
         self._clusters = getattr(self.lib, f"{name}_max_active_clusters")
         self._clusters.restype = ctypes.c_int
         self._ws: dict[int, tuple[Any, Any]] = {}
+        self._splits: dict[tuple[int, int, int], WorkSplit] = {}
+        self._devices: set[tuple[Any, int]] = set()
 
     def max_active_clusters(self) -> int:
         return int(self._clusters())
 
-    def _check(self, name: str, t: Any, shape: tuple[int, int], dtype: Any, device: Any) -> None:
+    def split(self, M: int, N: int, K: int) -> WorkSplit:
+        """The work split at M, N, K (:func:`run_split`), kept per shape."""
+        key = (M, N, K)
+        if key not in self._splits:
+            self._splits[key] = run_split(self.plan, M, N, K)
+        return self._splits[key]
+
+    def variant(self, M: int, N: int, K: int, ldc: int | None = None) -> str:
+        """Which variant a launch at these sizes runs: "closed" (its facts hold) or "general"."""
+        grid, splits, sk_tiles, sk_ctas = launch_numbers(self.plan, self.split(M, N, K))
+        facts = self._variant(M, N, K, N if ldc is None else ldc, grid, splits, sk_tiles, sk_ctas)
+        return "closed" if facts else "general"
+
+    def _operand(self, name: str, t: Any, rows: int, cols: int, dtype: Any, device: Any,
+                 tma: bool = True) -> int:
+        """Check one operand (``rows x cols``, row-major with a row stride TMA can take); its row
+        stride."""
         import torch
 
+        p = self.plan
         if not isinstance(t, torch.Tensor):
-            raise LaunchError(f"{self.plan.name}: operand {name} must be a torch.Tensor but got "
+            raise LaunchError(f"{p.name}: operand {name} must be a torch.Tensor but got "
                               f"{type(t).__name__}")
         if t.device.type != "cuda" or (device is not None and t.device != device):
-            raise LaunchError(f"{self.plan.name}: operand {name} must be on "
+            raise LaunchError(f"{p.name}: operand {name} must be on "
                               f"{device or 'a CUDA device'} but is on {t.device}")
-        if tuple(t.shape) != shape:
-            raise LaunchError(f"{self.plan.name}: operand {name} must have shape {shape} but has "
+        if tuple(t.shape) != (rows, cols):
+            raise LaunchError(f"{p.name}: operand {name} must have shape {(rows, cols)} but has "
                               f"{tuple(t.shape)}")
         if t.dtype != dtype:
-            raise LaunchError(f"{self.plan.name}: operand {name} must be {dtype} but is {t.dtype}")
-        if not t.is_contiguous():
-            raise LaunchError(f"{self.plan.name}: operand {name} must be contiguous (row-major, "
-                              f"strides {(shape[1], 1)}) but has strides {tuple(t.stride())}")
-        if t.data_ptr() % 16:
-            raise LaunchError(f"{self.plan.name}: operand {name} must be 16-byte aligned for TMA "
-                              f"but starts at 0x{t.data_ptr():x}")
+            raise LaunchError(f"{p.name}: operand {name} must be {dtype} but is {t.dtype}")
+        return check_rows(p.name, name, tuple(t.shape), tuple(t.stride()), t.element_size(),
+                          t.data_ptr(), tma)
 
-    def __call__(self, A: Any, B: Any, C: Any = None, stream: Any = None) -> Any:
+    def __call__(self, A: Any, B: Any, C: Any = None, stream: Any = None,
+                 variant: str | None = None) -> Any:
+        """C = A @ B (B^T for an N x K B). ``variant`` "closed" / "general" forces one (a
+        measurement; "closed" where its facts do not hold is refused); None: the launcher's
+        choice."""
         import torch
 
         p = self.plan
         tdt = {DType.BF16: torch.bfloat16, DType.FP16: torch.float16, DType.FP32: torch.float32}
-        self._check("A", A, (p.M, p.K), tdt[p.dtype], None)
+        if not isinstance(A, torch.Tensor) or A.dim() != 2 or not isinstance(B, torch.Tensor) \
+                or B.dim() != 2:
+            raise LaunchError(f"{p.name}: A and B must be 2-D torch tensors but got "
+                              f"{getattr(A, 'shape', type(A).__name__)} and "
+                              f"{getattr(B, 'shape', type(B).__name__)}")
+        M, K = A.shape
+        N = B.shape[0] if p.b_transposed else B.shape[1]
+        check_bounds(p, M, N, K)
+        lda = self._operand("A", A, M, K, tdt[p.dtype], None)
         dev = A.device
-        self._check("B", B, (p.N, p.K) if p.b_transposed else (p.K, p.N), tdt[p.dtype], dev)
-        major, minor = torch.cuda.get_device_capability(dev)
-        if (major, minor) != (9, 0):
-            raise LaunchError(f"{p.name}: built for sm_90a but {dev} has compute capability "
-                              f"{major}.{minor}")
-        props = torch.cuda.get_device_properties(dev)
-        room = getattr(props, "shared_memory_per_block_optin", None)
-        if room is not None and self.smem_bytes > room:
-            raise LaunchError(f"{p.name}: needs {self.smem_bytes} bytes of shared memory per CTA "
-                              f"but {dev} allows {room}: use fewer stages or a smaller tile")
+        b_shape = (N, K) if p.b_transposed else (K, N)
+        if tuple(B.shape) != b_shape:
+            raise LaunchError(f"{p.name}: operand B must have shape {b_shape} "
+                              f"({'N x K' if p.b_transposed else 'K x N'}, K = {K} from A) but has "
+                              f"{tuple(B.shape)}")
+        ldb = self._operand("B", B, *b_shape, tdt[p.dtype], dev)
+        if (dev, self.smem_bytes) not in self._devices:  # checked once per device
+            major, minor = torch.cuda.get_device_capability(dev)
+            if (major, minor) != (9, 0):
+                raise LaunchError(f"{p.name}: built for sm_90a but {dev} has compute capability "
+                                  f"{major}.{minor}")
+            props = torch.cuda.get_device_properties(dev)
+            room = getattr(props, "shared_memory_per_block_optin", None)
+            if room is not None and self.smem_bytes > room:
+                raise LaunchError(f"{p.name}: needs {self.smem_bytes} bytes of shared memory per "
+                                  f"CTA but {dev} allows {room}: use fewer stages or a smaller tile")
+            self._devices.add((dev, self.smem_bytes))
         if C is None:
-            C = torch.empty((p.M, p.N), dtype=tdt[p.c_dtype], device=dev)
-        self._check("C", C, (p.M, p.N), tdt[p.c_dtype], dev)
+            cdt = tdt[p.c_dtype]
+            elem = torch.tensor([], dtype=cdt).element_size()
+            pad = -(-N * elem // 16) * 16 // elem if self.tma_store else N
+            C = torch.empty((M, max(pad, 1)), dtype=cdt, device=dev)[:, :N]
+        ldc = self._operand("C", C, M, N, tdt[p.c_dtype], dev, tma=False)
+        if M == 0 or N == 0:
+            return C
+        if K == 0:
+            return C.zero_()
+        out = C
+        elem = C.element_size()
+        if (self.tma_store and ((ldc * elem) % 16 or C.data_ptr() % 16)) \
+                or C.data_ptr() % (2 * elem):
+            # rows TMA cannot store (a row stride not a multiple of 16 bytes, a misaligned base)
+            # or a base the direct epilogue's pairs cannot: the kernel writes a padded copy,
+            # copied into C after it
+            pad = -(-N * elem // 16) * 16 // elem
+            C = torch.empty((M, pad), dtype=C.dtype, device=dev)[:, :N]
+            ldc = pad
+        split = self.split(M, N, K)
+        grid, splits, sk_tiles, sk_ctas = launch_numbers(p, split)
         ws, tickets = 0, 0
-        if self.tickets:
+        floats, count_ = self.printer.workspace(split)
+        if count_:
             key = dev.index if dev.index is not None else torch.cuda.current_device()
-            if key not in self._ws:
-                self._ws[key] = (torch.zeros(self.workspace_floats, dtype=torch.float32, device=dev),
-                                 torch.zeros(self.tickets, dtype=torch.int32, device=dev))
+            have = self._ws.get(key)
+            if have is None or have[0].numel() < floats or have[1].numel() < count_:
+                # grown: zeroed (the kernel leaves what it used clean)
+                self._ws[key] = (torch.zeros(max(floats, 1), dtype=torch.float32, device=dev),
+                                 torch.zeros(count_, dtype=torch.int32, device=dev))
             ws, tickets = (t.data_ptr() for t in self._ws[key])
         s = stream if stream is not None else torch.cuda.current_stream(dev)
+        if variant not in (None, "general", "closed"):
+            raise LaunchError(f"{p.name}: variant must be None, 'general' or 'closed' but got "
+                              f"{variant!r}")
+        v = {None: -1, "general": 0, "closed": 1}[variant]
         with torch.cuda.device(dev):
             rc = self._launch(A.data_ptr(), B.data_ptr(), C.data_ptr(), ws, tickets,
-                              ctypes.c_void_p(s.cuda_stream))
+                              ctypes.c_void_p(s.cuda_stream), M, N, K, lda, ldb, ldc,
+                              grid, splits, sk_tiles, sk_ctas, v)
         if rc != 0:
-            raise LaunchError(f"{p.name}: launch failed with code {rc} (a cudaError_t; 1000+ / "
-                              "2000+: the tensor-map encoder; 3000: C not 16-byte aligned)")
-        return C
+            raise LaunchError(launch_error(p.name, rc, {"A": A, "B": B, "C": C}))
+        if out is not C:
+            out.copy_(C)
+        return out
+
+
+def launch_error(name: str, rc: int, tensors: dict[str, Any]) -> str:
+    """The message of a launcher's return code (the file's ``LAUNCH_ERRORS``, a tensor-map
+    encoder error, or a cudaError_t), naming the tensor, its shape and strides."""
+    if rc in LAUNCH_ERRORS:
+        op, what = LAUNCH_ERRORS[rc]
+        t = tensors.get(op or "")
+        about = (f"operand {op} of shape {tuple(t.shape)} and strides {tuple(t.stride())}: "
+                 if t is not None else "")
+        return f"{name}: launch refused (code {rc}): {about}{what}"
+    if 1000 <= rc < 3000:
+        return f"{name}: the TMA tensor-map encoder failed (code {rc}: 1000 no driver entry " \
+               f"point, 2000 + a CUresult)"
+    return f"{name}: launch failed with cudaError_t {rc}"
 
 
 def build(plan: KernelPlan, cache_dir: str | os.PathLike[str] | None = None,

@@ -9,7 +9,10 @@ spelled out with operators whose result is the same in either semantics::
     fmod(a, b) = ((a % b + b) % b)          # in [0, b) for b > 0, in (b, 0] for b < 0
     fdiv(a, b) = ((a - fmod(a, b)) // b)    # an exact division: truncation and floor agree
 
-There are no silent guards: a divisor is printed as it is.
+There are no silent guards: a divisor is printed as it is.  No ``/`` is ever printed (Triton
+divides in fp32): a remainder of a fraction that sympy made is written back over integers
+(:func:`~tilec.codegen.signs.whole_mods`), and a quotient left in a product is printed as ``//``
+only where it is proven exact.
 
 Example::
 
@@ -29,12 +32,12 @@ from collections.abc import Mapping
 import sympy
 from sympy.printing.str import StrPrinter
 
-from tilec.codegen.signs import ProvenSigns
+from tilec.codegen.signs import ProvenSigns, whole_mods
 from tilec.errors import InternalError, UnsupportedError
 from tilec.proofs import Context, frac
 from tilec.proofs.build import integral_relation
 
-__all__ = ["TritonExprPrinter", "print_expr"]
+__all__ = ["PythonIntPrinter", "TritonExprPrinter", "print_expr"]
 
 
 class TritonExprPrinter(StrPrinter, ProvenSigns):
@@ -51,6 +54,7 @@ class TritonExprPrinter(StrPrinter, ProvenSigns):
         self._names = dict(names)
 
     def doprint(self, expr: sympy.Basic) -> str:  # type: ignore[override]
+        expr = whole_mods(sympy.sympify(expr))
         self.reason_about(expr)
         return super().doprint(expr)
 
@@ -76,10 +80,13 @@ class TritonExprPrinter(StrPrinter, ProvenSigns):
         return "False"
 
     # arithmetic ----------------------------------------------------------------------------
+    # n/d -> n // d   (d divides n, proven: exact, the same under truncation); never n / d
     def _print_Mul(self, expr: sympy.Mul) -> str:
-        coeff, _ = expr.as_coeff_Mul()
-        if not coeff.is_integer:
-            raise InternalError(f"triton: non-integer coefficient in {expr}")
+        num, den = sympy.fraction(expr)
+        if den != 1:
+            if not self.exact(num, den):
+                raise InternalError(f"triton: {expr} is not an integer (a division not proven exact)")
+            return f"({self._operand(num)} // {self._operand(den)})"
         return super()._print_Mul(expr)
 
     def _print_Pow(self, expr: sympy.Pow, rational: bool = False) -> str:
@@ -179,3 +186,89 @@ def print_expr(expr: sympy.Basic | int, names: Mapping[sympy.Symbol, str], ctx: 
     """Print ``expr`` with ``names`` for its symbols (ints print as themselves), proving signs
     under ``ctx``."""
     return TritonExprPrinter(names, ctx).doprint(sympy.sympify(expr))
+
+
+class PythonIntPrinter(StrPrinter):
+    """Print integer expressions of the sizes as plain Python for the launcher: Python's ``//``
+    and ``%`` are floor division, sympy's semantics, so nothing depends on signs.
+
+    >>> M = sympy.Symbol("M", integer=True, positive=True)
+    >>> e = sympy.Piecewise((sympy.ceiling(M / 16), sympy.Mod(M, 4) > 0), (sympy.Min(M, 3), True))
+    >>> PythonIntPrinter({M: "M"}).doprint(e)
+    '(-(-M // 16) if ((M % 4) > 0) else min(3, M))'
+    """
+
+    def __init__(self, names: Mapping[sympy.Symbol, str]) -> None:
+        super().__init__()
+        self._names = dict(names)
+
+    def _print_Symbol(self, expr: sympy.Symbol) -> str:
+        if expr not in self._names:
+            raise UnsupportedError(f"launcher: expression depends on {expr}, unknown to the "
+                                   f"launcher (known: {', '.join(map(str, self._names))})")
+        return self._names[expr]
+
+    def _print_Integer(self, expr: sympy.Integer) -> str:
+        return str(int(expr))
+
+    def _print_Rational(self, expr: sympy.Rational) -> str:
+        raise InternalError(f"launcher: non-integer constant {expr} outside floor/ceiling")
+
+    def _print_Mul(self, expr: sympy.Mul) -> str:
+        coeff, _ = expr.as_coeff_Mul()
+        if not coeff.is_integer:
+            raise InternalError(f"launcher: non-integer coefficient in {expr}")
+        return super()._print_Mul(expr)
+
+    def _operand(self, e: sympy.Expr) -> str:
+        s = self._print(e)
+        return s if e.is_Atom and not (e.is_Number and e < 0) else f"({s})"
+
+    def _print_floor(self, expr: sympy.floor) -> str:
+        num, den = frac(expr)
+        return self._print(num) if den == 1 else f"({self._operand(num)} // {self._operand(den)})"
+
+    def _print_ceiling(self, expr: sympy.ceiling) -> str:
+        num, den = frac(expr)
+        return self._print(num) if den == 1 else f"-(-{self._operand(num)} // {self._operand(den)})"
+
+    def _print_Mod(self, expr: sympy.Mod) -> str:
+        a, b = expr.args
+        return f"({self._operand(a)} % {self._operand(b)})"
+
+    def _print_Min(self, expr: sympy.Min) -> str:
+        return f"min({', '.join(self._print(a) for a in expr.args)})"
+
+    def _print_Max(self, expr: sympy.Max) -> str:
+        return f"max({', '.join(self._print(a) for a in expr.args)})"
+
+    def _print_Piecewise(self, expr: sympy.Piecewise) -> str:
+        *pieces, (last, last_cond) = expr.args
+        if last_cond is not sympy.true:
+            raise InternalError(f"launcher: Piecewise without a default branch: {expr}")
+        out = self._print(last)
+        for value, cond in reversed(pieces):
+            out = f"({self._print(value)} if {self._print(cond)} else {out})"
+        return out
+
+    def _print_Relational(self, expr: sympy.core.relational.Relational) -> str:
+        op = "==" if expr.rel_op == "==" else expr.rel_op
+        return f"({self._print(expr.lhs)} {op} {self._print(expr.rhs)})"
+
+    def _print_And(self, expr: sympy.And) -> str:
+        return "(" + " and ".join(self._print(a) for a in expr.args) + ")"
+
+    def _print_Or(self, expr: sympy.Or) -> str:
+        return "(" + " or ".join(self._print(a) for a in expr.args) + ")"
+
+    def _print_Not(self, expr: sympy.Not) -> str:
+        return f"(not {self._print(expr.args[0])})"
+
+    def _print_BooleanTrue(self, expr: sympy.Basic) -> str:
+        return "True"
+
+    def _print_BooleanFalse(self, expr: sympy.Basic) -> str:
+        return "False"
+
+    def emptyPrinter(self, expr: object) -> str:
+        raise InternalError(f"launcher: no printing rule for {type(expr).__name__}: {expr}")

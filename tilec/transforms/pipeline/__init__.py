@@ -24,7 +24,10 @@ returns the plan. Modules: :mod:`.state` (the state and the target), :mod:`.tile
     >>> s = load_schedule("examples/seed004_persistent_cluster.py", {"M": 512, "N": 512})
     >>> plan = lower(s.fusion, target="triton", params=s.params)
     >>> (plan.BM, plan.BN, plan.BK, plan.order.tiles_m, plan.order.tiles_n, plan.work.grid)
-    (128, 256, 64, 4, 2, 8)
+    (128, 256, 64, ceiling(M/128), ceiling(N/256), 8)
+    >>> ref = plan.order.concrete()  # at the reference launch, M = N = 512
+    >>> (ref.tiles_m, ref.tiles_n, ref.num_tiles)
+    (4, 2, 8)
     >>> [name for name, _ in lower_steps(s.fusion)]
     ['input', 'tile_axes', 'tile_order', 'decomposition', 'multicast', 'legalize']
 """

@@ -13,9 +13,9 @@ from tilec.errors import UnsupportedError
 from tilec.ir import infer_launch
 from tilec.ir.types import DType
 from tilec.transforms.pipeline.state import Lowering, Target
-from tilec.transforms.pipeline.tiles import tile_axes
+from tilec.transforms.pipeline.tiles import over_sizes, tile_axes
 from tilec.transforms.pipeline.work import cluster_work_split
-from tilec.transforms.plan import LoadKind, MulticastMode, MulticastPlan, OperandLoad
+from tilec.transforms.plan import SIZES, LoadKind, MulticastMode, MulticastPlan, OperandLoad
 
 
 def multicast(s: Lowering) -> Lowering:
@@ -48,10 +48,13 @@ def multicast(s: Lowering) -> Lowering:
     from tilec.transforms.multicast.derive import derive
 
     params = dict(s.params)
-    d = derive(s.fusion, s.mode, symbolic=s.symbolic, params=params, table=True,
+    # over symbols: the schedule's parameters (for the closed forms' facts), else its replay
+    # over M, N, K; the forms keep M, N, K, every other parameter takes its value
+    symbolic = s.symbolic if s.symbolic is not None else over_sizes(s.fusion)
+    d = derive(s.fusion, s.mode, symbolic=symbolic, params=params, table=True,
                cluster_k_ranges=True)  # legalize runs the cluster work split
     values = {sympy.Symbol(k, integer=True, positive=True): v for k, v in params.items()
-              if isinstance(v, int) and not isinstance(v, bool)}
+              if isinstance(v, int) and not isinstance(v, bool) and k not in SIZES}
 
     def conc(e: Any) -> Any:
         return None if e is None else sympy.sympify(e).xreplace(values)
@@ -62,8 +65,9 @@ def multicast(s: Lowering) -> Lowering:
             out[name] = None  # nothing is shared: plain TMA loads
             continue
         issue, mask, sidx, scount = op.forms()
-        # the run-time guard is the closed form's facts at the launch's parameters: true here,
-        # since the derivation ran at them; a plan whose facts fail keeps the general form
+        # the run-time guard is the closed form's facts with the parameters' values: what is
+        # left names M, N, K and is tested at run time (the closed form where it holds, the
+        # general form elsewhere); a guard false for every size keeps the general form
         guard = _at_launch(conc(op.guard))
         closed = op.closed_form and guard is not sympy.false
         if not closed:
@@ -84,18 +88,32 @@ def _at_launch(cond: sympy.Basic) -> sympy.Basic:
     """A condition over the parameters decided where they are all known (``true``/``false``);
     one that still names a parameter is kept for a run-time guard."""
     if cond.free_symbols:
-        return cond
+        return _evaluated(cond)
     return sympy.true if bool(cond.doit()) else sympy.false
 
 
-def choose_load_kind(cols: int, dtype: DType, box: tuple[int, int]) -> LoadKind:
+def _evaluated(cond: sympy.Basic) -> sympy.Basic:
+    """``cond`` with its decided parts folded (the derivation builds facts unevaluated:
+    ``Eq(0, 0) & Eq(Mod(M, 128), 0)`` -> ``Eq(Mod(M, 128), 0)``)."""
+    if isinstance(cond, sympy.And | sympy.Or | sympy.Not):
+        return type(cond)(*(_evaluated(a) for a in cond.args))
+    if isinstance(cond, sympy.core.relational.Relational):
+        return type(cond)(cond.lhs, cond.rhs)
+    return cond
+
+
+def choose_load_kind(cols: int | None, dtype: DType, box: tuple[int, int]) -> LoadKind:
     """TMA when the row stride (``cols`` elements) is 16-byte aligned and the box fits TMA's
-    limits (at most 256 per dimension, a row of at least 16 bytes), else POINTER.
+    limits (at most 256 per dimension, a row of at least 16 bytes), else POINTER. ``cols=None``:
+    rows of any length, as a shape-generic kernel's launcher copies rows TMA cannot take into
+    aligned ones (the row stride is a run-time matter; the box is the configuration's).
 
     >>> choose_load_kind(4100, DType.BF16, (64, 64)), choose_load_kind(4096, DType.BF16, (64, 64))
     (<LoadKind.POINTER: 'pointer'>, <LoadKind.TMA: 'tma'>)
+    >>> choose_load_kind(None, DType.BF16, (64, 64)), choose_load_kind(None, DType.BF16, (64, 512))
+    (<LoadKind.TMA: 'tma'>, <LoadKind.POINTER: 'pointer'>)
     """
-    if (cols * dtype.nbytes) % 16:
+    if cols is not None and (cols * dtype.nbytes) % 16:
         return LoadKind.POINTER
     if any(b > 256 for b in box) or box[-1] * dtype.nbytes < 16:
         return LoadKind.POINTER
@@ -109,7 +127,7 @@ def _evict_rule(s: Lowering, given: tuple[str, str] | None) -> tuple[str, str, s
     last, B first (128x4096x7168: 27.5 us against 31.2, bench/results/cuda_perf_2026-11-23_s7b.json)."""
     if given is not None:
         return (*given, f"cuda: L2 hints A {given[0]}, B {given[1]} (set_kernel(evict=))")
-    if s.order is not None and s.order.tiles_m == 1 and s.order.tiles_n > 1:
+    if s.order is not None and s.order.concrete().tiles_m == 1 and s.order.concrete().tiles_n > 1:
         return ("last", "first", "cuda: L2 hints A last, B first: one tile row reads each B tile "
                 "once and A in every tile (set_kernel(evict=) changes them)")
     return ("first", "last", "cuda: L2 hints A first, B last: B's tiles are read again by every "
@@ -152,22 +170,24 @@ def legalize(s: Lowering) -> Lowering:
     b_box = (BN, BK) if b_t else (BK, BN)
     notes = list(s.notes)
     cluster = launch.cluster
-    work = s.work
+    work, split = s.work, s.split
     if s.target is Target.TRITON:
         if launch.cluster_size > 1:
             notes.append(
                 f"triton: the schedule's cluster {cluster} is not launched (Triton issues no "
                 f"multicast); its tile order is kept and each CTA loads its own tiles")
             cluster = (1, 1, 1)
-        rows = {"A": K, "B": K if b_t else N}  # the row length of each operand in memory
+        # the launcher copies rows TMA cannot take into aligned ones (on a ragged shape that
+        # beat pointer loads' masks: 4096 x 4096 x 4100 took 1.2 ms with pointer loads, 0.2
+        # at 4096^3), so the kind depends on the box only, never on the size lowered at
         kinds = {}
         for op, box in (("A", (BM, BK)), ("B", b_box)):
-            auto = choose_load_kind(rows[op], fusion.dtype, box)
+            auto = choose_load_kind(None, fusion.dtype, box)
             if ko.load is LoadKind.TMA and auto is not LoadKind.TMA:
                 raise UnsupportedError(
-                    f"triton: set_kernel(load='tma'): TMA needs 16-byte aligned rows and boxes "
-                    f"of at most 256, 16 bytes wide or more; operand {op} has rows of "
-                    f"{rows[op]} x {fusion.dtype.nbytes} bytes and box {box}: use load='pointer'")
+                    f"triton: set_kernel(load='tma'): TMA needs boxes of at most 256, 16 bytes "
+                    f"wide or more; operand {op} has box {box} of {fusion.dtype.nbytes}-byte "
+                    f"elements: use load='pointer'")
             kinds[op] = ko.load or auto
         a = OperandLoad("A", kinds["A"], (BM, BK))
         b = OperandLoad("B", kinds["B"], b_box, transposed=b_t)
@@ -200,17 +220,21 @@ def legalize(s: Lowering) -> Lowering:
         a = OperandLoad("A", LoadKind.TMA, (BM, BK), multicast=mc_a, evict=ev_a)
         b = OperandLoad("B", LoadKind.TMA, b_box, transposed=b_t, multicast=mc_b, evict=ev_b)
         work, why = cluster_work_split(fusion, s.work, K, BK, s.num_ctas,
-                                       int(s.order.num_tiles), launch.cluster_size)
+                                       int(s.order.concrete().num_tiles), launch.cluster_size)
         notes += why
+        if split is not None and launch.cluster_size > 1:
+            split = replace(split, group=launch.cluster_size)
         # 1 producer + 2 consumer warpgroups where BM splits in two m64 multiples, else 1 consumer
         warps = ko.warps or (12 if BM % 128 == 0 else 8)
         stages = ko.stages or 4
         if launch.cluster_size > 2:
             notes.append(
                 f"cuda: a persistent grid of {s.num_ctas} CTAs in clusters of "
-                f"{launch.cluster_size} runs in waves if the GPU cannot hold them all at once "
-                f"(an H200 holds 30 clusters of 4: use SMS=120); CudaKernel.max_active_clusters() "
-                f"tells on the device")
+                f"{launch.cluster_size} runs in waves if the GPU cannot hold them all at once"
+                + (" (an H200 holds 30 clusters of 4: use SMS=120)" if launch.cluster_size == 4
+                   else "")
+                + f"; CudaKernel.max_active_clusters() tells how many clusters of "
+                f"{launch.cluster_size} fit on the device")
     return replace(s, a=a, b=b, cluster=cluster, num_warps=warps, num_stages=stages,
-                   notes=tuple(notes), work=work, epilogue=ko.epilogue or "auto",
+                   notes=tuple(notes), work=work, split=split, epilogue=ko.epilogue or "auto",
                    prefetch=ko.prefetch or 0)

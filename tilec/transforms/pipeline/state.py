@@ -17,6 +17,7 @@ from tilec.transforms.plan import (
     MulticastMode,
     MulticastPlan,
     OperandLoad,
+    SplitRule,
     TileOrder,
     WorkSplit,
 )
@@ -54,7 +55,8 @@ class Lowering:
     order: TileOrder | None = None  # tile_order
     num_ctas: int = 0  # tile_order: CTAs of the schedule's grid
     persistent: bool = False  # tile_order: the CTAs walk the tiles in rounds
-    work: WorkSplit | None = None  # decomposition
+    work: WorkSplit | None = None  # decomposition: the split at the fusion's sizes
+    split: SplitRule | None = None  # decomposition: how it follows the sizes
     multicasts: tuple[MulticastPlan | None, MulticastPlan | None] = (None, None)  # multicast
     a: OperandLoad | None = None  # legalize
     b: OperandLoad | None = None  # legalize
@@ -76,12 +78,12 @@ class Lowering:
         M, N, K = self.sizes
         BM, BN, BK = self.tile
         return KernelPlan(
-            name=self.name or f"tilec_gemm_{M}x{N}x{K}_{BM}x{BN}x{BK}",
+            name=self.name or f"tilec_gemm_{BM}x{BN}x{BK}",  # a configuration, any size
             M=M, N=N, K=K, BM=BM, BN=BN, BK=BK, dtype=self.fusion.dtype, order=self.order,
             work=self.work, a=self.a, b=self.b, input_precision=self.input_precision,
             num_warps=self.num_warps, num_stages=self.num_stages, cluster=self.cluster,
             b_transposed=self.fusion.b_layout == "nk", notes=self.notes, epilogue=self.epilogue,
-            prefetch=self.prefetch,
+            prefetch=self.prefetch, split=self.split,
         )
 
     def summary(self) -> str:
@@ -92,8 +94,9 @@ class Lowering:
             out.append("tile: {}x{}x{}".format(*self.tile))
         if self.order:
             o = self.order
-            out.append(f"order: t -> ({o.tile_m}, {o.tile_n}), {o.num_tiles} indices over "
-                       f"{o.tiles_m} x {o.tiles_n} tiles, {self.num_ctas} CTAs"
+            c = o.concrete()
+            out.append(f"order: t -> ({o.tile_m}, {o.tile_n}), {c.num_tiles} indices over "
+                       f"{c.tiles_m} x {c.tiles_n} tiles, {self.num_ctas} CTAs"
                        + (" (persistent)" if self.persistent else ""))
         if self.work:
             w = self.work

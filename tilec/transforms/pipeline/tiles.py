@@ -4,6 +4,7 @@ simplified by the theorems; :func:`coordinate_proof` keeps the proof for ``tilec
 
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 from typing import Any
 
@@ -11,9 +12,8 @@ import sympy
 
 from tilec.errors import UnsupportedError
 from tilec.ir import GemmFusion, ParallelType, index_map, index_symbol, infer_launch
-from tilec.proofs.evaluate import compile_int
 from tilec.transforms.pipeline.state import Lowering
-from tilec.transforms.plan import TileOrder
+from tilec.transforms.plan import SIZE_K, SIZE_M, SIZE_N, TileOrder
 
 T = index_symbol("t")
 
@@ -80,7 +80,7 @@ def tile_order(s: Lowering) -> Lowering:
 
         triton: C[256, 256] += A[256, 1024] @ B, bf16
         tile: 128x128x64
-        order: t -> (floor(t/2), Mod(t, 2)), 4 indices over 2 x 2 tiles, 4 CTAs
+        order: t -> (floor(t/ceiling(N/128)), Mod(t, ceiling(N/128))), 4 indices over 2 x 2 tiles, 4 CTAs
 
     >>> from tilec.app.loader import load_schedule
     >>> from tilec.transforms.pipeline import Target
@@ -89,81 +89,144 @@ def tile_order(s: Lowering) -> Lowering:
     >>> [s.order.evaluate(t) for t in range(5)], s.num_ctas, s.persistent
     ([(0, 0), (0, 1), (0, 2), (1, 0), (1, 1)], 4, True)
     """
-    fusion = s.fusion
     assert s.tile is not None
+    generic = over_sizes(s.fusion)
+    fusion = generic if generic is not None else s.fusion
     im = index_map(fusion.c)
     launch = infer_launch(fusion)
     tiles = mma_axes(fusion)
-    gx, gy, gz = (int(g) for g in launch.grid)
+    gx, gy, gz = (sympy.sympify(g) for g in launch.grid)
     cx, cy, cz = launch.cluster
     num_ctas = gx * gy * gz
     k_syms = sympy.sympify(im.logical["K"]).free_symbols
     mn_syms = sympy.sympify(im.logical["M"]).free_symbols | sympy.sympify(im.logical["N"]).free_symbols
     zero = {tiles[d][0]: sympy.Integer(0) for d in "MNK"}
-    rounds: list[tuple[sympy.Symbol, int]] = []
-    pid = sympy.Mod(T, num_ctas) if num_ctas > 1 else sympy.Integer(0)
-    b = [sympy.Mod(pid, gx), sympy.Mod(sympy.floor(pid / gx), gy), sympy.floor(pid / (gx * gy))]
+    rounds: list[tuple[sympy.Symbol, sympy.Expr]] = []
+    grid_axes: list[tuple[sympy.Symbol, Any]] = []
     subs: dict[sympy.Symbol, sympy.Expr] = {}
     for ax, sym in im.loop:
         pt, d = ax.ptype, ax.ptype.dim
-        if pt.is_block and d is not None:
-            subs[sym] = b[d]
-        elif pt.is_cluster and d is not None:
-            subs[sym] = sympy.floor(b[d] / (cx, cy, cz)[d])
-        elif pt.is_rank and d is not None:
-            subs[sym] = sympy.Mod(b[d], (cx, cy, cz)[d])
+        if (pt.is_block or pt.is_cluster or pt.is_rank) and d is not None:
+            grid_axes.append((sym, pt))
         elif pt.is_thread or sym in zero:
             subs[sym] = sympy.Integer(0)
         elif sym in k_syms and sym not in mn_syms:
             subs[sym] = sympy.Integer(0)  # the K loop: not part of the tile order
-        elif ax.extent.is_Integer:
-            rounds.append((sym, int(ax.extent)))
         else:
-            raise UnsupportedError(f"C: loop axis {ax} has a symbolic extent {ax.extent}")
+            rounds.append((sym, sympy.sympify(ax.extent)))
+    # t = r * num_ctas + pid; without rounds every CTA runs one index: pid = t
+    pid = sympy.Mod(T, num_ctas) if rounds and num_ctas != 1 else (T if not rounds else 0)
+    b = [sympy.Mod(pid, gx), sympy.Mod(sympy.floor(pid / gx), gy), sympy.floor(pid / (gx * gy))]
+    for sym, pt in grid_axes:
+        d = pt.dim
+        if pt.is_block:
+            subs[sym] = b[d]
+        elif pt.is_cluster:
+            subs[sym] = sympy.floor(b[d] / (cx, cy, cz)[d])
+        else:
+            subs[sym] = sympy.Mod(b[d], (cx, cy, cz)[d])
     # rounds are the serial CTA-level loops, outermost first: t = r * num_ctas + pid
-    total_rounds = 1
-    for _, e in rounds:
-        total_rounds *= e
+    total_rounds = sympy.Mul(*(e for _, e in rounds))
     r = sympy.floor(T / num_ctas)
     stride = total_rounds
     for sym, e in rounds:
-        stride //= e
+        stride = stride / e
         subs[sym] = r if len(rounds) == 1 else sympy.Mod(sympy.floor(r / stride), e)
     BM, BN, _ = s.tile
-    m0 = sympy.sympify(im.logical["M"]).xreplace(subs)
-    n0 = sympy.sympify(im.logical["N"]).xreplace(subs)
-    num_tiles = total_rounds * num_ctas
-    M, N, _ = s.sizes
+    names = {"t": T, "M": SIZE_M, "N": SIZE_N, "K": SIZE_K}
+    m0 = sympy.sympify(str(sympy.sympify(im.logical["M"]).xreplace(subs)), locals=names)
+    n0 = sympy.sympify(str(sympy.sympify(im.logical["N"]).xreplace(subs)), locals=names)
+    walked = total_rounds * num_ctas
     # the persistent split pads the walk to whole rounds; a predicate t < E of the schedule
     # (the merged tile count) ends it where the real tiles end, so a Stream-K region or a
     # grouped raster's last group is placed on real tiles, not on padding
-    preds = [sympy.sympify(str(p.xreplace(subs)), locals={"t": T}) for p in im.predicates]
-    preds = [p for p in preds if isinstance(p, sympy.Basic) and p.free_symbols <= {T}]
-    if preds:
-        walked = compile_int([sympy.And(*preds)], [T])
-        num_tiles = max((t for t in range(num_tiles) if walked(t)[0]), default=-1) + 1
+    preds = [sympy.sympify(str(p.xreplace(subs)), locals=names) for p in im.predicates]
+    num_tiles = _walk_end(preds, walked, num_ctas)
     # simplified under 0 <= t < num_tiles (the real tiles): a grouped raster's last-group size
     # min(G, tiles_m - g*G) is G on every real tile when G divides tiles_m
-    raw_m = sympy.sympify(str(m0), locals={"t": T}) / BM
-    raw_n = sympy.sympify(str(n0), locals={"t": T}) / BN
+    raw_m, raw_n = m0 / BM, n0 / BN
     tile_m, tile_n = _simplified(raw_m, num_tiles), _simplified(raw_n, num_tiles)
     desc = "from the schedule: " + ", ".join(str(a) for a in fusion.c.loop
                                               if a.ptype is not ParallelType.Mma)
-    order = TileOrder(T, tile_m, tile_n, sympy.Integer(num_tiles), -(-M // BM), -(-N // BN), desc,
-                      ctas=num_ctas, raw_tile_m=sympy.expand(raw_m), raw_tile_n=sympy.expand(raw_n))
-    return replace(s, order=order, num_ctas=num_ctas, persistent=bool(rounds))
+    M, N, _ = s.sizes
+    ref = ((SIZE_M, M), (SIZE_N, N)) if generic is not None else ()
+    order = TileOrder(T, tile_m, tile_n, num_tiles, sympy.ceiling(SIZE_M / BM) if ref else
+                      -(-M // BM), sympy.ceiling(SIZE_N / BN) if ref else -(-N // BN), desc,
+                      ctas=num_ctas, raw_tile_m=sympy.expand(raw_m),
+                      raw_tile_n=sympy.expand(raw_n), sizes=ref)
+    notes = s.notes if generic is not None else (*s.notes, _FIXED_SIZES)
+    return replace(s, order=order, num_ctas=int(sympy.sympify(num_ctas).xreplace(dict(ref))),
+                   persistent=bool(rounds), notes=notes)
 
 
-def _simplified(expr: sympy.Expr, num_tiles: int) -> sympy.Expr:
+_FIXED_SIZES = ("sizes fixed: the schedule could not be replayed over symbolic M, N, K; its "
+                "order holds at the fusion's sizes only")
+
+
+def over_sizes(fusion: GemmFusion) -> GemmFusion | None:
+    """The fusion's schedule replayed with M, N, K the symbols ``SIZE_M``, ``SIZE_N``,
+    ``SIZE_K`` (every other number as recorded): the same configuration for every problem size.
+    None when a recorded call cannot be replayed over symbols.
+
+    >>> from tilec.app.loader import load_schedule
+    >>> f = load_schedule("examples/gemm_basic.py", {"M": 256, "N": 384, "K": 128}).fusion
+    >>> g = over_sizes(f)
+    >>> g.M, infer_launch(g).grid
+    (M, (ceiling(N/128), ceiling(M/128), 1))
+    """
+    return _replayed(str(fusion.schedule))
+
+
+@functools.lru_cache(maxsize=256)
+def _replayed(program: str) -> GemmFusion | None:
+    import re
+
+    from tilec.errors import TilecError
+
+    text, n = re.subn(r"GemmFusion\(M=[^,]+, N=[^,]+, K=[^,]+,",
+                      "GemmFusion(M='M', N='N', K='K',", program, count=1)
+    assert n == 1, program.splitlines()[:2]
+    namespace: dict[str, Any] = {}
+    try:
+        exec(compile(text, "<tilec schedule over sizes>", "exec"), namespace)
+    except (TilecError, TypeError, ValueError):
+        return None
+    return namespace["fusion"]
+
+
+def _walk_end(preds: list[Any], walked: sympy.Expr, num_ctas: sympy.Expr) -> sympy.Expr:
+    """The linear indices walked: ``walked`` (rounds x CTAs), ended by the schedule's
+    predicates of the form ``t < E`` (E free of t) at the smallest E."""
+    from tilec.proofs import Context, simplify
+
+    ends = []
+    for p in preds:
+        if not isinstance(p, sympy.StrictLessThan):
+            continue
+        ctx = Context()
+        ctx.bound(T, walked)
+        lhs = simplify(sympy.expand(p.lhs), ctx).expr
+        if lhs == T and T not in p.rhs.free_symbols:
+            ends.append(p.rhs)
+    if not ends:
+        return walked
+    end = sympy.Min(*ends)
+    # a persistent split of E indices walks ceiling(E / ctas) * ctas >= E of them
+    if walked == sympy.ceiling(end / num_ctas) * num_ctas or walked == end:
+        return end
+    return sympy.Min(walked, end)
+
+
+def _simplified(expr: sympy.Expr, num_tiles: sympy.Expr) -> sympy.Expr:
     """The tile coordinate simplified by the theorems under ``0 <= t < num_tiles``."""
     return coordinate_proof(expr, num_tiles).expr
 
 
-def coordinate_proof(expr: sympy.Expr, num_tiles: int) -> Any:
+def coordinate_proof(expr: sympy.Expr, num_tiles: sympy.Expr) -> Any:
     """The simplification of a tile coordinate under ``0 <= t < num_tiles``, with its proof
     trace (a :class:`tilec.proofs.Result`; ``tilec explain`` prints it)."""
     from tilec.proofs import Context, simplify
 
     ctx = Context()
-    ctx.bound(T, sympy.Integer(num_tiles))
+    ctx.bound(T, sympy.sympify(num_tiles))
     return simplify(sympy.expand(expr), ctx)

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import sympy
+
 from tilec.errors import UnsupportedError
 from tilec.ir import GemmFusion
-from tilec.transforms.decompose import choose_decomposition, make_work_split
+from tilec.transforms.decompose import choose_decomposition, make_work_split, over_clusters
 from tilec.transforms.pipeline.state import Lowering
-from tilec.transforms.plan import Decomposition, WorkSplit
+from tilec.transforms.plan import Decomposition, SplitRule, WorkSplit
 
 
 def decomposition(s: Lowering) -> Lowering:
@@ -41,7 +43,7 @@ def decomposition(s: Lowering) -> Lowering:
     assert s.tile is not None and s.order is not None
     M, N, K = s.sizes
     BM, BN, BK = s.tile
-    num_tiles, num_ctas = int(s.order.num_tiles), s.num_ctas
+    num_tiles, num_ctas = int(s.order.concrete().num_tiles), s.num_ctas
     d = s.fusion.decomposition
     sms = d.sms or num_ctas
 
@@ -64,13 +66,21 @@ def decomposition(s: Lowering) -> Lowering:
         why = why or [f"data-parallel: the schedule's grid of {num_ctas} CTAs walks {num_tiles} "
                       f"linear tiles"]
     elif kind is Decomposition.SPLIT_K:
-        units = num_tiles * splits
-        work = split(kind, splits=splits, grid=min(num_ctas, units) if s.persistent else units)
+        # the kernel serves every K: where this one has fewer k-iterations than parts, each
+        # launch cuts K into at most k_iters parts (SplitRule.at), this one too
+        if splits < 1:
+            raise UnsupportedError(f"split-K: SPLITS must be at least 1 but got {splits}")
+        units = num_tiles * min(splits, -(-K // BK))
+        work = split(kind, splits=min(splits, -(-K // BK)),
+                     grid=min(num_ctas, units) if s.persistent else units)
     else:
         work = split(kind, sk_waves=sk_waves)
     if d.kind is not None and kind is not Decomposition.DATA_PARALLEL:
         why = [f"{kind.value} chosen by the schedule (fusion.decompose)"]
-    return replace(s, work=work, notes=(*s.notes, *why))
+    rule = SplitRule(kind, ctas=num_ctas if s.persistent else 0, sms=sms, BM=BM, BN=BN, BK=BK,
+                     num_tiles=sympy.sympify(s.order.num_tiles), splits=splits,
+                     sk_waves=sk_waves, fixup=work.fixup)
+    return replace(s, work=work, split=rule, notes=(*s.notes, *why))
 
 
 def cluster_work_split(fusion: GemmFusion, work: WorkSplit, K: int, BK: int, num_ctas: int,
@@ -81,26 +91,17 @@ def cluster_work_split(fusion: GemmFusion, work: WorkSplit, K: int, BK: int, num
     """
     if cluster == 1:
         return work, []
+    d = fusion.decomposition
+    split = over_clusters(work, d.sms or num_ctas, cluster)
     if work.kind is Decomposition.DATA_PARALLEL:
-        if work.grid % cluster == 0:
+        if split.grid == work.grid:
             return work, []
         # fewer tiles than CTAs and not a whole number of clusters: round the grid up to whole
         # clusters; the extra CTAs' tiles are past NUM_TILES, so they are dead (no loads, no
         # stores) and their cluster runs the all-cluster release with alive masks
-        grid = -(-work.grid // cluster) * cluster
-        return replace(work, grid=grid), [
-            f"cuda: grid {work.grid} rounded up to {grid}, whole clusters of {cluster} (the "
-            f"last {grid - work.grid} CTA(s) dead)"]
-    groups, clusters = -(-num_tiles // cluster), num_ctas // cluster
-    d = fusion.decomposition
-    sms = d.sms // cluster if d.sms else clusters
-    # a split of `groups` one-tile rows over `clusters` workers: the same rule, counted in groups
-    g = make_work_split(work.kind, M=groups, N=1, K=K, BM=1, BN=1, BK=BK, sms=max(sms, 1),
-                        splits=work.splits,
-                        sk_waves=work.sk_waves if work.kind is Decomposition.STREAM_K_PP else 1,
-                        fixup=work.fixup)
-    split = WorkSplit(g.kind, grid=g.grid * cluster, splits=g.splits, sk_tiles=g.sk_tiles,
-                      sk_ctas=g.sk_ctas, sk_first=g.sk_first, sk_waves=g.sk_waves,
-                      fixup=g.fixup, group=cluster, num_tiles=g.num_tiles, k_iters=g.k_iters)
-    return split, [f"cuda: {work.kind.value} over {groups} groups of {cluster} tiles and "
-                   f"{g.grid} clusters: every CTA of a cluster keeps the same K range"]
+        return split, [
+            f"cuda: grid {work.grid} rounded up to {split.grid}, whole clusters of {cluster} (the "
+            f"last {split.grid - work.grid} CTA(s) dead)"]
+    return split, [f"cuda: {work.kind.value} over {split.num_tiles} groups of {cluster} tiles and "
+                   f"{split.grid // cluster} clusters: every CTA of a cluster keeps the same K "
+                   f"range"]

@@ -382,7 +382,7 @@ def predicted_counters(plan: SimtPlan) -> dict[str, int]:
     register point and one B load per N vector per k; the C store once per register point.
     """
     warps = plan.grid[0] * plan.grid[1] * plan.grid[2] * -(-plan.threads // WARP)
-    rm, rn = plan.reg_count("M"), plan.reg_count("N") // plan.vec_n
+    rm, rn = plan.reg_count("M"), plan.reg_count("N") // plan.vec_c
     out = {"global_ld_sectors": 0, "global_st_sectors": 0, "global_ld_requests": 0,
            "global_st_requests": 0}
     for acc, rep in zip(plan.global_accesses(), analyze(plan, prove=False), strict=True):

@@ -42,7 +42,7 @@ Example::
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -51,14 +51,15 @@ import sympy
 from tilec.errors import ScheduleError, UnsupportedError
 from tilec.ir import GemmFusion, IterDomain, ParallelType, index_map, index_symbol, infer_launch
 from tilec.ir.threads import ThreadOptions
-from tilec.ir.types import DType
+from tilec.ir.types import Decomposition, DecompositionChoice, DType
 from tilec.proofs import Context, evaluate_grid
 from tilec.proofs.bounds import bounds as interval
-from tilec.transforms.plan import WorkSplit
+from tilec.transforms.plan import SIZE_K, SIZE_M, SIZE_N, WorkSplit
 from tilec.transforms.simt.staging import (
     IT,
     TID,
     SmemStaging,
+    divides,
     proven_multiple,
     simplify,
     stage_tiles,
@@ -93,7 +94,13 @@ class GlobalAccess:
 
 @dataclass(frozen=True)
 class SimtPlan:
-    """A SIMT fp32 GEMM kernel: C[M, N] = A[M, K] @ B[K, N], all row-major."""
+    """A SIMT fp32 GEMM kernel: C[M, N] = A[M, K] @ B[K, N], all row-major.
+
+    Lowered at the reference launch (``M``, ``N``, ``K`` integers: the analyses, tables and
+    tests read it) and, in :func:`variants_of` (lowered on first use, cached), over the
+    run-time sizes: each variant a plan whose sizes and leading dimensions are the symbols
+    ``M``, ``N``, ``K``, ``lda``, ``ldb``, ``ldc`` (or multiples of them, the variant's facts).
+    The printer prints the variants only."""
 
     name: str
     M: int
@@ -125,6 +132,13 @@ class SimtPlan:
     schedule: str = ""
     notes: tuple[str, ...] = field(default_factory=tuple)
     work: WorkSplit | None = None  # split-K / Stream-K units over the grid's tiles (simt.work)
+    # the leading dimensions (elements between rows) of A, B, C: K, N, N at the reference
+    lda: sympy.Expr | int = 0
+    ldb: sympy.Expr | int = 0
+    ldc: sympy.Expr | int = 0
+    vec_c: int = 1  # width of the global accesses along N: C stores (and unstaged B loads)
+    decomposition: DecompositionChoice | None = None  # the work split's kind (None: one CTA per tile)
+    variants: tuple[SimtVariant, ...] = ()  # the run-time kernels, most facts first (variants_of)
 
     @property
     def threads(self) -> int:
@@ -161,20 +175,20 @@ class SimtPlan:
 
     def global_accesses(self) -> list[GlobalAccess]:
         """The kernel's global loads and stores, as the printer emits them."""
-        zero_n = {r.symbol: 0 for r in self.regs("N") if r.vector and self.vec_n > 1}
-        c_index = (self.m_expr * self.N + self.n_expr).xreplace(zero_n)
+        zero_n = {r.symbol: 0 for r in self.regs("N") if r.vector and self.vec_c > 1}
+        c_index = (self.m_expr * self.ldc + self.n_expr).xreplace(zero_n)
         out = []
         if self.staging is None:
             k = self.k_expr
-            out.append(GlobalAccess("A", "load", self.m_expr * self.K + k, 1, "A[m, k] per thread"))
-            out.append(GlobalAccess("B", "load", (k * self.N + self.n_expr).xreplace(zero_n),
-                                    self.vec_n, "B[k, n] per thread"))
+            out.append(GlobalAccess("A", "load", self.m_expr * self.lda + k, 1, "A[m, k] per thread"))
+            out.append(GlobalAccess("B", "load", (k * self.ldb + self.n_expr).xreplace(zero_n),
+                                    self.vec_c, "B[k, n] per thread"))
         else:
             for cp in (self.staging.a, self.staging.b):
                 idx = cp.global_index.xreplace({TID: self.tid_linear})
                 out.append(GlobalAccess(cp.operand, "load", idx, cp.vec,
                                         f"{cp.operand} tile copy to shared memory"))
-        out.append(GlobalAccess("C", "store", c_index, self.vec_n, "C[m, n] from registers"))
+        out.append(GlobalAccess("C", "store", c_index, self.vec_c, "C[m, n] from registers"))
         return out
 
     def shared_accesses(self) -> list[SharedAccess]:
@@ -222,27 +236,135 @@ class SimtPlan:
 # -- lowering ------------------------------------------------------------------------------------
 
 
-def lower_simt(fusion: GemmFusion, *, name: str = "tilec_simt") -> SimtPlan:
+LDA, LDB, LDC = (sympy.Symbol(n, integer=True, positive=True) for n in ("lda", "ldb", "ldc"))
+ALIGN = 4  # fp32 elements of a 16-byte (128-bit) access
+
+
+@dataclass(frozen=True)
+class SimtVariant:
+    """One run-time kernel of a SIMT plan: the plan lowered over the run-time sizes under
+    ``facts`` (C conditions on ``M``, ``N``, ``K``, ``lda``, ``ldb``, ``ldc`` and the pointers
+    ``A``, ``B``, ``C``; none: the general kernel, always correct).  A fact is a size written as a
+    multiple (``N = 128*N_q``), so the IR and the proofs drop the predicates and keep the
+    vectors it makes true; ``back`` maps the multiples' symbols back to the run-time sizes
+    (``N_q -> N/128``) for printing."""
+
+    name: str
+    facts: tuple[str, ...]
+    plan: SimtPlan
+    back: dict[sympy.Symbol, sympy.Expr]
+
+
+def lower_simt(fusion: GemmFusion, *, name: str = "tilec_simt", variants: bool = False) -> SimtPlan:
     """Derive the SIMT kernel of a thread-level schedule of ``fusion.c`` (see module docstring).
 
     The fusion's :class:`~tilec.ir.threads.ThreadOptions` give the shared buffers per operand
     (2: the next K tile is read into registers while the current one is multiplied; 1: load,
     sync, compute, sync), the register buffers of the k-slice, the shared tiles' pads and the
     CTAs per SM the compiler must fit.
+
+    The fusion's sizes are the reference launch; the run-time variants (the schedule's trace
+    replayed over symbolic sizes, lowered once per set of facts) are :func:`variants_of` the
+    plan, lowered when the printer first asks (or here, with ``variants``).
     """
+    sizes = []
+    for d, e in (("M", fusion.M), ("N", fusion.N), ("K", fusion.K)):
+        if not e.is_Integer:
+            raise UnsupportedError(f"SIMT printer: the reference size {d} must be a constant but "
+                                   f"got {e} (the kernel itself takes M, N, K at run time)")
+        sizes.append(int(e))
+    M, N, K = sizes
+    if max(M * K, K * N, M * N) >= 2**31:
+        raise UnsupportedError(f"SIMT printer: {M}x{N}x{K} needs 64-bit indices (int32 only)")
+    ref = _lower(fusion, name, (M, N, K), (K, N, N))
+    if not variants:
+        return ref
+    return replace(ref, variants=variants_of(ref))
+
+
+_VARIANTS: dict[int, tuple[SimtPlan, tuple[SimtVariant, ...]]] = {}
+
+
+def variants_of(plan: SimtPlan) -> tuple[SimtVariant, ...]:
+    """The plan's run-time variants (:func:`run_time_variants` of the schedule it was lowered
+    from, ``plan.schedule``), lowered once per plan object."""
+    if plan.variants:
+        return plan.variants
+    hit = _VARIANTS.get(id(plan))
+    if hit is not None and hit[0] is plan:
+        return hit[1]
+    out = run_time_variants(plan.schedule, plan)
+    if len(_VARIANTS) > 64:
+        _VARIANTS.clear()
+    _VARIANTS[id(plan)] = (plan, out)
+    return out
+
+
+def run_time_variants(schedule: str, ref: SimtPlan) -> tuple[SimtVariant, ...]:
+    """The kernels the launcher chooses among, most facts first: ``tiles`` (M, N, K multiples
+    of the CTA and K tiles, leading dimensions of 4 elements and 16-byte aligned pointers: no
+    boundary predicate, every vector the schedule asks for), ``aligned`` (N and K multiples of
+    4 with the same alignment: predicated edges, 128-bit rows), ``general`` (nothing assumed:
+    predicated, scalar global accesses).  The schedule's trace is replayed over the sizes of
+    each (its calls must not depend on M, N, K, as a kernel compiled for a configuration is)."""
+    bk = ref.staging.BK if ref.staging is not None else 1
+    sizes = (SIZE_M, SIZE_N, SIZE_K)
+    lds = (LDA, LDB, LDC)
+    specs = (("tiles", (ref.BM, ref.BN, bk), ALIGN), ("aligned", (1, ALIGN, ALIGN), ALIGN),
+             ("general", (1, 1, 1), 1))
+    out = []
+    for vname, mult, align in specs:
+        back: dict[sympy.Symbol, sympy.Expr] = {}
+        facts: list[str] = []
+
+        def multiple(sym: sympy.Symbol, f: int) -> sympy.Expr:
+            if f == 1:
+                return sym
+            q = sympy.Symbol(f"{sym.name}_q", integer=True, positive=True)
+            back[q] = sym / f
+            facts.append(f"{sym.name} % {f} == 0")
+            return f * q
+
+        v_sizes = tuple(multiple(s, f) for s, f in zip(sizes, mult, strict=True))
+        v_lds = tuple(multiple(s, align) for s in lds)
+        if align > 1:
+            facts.append(f"(A | B | C) % {4 * align} == 0")  # the pointers' addresses
+        g = _replay(schedule, *v_sizes)
+        plan = _lower(g, ref.name, v_sizes, v_lds)
+        out.append(SimtVariant(vname, tuple(dict.fromkeys(facts)), plan, back))
+    return tuple(out)
+
+
+def _replay(schedule: str, M: sympy.Expr, N: sympy.Expr, K: sympy.Expr) -> GemmFusion:
+    """The schedule's trace (``str(fusion.schedule)``: its import, the fusion's creation, its
+    calls) run again on a fusion of sizes ``M``, ``N``, ``K``."""
+    from tilec.errors import TilecError
+
+    def make(**kw: object) -> GemmFusion:
+        return GemmFusion(**{**kw, "M": M, "N": N, "K": K})  # type: ignore[arg-type]
+
+    ns: dict[str, object] = {"GemmFusion": make, "ParallelType": ParallelType}
+    program = "\n".join(ln for ln in schedule.splitlines() if not ln.startswith("from tilec.ir import"))
+    try:
+        exec(compile(program, "<tilec schedule, run-time sizes>", "exec"), ns)
+    except (TilecError, TypeError, ValueError) as e:
+        raise UnsupportedError(
+            f"SIMT printer: the schedule does not replay over run-time sizes ({type(e).__name__}: "
+            f"{e}); a shape-generic kernel needs scheduling calls that do not depend on M, N, K"
+        ) from e
+    return ns["fusion"]  # type: ignore[return-value]
+
+
+def _lower(fusion: GemmFusion, name: str, sizes: tuple, lds: tuple) -> SimtPlan:
+    """:func:`lower_simt` for the fusion's sizes ``sizes`` (integers, or symbols with facts)
+    and leading dimensions ``lds`` (of A, B, C)."""
     opts = fusion.thread_options
     if fusion.dtype is not DType.FP32:
         raise UnsupportedError(f"SIMT printer: dtype must be fp32 but got {fusion.dtype.value}")
     if fusion.b_layout != "kn":
         raise UnsupportedError("SIMT printer: B must be K x N row-major (b_layout='kn')")
-    sizes = []
-    for d, e in (("M", fusion.M), ("N", fusion.N), ("K", fusion.K)):
-        if not e.is_Integer:
-            raise UnsupportedError(f"SIMT printer: GEMM size {d} must be a constant but got {e}")
-        sizes.append(int(e))
     M, N, K = sizes
-    if max(M * K, K * N, M * N) >= 2**31:
-        raise UnsupportedError(f"SIMT printer: {M}x{N}x{K} needs 64-bit indices (int32 only)")
+    lda, ldb, ldc = lds
     c = fusion.c
     im = index_map(c)
     launch = infer_launch(fusion)
@@ -270,11 +392,12 @@ def lower_simt(fusion: GemmFusion, *, name: str = "tilec_simt") -> SimtPlan:
             reg.append(_reg_axis(pos, ax, s, m_expr, n_expr))
         else:
             raise UnsupportedError(f"SIMT printer: C axis {pos} ({ax}) bound to {pt.name}")
-    for dims in (launch.grid, launch.block):
+    concrete = all(isinstance(v, int) for v in sizes)
+    for dims in ((launch.grid,) if concrete else ()) + (launch.block,):
         for e in dims:
             if not sympy.sympify(e).is_Integer:
                 raise UnsupportedError(f"SIMT printer: launch dims must be constants but got {dims}")
-    grid = tuple(int(e) for e in launch.grid)
+    grid = tuple(int(e) if sympy.sympify(e).is_Integer else sympy.sympify(e) for e in launch.grid)
     block = tuple(int(e) for e in launch.block)
     threads = block[0] * block[1] * block[2]
     if threads > 1024:
@@ -298,7 +421,14 @@ def lower_simt(fusion: GemmFusion, *, name: str = "tilec_simt") -> SimtPlan:
     # K predicates belong to the reduction (zero-filled tiles, or a loop of exactly K); the rest
     # guard a thread's C element
     c_preds = [q for q in im.predicates if not q.free_symbols & ksyms]
-    vec_n = _vector_width("N", reg, n_expr, N, bounds, c_preds, notes)
+    # global accesses along N (C stores, unstaged B loads): the row's length and leading
+    # dimension must keep the vectors aligned; shared reads only need an aligned start
+    vec_c = _vector_width("N", reg, n_expr, (N, ldc),
+                          bounds, c_preds, notes)
+    if len(kaxes) == 1 and vec_c > 1 and not proven_multiple(ldb, vec_c, bounds):
+        notes.append(f"B loads: ldb = {ldb} not proven a multiple of {vec_c}; scalar")
+        vec_c = 1
+    vec_n = _vector_width("N", reg, n_expr, None, bounds, [], []) if len(kaxes) == 2 else vec_c
     vec_m = _vector_width("M", reg, m_expr, None, bounds, [], notes)
 
     staging = None
@@ -321,21 +451,22 @@ def lower_simt(fusion: GemmFusion, *, name: str = "tilec_simt") -> SimtPlan:
             )
         frag = (m_local.xreplace(_vec0(reg, "M") if vec_m > 1 else {}), vec_m,
                 n_local.xreplace(_vec0(reg, "N") if vec_n > 1 else {}), vec_n)
-        staging = stage_tiles(int(bk), so, si, int(ao.extent), opts, M, N, K, BM, BN, m_base,
-                           n_base, block, frag, bounds, notes)
+        k_tiles = int(ao.extent) if ao.extent.is_Integer else ao.extent
+        staging = stage_tiles(int(bk), so, si, k_tiles, opts, (M, N, K, lda, ldb), BM, BN,
+                              m_base, n_base, block, frag, bounds, notes)
         if vec_n > 1 and not (proven_multiple(n_local.xreplace(_vec0(reg, "N")), vec_n, bounds)
                               and staging.b.pitch % vec_n == 0):
             notes.append(f"B tile reads in shared memory: alignment to {vec_n} not proven")
     else:
         raise UnsupportedError(f"SIMT printer: C has {len(kaxes)} K axes; expected 1 or 2 ([Ko, Ki])")
 
+    decomp = fusion.decomposition
     work = simt_work_split(fusion, grid=grid, block_names=[b.name for b in bsyms], BM=BM, BN=BN,
                            BK=staging.BK if staging else None, async_copy=opts.async_copy,
-                           notes=notes)
-    hi_m = _max_of(m_expr, bounds)
-    hi_n = _max_of(n_expr, bounds)
-    guard_a = sympy.true if hi_m < M else sympy.Lt(m_expr, M)
-    guard_b = sympy.true if hi_n < N else sympy.Lt(n_expr.xreplace(_vec0(reg, "N") if vec_n > 1 else {}), N)
+                           notes=notes, concrete=concrete)
+    guard_a = sympy.true if _below(m_expr, bounds, M) else sympy.Lt(m_expr, M)
+    n0 = n_expr.xreplace(_vec0(reg, "N") if vec_c > 1 else {})
+    guard_b = sympy.true if _below(n_expr, bounds, N) else sympy.Lt(n0, N)
     return SimtPlan(
         name=name, M=M, N=N, K=K, grid=grid, block=block,  # type: ignore[arg-type]
         thread_symbols=tuple(tsyms), block_symbols=tuple(bsyms),
@@ -344,6 +475,8 @@ def lower_simt(fusion: GemmFusion, *, name: str = "tilec_simt") -> SimtPlan:
         staging=staging, vec_m=vec_m, vec_n=vec_n, bounds=bounds,
         predicates=tuple(c_preds), guard_a=guard_a, guard_b=guard_b,
         options=opts, schedule=str(fusion.schedule), notes=tuple(notes), work=work,
+        lda=lda, ldb=ldb, ldc=ldc, vec_c=vec_c,
+        decomposition=None if decomp.kind is Decomposition.DATA_PARALLEL else decomp,
     )
 
 
@@ -369,9 +502,12 @@ def _vec0(reg: list[RegAxis] | tuple[RegAxis, ...], dim: str) -> dict[sympy.Symb
     return {r.symbol: 0 for r in reg if r.dim == dim and r.vector}
 
 
-def _vector_width(dim: str, reg: list[RegAxis], expr: sympy.Expr, row: int | None,
-                  bounds: dict, preds: list, notes: list[str]) -> int:
-    """The Vectorize width along ``dim`` when it is proven: unit stride, aligned start."""
+def _vector_width(dim: str, reg: list[RegAxis], expr: sympy.Expr,
+                  row: tuple[sympy.Expr, sympy.Expr] | None, bounds: dict, preds: list,
+                  notes: list[str]) -> int:
+    """The Vectorize width along ``dim`` when it is proven: unit stride, aligned start; for a
+    global access ``row = (length, leading dimension)``: both multiples of the width (a
+    vector never straddles the edge ``index < length``, and every row starts aligned)."""
     axes = [r for r in reg if r.dim == dim and r.vector]
     if not axes:
         return 1
@@ -382,8 +518,10 @@ def _vector_width(dim: str, reg: list[RegAxis], expr: sympy.Expr, row: int | Non
     why = None
     if simplify(expr - start, bounds) != v.symbol:
         why = f"{dim} index is not start + {v.symbol}"
-    elif row is not None and row % v.extent:
-        why = f"row length {row} is not a multiple of {v.extent}"
+    elif row is not None and not divides(v.extent, row[0]):
+        why = f"row length {row[0]} is not a multiple of {v.extent}"
+    elif row is not None and not divides(v.extent, row[1]):
+        why = f"leading dimension {row[1]} is not a multiple of {v.extent}"
     elif not proven_multiple(start, v.extent, bounds):
         why = f"start {start} not proven a multiple of {v.extent}"
     elif any(v.symbol in p.free_symbols and not _is_edge(p, expr, row) for p in preds):
@@ -395,9 +533,9 @@ def _vector_width(dim: str, reg: list[RegAxis], expr: sympy.Expr, row: int | Non
     return v.extent
 
 
-def _is_edge(pred: sympy.Basic, index: sympy.Expr, row: int | None) -> bool:
+def _is_edge(pred: sympy.Basic, index: sympy.Expr, row: tuple | None) -> bool:
     return (row is not None and isinstance(pred, sympy.StrictLessThan)
-            and sympy.expand(pred.lhs - index) == 0 and pred.rhs == row)
+            and sympy.expand(pred.lhs - index) == 0 and sympy.expand(pred.rhs - row[0]) == 0)
 
 
 def _grid_points(syms: list[sympy.Symbol], bounds: dict) -> list[np.ndarray]:
@@ -415,19 +553,23 @@ def _extent_of(local: sympy.Expr, syms: list[sympy.Symbol], bounds: dict) -> int
     return int(vals.max()) + 1
 
 
-def _max_of(expr: sympy.Expr, bounds: dict) -> int:
-    """The largest value of ``expr`` over its loop domain (interval bound, else enumeration)."""
+def _below(expr: sympy.Expr, bounds: dict, size: sympy.Expr | int) -> bool:
+    """``expr < size`` over the whole loop domain, proved (interval bound, else enumeration of
+    a concrete domain); False when unknown (the access keeps its guard)."""
     ctx = Context()
     for s, b in bounds.items():
         ctx.bound(s, b)
     hi = interval(expr, ctx)[1]
-    if hi.is_Integer:
-        return int(hi)
+    if sympy.Lt(hi, size) is sympy.true:
+        return True
     syms = sorted(expr.free_symbols, key=str)
+    if not all(bounds[s].is_Integer for s in syms) or not isinstance(size, int):
+        return False
     total = int(np.prod([int(bounds[s]) for s in syms], dtype=np.int64)) if syms else 1
     if total > 1 << 24:
-        return 1 << 62  # unknown: guard
-    return int(np.max(evaluate_grid(expr, syms, _grid_points(syms, bounds)))) if syms else int(expr)
+        return False
+    top = int(np.max(evaluate_grid(expr, syms, _grid_points(syms, bounds)))) if syms else int(expr)
+    return top < size
 
 
 def register_points(plan: SimtPlan, dim: str) -> list[dict[sympy.Symbol, int]]:

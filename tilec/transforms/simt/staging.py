@@ -37,10 +37,18 @@ def simplify(expr: sympy.Expr, bounds: dict[sympy.Symbol, sympy.Expr]) -> sympy.
 
 
 def proven_multiple(expr: sympy.Expr, d: int, bounds: dict[sympy.Symbol, sympy.Expr]) -> bool:
-    """True when ``expr % d == 0`` for every point of the bounds (proved, never guessed)."""
+    """True when ``expr % d == 0`` for every point of the bounds (proved, never guessed); a
+    size symbol (``M``, ``lda``) is a multiple only where the variant's facts make it one
+    (``N = 128*N_q``)."""
     if d == 1:
         return True
     return simplify(sympy.Mod(expr, d), bounds) == 0
+
+
+def divides(d: int, size: sympy.Expr | int) -> bool:
+    """``size % d == 0`` as sympy decides it without bounds: always for a concrete size, for a
+    symbolic one only when it is written as a multiple of ``d`` (a variant's fact)."""
+    return sympy.Mod(size, d) == 0
 
 
 @dataclass(frozen=True)
@@ -65,9 +73,10 @@ class TileCopy:
     pitch: int  # shared-memory row pitch in elements
     transposed: bool  # stored [col][row]
     swizzle: int = 0  # transposed tiles: 0, or the vector width w of the rotation (see ``place``)
-    stride: int = 0  # elements between a thread's copies it and it + 1, passed to the kernel as
-    # an argument (``fusion.copy_addresses("stride" / "byte_stride")``); 0: each copy's index
-    # printed whole
+    stride: sympy.Expr | int = 0  # elements between a thread's copies it and it + 1, passed to
+    # the kernel as an argument (``fusion.copy_addresses("stride" / "byte_stride")``; a multiple
+    # of the operand's leading dimension, which the launcher knows at run time); 0: each copy's
+    # index printed whole
 
     def base_index(self) -> sympy.Expr:
         """``global_index`` of the thread's first copy (``it = 0``)."""
@@ -100,7 +109,7 @@ class SmemStaging:
     stages: int
     ko: sympy.Symbol  # K-tile loop symbol
     ki: sympy.Symbol  # inner K symbol
-    k_tiles: int
+    k_tiles: sympy.Expr | int  # K tiles: ceil(K / BK), an int for the reference launch
     a: TileCopy
     b: TileCopy
 
@@ -111,30 +120,36 @@ class SmemStaging:
         return 4 * self.stages * (a + b)
 
 
-def stage_tiles(bk: int, ko: sympy.Symbol, ki: sympy.Symbol, k_tiles: int, opts: ThreadOptions,
-             M: int, N: int, K: int, BM: int, BN: int, m_base: sympy.Expr, n_base: sympy.Expr,
-             block: tuple[int, int, int], frag: tuple[sympy.Expr, int, sympy.Expr, int],
-             bounds: dict, notes: list[str]) -> SmemStaging:
+def stage_tiles(bk: int, ko: sympy.Symbol, ki: sympy.Symbol, k_tiles: sympy.Expr | int,
+                opts: ThreadOptions, sizes: tuple[sympy.Expr, ...], BM: int, BN: int,
+                m_base: sympy.Expr, n_base: sympy.Expr, block: tuple[int, int, int],
+                frag: tuple[sympy.Expr, int, sympy.Expr, int], bounds: dict,
+                notes: list[str]) -> SmemStaging:
     """The K tile copies and shared layouts: A stored transposed ``As[k][m]``, B as ``Bs[k][n]``;
     each row padded as the schedule says, or by the pad with the fewest bank-conflict wavefronts
-    (:mod:`tilec.transforms.simt.banks`) among those that keep the fragment reads aligned."""
+    (:mod:`tilec.transforms.simt.banks`) among those that keep the fragment reads aligned.
+
+    ``sizes``: ``(M, N, K, lda, ldb)``, integers (the reference launch) or symbols (a run-time
+    variant: a guard is left out, a vector kept, only where the variant's facts prove it)."""
+    M, N, K, lda, ldb = sizes
     threads = block[0] * block[1] * block[2]
     m_frag, vec_m, n_frag, vec_n = frag
     k0 = ko * bk
     # A tile: BM rows (m) x BK cols (k), contiguous along k in global memory
     # cp.async cannot transpose a vector: A's copies are 4-byte with async copies
-    va = 1 if opts.async_copy else next(v for v in VECTOR_WIDTHS if bk % v == 0 and K % v == 0)
+    va = 1 if opts.async_copy else next(v for v in VECTOR_WIDTHS if bk % v == 0
+                                         and divides(v, K) and divides(v, lda))
     a = _copy("A", BM, bk, va, threads,
-              lambda r, c: (m_base + r) * K + k0 + c,
-              lambda r, c: sympy.And(sympy.Lt(m_base + r, M) if M % BM else sympy.true,
-                                     sympy.Lt(k0 + c, K) if K % bk else sympy.true),
+              lambda r, c: (m_base + r) * lda + k0 + c,
+              lambda r, c: sympy.And(sympy.true if divides(BM, M) else sympy.Lt(m_base + r, M),
+                                     sympy.true if divides(bk, K) else sympy.Lt(k0 + c, K)),
               transposed=True, lanes=opts.lanes("A"))
-    vb = next(v for v in VECTOR_WIDTHS
-              if BN % v == 0 and N % v == 0 and proven_multiple(n_base, v, bounds))
+    vb = next(v for v in VECTOR_WIDTHS if BN % v == 0 and divides(v, N) and divides(v, ldb)
+              and proven_multiple(n_base, v, bounds))
     b = _copy("B", bk, BN, vb, threads,
-              lambda r, c: (k0 + r) * N + n_base + c,
-              lambda r, c: sympy.And(sympy.Lt(k0 + r, K) if K % bk else sympy.true,
-                                     sympy.Lt(n_base + c, N) if N % BN else sympy.true),
+              lambda r, c: (k0 + r) * ldb + n_base + c,
+              lambda r, c: sympy.And(sympy.true if divides(bk, K) else sympy.Lt(k0 + r, K),
+                                     sympy.true if divides(BN, N) else sympy.Lt(n_base + c, N)),
               transposed=False, lanes=opts.lanes("B"))
     if opts.swizzle_a:  # rotate by whole read vectors, and by k inside one
         if vec_m == 1:
@@ -152,9 +167,9 @@ def stage_tiles(bk: int, ko: sympy.Symbol, ki: sympy.Symbol, k_tiles: int, opts:
                 f"smem_pad: the rows of {cp.operand}'s shared tile ({cp.pitch} elements with the "
                 f"pad) must stay a multiple of {w} for its {32 * w}-bit accesses")
     if va < 4 and not opts.async_copy:
-        notes.append(f"A tile copy uses {32 * va}-bit loads (BK={bk}, K={K})")
+        notes.append(f"A tile copy uses {32 * va}-bit loads (BK={bk}, K={K}, lda={lda})")
     if vb < 4:
-        notes.append(f"B tile copy uses {32 * vb}-bit loads (BN={BN}, N={N})")
+        notes.append(f"B tile copy uses {32 * vb}-bit loads (BN={BN}, N={N}, ldb={ldb})")
     if opts.copy_slices > 1 and not opts.async_copy:
         raise ScheduleError("spread_copies: spreads cp.async copies; the schedule's K tiles are "
                             "register-staged (circular_buffer(..., async_copy=True) to use it)")
@@ -216,18 +231,21 @@ def _strided(cp: TileCopy, notes: list[str]) -> TileCopy:
     index is linear in the copy number and the copies span more than LDGSTS' immediate offsets
     (closer copies are one instruction each already: ptxas folds the offsets)."""
     step = sympy.expand(cp.global_index - cp.base_index())
-    c = step.coeff(IT) if step.free_symbols == {IT} else None
+    c = step.coeff(IT)
     if cp.iters == 1:
         return cp
-    if c is None or not c.is_Integer or sympy.expand(step - c * IT) != 0 or c <= 0:
+    # a stride may be a multiple of a run-time size (the leading dimension: ``8*lda``), never
+    # of a loop index
+    loop = {s for s in c.free_symbols if s.name in ("tid", "it") or s.name.startswith(("i_", "bid", "tid"))}
+    if loop or sympy.expand(step - c * IT) != 0 or not c.is_positive:
         notes.append(f"copy_addresses: {cp.operand}'s copy index is not a positive multiple of the "
                      f"copy number ({step}); its copies keep whole indices")
         return cp
-    if 4 * int(c) * (cp.iters - 1) < LDGSTS_OFFSET:
+    if c.is_Integer and 4 * int(c) * (cp.iters - 1) < LDGSTS_OFFSET:
         notes.append(f"copy_addresses: {cp.operand}'s copies span {4 * int(c) * (cp.iters - 1)} "
                      f"bytes, within LDGSTS' immediate offsets; they keep whole indices")
         return cp
-    return replace(cp, stride=int(c))
+    return replace(cp, stride=int(c) if c.is_Integer else c)
 
 
 PADS = (0, 1, 2, 4, 8)  # candidate row pads (elements) when the schedule sets none

@@ -38,8 +38,10 @@ from tilec.transforms.plan import Decomposition, Fixup, WorkSplit
 
 def simt_work_split(fusion: GemmFusion, *, grid: tuple[int, int, int], block_names: list[str],
                     BM: int, BN: int, BK: int | None, async_copy: bool,
-                    notes: list[str]) -> WorkSplit | None:
-    """The SIMT kernel's work split, or None for the plain data-parallel kernel.
+                    notes: list[str], concrete: bool = True) -> WorkSplit | None:
+    """The SIMT kernel's work split at the reference launch, or None for the plain
+    data-parallel kernel (and for a run-time plan, ``concrete`` False: its numbers are the
+    launcher's, ``make_work`` printed by :mod:`tilec.codegen.cuda.simt.units`, per launch).
 
     ``grid``: the data-parallel launch grid (one CTA per tile); ``block_names``: the block
     symbols bound (``bidx``, ``bidy``); ``BK``: the staged K tile (None: K is not staged).
@@ -64,6 +66,10 @@ def simt_work_split(fusion: GemmFusion, *, grid: tuple[int, int, int], block_nam
     if gz != 1 or not set(block_names) <= {"bidx", "bidy"}:
         raise UnsupportedError(f"SIMT printer: {d.kind.value} numbers the tiles of a 2-D grid over "
                                f"bidx and bidy, but the grid is {grid} over {block_names}")
+    if not concrete:
+        notes.append(f"work: {d.kind.value}, fix-up {d.fixup.value}, its numbers per launch "
+                     f"(make_work; tile g = bidy * tiles_n + bidx)")
+        return None
     M, N, K = (int(e) for e in (fusion.M, fusion.N, fusion.K))
     tiles = gx * gy
     sms = d.sms or tiles

@@ -192,17 +192,15 @@ def epilogue_direct(k: Kernel, ind: str) -> list[str]:
     conv = {DType.BF16: "__floats2bfloat162_rn(x, y)", DType.FP16: "__floats2half2_rn(x, y)",
             DType.FP32: "make_float2(x, y)"}[p.c_dtype]
     one = {DType.BF16: "__float2bfloat16_rn", DType.FP16: "__float2half_rn", DType.FP32: "float"}[p.c_dtype]
-    vec_ok = p.N % 2 == 0
     store = [
+        f"{ind}// the closed variant's tiles are whole (facts_hold: M % BM == 0, N % BN == 0)",
         f"{ind}auto put = [&](int row, int col, float x, float y) {{",
-        f"{ind}  if (row >= M) return;",
-        f"{ind}  TOut* dst = C + (size_t)row * N + col;",
-    ]
-    if vec_ok:
-        store.append(f"{ind}  if (col + 1 < N) {{ *reinterpret_cast<{pair}*>(dst) = {conv}; return; }}")
-    store += [
-        f"{ind}  if (col < N) dst[0] = {one}(x);",
-        f"{ind}  if (col + 1 < N) dst[1] = {one}(y);",
+        f"{ind}  if (!FACTS && row >= sh.M) return;",
+        f"{ind}  TOut* dst = C + (size_t)row * sh.LDC + col;",
+        f"{ind}  // a pair where it is whole and aligned (col is even: an even row stride)",
+        f"{ind}  if ((FACTS || col + 1 < sh.N) && sh.LDC % 2 == 0) {{ *reinterpret_cast<{pair}*>(dst) = {conv}; return; }}",
+        f"{ind}  if (FACTS || col < sh.N) dst[0] = {one}(x);",
+        f"{ind}  if (FACTS || col + 1 < sh.N) dst[1] = {one}(y);",
         f"{ind}}};",
     ]
     return store + [

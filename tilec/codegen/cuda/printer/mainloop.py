@@ -30,10 +30,14 @@ def kernel_function(k: Kernel) -> str:
         f"using TIn = {ab};",
         f"using TOut = {CTYPE[p.c_dtype]};",
         "",
+        "// FACTS: the closed variant (the launcher ran it because facts_hold(sh)): closed multicast",
+        "// forms, the exact stage release where printed (HAS_EXACT), no boundary predicates.",
+        "template <bool FACTS>",
         f"__global__ void __launch_bounds__(THREADS, 1){cdims}",
         "gemm_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,",
         "            const __grid_constant__ CUtensorMap tmC, TOut* __restrict__ C,",
-        "            float* __restrict__ ws, int* __restrict__ tickets) {",
+        "            float* __restrict__ ws, int* __restrict__ tickets, const Shape sh) {",
+        "  constexpr bool EXACT = FACTS && HAS_EXACT;  // the exact stage release (else all-cluster)",
         "  extern __shared__ uint8_t smem_raw[];",
         "  // 1024-byte alignment for the 128B swizzle; the same offset in every CTA of the cluster.",
         "  uint8_t* smem = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));",
@@ -55,9 +59,11 @@ def kernel_function(k: Kernel) -> str:
         "  if (threadIdx.x == 0) {",
         "    for (int s = 0; s < STAGES; ++s) {",
         "      tilec::mbar_init(&full[s], 1);  // the local producer's arrive.expect_tx",
-        ("      // one arrival per consumer warpgroup of each CTA in R'(rank)\n"
-         "      tilec::mbar_init(&empty[s], CONSUMERS * __popcll((RECV >> (8 * rank)) & 0xFF));"
-         if s.receivers is not None and s.cluster > 1 else
+        ("      // exact: one arrival per consumer warpgroup of each CTA in R'(rank); else every\n"
+         "      // consumer warpgroup of the cluster\n"
+         "      tilec::mbar_init(&empty[s], EXACT ? CONSUMERS * __popcll((RECV >> (8 * rank)) & 0xFF)\n"
+         "                                        : CONSUMERS * CLUSTER);"
+         if s.cluster > 1 else
          "      tilec::mbar_init(&empty[s], CONSUMERS * CLUSTER);  // every consumer warpgroup of the cluster"),
         "    }",
         "    tilec::mbar_fence_init();",
@@ -88,8 +94,8 @@ def unit_header(k: Kernel, ind: str) -> list[str]:
         f"{ind}const int {t} = g * CLUSTER + rank;",
         f"{ind}const int i_rt = g / ORDER_CLUSTERS, cidx = g % ORDER_CLUSTERS;",
         f"{ind}(void)i_rt; (void)cidx;",
-        f"{ind}const bool alive = tile_alive({t});",
-        f"{ind}const int m0 = tile_m({t}) * BM, n0 = tile_n({t}) * BN;",
+        f"{ind}const bool alive = sh.tile_alive({t});",
+        f"{ind}const int m0 = sh.tile_m({t}) * BM, n0 = sh.tile_n({t}) * BN;",
     ]
 
 
@@ -97,7 +103,6 @@ def producer(k: Kernel) -> list[str]:
     """The producer thread: per work unit and k-iteration, wait for a free stage and issue its TMA
     loads."""
     p, s = k.plan, k.shape
-    exact = s.receivers is not None
     ind = "      "
     out = [f"{ind}tilec::tma_prefetch_map(&tmA);", f"{ind}tilec::tma_prefetch_map(&tmB);"]
     for op in (p.a, p.b):
@@ -105,33 +110,35 @@ def producer(k: Kernel) -> list[str]:
             out.append(f"{ind}const uint64_t pol_{op.name.lower()} = tilec::policy_evict_{op.evict}();")
     out += [f"{ind}int stage = 0; uint32_t phase = 0;",
             f"{ind}int g, kb0, kb1;",
-            f"{ind}for (int j = 0; work_unit(worker, j, g, kb0, kb1); ++j) {{"]
+            f"{ind}for (int j = 0; sh.work_unit(worker, j, g, kb0, kb1); ++j) {{"]
     i2 = ind + "  "
     out += unit_header(k, i2)
-    if exact:
-        out.append(f"{i2}if (!alive) continue;  // the whole cluster skips this unit (checked when printed)")
-    elif s.cluster > 1 and (p.a.multicast or p.b.multicast):
+    out.append(f"{i2}if (EXACT && !alive) continue;  // the whole cluster skips this unit (facts_hold)")
+    multicast = s.cluster > 1 and (p.a.multicast or p.b.multicast)
+    if multicast:
         out += [
-            f"{i2}// Dead CTAs never receive: keep them out of every mask.",
-            f"{i2}int alive_mask = 0;",
-            f"{i2}for (int r = 0; r < CLUSTER; ++r) alive_mask |= tile_alive(g * CLUSTER + r) ? 1 << r : 0;",
+            f"{i2}// Dead CTAs never receive: keep them out of every mask (all-cluster release).",
+            f"{i2}int alive_mask = 0xFFFF;",
+            f"{i2}if (!EXACT) {{",
+            f"{i2}  alive_mask = 0;",
+            f"{i2}  for (int r = 0; r < CLUSTER; ++r) alive_mask |= sh.tile_alive(g * CLUSTER + r) ? 1 << r : 0;",
+            f"{i2}}}",
         ]
     for op in (p.a, p.b):
         x, mc = op.name.lower(), op.multicast
         if mc is None:
             out.append(f"{i2}const bool issue_{x} = alive;")
             continue
-        live_mask = "" if exact else " & alive_mask"
         out += [
-            f"{i2}const bool issue_{x} = alive && mc_{x}_issue(rank, i_rt, cidx);",
-            f"{i2}const uint16_t mask_{x} = (uint16_t)(mc_{x}_mask(rank, i_rt, cidx){live_mask});",
+            f"{i2}const bool issue_{x} = alive && sh.mc_{x}_issue<FACTS>(rank, i_rt, cidx);",
+            f"{i2}const uint16_t mask_{x} = (uint16_t)(sh.mc_{x}_mask<FACTS>(rank, i_rt, cidx) & alive_mask);",
         ]
         if mc.mode is MulticastMode.SLICED:
             out += [
-                f"{i2}const int sidx_{x} = mc_{x}_slice_index(rank, i_rt, cidx);",
-                f"{i2}const int scnt_{x} = mc_{x}_slice_count(rank, i_rt, cidx);",
+                f"{i2}const int sidx_{x} = sh.mc_{x}_slice_index<FACTS>(rank, i_rt, cidx);",
+                f"{i2}const int scnt_{x} = sh.mc_{x}_slice_count<FACTS>(rank, i_rt, cidx);",
             ]
-    expect = "STAGE_BYTES" if exact else "alive ? STAGE_BYTES : 0u"
+    expect = "alive ? STAGE_BYTES : 0u"
     if p.prefetch and k.loads:
         out += [f"{i2}// L2 look-ahead (the plan's prefetch): this unit's first PREFETCH k-iterations now,",
                 f"{i2}// then k-iteration kb + PREFETCH with the loads of kb; the boxes this CTA issues",
@@ -247,24 +254,21 @@ def release(k: Kernel, st: str) -> str:
     s = k.shape
     if s.cluster == 1:
         return f"if (ctid == 0) tilec::mbar_arrive_local(&empty[{st}]);"
-    if s.receivers is not None:
-        return (f"if (ctid < CLUSTER && ((SEND >> (8 * rank + ctid)) & 1)) "
-                f"tilec::mbar_arrive_remote(&empty[{st}], ctid);")
-    return f"if (ctid < CLUSTER) tilec::mbar_arrive_remote(&empty[{st}], ctid);"
+    return (f"if (ctid < CLUSTER && (!EXACT || ((SEND >> (8 * rank + ctid)) & 1))) "
+            f"tilec::mbar_arrive_remote(&empty[{st}], ctid);")
 
 
 def consumer(k: Kernel) -> list[str]:
     """A consumer warpgroup: per work unit, the wgmma k-loop with stage release, then the fix-up
     and the epilogue."""
     p, s = k.plan, k.shape
-    exact = s.receivers is not None
     ind = "    "
     i2 = ind + "  "
     # A dead CTA of a live cluster still waits for and releases every stage (all-cluster
     # protocol); its MMAs are skipped.  The waits stay unconditional either way: a wait
     # with nothing in flight is free, and ptxas then needs no wait of its own before the
     # accumulators are read.
-    guard = "" if exact else "if (alive) "
+    guard = "if (alive) "
     out = [
         f"{ind}const int cw = wg - 1;  // consumer warpgroup: rows [cw * WG_M, (cw + 1) * WG_M)",
         f"{ind}float acc[M_SUB][BN / 2];",
@@ -274,12 +278,11 @@ def consumer(k: Kernel) -> list[str]:
         *(overlap_declare(k, ind) if k.epilogue == "overlap" else []),
         f"{ind}(void)prev;",
         f"{ind}int g, kb0, kb1;",
-        f"{ind}for (int j = 0; work_unit(worker, j, g, kb0, kb1); ++j) {{",
+        f"{ind}for (int j = 0; sh.work_unit(worker, j, g, kb0, kb1); ++j) {{",
         *unit_header(k, i2),
     ]
-    if exact:
-        out.append(f"{i2}if (!alive) continue;")
     out += [
+        f"{i2}if (EXACT && !alive) continue;",
         f"{i2}for (int kb = kb0; kb < kb1; ++kb) {{",
         f"{i2}  tilec::mbar_wait(&full[stage], phase);",
         f"{i2}  {guard}{{",
@@ -301,8 +304,8 @@ def consumer(k: Kernel) -> list[str]:
         f"{i2}  tilec::wgmma_wait<{k.mma_in_flight}>();",
     ]
     if s.cluster > 1:
-        who = "S'(rank)" if exact else "the whole cluster"
-        out.append(f"{i2}  // Release the stage to every CTA that loads into this one ({who}).")
+        out.append(f"{i2}  // Release the stage to every CTA that loads into this one (S'(rank) when "
+                   "EXACT, else the whole cluster).")
     if k.mma_in_flight:
         out += [
             f"{i2}  // One wgmma group stays in flight: the previous stage is now read, release it.",
@@ -311,7 +314,7 @@ def consumer(k: Kernel) -> list[str]:
             f"{i2}  if (++stage == STAGES) {{ stage = 0; phase ^= 1; }}",
             f"{i2}}}",
             f"{i2}tilec::wgmma_wait<0>();",
-            f"{i2}{release(k, 'prev')}",
+            f"{i2}if (kb1 > kb0) {{ {release(k, 'prev')} }}  // (an empty K part used no stage)",
         ]
     else:
         out += [
@@ -327,7 +330,14 @@ def consumer(k: Kernel) -> list[str]:
         out += overlap_rest(i2)
         epi = overlap_pack(i2 + "  ")
     if k.partials:
-        out += [f"{i2}if (alive && (kb0 != 0 || kb1 != K_ITERS) && !{fixup_call()}) continue;"]
+        out += [
+            f"{i2}if (kb0 == kb1) {{  // an empty K part (split-K with K_ITERS < SPLITS): a zero partial",
+            f"{i2}  #pragma unroll",
+            f"{i2}  for (int ms = 0; ms < M_SUB; ++ms)",
+            f"{i2}    #pragma unroll",
+            f"{i2}    for (int i = 0; i < BN / 2; ++i) acc[ms][i] = 0.f;",
+            f"{i2}}}",
+            f"{i2}if (alive && (kb0 != 0 || kb1 != sh.K_ITERS) && !{fixup_call()}) continue;"]
     out += [
         f"{i2}if (alive) {{",
         *epi,

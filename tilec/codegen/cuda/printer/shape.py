@@ -22,6 +22,7 @@ from tilec.transforms.plan import (
 
 LOOP_VARS = ("rank", "i_rt", "cidx")  # the kernel values multicast expressions may use
 PAIR_VARS = ("r1", "r2", "i_rt", "cidx")  # the variables of `same`
+SIZES = ("M", "N", "K")  # the run-time sizes (members of the kernel's Shape)
 SMEM_LIMIT = 227 * 1024
 BOX_BYTES = 64 * 64 * 2  # one 64x64 16-bit staging box of the TMA-store epilogue
 
@@ -66,9 +67,11 @@ class Kernel:
 
     @property
     def partials(self) -> bool:
-        """Whether some work units cover part of a tile's K range (a fix-up is printed)."""
-        w = self.plan.work
-        return w.split_k or w.stream_k
+        """Whether some work units may cover part of a tile's K range (a fix-up is printed):
+        split-K, or a Stream-K kind (its region's size is a run-time number)."""
+        from tilec.codegen.cuda.printer.work import partials
+
+        return partials(self.plan.work)
 
 
 def _const_int(expr: sympy.Expr | None) -> int | None:
@@ -85,7 +88,7 @@ def cluster_all_or_none(p: KernelPlan, cluster: int) -> bool:
     units and use the same stages.  Checked at every tile the launch walks.
     """
     o = p.order
-    n = int(o.num_tiles)
+    n = int(o.concrete().num_tiles)
     for g in range(-(-n // cluster)):
         a = [o.is_alive(g * cluster + k) for k in range(cluster)]
         if any(a) != all(a):
@@ -95,33 +98,35 @@ def cluster_all_or_none(p: KernelPlan, cluster: int) -> bool:
 
 def static_receivers(p: KernelPlan, cluster: int) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
     """R'(X) and S'(X) bit masks per rank when every load's destination set depends on the rank
-    alone wherever the kernel uses it (closed forms, no guard, evaluated at every alive group of
-    the walk) and every group is wholly alive or wholly dead; else None.
+    alone wherever the kernel uses it (closed forms, no guard, evaluated at every wholly alive
+    group of the reference launch's walk); else None.  The closed variant runs the exact release
+    with them only where the launch's ``facts_hold`` finds every cluster wholly alive or dead and
+    these receivers at every alive group (printer/schedule.py).
 
     R'(X) = {X} | OR over operands of (issue_x(X) ? mask_x(X) : 0) (1 << X without multicast);
     S'(Y) = {X : Y in R'(X)}.
     """
-    if cluster > 1 and not cluster_all_or_none(p, cluster):
-        return None
-    o = p.order
-    oc = max((o.ctas or p.work.grid) // cluster, 1)
+    o = p.order.concrete()  # the reference launch
+    oc = max(int(o.ctas or p.work.grid) // cluster, 1)
     n, tiles_m, tiles_n = int(o.num_tiles), int(o.tiles_m), int(o.tiles_n)
 
     def alive(t: int) -> bool:
         m, nn = o.coords(t)
         return m < tiles_m and nn < tiles_n
 
-    alive_groups = [g for g in range(-(-n // cluster)) if g * cluster < n and alive(g * cluster)]
+    alive_groups = [g for g in range(-(-n // cluster))
+                    if all(g * cluster + r < n and alive(g * cluster + r) for r in range(cluster))]
     recv = [1 << r for r in range(cluster)]
     for op in (p.a, p.b):
         mc = op.multicast
         if mc is None:
             continue
-        if not mc.closed_form or mc.guard != sympy.true:
+        if not mc.closed_form:  # (its guard: the closed variant runs where it holds)
             return None
         exprs = [mc.issue, mc.mask]
         if mc.mode is MulticastMode.SLICED:
             exprs += [mc.slice_index, mc.slice_count]
+        exprs = [sympy.sympify(e).xreplace(p.sizes) for e in exprs]
         f = compile_int(exprs, sympy.symbols("rank i_rt cidx"))  # exact; symbols match by name
         for r in range(cluster):
             seen = {tuple(int(v) for v in f(r, g // oc, g % oc)) for g in alive_groups}
@@ -168,11 +173,11 @@ def check(p: KernelPlan, epilogue: str) -> tuple[KernelShape, str]:
             )
     if p.a.transposed:
         raise UnsupportedError("CUDA backend: A must be stored M x K (K contiguous)")
-    if not p.b_transposed and (p.BN % 64 != 0 or (p.N * p.dtype.nbytes) % 16 != 0):
+    if not p.b_transposed and p.BN % 64 != 0:  # (B's row stride: checked at launch)
         raise UnsupportedError(
             f"CUDA backend: B given K x N (N contiguous) is loaded in 64-column TMA boxes: BN "
-            f"must be a multiple of 64 and N * {p.dtype.nbytes} of 16 bytes, but plan "
-            f"{p.name!r} has BN = {p.BN}, N = {p.N} (store B as N x K: B_LAYOUT='nk')"
+            f"must be a multiple of 64, but plan {p.name!r} has BN = {p.BN} (store B as N x K: "
+            "B_LAYOUT='nk')"
         )
     if p.BK * p.dtype.nbytes != 128:
         raise UnsupportedError(
@@ -184,11 +189,6 @@ def check(p: KernelPlan, epilogue: str) -> tuple[KernelShape, str]:
         raise UnsupportedError(
             f"CUDA backend: boxes must be A ({p.BM}, {p.BK}) and B {bbox} but got "
             f"A {p.a.box} and B {p.b.box}"
-        )
-    if (p.K * p.dtype.nbytes) % 16 != 0:
-        raise UnsupportedError(
-            f"CUDA backend: TMA needs 16-byte row strides: K * {p.dtype.nbytes} must be a "
-            f"multiple of 16 but K = {p.K}"
         )
     if p.BM % 64 != 0 or not 64 <= p.BM <= 256:
         raise UnsupportedError(f"CUDA backend: BM must be 64, 128, 192 or 256 but got {p.BM}")
@@ -221,7 +221,12 @@ def check(p: KernelPlan, epilogue: str) -> tuple[KernelShape, str]:
         raise UnsupportedError(
             f"CUDA backend: grid {p.work.grid} is not a multiple of the cluster size {cx}"
         )
-    groups = -(-int(p.order.num_tiles) // cx)
+    groups = -(-int(p.order.concrete().num_tiles) // cx)
+    if not isinstance(p.order.ctas, int) and not sympy.sympify(p.order.ctas).is_Integer:
+        raise UnsupportedError(
+            f"CUDA backend: plan {p.name!r} walks its tiles with {p.order.ctas} CTAs (a size-"
+            "dependent grid); the CUDA kernel needs the schedule's CTA count as a number (a "
+            "persistent schedule)")
     if (w.split_k or w.stream_k) and w.num_tiles != groups:
         raise UnsupportedError(
             f"CUDA backend: plan {p.name!r} splits {w.num_tiles} tiles but its workers walk "
@@ -240,14 +245,13 @@ def check(p: KernelPlan, epilogue: str) -> tuple[KernelShape, str]:
     # ("tma"), or the warpgroup's whole tile ("tma_tile": its stores overlap the next tile)
     boxes = m_sub * p.BN // 64 if epilogue == "tma_tile" else 2
     epi = consumers * boxes * BOX_BYTES
-    can_tma = (p.c_dtype.nbytes == 2 and p.BN % 64 == 0 and (p.N * p.c_dtype.nbytes) % 16 == 0
-               and smem + epi <= SMEM_LIMIT)
+    # (C's rows must be 16-byte multiples for TMA stores: the launcher pads C or refuses)
+    can_tma = p.c_dtype.nbytes == 2 and p.BN % 64 == 0 and smem + epi <= SMEM_LIMIT
     if epilogue in ("tma", "tma_tile", "overlap") and not can_tma:
         raise UnsupportedError(
             f"CUDA backend: the {epilogue!r} epilogue stores through TMA: it needs a "
-            f"16-bit C with 16-byte rows (N * 2 a multiple of 16), BN a multiple of 64 and "
-            f"{epi} more bytes of shared memory (plan {p.name!r}: {p.c_dtype.value}, N={p.N}, "
-            f"BN={p.BN}, {smem} bytes already)")
+            f"16-bit C, BN a multiple of 64 and {epi} more bytes of shared memory (plan "
+            f"{p.name!r}: {p.c_dtype.value}, BN={p.BN}, {smem} bytes already)")
     if epilogue == "auto":  # overlapped TMA stores where they fit (measured the fastest)
         epilogue = "overlap" if can_tma else "direct"
     tma_store = can_tma and epilogue not in ("direct", "none")
@@ -268,8 +272,8 @@ def check_multicast(op: OperandLoad, cluster: int, rows: int) -> int:
             f"operand {op.name}: multicast plan is for clusters of {mc.cluster_size} but the "
             f"kernel's cluster has {cluster} CTAs"
         )
-    for e, allowed in ((mc.issue, LOOP_VARS), (mc.mask, LOOP_VARS), (mc.guard, LOOP_VARS),
-                       (mc.same, PAIR_VARS)):
+    for e, allowed in ((mc.issue, LOOP_VARS + SIZES), (mc.mask, LOOP_VARS + SIZES),
+                       (mc.guard, LOOP_VARS + SIZES), (mc.same, PAIR_VARS + SIZES)):
         names = {s.name for s in sympy.sympify(e).free_symbols}
         if not names <= set(allowed):
             raise UnsupportedError(
@@ -278,7 +282,9 @@ def check_multicast(op: OperandLoad, cluster: int, rows: int) -> int:
             )
     if mc.mode is not MulticastMode.SLICED:
         return 1
-    n = _const_int(mc.slice_count) if mc.closed_form and mc.guard == sympy.true else None
+    # the closed form's group size where it is one number (any chunk count is correct: each
+    # member of a group issues chunks sidx, sidx + scnt, ...); else the cluster's
+    n = _const_int(mc.slice_count) if mc.closed_form else None
     chunks = n if n is not None else cluster
     if rows % chunks != 0 or (rows // chunks) % 8 != 0:
         raise UnsupportedError(

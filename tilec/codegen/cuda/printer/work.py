@@ -1,47 +1,136 @@
-"""The work split of the CUDA kernel and its fix-up: the decomposition's constants, the
-``work_unit`` / ``fix_of`` / ``fix_slot`` schedule functions printed from the plan's
-:class:`~tilec.transforms.plan.WorkSplit` formulas (counted in groups of CLUSTER tiles and
-clusters), the workspace the launcher allocates, and the device function that sums partial
-tiles."""
+"""The work split of the CUDA kernel and its fix-up: the ``work_unit`` / ``fix_of`` /
+``fix_slot`` schedule functions printed from the plan's
+:class:`~tilec.transforms.plan.WorkSplit` formulas over the run-time counts (``K_ITERS``,
+``GROUPS``, ``WORKERS``, the Stream-K numbers: fields of the kernel's ``Shape``, counted in
+groups of CLUSTER tiles and clusters), the workspace the launcher allocates per call, and the
+device function that sums partial tiles."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import sympy
 
 from tilec.codegen.cuda.expr import INT_MAX, CudaExprPrinter, magnitude, nonneg_symbols
 from tilec.codegen.cuda.printer.shape import Kernel
 from tilec.proofs import Context
-from tilec.transforms.plan import CTA, IT_BEGIN, IT_END, PART, TILE, UNIT, Fixup, J, WorkSplit
+from tilec.transforms.plan import (
+    CTA,
+    IT_BEGIN,
+    IT_END,
+    PART,
+    TILE,
+    UNIT,
+    Decomposition,
+    Fixup,
+    J,
+    WorkSplit,
+    kernel_symbol,
+)
+
+# the Stream-K family: a region of tiles cut by k-iterations (its size is a run-time number)
+STREAM_K_KINDS = (Decomposition.STREAM_K, Decomposition.DP_ONE_SK_WAVE,
+                  Decomposition.TWO_TILE_SK_DP, Decomposition.STREAM_K_PP)
+# the work split's run-time numbers, as the kernel's Shape names them
+# (WorkSplit.symbolic's names, plan.WORK_SYMBOLS; the split's num_tiles is GROUPS here: the
+# groups of CLUSTER tiles the workers walk)
+K_ITERS, GROUPS, SK_TILES, SK_CTAS, SPLITS = (
+    kernel_symbol(n) for n in ("K_ITERS", "GROUPS", "SK_TILES", "SK_CTAS", "SPLITS"))
+# what the launcher accepts (sizes are int): the bounds the formulas' intermediates are sized for
+# (the launcher refuses larger: tilec.codegen.cuda.launch)
+RUN_BOUNDS = {"K_ITERS": 1 << 25, "GROUPS": 1 << 26, "SK_TILES": 1 << 26, "SK_CTAS": 1 << 16,
+              "SPLITS": 1 << 8}
+
+
+def bound(v: sympy.Expr | int) -> int:
+    """An upper bound of a work-split number: itself, or over :data:`RUN_BOUNDS`."""
+    return magnitude(v, RUN_BOUNDS)
+
+
+def partials(w: WorkSplit) -> bool:
+    """Whether the configuration's decomposition may cut a tile's K range (a fix-up is printed):
+    split-K, or a Stream-K kind (whose region may be empty at some sizes)."""
+    return w.split_k or w.kind in STREAM_K_KINDS
+
+
+@dataclass(frozen=True)
+class RunSplit:
+    """The plan's work split with its size-dependent numbers as the kernel's run-time names:
+    ``k_iters`` is ``K_ITERS``, ``num_tiles`` ``GROUPS``, ``sk_tiles`` ``SK_TILES``,
+    ``sk_ctas`` ``SK_CTAS``, split-K's ``splits`` ``SPLITS`` (capped by K_ITERS at a launch);
+    the configuration (kind, sk_first, fixup) stays.  Its formulas are
+    :class:`~tilec.transforms.plan.WorkSplit`'s own, evaluated over these symbols (as
+    ``WorkSplit.symbolic()``'s, whose ``split_k`` property cannot decide ``SPLITS > 1``: here it
+    is the configuration's).
+
+    >>> from tilec.transforms.plan import PART
+    >>> RunSplit.of(WorkSplit(Decomposition.SPLIT_K, grid=8, num_tiles=4, k_iters=9,
+    ...                       splits=2)).split_k_range(PART)
+    (floor(K_ITERS*s/SPLITS), floor(K_ITERS*(s + 1)/SPLITS))
+    """
+
+    kind: Decomposition
+    split_k: bool  # the configuration cuts tiles into K parts
+    sk_first: bool
+    fixup: Fixup
+    splits: sympy.Expr | int = 1
+    k_iters: sympy.Expr = K_ITERS
+    num_tiles: sympy.Expr = GROUPS
+    sk_tiles: sympy.Expr = SK_TILES
+    sk_ctas: sympy.Expr = SK_CTAS
+    front_tail = False  # dp_ft is printed by the SIMT printer only
+
+    @staticmethod
+    def of(w: WorkSplit) -> RunSplit:
+        return RunSplit(w.kind, w.split_k, w.sk_first, w.fixup, SPLITS if w.split_k else 1)
+
+    @property
+    def stream_k(self) -> bool:
+        return self.kind in STREAM_K_KINDS
+
+    @property
+    def sk_iters(self) -> sympy.Expr:
+        return self.sk_tiles * self.k_iters
+
+    def contributors(self, tile: sympy.Expr) -> sympy.Expr:
+        """(WorkSplit.contributors; split-K's count is the run-time SPLITS.)"""
+        return sympy.sympify(self.splits) if self.split_k else WorkSplit.contributors(self, tile)
+
+    split_k_unit = WorkSplit.split_k_unit
+    split_k_range = WorkSplit.split_k_range
+    sk_range = WorkSplit.sk_range
+    sk_owner = WorkSplit.sk_owner
+    sk_tiles_of = WorkSplit.sk_tiles_of
+    sk_unit_range = WorkSplit.sk_unit_range
+    sk_first_tile = WorkSplit.sk_first_tile
+    first_contributor = WorkSplit.first_contributor
+    partial_slot = WorkSplit.partial_slot
+    sk_slot = WorkSplit.sk_slot
+
+
+def shape_fields(k: Kernel) -> list[str]:
+    """The work split's run-time fields of the kernel's ``Shape`` (beside the sizes and counts)."""
+    w = k.plan.work
+    return (["SK_TILES", "SK_CTAS", "SK_START", "DP_START", "DP_TILES"]
+            if w.kind in STREAM_K_KINDS else ["SPLITS"] if w.split_k else [])
 
 
 def work_constants(k: Kernel) -> dict[str, int]:
-    """The decomposition's numbers, counted in groups of CLUSTER tiles and clusters."""
+    """The decomposition's configuration numbers (the run-time ones are ``Shape`` fields)."""
     p, c = k.plan, k.shape.cluster
-    w = p.work
-    walk = p.order.ctas or w.grid
-    out = {"WORKERS": w.grid // c, "GROUPS": groups(k), "ORDER_CLUSTERS": walk // c}
-    if w.split_k:
-        out |= {"SPLITS": w.splits}
-    elif w.stream_k:
-        dp0, dp1 = w.dp_range
-        out |= {"SK_TILES": w.sk_tiles, "SK_CTAS": w.sk_ctas, "SK_START": w.sk_start,
-                "DP_START": dp0, "DP_TILES": dp1 - dp0}
+    out = {"ORDER_CTAS": int(p.order.ctas or p.work.grid)}
+    out["ORDER_CLUSTERS"] = max(out["ORDER_CTAS"] // c, 1)
     return out
 
 
-def groups(k: Kernel) -> int:
-    """Groups of CLUSTER consecutive linear tiles the workers walk (a partial split's
-    ``num_tiles``: lowering counts it in groups; checked by ``shape.check``)."""
-    return -(-int(k.plan.order.num_tiles) // k.shape.cluster)
-
-
-def workspace(k: Kernel) -> tuple[int, int]:
-    """(fp32 workspace elements, int32 tickets) the launcher allocates for the fix-up:
-    the split's partial slots (deterministic) or partial tiles (atomic), each of CLUSTER
-    tiles, and a ticket per partial tile, CTA of the cluster and consumer warpgroup."""
-    if not k.partials:
+def workspace(k: Kernel, w: WorkSplit) -> tuple[int, int]:
+    """(fp32 workspace elements, int32 tickets) the launcher allocates for the fix-up of split
+    ``w`` (the split at the launch's sizes, :func:`tilec.codegen.cuda.launch.run_split`): the
+    split's partial slots (deterministic) or partial tiles (atomic), each of CLUSTER tiles, and a
+    ticket per partial tile, CTA of the cluster and consumer warpgroup."""
+    if not k.partials or not (w.split_k or w.stream_k):  # (w: a launch's concrete split)
         return 0, 0
-    w, c = k.plan.work, k.shape.cluster
+    c = k.shape.cluster
     per = c * k.plan.BM * k.plan.BN
     idx = w.partial_slots if w.fixup is Fixup.DETERMINISTIC else w.partial_tiles
     return idx * per, w.partial_tiles * c * k.shape.consumers
@@ -53,10 +142,17 @@ def work_fn(ret: str, name: str, expr: sympy.Basic, **bounds: int) -> str:
     intermediate may pass INT_MAX (then an ``int`` result is cast back).  ``it_end`` is
     positive: every Stream-K CTA's range is nonempty (``shape.check``)."""
     e = sympy.sympify(expr)
-    wide = magnitude(e, bounds) > INT_MAX
+    wide = magnitude(e, RUN_BOUNDS | bounds) > INT_MAX
     names = list(bounds)
     args = ", ".join(f"{'long long' if wide else 'int'} {n}" for n in names)
     ctx = Context().positive(IT_END)
+    fields = (K_ITERS, SK_CTAS, SK_TILES, GROUPS, SPLITS)
+    if wide:  # the Shape's int fields, widened where they enter the 64-bit arithmetic
+        cast = {f: kernel_symbol(f"((long long){f.name})") for f in fields}
+        e = e.xreplace(cast)
+        fields = tuple(cast.values())
+    for v in fields:  # divisors where they are used (nonempty regions)
+        ctx.positive(v)
     body = CudaExprPrinter(ctx=ctx, wide=wide).doprint(nonneg_symbols(e))
     if wide and ret == "int":
         body = f"(int)({body})"
@@ -65,11 +161,12 @@ def work_fn(ret: str, name: str, expr: sympy.Basic, **bounds: int) -> str:
 
 
 def work_functions(k: Kernel) -> list[str]:
-    """The CUDA kernel's unit walk: :func:`unit_functions` of the plan's split."""
-    return unit_functions(k.plan.work, k.partials)
+    """The CUDA kernel's unit walk: :func:`unit_functions` of the plan's split over the run-time
+    counts (members of the kernel's ``Shape``)."""
+    return unit_functions(RunSplit.of(k.plan.work), k.partials)
 
 
-def unit_functions(w: WorkSplit, partials: bool) -> list[str]:
+def unit_functions(w: WorkSplit | RunSplit, partials: bool) -> list[str]:
     """``work_unit(w, j, g, kb0, kb1)``: unit ``j`` of worker ``w`` (a CTA, or a cluster) is
     group ``g`` (tiles ``g * CLUSTER + rank``; a tile, without clusters) over k-iterations
     [kb0, kb1); the same walk as :func:`tilec.transforms.decompose.work_units`.  With partial
@@ -125,9 +222,9 @@ def front_tail_work(w: WorkSplit, head: str) -> list[str]:
     ]
 
 
-def split_k_work(w: WorkSplit, head: str) -> list[str]:
+def split_k_work(w: WorkSplit | RunSplit, head: str) -> list[str]:
     """Split-K: WorkSplit.split_k_unit and split_k_range, and the walk of units over workers."""
-    units, n = w.num_tiles * w.splits, w.splits
+    units, n = bound(w.num_tiles * w.splits), bound(w.splits)
     group, part = w.split_k_unit(UNIT)
     k_begin, k_end = w.split_k_range(PART)
     return [
@@ -146,11 +243,11 @@ def split_k_work(w: WorkSplit, head: str) -> list[str]:
     ]
 
 
-def stream_k_work(w: WorkSplit, head: str) -> list[str]:
+def stream_k_work(w: WorkSplit | RunSplit, head: str) -> list[str]:
     """The Stream-K family: WorkSplit.sk_range, sk_tiles_of and sk_unit_range, and the walk of
     the Stream-K and data-parallel regions (in the order of ``sk_first``)."""
-    it = "long long" if w.sk_iters > INT_MAX else "int"
-    b = dict(it_begin=w.sk_iters, it_end=w.sk_iters, tile=w.num_tiles)
+    it = "long long" if bound(w.sk_iters) > INT_MAX else "int"
+    b = dict(it_begin=bound(w.sk_iters), it_end=bound(w.sk_iters), tile=bound(w.num_tiles))
     it_begin, it_end = w.sk_range(CTA)
     first, end = w.sk_tiles_of(IT_BEGIN, IT_END)
     k_begin, k_end = w.sk_unit_range(TILE, IT_BEGIN, IT_END)
@@ -159,9 +256,10 @@ def stream_k_work(w: WorkSplit, head: str) -> list[str]:
         f"// {w.kind.value}: Stream-K over groups [SK_START, SK_START + SK_TILES) cut evenly "
         f"over SK_CTAS workers by k-iterations; the other groups data-parallel ({order})",
         "// (WorkSplit.sk_range, sk_tiles_of, sk_unit_range)",
-        "static_assert(SK_START + SK_TILES <= GROUPS && DP_START + DP_TILES <= GROUPS, \"regions\");",
-        work_fn(it, "sk_begin", it_begin, cta=w.sk_ctas),
-        work_fn(it, "sk_end", it_end, cta=w.sk_ctas),
+        *(["static_assert(SK_START + SK_TILES <= GROUPS && DP_START + DP_TILES <= GROUPS, "
+           "\"regions\");"] if isinstance(w, WorkSplit) else []),
+        work_fn(it, "sk_begin", it_begin, cta=bound(w.sk_ctas)),
+        work_fn(it, "sk_end", it_end, cta=bound(w.sk_ctas)),
         work_fn("int", "sk_tile_begin", first, it_begin=b["it_begin"]),
         work_fn("int", "sk_tile_end", end, it_end=b["it_end"]),
         work_fn("int", "sk_k_begin", k_begin, tile=b["tile"], it_begin=b["it_begin"]),
@@ -184,13 +282,13 @@ def stream_k_work(w: WorkSplit, head: str) -> list[str]:
     ]
 
 
-def partials_work(w: WorkSplit) -> list[str]:
+def partials_work(w: WorkSplit | RunSplit) -> list[str]:
     """Where the partials of partial-region tile ``tile`` come from and live (WorkSplit's
     first_contributor, contributors, partial_slot), and ``fix_of``: for unit ``j`` of worker
     ``w`` (split-K: unit ``u``; Stream-K: CTA ``w``), its tile, its place in K order, the
     number of partials and its slot."""
-    n = w.partial_tiles
-    j = max(w.splits, w.sk_ctas)
+    n = w.partial_tiles if isinstance(w, WorkSplit) else bound(w.num_tiles)
+    j = max(bound(w.splits), bound(w.sk_ctas))
     contributor = "w + j * WORKERS" if w.split_k else "w"
     tile = "g" if w.split_k else "g - SK_START"
     return [
@@ -209,7 +307,7 @@ def partials_work(w: WorkSplit) -> list[str]:
 
 def fixup_call() -> str:
     """The consumer's call of the fix-up (``fixup_function``)."""
-    return "fixup(acc, ws, tickets, fix_last, worker, j, g, rank, cw, ctid)"
+    return "fixup(sh, acc, ws, tickets, fix_last, worker, j, g, rank, cw, ctid)"
 
 
 def fixup_function(k: Kernel) -> str:
@@ -229,11 +327,11 @@ def fixup_function(k: Kernel) -> str:
     region = f"(size_t)((IDX * CLUSTER + rank) * CONSUMERS + cw) * ({sub})"
     lines = [
         "namespace " + k.cname + " {",
-        "__device__ __forceinline__ bool fixup(float (&acc)[M_SUB][BN / 2], float* ws, int* tickets,",
+        "__device__ __forceinline__ bool fixup(const Shape& sh, float (&acc)[M_SUB][BN / 2], float* ws, int* tickets,",
         "                                      int* fix_last, int worker, int j, int g, int rank,",
         "                                      int cw, int ctid) {",
         "  int f, ord, cnt, slot;",
-        "  fix_of(worker, j, g, f, ord, cnt, slot);",
+        "  sh.fix_of(worker, j, g, f, ord, cnt, slot);",
         "  (void)ord;",
         "  constexpr int Q = BN / 8;  // float4s per m64 row block",
         f"  float4* mine = reinterpret_cast<float4*>(ws + {region.replace('IDX', 'slot' if det else 'f')});",
@@ -256,7 +354,7 @@ def fixup_function(k: Kernel) -> str:
         lines += [
             "  // K order (bitwise repeatable): acc = slot 0, then += slots 1 .. cnt-1",
             "  for (int i = 0; i < cnt; ++i) {",
-            "    const int s = fix_slot(f, i);",
+            "    const int s = sh.fix_slot(f, i);",
             f"    const float4* src = reinterpret_cast<const float4*>(ws + {region.replace('IDX', 's')});",
             "    if (i == 0) {",
             "      #pragma unroll",

@@ -42,39 +42,72 @@ Example::
 
 from __future__ import annotations
 
+import re
+
 import sympy
 
 from tilec.codegen.cuda.expr import CudaExprPrinter
 from tilec.codegen.cuda.runtime import INDEX_HELPERS
 from tilec.codegen.cuda.simt.text import ASYNC_HELPERS, LANE, TICKET_HELPER, VT, ZERO
-from tilec.codegen.cuda.simt.units import in_place, units, work_section, workspace, zeroed_rows
+from tilec.codegen.cuda.simt.units import host_section, in_place, partials, units
 from tilec.errors import UnsupportedError
-from tilec.transforms.simt.lower import RegAxis, SimtPlan
+from tilec.transforms.simt.lower import RegAxis, SimtPlan, SimtVariant, variants_of
 from tilec.transforms.simt.staging import STATIC_SMEM, TileCopy
 
 
 class SimtCudaPrinter:
-    """Prints one :class:`SimtPlan` (see the module docstring)."""
+    """Prints one :class:`SimtPlan` (see the module docstring): a kernel per run-time variant
+    (``plan.variants``), the host section, the launcher."""
 
     def __init__(self, plan: SimtPlan) -> None:
         if not plan.name.isidentifier():
             raise UnsupportedError(f"SIMT printer: kernel name {plan.name!r} is not a C identifier")
-        self.p = plan
+        self.ref = plan
+        self.variants = list(variants_of(plan))
+        self.general = self.variants[-1].plan
+        self.use(self.variants[-1])
         self.ex = CudaExprPrinter()
 
+    def use(self, v: SimtVariant) -> None:
+        """Print variant ``v`` from now on (``self.p``: its plan)."""
+        self.v = v
+        self.p = v.plan
+
     def c(self, e: sympy.Basic | int) -> str:
-        return str(self.ex.doprint(sympy.sympify(e)))
+        """A plan expression in C, the variant's fact symbols written back as the run-time
+        sizes (``lda_q -> lda/4``, so ``32*lda_q`` prints ``8*lda``)."""
+        e = sympy.sympify(e)
+        if self.v.back:
+            e = e.xreplace(self.v.back)
+        return str(CudaExprPrinter().doprint(e))
 
     # -- file ----------------------------------------------------------------------------------
     def emit(self) -> str:
+        kernels: list[tuple[SimtVariant, str]] = []
+        for v in self.variants:  # a variant printed as the next one is dropped (its facts buy nothing)
+            self.use(v)
+            kernels.append((v, self.kernel()))
+        kept = [(v, k) for i, (v, k) in enumerate(kernels)
+                if i + 1 == len(kernels) or k != kernels[i + 1][1]]
+        self.variants = [v for v, _ in kept]
+        self.use(self.variants[-1])
         parts = [self.header(), INDEX_HELPERS]
         if self.p.staging is not None and self.p.options.async_copy:
             parts.append(ASYNC_HELPERS)
-        if workspace(self.p)[0]:
+        if self.deterministic:
             parts.append(TICKET_HELPER)
-        if self.p.work is not None:
-            parts.append(work_section(self))
-        return "\n".join([*parts, self.kernel(), self.launcher()]) + "\n"
+        parts.append(host_section(self))
+        parts += [k.replace(" kernel(", f" kernel_{v.name}(", 1) for v, k in kept]
+        return "\n".join([*parts, self.launcher()]) + "\n"
+
+    @property
+    def split(self) -> bool:
+        """The CTAs walk a work split's units (``plan.decomposition``), numbered per launch."""
+        return self.ref.decomposition is not None
+
+    @property
+    def deterministic(self) -> bool:
+        return partials(self.ref) and not in_place(self.ref)
 
     @property
     def byte_steps(self) -> bool:
@@ -82,16 +115,18 @@ class SimtCudaPrinter:
         return self.p.options.copy_addresses == "byte_stride"
 
     @property
-    def step_args(self) -> list[tuple[str, int]]:
+    def step_args(self) -> list[tuple[str, sympy.Expr]]:
         """``(name, value)`` of the kernel's stride arguments (``fusion.copy_addresses``): the
-        distance between a thread's tile copies, which the launcher passes as a runtime value
-        so that ptxas cannot fold it: in elements (``stride``: each copy's address one wide
-        multiply-add of it) or in bytes (``byte_stride``: one 64-bit add)."""
+        distance between a thread's tile copies (a multiple of the leading dimension), which the
+        launcher computes per launch and ptxas therefore cannot fold: in elements (``stride``:
+        each copy's address one wide multiply-add of it) or in bytes (``byte_stride``: one
+        64-bit add)."""
         st = self.p.staging
         if st is None or not self.p.options.async_copy:
             return []
         scale = 4 if self.byte_steps else 1
-        return [(f"{cp.operand.lower()}_step", scale * cp.stride) for cp in (st.a, st.b) if cp.stride]
+        return [(f"{cp.operand.lower()}_step", scale * sympy.sympify(cp.stride))
+                for cp in (st.a, st.b) if cp.stride]
 
     @property
     def dynamic_smem(self) -> int:
@@ -100,22 +135,32 @@ class SimtCudaPrinter:
         return st.smem_bytes if st is not None and st.smem_bytes > STATIC_SMEM else 0
 
     def header(self) -> str:
-        p = self.p
+        p = self.ref
         st = p.staging
-        stage = (f"K tiles of {st.BK} staged in shared memory ({st.stages} stage(s), "
-                 f"A {st.a.vec * 32}-bit / B {st.b.vec * 32}-bit copies)" if st else
+        stage = (f"K tiles of {st.BK} staged in shared memory ({st.stages} stage(s))" if st else
                  "K read straight from global memory")
         lines = [
-            f"// Generated by tilec (SIMT fp32): C[{p.M}, {p.N}] = A[{p.M}, {p.K}] @ B[{p.K}, {p.N}], "
-            "row-major, fp32 FMA.",
-            f"// grid {p.grid}, block {p.block}, CTA tile {p.BM}x{p.BN}, register tile "
+            "// Generated by tilec (SIMT fp32): C[M, N] = A[M, K] @ B[K, N], rows lda, ldb, ldc "
+            "elements apart, fp32 FMA;",
+            "// M, N, K and the leading dimensions are run-time arguments (one kernel per variant "
+            "below, picked per launch).",
+            f"// block {p.block}, CTA tile {p.BM}x{p.BN}, register tile "
             f"{p.reg_count('M')}x{p.reg_count('N')}, {stage}.",
             f"// m = {p.m_expr}",
             f"// n = {p.n_expr}",
             "// Build: nvcc -gencode=arch=compute_90a,code=sm_90a -O3 (-shared -Xcompiler -fPIC)",
         ]
-        lines += [f"// note: {n}" for n in p.notes]
-        lines += ["// schedule:"] + [f"//   {s}" for s in p.schedule.splitlines()]
+        for v in self.variants:
+            q = v.plan
+            lines.append(f"// variant {v.name}: {' && '.join(v.facts) or 'no facts (always correct)'}; "
+                         f"A {q.staging.a.vec * 32 if q.staging else 32}-bit / "
+                         f"B {q.staging.b.vec * 32 if q.staging else q.vec_c * 32}-bit loads, "
+                         f"C {q.vec_c * 32}-bit stores")
+            lines += [f"//   note: {n}" for n in q.notes]
+        # the schedule's calls (its reference sizes are not the kernel's: it takes any)
+        sched = [ln if not ln.startswith("fusion = GemmFusion(") else
+                 re.sub(r"M=\d+, N=\d+, K=\d+", "M=M, N=N, K=K", ln) for ln in p.schedule.splitlines()]
+        lines += ["// schedule:"] + [f"//   {s}" for s in sched]
         lines += ["#include <cstdint>", "#include <cuda_runtime.h>"]
         return "\n".join(lines)
 
@@ -123,20 +168,28 @@ class SimtCudaPrinter:
     def kernel(self) -> str:
         p = self.p
         tm, tn = p.reg_count("M"), p.reg_count("N")
-        body = [f"namespace {p.name} {{", f"[[maybe_unused]] constexpr int M = {p.M}, N = {p.N}, K = {p.K};", ""]
+        body = [f"namespace {self.ref.name} {{"]
         bounds = f"{p.threads}, {p.options.min_blocks}" if p.options.min_blocks else f"{p.threads}"
         ty = "size_t" if self.byte_steps else "unsigned"
         steps = "".join(f", const {ty} {a}" for a, _ in self.step_args)
-        if workspace(p)[0]:
+        if self.split:
+            steps += ", const Work W"
+        if self.deterministic:
             steps += ", float* __restrict__ ws, int* __restrict__ tickets"
         body.append(f"__global__ void __launch_bounds__({bounds}) kernel("
-                    f"const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C{steps}) {{")
+                    f"const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, "
+                    f"const Shape S{steps}) {{")
         ind = "  "
+        body.append(f"{ind}[[maybe_unused]] const int M = S.M, N = S.N, K = S.K, lda = S.lda, "
+                    "ldb = S.ldb, ldc = S.ldc;")
+        if p.staging is not None and not self.split:
+            body.append(f"{ind}const int k_tiles = (K + {p.staging.BK - 1}) / {p.staging.BK};  "
+                        "// K tiles (K > 0: the launcher)")
         for s in p.thread_symbols:
             body.append(f"{ind}const int {s} = threadIdx.{s.name[-1]};")
-        if p.work is not None:
+        if self.split:
             body += units(self, ind)
-            body += ["}", "}  // namespace " + p.name]
+            body += ["}", "}  // namespace " + self.ref.name]
             return "\n".join(body)
         for s in p.block_symbols:
             body.append(f"{ind}const int {s} = blockIdx.{s.name[-1]};")
@@ -144,7 +197,7 @@ class SimtCudaPrinter:
         body += self.loops_flat(ind, tm, tn, "acc[i][j] = 0.f;")
         body += self.staged(ind) if p.staging else self.unstaged(ind)
         body += self.epilogue(ind)
-        body += ["}", "}  // namespace " + p.name]
+        body += ["}", "}  // namespace " + self.ref.name]
         return "\n".join(body)
 
     def loops_flat(self, ind: str, tm: int, tn: int, stmt: str) -> list[str]:
@@ -215,9 +268,9 @@ class SimtCudaPrinter:
         assert k is not None
         out = [f"{ind}float am[{p.reg_count('M')}], bn[{p.reg_count('N')}];  // one k-slice of the "
                "A and B register tiles",
-               f"{ind}for (int {k} = 0; {k} < {p.bounds[k]}; ++{k}) {{"]
-        a = self.fetch("M", "am", 1, p.m_expr * p.K + p.k_expr, p.guard_a, "A")
-        b = self.fetch("N", "bn", p.vec_n, p.k_expr * p.N + p.n_expr, p.guard_b, "B")
+               f"{ind}for (int {k} = 0; {k} < {self.c(p.bounds[k])}; ++{k}) {{"]
+        a = self.fetch("M", "am", 1, p.m_expr * p.lda + p.k_expr, p.guard_a, "A")
+        b = self.fetch("N", "bn", p.vec_c, p.k_expr * p.ldb + p.n_expr, p.guard_b, "B")
         out += [ind + "  " + s for s in a + b]
         out += self.fma(ind + "  ")
         out.append(f"{ind}}}")
@@ -233,12 +286,12 @@ class SimtCudaPrinter:
         p = self.p
         st = p.staging
         assert st is not None
-        ko, ki, kt = st.ko, st.ki, st.k_tiles
+        ko, ki, kt = st.ko, st.ki, "k_tiles"
         tm, tn = p.reg_count("M"), p.reg_count("N")
         nf = p.options.fragments
         out = [f"{ind}const int tid = {self.c(p.tid_linear)};", *self.smem_arrays(ind)]
         if p.options.async_copy:
-            return out + self.staged_setup(ind, head=False) + self.staged_loop(ind, "0", str(kt))
+            return out + self.staged_setup(ind, head=False) + self.staged_loop(ind, "0", kt)
         out += [f"{ind}{VT[st.a.vec]} ra[{st.a.iters}];  // the next K tile, global -> registers",
                f"{ind}{VT[st.b.vec]} rb[{st.b.iters}];",
                f"{ind}float am[{nf}][{tm}], bn[{nf}][{tn}];  // k-slices of the A and B register tiles"]
@@ -442,19 +495,19 @@ class SimtCudaPrinter:
         """The register tile to C under the IR's predicates (vector stores where proven);
         ``atomic``: added into C (``atomicAdd``, the atomic fix-up of a partial unit)."""
         p = self.p
-        w = p.vec_n
+        w = p.vec_c
         axes_n, v0 = self.vec_split("N", w)
         axes = [*p.regs("M"), *axes_n]
         fm, fn = self.c(p.flat("M")), self.c(p.flat("N").xreplace(v0))
         m, n = self.c(p.m_expr), self.c(p.n_expr.xreplace(v0))
         if w > 1:
             vals = ", ".join(f"acc[{fm}][{fn} + {j}]" for j in range(w))
-            store = (f"atomicAdd(reinterpret_cast<{VT[w]}*>(&C[m * N + n]), make_{VT[w]}({vals}));"
+            store = (f"atomicAdd(reinterpret_cast<{VT[w]}*>(&C[m * ldc + n]), make_{VT[w]}({vals}));"
                      if atomic else
-                     f"*reinterpret_cast<{VT[w]}*>(&C[m * N + n]) = make_{VT[w]}({vals});")
+                     f"*reinterpret_cast<{VT[w]}*>(&C[m * ldc + n]) = make_{VT[w]}({vals});")
         else:
-            store = (f"atomicAdd(&C[m * N + n], acc[{fm}][{fn}]);" if atomic else
-                     f"C[m * N + n] = acc[{fm}][{fn}];")
+            store = (f"atomicAdd(&C[m * ldc + n], acc[{fm}][{fn}]);" if atomic else
+                     f"C[m * ldc + n] = acc[{fm}][{fn}];")
         preds = [q.xreplace(v0) for q in p.predicates]
         guard = self.c(sympy.And(*preds)) if preds else ""
         inner = [f"const int m = {m};", f"const int n = {n};",
@@ -462,56 +515,140 @@ class SimtCudaPrinter:
         what = "added into C" if atomic else "to C"
         return [f"{ind}// epilogue: the register tile {what}", *self.reg_loops(ind, axes, inner)]
 
-    # -- host ----------------------------------------------------------------------------------
-    def launcher(self) -> str:
+    def store_function(self) -> str:
+        """``c_store_<variant>``: the element ``(m, n)`` a thread's store at this register point
+        writes (``vec_c`` elements from ``n``) and whether it writes (the epilogue's guard), the
+        same expressions the kernel's epilogue prints; host-compilable (the tests enumerate
+        every thread of every CTA at run-time shapes)."""
         p = self.p
-        gx, gy, gz = p.grid
+        axes_n, v0 = self.vec_split("N", p.vec_c)
+        axes = [*p.regs("M"), *axes_n]
+        preds = [q.xreplace(v0) for q in p.predicates]
+        guard = self.c(sympy.And(*preds)) if preds else "true"
+        idx = ["bidx", "bidy", "bidz", "tidx", "tidy", "tidz", *(str(a.symbol) for a in axes)]
+        return "\n".join([
+            f"TILEC_HD bool c_store_{self.v.name}(const Shape& S, "
+            + ", ".join(f"int {i}" for i in idx) + ", int& m, int& n) {",
+            "  [[maybe_unused]] const int M = S.M, N = S.N, K = S.K, lda = S.lda, ldb = S.ldb, "
+            "ldc = S.ldc;",
+            "  " + " ".join(f"(void){i};" for i in idx),
+            f"  m = {self.c(p.m_expr)}; n = {self.c(p.n_expr.xreplace(v0))};",
+            f"  return {guard};  // {p.vec_c} element(s) from n",
+            "}"])
+
+    def copy_functions(self) -> list[str]:
+        """``copy_<A|B>_<variant>``: copy ``it`` of thread ``tid`` of the K tile ``ko`` of a
+        CTA: whether it reads (the tile copy's guard; false: zero-filled) and the element index
+        of its first element (``vec`` consecutive), the expressions the kernel's copies print;
+        host-compilable (the tests count every element each CTA loads at run-time shapes)."""
+        st = self.p.staging
+        if st is None:
+            return []
+        out = []
+        for cp in (st.a, st.b):
+            g = "true" if cp.guard is sympy.true else self.c(cp.guard)
+            live = (f"if (tid + it * {self.p.threads} >= {cp.rows * cp.cols // cp.vec}) return false;"
+                    if cp.guard_idx else "")
+            out += [f"TILEC_HD bool copy_{cp.operand}_{self.v.name}(const Shape& S, int tid, int it, "
+                    f"int bidx, int bidy, int {st.ko}, long long& idx) {{  // {cp.vec} element(s)",
+                    "  [[maybe_unused]] const int M = S.M, N = S.N, K = S.K, lda = S.lda, "
+                    "ldb = S.ldb, ldc = S.ldc;",
+                    f"  (void)bidx; (void)bidy; (void){st.ko};",
+                    *([f"  {live}"] if live else []),
+                    f"  idx = {self.c(cp.global_index)};",
+                    f"  return {g};",
+                    "}"]
+        return out
+
+    # -- host ----------------------------------------------------------------------------------
+    def launch_variant(self, i: int, v: SimtVariant) -> list[str]:
+        """The launch of variant ``v`` (case ``i`` of the launcher's switch)."""
+        self.use(v)
+        p = self.p
         bx, by, bz = p.block
-        st = p.staging
-        vec = max(p.vec_n, st.a.vec if st else 1, st.b.vec if st else 1)
-        align = ("  if (((uintptr_t)A | (uintptr_t)B | (uintptr_t)C) & 15) return -1;  "
-                 "// 128-bit accesses need 16-byte aligned pointers" if vec > 1 else "")
         dyn = self.dynamic_smem
-        sfx = "ull" if self.byte_steps else "u"
-        opt_in = [f"  static const cudaError_t opt_in = cudaFuncSetAttribute({p.name}::kernel, "
-                  f"cudaFuncAttributeMaxDynamicSharedMemorySize, {dyn});",
-                  "  if (opt_in != cudaSuccess) return (int)opt_in;"] if dyn else []
-        args = "".join(f", {v}{sfx}" for _, v in self.step_args)
-        ws: list[str] = []
-        if p.work is not None:
-            gx, gy, gz = p.work.grid, 1, 1
-        if in_place(p):
-            # the atomic fix-up adds partials into C: zero the rows of the partial tiles first
-            r0, r1 = zeroed_rows(p)
-            ws = [f"  const cudaError_t z = cudaMemsetAsync(C + {r0}ull * {p.N}, 0, "
-                  f"{r1 - r0}ull * {p.N} * sizeof(float), (cudaStream_t)stream);  "
-                  f"// rows [{r0}, {r1}) of C",
-                  "  if (z != cudaSuccess) return (int)z;"]
-        if workspace(p)[0]:
-            words, tickets = workspace(p)
-            # one workspace per process, allocated at the first launch; the last CTA of each
-            # tile leaves it clean, so launches must be stream-ordered (as the CUDA backend's)
-            ws = ["  static float* ws = nullptr;  // the fix-up's partials",
-                  "  static int* tickets = nullptr;  // one per partial tile, zero between launches",
-                  "  if (ws == nullptr) {",
-                  f"    cudaError_t e = cudaMalloc(&ws, {words}ull * sizeof(float));",
-                  f"    if (e == cudaSuccess) e = cudaMalloc(&tickets, {tickets}ull * sizeof(int));",
-                  f"    if (e == cudaSuccess) e = cudaMemset(ws, 0, {words}ull * sizeof(float));",
-                  f"    if (e == cudaSuccess) e = cudaMemset(tickets, 0, {tickets}ull * sizeof(int));",
-                  "    if (e == cudaSuccess) e = cudaDeviceSynchronize();",
-                  "    if (e != cudaSuccess) { ws = nullptr; return (int)e; }",
-                  "  }"]
+        gen = self.general
+        if self.split:
+            grid = "dim3(W.workers, 1, 1)"
+        else:
+            gx, gy, gz = (self.c(e) for e in gen.grid)
+            grid = f"dim3({gx}, {gy}, {gz})"
+        out = [f"    case {i}: {{  // {v.name}"]
+        if dyn:
+            out += [f"      static const cudaError_t opt_in = cudaFuncSetAttribute(kernel_{v.name}, "
+                    f"cudaFuncAttributeMaxDynamicSharedMemorySize, {dyn});",
+                    "      if (opt_in != cudaSuccess) return (int)opt_in;"]
+        ty = "size_t" if self.byte_steps else "unsigned"
+        args = "".join(f", ({ty})({self.c(e)})" for _, e in self.step_args)
+        if self.split:
+            args += ", W"
+        if self.deterministic:
             args += ", ws, tickets"
+        out += [f"      kernel_{v.name}<<<{grid}, dim3({bx}, {by}, {bz}), {dyn}, st>>>(A, B, C, S{args});",
+                "      break;", "    }"]
+        return out
+
+    def launcher(self) -> str:
+        """``tilec_variant_<name>`` (which variant a launch runs) and ``tilec_launch_<name>``:
+        checks the shape, handles the empty cases, computes the work split's numbers and
+        zeroes C's partial rows or grows the workspace as the split needs, picks the variant
+        and launches it."""
+        name = self.ref.name
         lines = [
-            f'extern "C" int tilec_launch_{p.name}(const float* A, const float* B, float* C, void* stream) {{',
-            *([align] if align else []),
-            *opt_in,
-            *ws,
-            f"  {p.name}::kernel<<<dim3({gx}, {gy}, {gz}), dim3({bx}, {by}, {bz}), {dyn}, "
-            f"(cudaStream_t)stream>>>(A, B, C{args});",
-            "  return (int)cudaGetLastError();",
+            f'extern "C" int tilec_variant_{name}(const void* A, const void* B, const void* C, int M, '
+            "int N, int K, int lda, int ldb, int ldc) {",
+            f"  return {name}::pick_variant({name}::Shape{{M, N, K, lda, ldb, ldc}}, (uintptr_t)A, "
+            "(uintptr_t)B, (uintptr_t)C);",
             "}",
+            "// C[M, N] = A[M, K] @ B[K, N] (row-major, rows lda, ldb, ldc elements apart) on stream; "
+            "0 or a cudaError_t,",
+            "// or check_shape's negative code. M = 0 or N = 0: nothing; K = 0: C = 0.",
+            f'extern "C" int tilec_launch_{name}(const float* A, const float* B, float* C, int M, int N, '
+            "int K, int lda, int ldb, int ldc, void* stream) {",
+            f"  using namespace {name};",
+            "  const Shape S{M, N, K, lda, ldb, ldc};",
+            "  const cudaStream_t st = (cudaStream_t)stream;",
+            "  if (const int bad = check_shape(S)) return bad;",
+            "  if (M == 0 || N == 0) return 0;",
+            "  if (K == 0) return (int)cudaMemset2DAsync(C, (size_t)ldc * sizeof(float), 0, "
+            "(size_t)N * sizeof(float), M, st);",
         ]
+        if self.split:
+            lines.append("  const Work W = make_work(S);")
+        if in_place(self.ref):
+            lines += ["  int r0, r1;  // the partial tiles' rows: the atomic fix-up adds into zeros",
+                      "  zeroed_rows(S, W, r0, r1);",
+                      "  if (r1 > r0) {",
+                      "    const cudaError_t z = cudaMemset2DAsync(C + (size_t)r0 * ldc, (size_t)ldc * "
+                      "sizeof(float), 0, (size_t)N * sizeof(float), r1 - r0, st);",
+                      "    if (z != cudaSuccess) return (int)z;",
+                      "  }"]
+        if self.deterministic:
+            p = self.general
+            words = p.reg_count("M") * p.reg_count("N") * p.threads
+            # one workspace per process, grown to the largest launch so far; the last CTA of each
+            # tile leaves its ticket zero, so launches must be stream-ordered
+            lines += ["  static float* ws = nullptr;  // the fix-up's partials",
+                      "  static int* tickets = nullptr;  // one per partial tile, zero between launches",
+                      "  static long long ws_slots = 0, ws_tickets = 0;",
+                      "  if (W.partial_slots > ws_slots || W.partial_tiles > ws_tickets) {",
+                      "    cudaError_t e = cudaDeviceSynchronize();  // the old buffers may be in use",
+                      "    if (ws) cudaFree(ws);",
+                      "    if (tickets) cudaFree(tickets);",
+                      "    ws = nullptr; tickets = nullptr; ws_slots = ws_tickets = 0;",
+                      "    const long long slots = W.partial_slots > 0 ? W.partial_slots : 1;",
+                      "    const long long n_tk = W.partial_tiles > 0 ? W.partial_tiles : 1;",
+                      f"    if (e == cudaSuccess) e = cudaMalloc(&ws, (size_t)slots * {words} * sizeof(float));",
+                      "    if (e == cudaSuccess) e = cudaMalloc(&tickets, (size_t)n_tk * sizeof(int));",
+                      "    if (e == cudaSuccess) e = cudaMemset(tickets, 0, (size_t)n_tk * sizeof(int));",
+                      "    if (e == cudaSuccess) e = cudaDeviceSynchronize();",
+                      "    if (e != cudaSuccess) { ws = nullptr; tickets = nullptr; return (int)e; }",
+                      "    ws_slots = slots; ws_tickets = n_tk;",
+                      "  }"]
+        lines += ["  switch (pick_variant(S, (uintptr_t)A, (uintptr_t)B, (uintptr_t)C)) {"]
+        for i, v in enumerate(self.variants):
+            lines += self.launch_variant(i, v)
+        lines += ["    default: return -5;", "  }", "  return (int)cudaGetLastError();", "}"]
         return "\n".join(lines)
 
 

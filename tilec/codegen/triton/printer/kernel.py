@@ -5,12 +5,26 @@ split's facts the sections branch on), and :class:`Code`, the lines of Python be
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import sympy
 
 from tilec.codegen.triton.expr import TritonExprPrinter
 from tilec.errors import UnsupportedError
-from tilec.transforms.plan import DType, Fixup, KernelPlan, LoadKind, kernel_symbol
+from tilec.proofs import Context
+from tilec.transforms.plan import (
+    SIZE_K,
+    SIZE_M,
+    SIZE_N,
+    WORK_SYMBOLS,
+    Decomposition,
+    DType,
+    Fixup,
+    KernelPlan,
+    LoadKind,
+    WorkSplit,
+    kernel_symbol,
+)
 
 TL_DTYPE = {DType.FP16: "tl.float16", DType.BF16: "tl.bfloat16", DType.FP32: "tl.float32"}
 TORCH_DTYPE = {DType.FP16: "torch.float16", DType.BF16: "torch.bfloat16",
@@ -62,8 +76,9 @@ class Code:
 
 def check(p: KernelPlan) -> None:
     """Refuse (UnsupportedError) plan features Triton cannot express: clusters > 1, multicast,
-    C in another type than the inputs, tiles that are not powers of two >= 16, TMA loads of
-    rows that are not 16-byte aligned, and an order or B layout that disagrees with the plan."""
+    C in another type than the inputs, tiles that are not powers of two >= 16, and an order or
+    B layout that disagrees with the plan (TMA loads take rows of any length: the launcher
+    copies those TMA cannot take into aligned rows)."""
     if p.cluster != (1, 1, 1):
         raise UnsupportedError(
             f"triton: plan {p.name} has cluster {p.cluster}; the Triton backend launches "
@@ -83,9 +98,10 @@ def check(p: KernelPlan) -> None:
     for name, v in (("BM", p.BM), ("BN", p.BN), ("BK", p.BK)):
         if v < 16 or v & (v - 1):
             raise UnsupportedError(f"triton: {name} must be a power of two >= 16 but got {v}")
-    if p.order.tiles_m != -(-p.M // p.BM) or p.order.tiles_n != -(-p.N // p.BN):
+    ref = p.order.concrete()
+    if ref.tiles_m != -(-p.M // p.BM) or ref.tiles_n != -(-p.N // p.BN):
         raise UnsupportedError(
-            f"triton: tile order covers {p.order.tiles_m} x {p.order.tiles_n} tiles but "
+            f"triton: tile order covers {ref.tiles_m} x {ref.tiles_n} tiles but "
             f"M={p.M}, N={p.N} with BM={p.BM}, BN={p.BN} need "
             f"{-(-p.M // p.BM)} x {-(-p.N // p.BN)}"
         )
@@ -94,42 +110,62 @@ def check(p: KernelPlan) -> None:
             f"triton: plan.b_transposed={p.b_transposed} but operand B says "
             f"transposed={p.b.transposed}"
         )
-    for op in (p.a, p.b):
-        if op.kind is LoadKind.TMA:
-            cols = p.K if (op.name == "A" or p.b_transposed) else p.N
-            if (cols * p.dtype.nbytes) % 16:
-                raise UnsupportedError(
-                    f"triton: operand {op.name} is loaded by TMA but its row stride "
-                    f"({cols} x {p.dtype.nbytes} bytes) is not 16-byte aligned; use "
-                    "LoadKind.POINTER"
-                )
+
+
+# the run-time sizes and leading dimensions every device function receives, then the work
+# split's numbers (the launcher computes them per call), then the variant's compile-time flags
+SHAPE_ARGS = ("M", "N", "K", "lda", "ldb", "ldc")
+# the variant's compile-time flags: the facts (BM divides M, BN divides N, BK divides K: no
+# boundary mask along that size) and int64 offsets
+# and, per operand loaded by TMA, whether its rows take TMA this call (16-byte aligned base and
+# row stride: else the variant loads it through masked pointers); then int64 offsets
+FLAGS = ("EVEN_M", "EVEN_N", "EVEN_K", "TMA_A", "TMA_B", "WIDE")
 
 
 @dataclass(frozen=True)
 class Kernel:
     """One kernel being printed: a checked plan and whether its K loop is warp-specialized
-    (``tl.range(..., warp_specialize=True)``, only where the installed Triton takes it)."""
+    (``tl.range(..., warp_specialize=True)``, only where the installed Triton takes it).
+
+    The kernel is shape-generic: M, N, K, the leading dimensions and the work split's numbers
+    (:data:`~tilec.transforms.plan.WORK_SYMBOLS`) are run-time arguments; what it prints depends
+    on the configuration only (the decomposition's kind, never whether its regions are empty at
+    the size the plan was lowered at). The variant's ``tl.constexpr`` flags (:data:`FLAGS`):
+    ``EVEN_M``, ``EVEN_N``, ``EVEN_K``, the plan's facts (the tile divides that size: no
+    boundary mask along it; all three: the facts variant), and ``WIDE`` (int64 offsets).
+    """
 
     plan: KernelPlan
     warp_specialize: bool = False
 
+    @cached_property
+    def work(self) -> WorkSplit:
+        """The split with its numbers as run-time symbols (the formulas printed)."""
+        return self.plan.work.symbolic()
+
     @property
-    def num_tiles(self) -> int:
-        """Linear tile indices the work split walks (the order's, with padding)."""
-        return self.plan.work.num_tiles
+    def kind(self) -> Decomposition:
+        return self.plan.work.kind
 
     @property
     def split_k(self) -> bool:
-        return self.plan.work.split_k
+        """Split-K with more than one part (a part count capped by k_iters at run time)."""
+        rule = self.plan.split
+        splits = rule.splits if rule is not None else self.plan.work.splits
+        return self.kind is Decomposition.SPLIT_K and splits > 1
 
     @property
     def stream_k(self) -> bool:
-        return self.plan.work.stream_k
+        """A Stream-K region may exist at some size (Stream-K++ with no waves has none)."""
+        if self.kind in (Decomposition.DATA_PARALLEL, Decomposition.SPLIT_K):
+            return False
+        rule = self.plan.split
+        waves = rule.sk_waves if rule is not None else self.plan.work.sk_waves
+        return not (self.kind is Decomposition.STREAM_K_PP and waves == 0)
 
     @property
-    def sk_start(self) -> int:
-        """The first linear tile of the Stream-K region."""
-        return self.plan.work.sk_start
+    def sk_first(self) -> bool:
+        return self.plan.work.sk_first
 
     @property
     def partials(self) -> bool:
@@ -143,16 +179,78 @@ class Kernel:
 
     @property
     def padded(self) -> bool:
-        """The order pads to whole groups: a unit checks its tile is alive."""
-        return self.num_tiles > self.plan.tiles
+        """The order may walk indices past the C tiles (whole groups, rounds): a unit checks
+        its tile is alive."""
+        o = self.plan.order
+        return sympy.expand(sympy.sympify(o.num_tiles) - o.tiles_m * o.tiles_n) != 0
 
     @property
-    def wide(self) -> bool:
-        """Some operand has 2**31 elements or more: row offsets are computed in int64."""
-        p = self.plan
-        return max(p.M * p.K, p.K * p.N, p.M * p.N) >= 2**31
+    def numbers(self) -> tuple[str, ...]:
+        """The work split's numbers the kernel receives, in argument order."""
+        out = ["GRID", "NUM_TILES", "K_ITERS"]
+        if self.split_k:
+            out.append("SPLITS")
+        if self.stream_k:
+            out += ["SK_TILES", "SK_CTAS"]
+        return tuple(out)
+
+    @property
+    def args(self) -> str:
+        """The trailing arguments of every device function: sizes, numbers, variant flags."""
+        return ", ".join((*SHAPE_ARGS, *self.numbers, *FLAGS))
+
+    @property
+    def params(self) -> str:
+        """:attr:`args` as parameters (the variant's flags compile-time)."""
+        return ", ".join((*SHAPE_ARGS, *self.numbers, *(f"{f}: tl.constexpr" for f in FLAGS)))
+
+    @property
+    def launch_params(self) -> str:
+        """The kernels' own parameters after their pointers: the sizes and the flags (the work
+        split's numbers are computed on the device: fewer arguments, a cheaper launch)."""
+        return ", ".join((*SHAPE_ARGS, *(f"{f}: tl.constexpr" for f in FLAGS)))
+
+    def number_steps(self) -> list[tuple[sympy.Symbol, sympy.Expr]]:
+        """The work split's numbers as assignments in order, each over M, N, K and the names
+        assigned before it (the plan's SplitRule forms, with the tile counts named): what the
+        device and the launcher compute."""
+        assert self.plan.split is not None, "a plan lowered with fixed sizes has no split rule"
+        forms = {k: sympy.sympify(v) for k, v in self.plan.split.forms().items()}
+        o = self.plan.order
+        named = [(sympy.Symbol("TILES_M", integer=True, positive=True), sympy.sympify(o.tiles_m)),
+                 (sympy.Symbol("TILES_N", integer=True, positive=True), sympy.sympify(o.tiles_n))]
+        order = ["k_iters", "num_tiles", "splits", "sk_tiles", "sk_ctas", "grid"]
+        wanted = {n.lower() for n in self.numbers}
+        named += [(WORK_SYMBOLS[n], forms[n]) for n in order if n in wanted]
+        out: list[tuple[sympy.Symbol, sympy.Expr]] = []
+        for sym, e in named:
+            for prev, pe in out:
+                e = e.xreplace({pe: prev})
+            out.append((sym, e))
+        return out
+
+    def numbers_prologue(self, c: Code) -> None:
+        """Compute the work split's numbers from M, N, K on the device (the plan's SplitRule
+        forms, as the launcher's ``_numbers`` computes them for the grid)."""
+        for sym, e in self.number_steps():
+            c(f"{sym.name} = {self.expr(e, TILES_M='TILES_M', TILES_N='TILES_N')}")
+
+    @property
+    def pointer_loads(self) -> bool:
+        """Some operand is loaded through pointers (masked at the edges; TMA fills with 0)."""
+        return LoadKind.POINTER in (self.plan.a.kind, self.plan.b.kind)
 
     def expr(self, e: sympy.Basic | int, **names: str) -> str:
-        """``e`` as Triton text, each plan symbol ``kernel_symbol(k)`` printed as ``names[k]``."""
-        syms = {kernel_symbol(k): v for k, v in names.items()}
-        return TritonExprPrinter(syms).doprint(sympy.sympify(e))
+        """``e`` as Triton text, each plan symbol ``kernel_symbol(k)`` printed as ``names[k]``,
+        the sizes and the work split's numbers as the kernel's arguments of those names."""
+        syms: dict[sympy.Symbol, str] = {kernel_symbol(k): v for k, v in names.items()}
+        syms.update({sympy.Symbol(k, integer=True, positive=True): v for k, v in names.items()
+                     if k.isupper()})
+        syms.update({s: s.name for s in WORK_SYMBOLS.values()})
+        syms.update({SIZE_M: "M", SIZE_N: "N", SIZE_K: "K"})
+        return TritonExprPrinter(syms, _REGION).doprint(sympy.sympify(e))
+
+
+# the Stream-K formulas are printed (and run) only inside the region: ``pid < SK_CTAS`` and
+# region tiles exist, so there SK_CTAS and SK_TILES are positive (their signs prove `//`, `%`)
+_REGION = Context().positive(WORK_SYMBOLS["sk_ctas"], WORK_SYMBOLS["sk_tiles"])

@@ -1,160 +1,244 @@
-"""The host side of the file, plain Python: ``run(a, b, out=None)`` checks its arguments, makes
-the tensor descriptors of TMA operands, takes the fix-up's workspace (kept per device and
-stream, left zeroed by the kernel) and launches ``gemm_kernel`` (and ``reduce_kernel``).
+"""The host side of the file, plain Python: ``run(a, b, out=None)`` takes any M, N, K, checks its
+arguments, computes the work split's numbers for the sizes (``_numbers``, the plan's
+:class:`~tilec.transforms.plan.SplitRule` forms printed as Python, cached per shape), picks the
+variant (``EVEN_M``, ``EVEN_N``, ``EVEN_K``: the tile divides that size, no boundary mask
+along it; all three: the facts variant; ``WIDE``: int64 offsets),
+makes the tensor descriptors of TMA operands (a prototype per shape and strides, its base
+replaced per call), takes the fix-up's workspace (kept per device and stream, grown when a call
+needs more, left zeroed by the kernel) and launches ``gemm_kernel`` (and ``reduce_kernel``).
 
 On small problems the kernel takes less GPU time than Triton's launch path takes CPU time
 (bench/host_overhead.py), so the launcher is lean:
 
-* the checks are one comparison of shapes, dtypes and devices; the message naming the tensor
+* the checks are one comparison of dtypes, ranks, devices and K; the message naming the tensor
   comes from ``_check_args``, called only when that comparison fails;
-* a TMA descriptor is a copy of one that Triton built and checked at import (on a meta tensor of
-  the same shape and dtype), with the operand as its base: the constructor's checks would
-  cost microseconds per call and say nothing new for a tensor of that shape, dtype and alignment;
-* the first launch on a CUDA device goes through Triton's JIT (it compiles and specializes);
-  the compiled kernel it returns is kept per device and later calls launch it directly on the
-  current stream, skipping argument binding and specialization. A compiled kernel is specialized
-  on its pointers' 16-byte alignment, so both launches need aligned pointers (any other call
-  takes the JIT path), and on the current device (Triton's JIT compiles for the current device).
+* a TMA descriptor is a copy of one that Triton built and checked (on a meta tensor of the same
+  shape, strides and dtype), with the operand as its base;
+* the first launch of a variant on a CUDA device goes through Triton's JIT (it compiles and
+  specializes); the compiled kernel it returns is kept per (device, variant, the leading
+  dimensions' 16-alignment) and later calls launch it directly on the current stream, skipping
+  argument binding and specialization. The sizes and the work split's numbers are not
+  specialized (``do_not_specialize``), so one compiled kernel serves every shape of its
+  variant. A compiled kernel is specialized on its pointers' 16-byte alignment, so both
+  launches need aligned pointers (any other call takes the JIT path), and on the current device.
   The interpreter (``TRITON_INTERPRET=1``) returns no compiled kernel and always takes the JIT
-  path. What the kept kernel does not see: Triton settings changed after the first launch (debug,
-  instrumentation), and the JIT's check that the kernel's globals are unchanged (they are this
-  file's constants); launch hooks still run (the grid runner reads them per launch).
+  path.
 """
 
 from __future__ import annotations
 
-from tilec.codegen.triton.printer.fixup import reduce_rows
+import sympy
+
+from tilec.codegen.triton.expr import PythonIntPrinter
+from tilec.codegen.triton.printer.fixup import partial_tiles, reduce_grid_fn
 from tilec.codegen.triton.printer.kernel import TORCH_DTYPE, Code, Kernel
-from tilec.transforms.plan import Fixup, LoadKind, OperandLoad
+from tilec.transforms.plan import SIZE_K, SIZE_M, SIZE_N, Fixup, LoadKind, OperandLoad
+
+SIZE_NAMES = {SIZE_M: "M", SIZE_N: "N", SIZE_K: "K"}
 
 
 def launcher(k: Kernel) -> str:
-    """Module state, ``_check``, ``_check_args``, ``_desc`` (TMA), ``_workspace``
-    (partials) and ``run``."""
+    """Module state, the errors, ``_numbers``, ``_facts``, ``_check_args``, ``_desc`` (TMA),
+    ``_workspace`` (partials) and ``run``."""
     p = k.plan
-    w = p.work
     tdt, cdt = TORCH_DTYPE[p.dtype], TORCH_DTYPE[p.c_dtype]
-    tma = LoadKind.TMA in (p.a.kind, p.b.kind)
-    # the launcher is plain Python: sizes are int literals (tl.constexpr is for kernels)
-    M, N, K, BM, BN = p.M, p.N, p.K, p.BM, p.BN
-    b_shape = f"({N}, {K})" if p.b_transposed else f"({K}, {N})"
     c = Code()
-    c(f"_AB = (({M}, {K}), {tdt}, {b_shape}, {tdt})  # A's and B's shape and dtype",
-      f"_OUT = (({M}, {N}), {cdt})",
-      "_LAUNCHES = {}  # CUDA device index -> the compiled kernel's launcher (after a JIT launch)",
+    c("_LAUNCHES = {}  # (device, variant, alignment) -> the compiled kernels (after a JIT launch)",
+      "_NUMBERS = {}  # (M, N, K) -> the work split's numbers",
       '_current_device = getattr(torch._C, "_cuda_getDevice", None) or torch.cuda.current_device',
       '_current_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None) or (',
-      "    lambda index: torch.cuda.current_stream(index).cuda_stream)")
-    sizes = {"M": M, "N": N, "K": K}
-    descs = [(op, var, sizes[rows], sizes[cols], box) for op, var, rows, cols, box in _descs(k)
-             if op.kind is LoadKind.TMA]
-    for _, var, r, cl, box in descs:
-        c(f'_{var.upper()}_DESC = TensorDescriptor(torch.empty(({r}, {cl}), dtype={tdt}, device="meta"),',
-          f"    shape=[{r}, {cl}], strides=[{cl}, 1], block_shape=[{box[0]}, {box[1]}])")
+      "    lambda index: torch.cuda.current_stream(index).cuda_stream)", "", "")
+    _errors(c)
+    _numbers_fn(k, c)
+    _facts_fn(k, c)
+    _check_args_fn(k, c, tdt, cdt)
+    _aligned_fn(c, p.dtype.nbytes)
+    if LoadKind.TMA in (p.a.kind, p.b.kind):
+        _desc_fn(c, tdt)
+    if k.partials:
+        _workspace_fn(c)
+    if k.fixup is Fixup.REDUCE_KERNEL:
+        c(reduce_grid_fn(k).rstrip("\n"), "", "")
+    _run_fn(k, c, tdt, cdt)
+    return c.text()
+
+
+def _errors(c: Code) -> None:
+    c("try:  # tilec's user errors where tilec is installed; the file also runs without it")
+    c.indent()("from tilec.errors import TilecError").dedent()
+    c("except ImportError:  # pragma: no cover")
+    c.indent()
+    c("class TilecError(Exception):")
+    c.indent()('"""A user error: the message names the tensor, its shape and what is allowed."""')
+    c.dedent().dedent()
     c("", "")
-    c("def _check(name, x, shape, dtype):")
+    c("class ArgumentError(TilecError, ValueError):")
+    c.indent()('"""run() was given a tensor of a shape, layout or device it cannot take."""')
+    c.dedent()("", "")
+    c("class ArgumentTypeError(TilecError, TypeError):")
+    c.indent()('"""run() was given something that is not a tensor of the kernel\'s dtype."""')
+    c.dedent()("", "")
+
+
+def _numbers_fn(k: Kernel, c: Code) -> None:
+    """``_numbers(M, N, K)``: the work split's numbers, the rule's forms printed as Python."""
+    steps = k.number_steps()
+    py = PythonIntPrinter({**SIZE_NAMES, **{sym: sym.name for sym, _ in steps}})
+    c("def _numbers(M, N, K):")
+    c.indent()
+    c(f'"""({", ".join(k.numbers)}) at M, N, K >= 1: the work split of the plan\'s rule,')
+    c("computed once per shape.")
+    c('"""')
+    c("got = _NUMBERS.get((M, N, K))")
+    c("if got is None:")
+    c.indent()
+    for sym, e in steps:
+        c(f"{sym.name} = {py.doprint(e)}")
+    c("if len(_NUMBERS) > 4096:")
+    c.indent()("_NUMBERS.clear()").dedent()
+    c(f"got = _NUMBERS[(M, N, K)] = ({', '.join(k.numbers)},)")
+    c.dedent()
+    c("return got")
+    c.dedent()("", "")
+
+
+def _facts_fn(k: Kernel, c: Code) -> None:
+    """``_facts(M, N, K)``: which of the plan's facts hold (EVEN_M, EVEN_N, EVEN_K)."""
+    py = PythonIntPrinter(SIZE_NAMES)
+    facts = k.plan.facts
+    assert len(facts) == 3, facts  # Triton: the tiles' facts only (no multicast guard)
+    c("def _facts(M, N, K):")
+    c.indent()
+    c('"""(EVEN_M, EVEN_N, EVEN_K) at M, N, K: which tile divides its size (the variant runs')
+    c('without the boundary masks along those; all three: the facts variant, no mask at all)."""')
+    c("return (" + ", ".join(py.doprint(f) for f in facts) + ")")
+    c.dedent()("", "")
+
+
+def _check_args_fn(k: Kernel, c: Code, tdt: str, cdt: str) -> None:
+    p = k.plan
+    kdim, ndim = (1, 0) if p.b_transposed else (0, 1)
+    b_form = "(N, K)" if p.b_transposed else "(K, N)"
+    c("def _check(name, x, dtype):")
     c.indent()
     c("if not isinstance(x, torch.Tensor):")
-    c.indent()('raise TypeError(f"{name} must be a torch.Tensor but got {type(x).__name__}")').dedent()
-    c("if tuple(x.shape) != shape:")
-    c.indent()('raise ValueError(f"{name} must have shape {shape} but got {tuple(x.shape)}")').dedent()
-    c("if x.dtype != dtype:")
-    c.indent()('raise TypeError(f"{name} must have dtype {dtype} but got {x.dtype}")').dedent()
+    c.indent()('raise ArgumentTypeError(f"{name} must be a torch.Tensor but got {type(x).__name__}")')
     c.dedent()
-    c("", "")
+    c("if x.dim() != 2:")
+    c.indent()('raise ArgumentError(f"{name} must be a matrix but has shape {tuple(x.shape)}")')
+    c.dedent()
+    c("if x.dtype != dtype:")
+    c.indent()('raise ArgumentTypeError(f"{name} must have dtype {dtype} but got {x.dtype}")')
+    c.dedent().dedent()("", "")
     c("def _check_args(a, b, out):")
     c.indent()
     c('"""run()\'s checks one at a time, raising with the tensor, shape, dtype or device that is')
     c("wrong (run() compares them all at once and calls this only when that comparison fails).")
     c('"""')
-    c(f'_check("A", a, ({M}, {K}), {tdt})')
-    c(f'_check("B", b, {b_shape}, {tdt})')
+    c(f'_check("A", a, {tdt})')
+    c(f'_check("B", b, {tdt})')
+    c(f"if a.shape[1] != b.shape[{kdim}]:")
+    c.indent()
+    c(f'raise ArgumentError(f"A is (M, K) = {{tuple(a.shape)}} and B must be {b_form} with the '
+      f'same K, but B has shape {{tuple(b.shape)}}")')
+    c.dedent()
     c("if a.device != b.device:")
-    c.indent()('raise ValueError(f"A and B must be on one device but got {a.device} and {b.device}")').dedent()
+    c.indent()('raise ArgumentError(f"A and B must be on one device but got {a.device} and {b.device}")')
+    c.dedent()
     c("if out is not None:")
     c.indent()
-    c(f'_check("out", out, ({M}, {N}), {cdt})')
+    c(f'_check("out", out, {cdt})')
+    c(f"want = (a.shape[0], b.shape[{ndim}])")
+    c("if tuple(out.shape) != want:")
+    c.indent()('raise ArgumentError(f"out must have shape {want} but got {tuple(out.shape)}")')
+    c.dedent()
     c("if not out.is_contiguous():")
-    c.indent()('raise ValueError(f"out must be contiguous but has strides {out.stride()}")').dedent()
+    c.indent()('raise ArgumentError(f"out must be contiguous but has strides {out.stride()}")')
+    c.dedent()
     c("if out.device != a.device:")
-    c.indent()('raise ValueError(f"out must be on the device of A ({a.device}) but is on {out.device}")')
-    c.dedent().dedent().dedent()
-    c("", "")
-    if tma:
-        c("def _desc(x, proto):")
-        c.indent()
-        c('"""proto (built and checked by Triton at import) with x as its base, or a copy of x where')
-        c("x is not 16-byte aligned (TMA needs aligned base addresses): x has proto's shape and")
-        c("dtype (run() checked them), so the constructor's checks would find nothing new.")
-        c('"""')
-        c("d = object.__new__(TensorDescriptor)")
-        c("d.__dict__.update(proto.__dict__)")
-        c("d.base = x if x.data_ptr() % 16 == 0 else x.clone()")
-        c("return d")
-        c.dedent()("", "")
-    if k.partials:
-        _workspace_fn(c)
-    c("def run(a, b, out=None):")
+    c.indent()('raise ArgumentError(f"out must be on the device of A ({a.device}) but is on {out.device}")')
+    c.dedent()
+    c("for name, x in ((\"A\", a), (\"B\", b)):")
     c.indent()
-    c(f'"""C = A @ B{".T" if p.b_transposed else ""}: a is (M, K), b is {b_shape}, '
-      f'{p.dtype.value}; returns (M, N).')
-    c("")
-    c("out: an (M, N) tensor to write into (every element is written); default: a new one.")
-    c("The first call on a CUDA device compiles through Triton's JIT; later calls on it launch")
-    c("the compiled kernel directly (when out and the pointer operands are 16-byte aligned).")
+    c("if not _apart(out, x):")
+    c.indent()
+    c('raise ArgumentError(f"out {tuple(out.shape)} overlaps {name} {tuple(x.shape)} in memory: '
+      'C is written while A and B are read; pass a separate out")')
+    c.dedent().dedent().dedent().dedent()("", "")
+    c("def _spans_meet(x, ldx, y, ldy):")
+    c.indent()
+    c('"""Whether the memory spans of matrices x and y (rows of unit stride, leading dimensions')
+    c('ldx, ldy) meet: the cheap test run() makes on every call with an out."""')
+    c("x0, y0 = x.data_ptr(), y.data_ptr()")
+    c("x1 = x0 + ((x.shape[0] - 1) * ldx + x.shape[1]) * x.element_size()")
+    c("y1 = y0 + ((y.shape[0] - 1) * ldy + y.shape[1]) * y.element_size()")
+    c("return x0 < y1 and y0 < x1")
+    c.dedent()("", "")
+    c("def _apart(x, y):")
+    c.indent()
+    c('"""Whether the memory spans of x and y do not overlap (empty tensors never do)."""')
+    c("if not x.numel() or not y.numel():")
+    c.indent()("return True").dedent()
+    c("x0, y0 = x.data_ptr(), y.data_ptr()")
+    c("x1 = x0 + (sum((n - 1) * s for n, s in zip(x.shape, x.stride())) + 1) * x.element_size()")
+    c("y1 = y0 + (sum((n - 1) * s for n, s in zip(y.shape, y.stride())) + 1) * y.element_size()")
+    c("return x1 <= y0 or y1 <= x0")
+    c.dedent()("", "")
+
+
+def _aligned_fn(c: Code, nbytes: int) -> None:
+    c("# rows TMA cannot take: True copies that operand into aligned rows and keeps TMA (H100,")
+    c("# 4095 x 4097 x 4100 bf16: 0.38 ms with the copies, 0.72 with the per-shape kernel's")
+    c("# pointer loads); False runs the variant that loads it through masked pointers, no copy")
+    c("_COPY_UNALIGNED = True", "", "")
+    c("def _rows_aligned(x):")
+    c.indent()
+    c('"""Whether TMA can take matrix x\'s rows as they are: a 16-byte aligned base and row stride."""')
+    c(f"return x.data_ptr() % 16 == 0 and (x.stride(0) * {nbytes}) % 16 == 0 and "
+      "x.stride(0) >= x.shape[1]")
+    c.dedent()("", "")
+    c("def _aligned(x):")
+    c.indent()
+    c('"""x, or a copy of x in rows that start on 16-byte boundaries: TMA needs them, and pointer')
+    c("loads of rows that do are vectorized (the row stride's 16-alignment is known to the")
+    c("compiled kernel); the copy costs a read and a write of x, the unaligned loads far more.")
     c('"""')
-    c("if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)")
-    c("        and (a.shape, a.dtype, b.shape, b.dtype) == _AB")
-    c("        and a.is_cuda and b.is_cuda and a.get_device() == b.get_device()")
-    c("        and (out is None or isinstance(out, torch.Tensor) and (out.shape, out.dtype) == _OUT")
-    c("             and out.is_cuda and out.get_device() == a.get_device() and out.is_contiguous())):")
-    c.indent()("_check_args(a, b, out)  # raises, or passes for tensors off CUDA (the interpreter)")
-    c.dedent()
-    c("a = a.contiguous()", "b = b.contiguous()")
-    c("if out is None:")
-    c.indent()(f"out = torch.empty(({M}, {N}), dtype={cdt}, device=a.device)").dedent()
-    # pointer arguments the compiled kernel is specialized on (16-byte alignment); TMA operands
-    # are descriptors (_desc aligns their bases), the workspace is allocated aligned
-    ptrs = ["out"] + [var for op, var, *_ in _descs(k) if op.kind is not LoadKind.TMA]
-    c("aligned = " + (f"({' | '.join(f'{v}.data_ptr()' for v in ptrs)})" if len(ptrs) > 1
-                      else "out.data_ptr()") + " % 16 == 0")
-    for _, var, *_ in descs:
-        c(f"{var} = _desc({var}, _{var.upper()}_DESC)")
-    c("if out.is_cuda:")
-    c.indent()("index = out.get_device()", "stream = _current_stream(index)").dedent()
-    c("else:  # the interpreter's CPU tensors")
-    c.indent()("index, stream = str(out.device), 0").dedent()
-    args = "a, b, out"
-    if k.partials:
-        n_tickets = w.partial_tiles
-        # one fp32 buffer per partial tile (atomic), else one slot per partial
-        slots = n_tickets if k.fixup is Fixup.ATOMIC else w.partial_slots
-        c(f"ws, tickets = _workspace((index, stream), out, {slots * BM * BN}, {n_tickets})")
-        args += ", ws, tickets"
-    reduce = k.fixup is Fixup.REDUCE_KERNEL
-    # the reduce kernel's programs: one per row strip of each partial tile
-    programs = w.partial_tiles * (p.BM // reduce_rows(k)) if reduce else 0
-    c("launch = _LAUNCHES.get(index)")
-    c("if launch is not None and aligned and index == _current_device():")
+    c(f"if x.data_ptr() % 16 or (x.stride(0) * {nbytes}) % 16 or x.stride(0) < x.shape[1]:")
     c.indent()
-    if reduce:
-        c(f"launch[0]({args}, stream=stream)", "launch[1](out, ws, stream=stream)")
-    else:
-        c(f"launch({args}, stream=stream)")
-    c("return out")
+    c(f"cols = -(-x.shape[1] * {nbytes} // 16) * 16 // {nbytes}")
+    c("buf = torch.empty((x.shape[0], cols), dtype=x.dtype, device=x.device)")
+    c("buf[:, :x.shape[1]].copy_(x)")
+    c("x = buf[:, :x.shape[1]]")
     c.dedent()
-    c(f"kernel = gemm_kernel[(GRID,)]({args}, num_warps={p.num_warps}, num_stages={p.num_stages})")
-    if reduce:
-        c(f"reducer = reduce_kernel[({programs},)](out, ws, num_warps=4)")
-        c("if (isinstance(kernel, CompiledKernel) and isinstance(reducer, CompiledKernel) and aligned")
-        c("        and index == _current_device()):")
-        c.indent()(f"_LAUNCHES[index] = (kernel[({w.grid}, 1, 1)], reducer[({programs}, 1, 1)])")
-    else:
-        c("if isinstance(kernel, CompiledKernel) and aligned and index == _current_device():")
-        c.indent()(f"_LAUNCHES[index] = kernel[({w.grid}, 1, 1)]")
+    c("return x")
+    c.dedent()("", "")
+
+
+def _desc_fn(c: Code, tdt: str) -> None:
+    c("_DESCS = {}  # (shape, row stride, box) -> a descriptor Triton built on a meta tensor",
+      "", "")
+    c("def _desc(x, box):")
+    c.indent()
+    c('"""The tensor descriptor of matrix x (aligned rows of unit stride, see _aligned) with a TMA')
+    c("box: a copy of the prototype Triton built and checked for its shape, row stride and box,")
+    c("with x as its base.")
+    c('"""')
+    c("key = (x.shape[0], x.shape[1], x.stride(0), box)")
+    c("proto = _DESCS.get(key)")
+    c("if proto is None:")
+    c.indent()
+    c(f'meta = torch.empty_strided(tuple(x.shape), x.stride(), dtype={tdt}, device="meta")')
+    c("proto = TensorDescriptor(meta, shape=list(x.shape), strides=[x.stride(0), 1],")
+    c("                         block_shape=list(box))")
+    c("if len(_DESCS) > 1024:")
+    c.indent()("_DESCS.clear()").dedent()
+    c("_DESCS[key] = proto")
     c.dedent()
-    c("return out")
-    return c.text()
+    c("d = object.__new__(TensorDescriptor)")
+    c("d.__dict__.update(proto.__dict__)")
+    c("d.base = x")
+    c("return d")
+    c.dedent()("", "")
 
 
 def _workspace_fn(c: Code) -> None:
@@ -162,29 +246,141 @@ def _workspace_fn(c: Code) -> None:
     c("def _workspace(key, out, n_ws, n_tickets):")
     c.indent()
     c('"""fp32 partial buffers and int32 tickets on out\'s device, zeroed once and kept per key')
-    c("(device, stream).")
+    c("(device, stream), grown (zeroed again) when a call needs more than the kept ones hold.")
     c("")
     c("The kernel leaves both zeroed again (the last contributor of a tile clears its buffer")
     c("and resets its ticket), so a call launches no memset; launches on one stream run in")
     c("order, so two of them never share a workspace.")
     c('"""')
     c("ws = _WORKSPACES.get(key)")
-    c("if ws is None:")
+    c("if ws is None or ws[0].numel() < n_ws or ws[1].numel() < n_tickets:")
     c.indent()
+    c("if ws is not None:  # grow: keep what the kept ones held")
+    c.indent()("n_ws, n_tickets = max(n_ws, ws[0].numel()), max(n_tickets, ws[1].numel())").dedent()
+    c("n_ws, n_tickets = max(n_ws, 1), max(n_tickets, 1)")
     c("buf = torch.zeros(n_ws + n_tickets, dtype=torch.float32, device=out.device)")
     c("ws = _WORKSPACES[key] = (buf[:n_ws], buf[n_ws:].view(torch.int32))")
     c.dedent()
     c("return ws")
-    c.dedent()
-    c("", "")
+    c.dedent()("", "")
 
 
-def _descs(k: Kernel) -> list[tuple[OperandLoad, str, str, str, tuple[int, int]]]:
-    """Per operand: its load, the argument's name, its rows and columns and the TMA box."""
+def _run_fn(k: Kernel, c: Code, tdt: str, cdt: str) -> None:
     p = k.plan
-    out = [(p.a, "a", "M", "K", (p.BM, p.BK))]
-    if p.b_transposed:
-        out.append((p.b, "b", "N", "K", (p.BN, p.BK)))
+    kdim, ndim = (1, 0) if p.b_transposed else (0, 1)
+    b_form = "(N, K)" if p.b_transposed else "(K, N)"
+    c("def run(a, b, out=None):")
+    c.indent()
+    c(f'"""C = A @ B{".T" if p.b_transposed else ""}: a is (M, K), b is {b_form}, '
+      f'{p.dtype.value}; returns (M, N).')
+    c("")
+    c("Any M, N, K >= 0 (M = 0 or N = 0: out untouched; K = 0: C = 0); the operands may be any")
+    c("row-major views (unit column stride, else copied); out: an (M, N) contiguous tensor to")
+    c("write into (every element is written), default a new one. The variant is chosen per call:")
+    c("EVEN_M/N/K: no boundary mask along the sizes the tiles divide (_facts(M, N, K)).")
+    c("Each variant compiles once per device (Triton's cache); later calls launch it directly.")
+    c('"""')
+    c("if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)")
+    c(f"        and a.dtype == {tdt} and b.dtype == {tdt} and a.dim() == 2 and b.dim() == 2")
+    c(f"        and a.shape[1] == b.shape[{kdim}] and a.is_cuda and b.is_cuda")
+    c("        and a.get_device() == b.get_device()")
+    c(f"        and (out is None or isinstance(out, torch.Tensor) and out.dtype == {cdt}")
+    c(f"             and out.shape == (a.shape[0], b.shape[{ndim}]) and out.is_cuda")
+    c("             and out.get_device() == a.get_device() and out.is_contiguous())):")
+    c.indent()("_check_args(a, b, out)  # raises, or passes for tensors off CUDA (the interpreter)")
+    c.dedent()
+    c("M, K = a.shape")
+    c(f"N = b.shape[{ndim}]")
+    c("given = out is not None")
+    c("if not given:")
+    c.indent()(f"out = torch.empty((M, N), dtype={cdt}, device=a.device)").dedent()
+    c("if M == 0 or N == 0:")
+    c.indent()("return out").dedent()
+    c("if K == 0:")
+    c.indent()("return out.zero_()").dedent()
+    c("if a.stride(1) != 1:")
+    c.indent()("a = a.contiguous()").dedent()
+    c("if b.stride(1) != 1:")
+    c.indent()("b = b.contiguous()").dedent()
+    c("tma_a, tma_b = _rows_aligned(a), _rows_aligned(b)")
+    c("if _COPY_UNALIGNED:  # copy rows TMA cannot take into aligned ones")
+    c.indent()
+    c("if not tma_a:")
+    c.indent()("a, tma_a = _aligned(a), True").dedent()
+    c("if not tma_b:")
+    c.indent()("b, tma_b = _aligned(b), True").dedent()
+    c.dedent()
+    c(f"{', '.join(k.numbers)} = _numbers(M, N, K)")
+    c("even = _facts(M, N, K)")
+    c("lda, ldb, ldc = a.stride(0), b.stride(0), out.stride(0)")
+    c("if given and (_spans_meet(out, ldc, a, lda) or _spans_meet(out, ldc, b, ldb)):")
+    c.indent()("_check_args(a, b, out)  # out overlaps an operand: raises, naming it").dedent()
+    b_rows = "N" if p.b_transposed else "K"
+    c(f"wide = max(M * lda, {b_rows} * ldb, M * ldc) + K + N >= 2**31  # int64 offsets")
+    # pointer arguments the compiled kernel is specialized on (16-byte alignment); TMA operands
+    # are descriptors (_desc aligns their bases), the workspace is allocated aligned
+    c("aligned = (out.data_ptr() | a.data_ptr() | b.data_ptr()) % 16 == 0 and "
+      "1 not in (lda, ldb, ldc)")
+    flags = {"A": "tma_a", "B": "tma_b"}
+    for op, var, box in _descs(k):
+        if op.kind is LoadKind.TMA:
+            c(f"if {flags[op.name]}:")
+            c.indent()(f"{var} = _desc({var}, {box})").dedent()
+        else:
+            c(f"{flags[op.name]} = False  # the configuration loads {op.name} through pointers")
+    c("if out.is_cuda:")
+    c.indent()("index = out.get_device()", "stream = _current_stream(index)").dedent()
+    c("else:  # the interpreter's CPU tensors")
+    c.indent()("index, stream = str(out.device), 0").dedent()
+    args = "a, b, out"
+    if k.partials:
+        tiles = partial_tiles(k)
+        # one fp32 buffer per partial tile (atomic), else one slot per partial
+        if k.fixup is Fixup.ATOMIC:
+            slots = tiles
+        elif k.split_k:
+            slots = "NUM_TILES * SPLITS"
+        else:
+            slots = "2 * SK_CTAS"
+        c(f"ws, tickets = _workspace((index, stream), out, ({slots}) * {p.BM * p.BN}, {tiles})")
+        args += ", ws, tickets"
+    args += ", M, N, K, lda, ldb, ldc"
+    reduce = k.fixup is Fixup.REDUCE_KERNEL
+    red_args = "out, ws, SUBS, M, N, K, lda, ldb, ldc"
+    if reduce:
+        c(f"programs, SUBS = _reduce_grid({partial_tiles(k)}, GRID)")
+    c("key = (index, even, tma_a, tma_b, wide, lda % 16 == 0, ldb % 16 == 0, ldc % 16 == 0)")
+    c("launch = _LAUNCHES.get(key)")
+    c("if launch is not None and aligned and index == _current_device():")
+    c.indent()
+    # a compiled kernel takes every argument, its constexprs too (in signature order)
+    c(f"launch[0][(GRID, 1, 1)]({args}, *even, tma_a, tma_b, wide, stream=stream)")
+    if reduce:
+        c("if programs:")
+        c.indent()(f"launch[1][(programs, 1, 1)]({red_args}, *even, tma_a, tma_b, wide, "
+                   "stream=stream)").dedent()
+    c("return out")
+    c.dedent()
+    flags = ("EVEN_M=even[0], EVEN_N=even[1], EVEN_K=even[2], TMA_A=tma_a, TMA_B=tma_b, "
+             "WIDE=wide")
+    c(f"kernel = gemm_kernel[(GRID,)]({args}, {flags}, num_warps={p.num_warps}, "
+      f"num_stages={p.num_stages})")
+    if reduce:
+        c("if not programs:  # no partial tile at this size")
+        c.indent()("return out").dedent()
+        c(f"reducer = reduce_kernel[(programs,)]({red_args}, {flags}, num_warps=4)")
+        c("if (isinstance(kernel, CompiledKernel) and isinstance(reducer, CompiledKernel) and aligned")
+        c("        and index == _current_device()):")
+        c.indent()("_LAUNCHES[key] = (kernel, reducer)")
     else:
-        out.append((p.b, "b", "K", "N", (p.BK, p.BN)))
-    return out
+        c("if isinstance(kernel, CompiledKernel) and aligned and index == _current_device():")
+        c.indent()("_LAUNCHES[key] = (kernel,)")
+    c.dedent()
+    c("return out")
+
+
+def _descs(k: Kernel) -> list[tuple[OperandLoad, str, tuple[int, int]]]:
+    """Per operand: its load, the argument's name and the TMA box."""
+    p = k.plan
+    b_box = (p.BN, p.BK) if p.b_transposed else (p.BK, p.BN)
+    return [(p.a, "a", (p.BM, p.BK)), (p.b, "b", b_box)]

@@ -1,0 +1,115 @@
+"""Host (CPU) time per call of a built library's ``matmul`` beside torch.matmul's, on small
+shapes (where the launch, not the kernel, is the cost), on the GPU.
+
+    PYTHONPATH=. python bench/host_overhead_library.py [--quick] [--module mygemm.py]
+
+Without ``--module`` it builds examples/gemm_decomposition.py as bench/dispatch.py does. Each
+figure: CALLS calls without synchronising (few enough that the launch queue never fills, so the
+GPU never holds the CPU back), timed, / CALLS; matmul (new out), matmul with out=, the custom op
+(torch.ops.<ns>.matmul: the dispatcher's cost, what torch.compile graphs call) and torch.matmul
+in turn, for ROUNDS rounds; medians and [min, max]. ``host_times`` is what bench/dispatch.py
+reports.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+SHAPES = [(1, 4096, 4096), (16, 4096, 4096), (128, 1024, 1024), (256, 256, 256),
+          (1000, 1000, 1000)]
+CALLS = 200
+ROUNDS = 7
+
+
+def _per_call(fn: Any, calls: int, sync: Any) -> float:
+    sync()
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    t = time.perf_counter() - t0
+    sync()
+    return t / calls * 1e6
+
+
+def host_times(mod: Any, *, quick: bool = False, device: str = "cuda",
+               shapes: list[tuple[int, int, int]] | None = None) -> list[dict[str, Any]]:
+    """Per shape: microseconds of host time per call of each item, medians over rounds."""
+    import torch
+
+    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+    calls, rounds = (50, 3) if quick else (CALLS, ROUNDS)
+    dt = getattr(torch, mod.DTYPE)
+    op = getattr(torch.ops, mod.OP_NAMESPACE).matmul
+    rows = []
+    for M, N, K in shapes or SHAPES:
+        a = torch.randn((M, K), device=device, dtype=dt)
+        b = (torch.randn((N, K), device=device, dtype=dt).t() if mod.B_LAYOUT == "nk"
+             else torch.randn((K, N), device=device, dtype=dt))
+        out = torch.empty((M, N), device=device, dtype=getattr(torch, mod.OUT_DTYPE))
+        items = {"matmul_us": lambda: mod.matmul(a, b),
+                 "matmul_out_us": lambda: mod.matmul(a, b, out=out),
+                 "custom_op_us": lambda: op(a, b),
+                 "torch_us": lambda: torch.matmul(a, b)}
+        for fn in items.values():  # compile and warm every path first
+            fn()
+            fn()
+        times: dict[str, list[float]] = {k: [] for k in items}
+        for _ in range(rounds):
+            for k, fn in items.items():
+                times[k].append(_per_call(fn, calls, sync))
+        row: dict[str, Any] = {"M": M, "N": N, "K": K}
+        for k, v in times.items():
+            row[k] = statistics.median(v)
+            row[k[:-3] + "_range_us"] = [min(v), max(v)]
+        rows.append(row)
+    return rows
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--quick", action="store_true")
+    p.add_argument("--module", help="a built library (tilec build -o FILE)")
+    p.add_argument("--out", default=os.environ.get("OUT") or str(ROOT / "bench" / "results"))
+    args = p.parse_args()
+    import torch
+
+    if args.module:
+        path = Path(args.module)
+    else:
+        from tilec.library import build_library, module_text
+
+        lib = build_library(ROOT / "examples" / "gemm_decomposition.py", name="hostgemm",
+                            max_size=8192, jobs=os.cpu_count() or 1)
+        path = Path(tempfile.mkdtemp()) / "hostgemm.py"
+        path.write_text(module_text(lib))
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[path.stem] = mod
+    spec.loader.exec_module(mod)
+    rows = host_times(mod, quick=args.quick)
+    for r in rows:
+        print(f"{r['M']}x{r['N']}x{r['K']}: matmul {r['matmul_us']:.1f} us, out= "
+              f"{r['matmul_out_us']:.1f}, custom op {r['custom_op_us']:.1f}, torch.matmul "
+              f"{r['torch_us']:.1f}")
+    date = time.strftime("%Y-%m-%d", time.gmtime())
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    res = {"device": torch.cuda.get_device_name(), "date": date, "rows": rows}
+    (out / f"host_overhead_library_{date}.json").write_text(json.dumps(res, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,160 @@
+"""The dispatch table (tilec/library/table.py) against gen's own resolution: every bucket holds
+what ``load_schedule`` (tilec gen's road) resolves at the bucket's representative shape, exact
+entries what it resolves at the shape; tuned records and per-card rules files land where gen
+would use them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tilec.app.loader import load_schedule
+from tilec.library.table import (
+    ConfigSet,
+    build_table,
+    build_tables,
+    representative,
+    shape_class,
+    tuned_shapes,
+)
+from tilec.runtime.records import Records, schedule_key
+from tilec.runtime.rules import FORMAT, Rules
+
+EX = Path("examples/gemm_decomposition.py")
+PINS = dict(BM=32, BN=32, BK=16, SMS=4, DTYPE="fp16", STAGES=2, WARPS=4, GROUP_M=2)
+MAX = 512
+
+
+@pytest.fixture(scope="module")
+def raw() -> dict:
+    return load_schedule(EX, PINS, tuned=False).raw_params
+
+
+@pytest.fixture(scope="module")
+def built(raw: dict) -> tuple[ConfigSet, object]:
+    configs = ConfigSet()
+    table = build_table(raw, card="default", target="triton", key="k", configs=configs,
+                        shapes=[(100, 300, 5000)], max_size=MAX)
+    return configs, table
+
+
+@given(st.integers(0, 10**6))
+def test_shape_class_is_the_smallest_power_of_two_at_or_above(x: int) -> None:
+    c = shape_class(x)
+    assert representative(c) >= max(x, 1)
+    assert c == 0 or representative(c - 1) < x
+
+
+def _gen_params(M: int, N: int, K: int) -> dict:
+    got = load_schedule(EX, {**PINS, "M": M, "N": N, "K": K}, tuned=False).params
+    return {k: v for k, v in got.items() if k not in ("M", "N", "K")}
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(1, 3000), st.integers(1, 3000), st.integers(1, 40000))
+def test_every_bucket_holds_gens_choice_at_its_representative(built: tuple, M: int, N: int,
+                                                               K: int) -> None:
+    configs, table = built
+    C = table.classes
+    assert C == shape_class(MAX) + 1
+    c = [min(shape_class(x), C - 1) for x in (M, N, K)]
+    index = table.grid[(c[0] * C + c[1]) * C + c[2]]
+    assert configs.params[index] == _gen_params(*(representative(x) for x in c))
+    assert "at the bucket's shape" in table.reasons[table.grid_why[(c[0] * C + c[1]) * C + c[2]]]
+
+
+def test_tables_choose_several_decompositions_and_exact_shapes(built: tuple) -> None:
+    configs, table = built
+    kinds = {p["DECOMP"] for p in configs.params}
+    assert {"dp", "splitk"} <= kinds, kinds  # the heuristic's choice changes over the buckets
+    index, why = table.exact[(100, 300, 5000)]
+    assert configs.params[index] == _gen_params(100, 300, 5000)
+    assert table.reasons[why].startswith("heuristic: tile 32x32x16")
+
+
+def test_pinned_schedule_is_one_config_everywhere() -> None:
+    raw = load_schedule("examples/gemm_basic.py", {"BM": 32}, tuned=False).raw_params
+    configs = ConfigSet()
+    table = build_table(raw, card="default", target="triton", key="k", configs=configs,
+                        max_size=64)
+    assert len(configs.params) == 1 and set(table.grid) == {0}
+    assert table.reasons == ["pinned: every knob given by the schedule's PARAMS or --param"]
+
+
+def _rules(tmp: Path, device: str | None, params: dict, name: str) -> tuple:
+    data = {"format": FORMAT, "schedule": EX.name, "schedule_key": "x", "radius": 4.0,
+            "device": device, "rules": [{"M": 64, "N": 256, "K": 4096, "params": params}]}
+    path = tmp / name
+    path.write_text(json.dumps(data))
+    from tilec.library.table import card_of
+
+    return card_of(device), Rules.load(path)
+
+
+def test_rules_per_card(tmp_path: Path, raw: dict) -> None:
+    knobs = dict(_gen_params(64, 256, 4096))
+    h100 = _rules(tmp_path, "NVIDIA H100 80GB HBM3", {**knobs, "DECOMP": "streamk",
+                                                      "SPLITS": 1}, "h100.json")
+    h200 = _rules(tmp_path, "NVIDIA H200", {**knobs, "DECOMP": "dp", "SPLITS": 1}, "h200.json")
+    configs = ConfigSet()
+    tables, notes = build_tables(raw, target="triton", key="k", configs=configs,
+                                 rules=[h100, h200], card="auto", max_size=MAX)
+    assert sorted(tables) == ["default", "h100", "h200"] and notes == []
+
+    def at(card: str, M: int, N: int, K: int) -> tuple[dict, str]:
+        t = tables[card]
+        if (M, N, K) in t.exact:
+            i, w = t.exact[(M, N, K)]
+        else:
+            C = t.classes
+            c = [min(shape_class(x), C - 1) for x in (M, N, K)]
+            flat = (c[0] * C + c[1]) * C + c[2]
+            i, w = t.grid[flat], t.grid_why[flat]
+        return configs.params[i], t.reasons[w]
+
+    assert at("h100", 64, 256, 4096)[0]["DECOMP"] == "streamk"
+    assert "rules h100.json: exact shape" in at("h100", 64, 256, 4096)[1]
+    assert at("h200", 64, 256, 4096)[0]["DECOMP"] == "dp"
+    # a bucket within the radius (4 doublings) of the rule: its nearest rule (K clamped to 512)
+    assert "nearest tuned shape 64x256x4096" in at("h200", 50, 200, 4096)[1]
+    assert at("default", 64, 256, 4096)[0] == _gen_params(64, 256, 4096)  # no rules there
+    # far from the rule (beyond its radius): the heuristic, on every card
+    assert at("h100", 8, 16, 16)[1].startswith("heuristic")
+    one, notes = build_tables(raw, target="triton", key="k", configs=ConfigSet(),
+                              rules=[h100, h200], card="h200", max_size=MAX)
+    assert list(one) == ["default"] and notes == ["rules for another card than h200 skipped: "
+                                                  "h100.json"]
+
+
+def test_tuned_records_become_exact_entries(tmp_path: Path, raw: dict) -> None:
+    rec = Records(tmp_path / "tuned.sqlite")
+    key = schedule_key(EX.read_text(), "triton")
+    params = {**raw, "M": 96, "N": 96, "K": 96}
+    auto = {k: v for k, v in raw.items() if v == "auto"}
+    choice = {**dict.fromkeys(auto, 1), "DECOMP": "splitk", "SPLITS": 2, "FIXUP": "atomic",
+              "LOAD": "pointer"}
+    rec.record(key, params, choice)
+    rec.record(key, {**params, "SMS": 8}, {**choice, "SPLITS": 3})  # other fixed params
+    found = tuned_shapes(rec.path, key, raw)
+    assert found == {(96, 96, 96): choice}
+    assert tuned_shapes(rec.path, "another", raw) == {}
+    configs = ConfigSet()
+    table = build_table(raw, card="default", target="triton", key=key, configs=configs,
+                        tuned=found, max_size=64)
+    i, w = table.exact[(96, 96, 96)]
+    assert configs.params[i]["SPLITS"] == 2 and configs.params[i]["FIXUP"] == "atomic"
+    assert table.reasons[w] == "tuned: recorded by tilec tune at this shape"
+
+
+def test_processes_resolve_the_same_table(raw: dict, built: tuple) -> None:
+    configs, table = built
+    par = ConfigSet()
+    other = build_table(raw, card="default", target="triton", key="k", configs=par,
+                        shapes=[(100, 300, 5000)], max_size=MAX, jobs=2)
+    assert [par.params[i] for i in other.grid] == [configs.params[i] for i in table.grid]
+    assert [other.reasons[i] for i in other.grid_why] == [table.reasons[i]
+                                                         for i in table.grid_why]

@@ -1,0 +1,291 @@
+"""``tilec build``: a schedule file as a standalone Python module with ``matmul(a, b, out=None)``
+for any shape (see :mod:`tilec.library`).
+
+The module holds, in this order: a docstring (what was built, its configurations and how shapes
+find them), the data block (``NAME``, ``DTYPE``, ``KERNELS``: the generated kernel sources,
+``CONFIGS``, ``TABLES``: one dispatch table per card, :mod:`tilec.library.table`), the run-time
+code (:mod:`tilec.library.checks` and :mod:`tilec.library.runtime`, copied from their marker
+line on) and ``_setup()``, which registers the custom op.
+"""
+
+from __future__ import annotations
+
+import json
+import pprint
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tilec.errors import TilecError, UnsupportedError
+from tilec.library.table import CARDS, ConfigSet, build_tables, card_of, tuned_shapes
+
+__all__ = ["BuildError", "Library", "build_library", "module_text"]
+
+_TORCH_DTYPE = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32"}
+
+
+class BuildError(TilecError):
+    """A library that cannot be built (target, card, printer) from these arguments."""
+
+
+@dataclass
+class Library:
+    """What a built module embeds (the inputs of :func:`module_text`)."""
+
+    name: str
+    schedule: str
+    target: str
+    dtype: str  # torch dtype name of A and B
+    out_dtype: str
+    b_layout: str  # "kn" or "nk"
+    kernels: dict[str, str]
+    configs: list[dict[str, Any]]
+    tables: dict[str, dict[str, Any]]
+    notes: list[str] = field(default_factory=list)
+
+
+def _label(params: dict[str, Any]) -> str:
+    """A config in a few words, as the heuristic's ``Config.short`` writes it.
+
+    >>> _label({"BM": 128, "BN": 256, "BK": 64, "GROUP_M": 8, "DECOMP": "splitk", "SPLITS": 4,
+    ...         "SK_WAVES": 1, "FIXUP": "deterministic", "STAGES": 3, "WARPS": 8, "LOAD": "auto",
+    ...         "SMS": 132, "DTYPE": "bf16"})
+    '128x256x64 g8 splitk4 deterministic s3 w8 sms132'
+    """
+    out = [f"{params.get('BM')}x{params.get('BN')}x{params.get('BK')}"]
+    if "GROUP_M" in params:
+        out.append(f"g{params['GROUP_M']}")
+    decomp = params.get("DECOMP")
+    if decomp is not None:
+        out.append(f"{decomp}{params.get('SPLITS', '') if decomp == 'splitk' else ''}"
+                   f"{'w' + str(params.get('SK_WAVES')) if decomp == 'skpp' else ''}")
+        if decomp != "dp" and "FIXUP" in params:
+            out.append(str(params["FIXUP"]))
+    out += [f"{p}{params[k]}" for k, p in (("STAGES", "s"), ("WARPS", "w")) if k in params]
+    if params.get("LOAD", "auto") != "auto":
+        out.append(str(params["LOAD"]))
+    if "SMS" in params:
+        out.append(f"sms{params['SMS']}")
+    return " ".join(out)
+
+
+def _lower(path: Path, params: dict[str, Any], shape: tuple[int, int, int], target: str) -> Any:
+    from tilec.app.loader import load_schedule
+    from tilec.runtime.build import kernel_plan
+
+    loaded = load_schedule(path, dict(params, M=shape[0], N=shape[1], K=shape[2]),
+                           target=target, tuned=False)
+    return kernel_plan(loaded, target=target)
+
+
+def _kernels_of(path: Path, params: dict[str, Any], shape: tuple[int, int, int], target: str
+                ) -> tuple[Any, str]:
+    """The plan of one config at ``shape`` (N and K rounded up to multiples of 16) and its
+    kernel source, checked to be shape-generic: the source lowered at another shape (M odd, N
+    and K doubled) must be the same text."""
+    from tilec.runtime.build import kernel_source
+
+    M, N, K = shape[0], -(-shape[1] // 16) * 16, -(-shape[2] // 16) * 16
+    plan = _lower(path, params, (M, N, K), target)
+    src = kernel_source(plan, target)
+    other = _lower(path, params, (2 * M + 1, 2 * N, 2 * K), target)
+    if kernel_source(other, target) != src:
+        raise BuildError(
+            f"tilec build needs shape-generic kernels, but the {target} printer printed "
+            f"different kernels for config {_label(params)} at {M}x{N}x{K} and "
+            f"{2 * M + 1}x{2 * N}x{2 * K} (the problem size is baked in: issue 26)")
+    return plan, src
+
+
+def build_library(schedule: str | Path, overrides: dict[str, Any] | None = None, *,
+                  target: str = "triton", rules: Sequence[str | Path] = (), card: str = "auto",
+                  shapes: Sequence[tuple[int, int, int]] = (), max_size: int = 16384,
+                  tuned: bool = True, name: str | None = None, jobs: int = 1) -> Library:
+    """Resolve the tables and generate the kernels of a library (see the module docstring).
+
+    ``rules``: rules files (``tilec sweep --export``); a file's ``device`` names its card, and
+    with ``card="auto"`` each card with rules gets its own table beside the ``default`` one
+    (rules without a device count for every card). ``shapes``: exact entries resolved at the
+    shape itself. ``max_size``: the last size class (larger sizes share its bucket).
+    ``jobs``: processes resolving the buckets and generating the configs' kernels.
+    """
+    from tilec.app.loader import load_schedule
+    from tilec.runtime.records import default_records, schedule_key
+    from tilec.runtime.rules import Rules
+
+    if target != "triton":
+        raise BuildError(f"tilec build --target {target}: only the triton target builds a "
+                         f"library for now (the CUDA launcher is not standalone yet)")
+    if card not in ("auto", *CARDS):
+        raise BuildError(f"--card must be auto, h100 or h200 but got {card!r}")
+    if max_size < 1:
+        raise BuildError(f"--max-size must be >= 1 but got {max_size}")
+    path = Path(schedule)
+    base = load_schedule(path, overrides, target=target, tuned=False)
+    raw = dict(base.raw_params)
+    key = schedule_key(path.read_text(), target)
+    loaded_rules = []
+    for f in rules:
+        r = Rules.load(f)
+        try:
+            device = json.loads(Path(f).read_text()).get("device")
+        except (OSError, ValueError, AttributeError):
+            device = None
+        loaded_rules.append((card_of(device), r))
+    records = default_records() if tuned else None
+    tuned_by_shape = tuned_shapes(records.path if records else None, key, raw)
+    configs = ConfigSet()
+    tables, notes = build_tables(raw, target=target, key=key, configs=configs,
+                                 rules=loaded_rules, card=card, tuned=tuned_by_shape,
+                                 shapes=shapes, max_size=max_size, jobs=jobs)
+    kernels: dict[str, str] = {}
+    by_source: dict[str, str] = {}
+
+    def intern(src: str) -> str:
+        if src not in by_source:
+            by_source[src] = f"k{len(kernels)}"
+            kernels[by_source[src]] = src
+        return by_source[src]
+
+    work = [(path, params, shape, target)
+            for params, shape in zip(configs.params, configs.first_shape, strict=True)]
+    if jobs > 1 and len(work) > 1:
+        import concurrent.futures
+        import multiprocessing
+
+        with concurrent.futures.ProcessPoolExecutor(
+                min(jobs, len(work)), mp_context=multiprocessing.get_context("spawn")) as pool:
+            made = list(pool.map(_config_kernels, work))
+    else:
+        made = [_config_kernels(w) for w in work]
+    out_configs = []
+    for params, one in zip(configs.params, made, strict=True):
+        out_configs.append({
+            "label": _label(params), "params": params, "tile": one["tile"],
+            "kernel": intern(one["source"]), "tma": one["tma"], "facts": one["facts"]})
+    first = made[0]
+    return Library(
+        name=name or path.stem, schedule=path.name, target=target,
+        dtype=first["dtype"], out_dtype=first["out_dtype"], b_layout=first["b_layout"],
+        kernels=kernels, configs=out_configs,
+        tables={c: t.data() for c, t in tables.items()}, notes=notes)
+
+
+def _config_kernels(args: tuple[Any, ...]) -> dict[str, Any]:
+    """One config's kernels and what the module records of them (plain data: it may come from
+    another process)."""
+    from tilec.transforms.plan import LoadKind
+
+    path, params, shape, target = args
+    plan, src = _kernels_of(path, params, shape, target)
+    return {"source": src, "tile": (plan.BM, plan.BN, plan.BK),
+            "tma": (plan.a.kind is LoadKind.TMA, plan.b.kind is LoadKind.TMA),
+            "facts": facts_of(plan), "dtype": _TORCH_DTYPE[plan.dtype.value],
+            "out_dtype": _TORCH_DTYPE[plan.c_dtype.value],
+            "b_layout": "nk" if plan.b_transposed else "kn"}
+
+
+def facts_of(plan: Any) -> list[tuple[str, str]]:
+    """The plan's facts (the conditions on M, N, K its facts variant assumes) as (text, Python
+    condition) pairs; the tiles dividing M, N, K where the plan names none.
+
+    >>> from tests.plans import plan
+    >>> facts_of(plan(64, 64, 64, 32, 32, 16))[2]
+    ('(K % 16) == 0', '((K % 16) == 0)')
+    """
+    import sympy
+
+    # tilec.transforms.plan.SIZE_M, SIZE_N, SIZE_K (GENERIC.md): these symbols, equal to them
+    SIZE_M, SIZE_N, SIZE_K = sympy.symbols("M N K", integer=True, positive=True)
+    facts = getattr(plan, "facts", None)
+    if facts is None:
+        facts = tuple(sympy.Eq(sympy.Mod(s, t), 0) for s, t in
+                      ((SIZE_M, plan.BM), (SIZE_N, plan.BN), (SIZE_K, plan.BK)))
+    from tilec.codegen.triton.expr import TritonExprPrinter
+
+    # Triton's // and % print as Python's: the printer emits them where both agree
+    printer = TritonExprPrinter({SIZE_M: "M", SIZE_N: "N", SIZE_K: "K"})
+    out = []
+    for f in facts:
+        expr = printer.doprint(f)
+        out.append((expr[1:-1] if expr.startswith("(") and expr.endswith(")") else expr, expr))
+    return out
+
+
+def _string(src: str) -> str:
+    """``src`` as a Python literal: a raw triple-quoted string where it can be one."""
+    if "'''" not in src and not src.endswith("\\"):
+        return "r'''" + src + "'''"
+    return repr(src)
+
+
+def _usage(lib: Library) -> str:
+    lines = []
+    for i, cfg in enumerate(lib.configs):
+        counts = {c: sum(1 for x in t["grid"] if x == i) for c, t in lib.tables.items()}
+        exact = {c: sum(1 for x, _ in t["exact"].values() if x == i)
+                 for c, t in lib.tables.items()}
+        where = "; ".join(f"{c}: {counts[c]} buckets" + (f", {exact[c]} exact shapes"
+                                                          if exact[c] else "")
+                          for c in lib.tables)
+        lines.append(f"    {i:2d}  {cfg['label']}  (kernel {cfg['kernel']})  [{where}]")
+    return "\n".join(lines)
+
+
+_MARK = "# ---- the built module's code: copied from here on"
+
+
+def _copied(name: str) -> str:
+    """The part of tilec/library/NAME that the built module holds (after its marker line)."""
+    text = (Path(__file__).parent / name).read_text()
+    start = text.index(_MARK)
+    return text[text.index("\n", start) + 1:]
+
+
+def module_text(lib: Library, *, built: str | None = None) -> str:
+    """The built module's source (see the module docstring)."""
+    runtime = "\n\n".join(_copied(name) for name in ("checks.py", "runtime.py"))
+    any_table = next(iter(lib.tables.values()))
+    top = any_table["classes"] - 1
+    layout = "N x K" if lib.b_layout == "nk" else "K x N"
+    doc = f'''"""{lib.name}: C = A @ B for any M, N, K, {lib.dtype}, B {layout} in memory.
+
+Built by tilec build from {lib.schedule} (target {lib.target}) at {built or time.strftime(
+    "%Y-%m-%d %H:%M UTC", time.gmtime())}. Standalone: needs torch and Triton, not tilec.
+
+    import {lib.name}
+    c = {lib.name}.matmul(a, b)            # a: M x K, b: K x N; out= to write into a tensor
+    print({lib.name}.explain(M, N, K))     # which config and variant run, and why
+    {lib.name}.stats()                      # calls, kernels loaded, variants compiled
+    TILEC_LOG=1                          # log each new shape's choice to stderr
+
+How a shape finds its configuration: the table of this card (TABLES; the card is detected at run
+time from torch.cuda.get_device_name(), TILEC_CARD overrides, else "default"; tables here:
+{", ".join(lib.tables)}) maps an exact (M, N, K) entry if it has one, else the shape's bucket:
+per dimension the class c with 2**(c-1) < x <= 2**c (0 for x <= 1), classes 0..{top} (larger
+sizes take class {top}), each bucket resolved at build time at its largest shape (2**c per
+dimension) in tilec gen's order (the user's pins, tuned records, rules files, the heuristic).
+The config's kernel runs, its variant chosen by the facts that hold at the shape.
+
+Configurations (index, label, kernels, how many buckets / exact shapes choose it):
+{_usage(lib)}
+"""
+'''
+    notes = "".join(f"# note: {n}\n" for n in lib.notes)
+    data = [
+        f"NAME = {lib.name!r}",
+        f"SCHEDULE = {lib.schedule!r}",
+        f"TARGET = {lib.target!r}",
+        f"DTYPE = {lib.dtype!r}",
+        f"OUT_DTYPE = {lib.out_dtype!r}",
+        f"B_LAYOUT = {lib.b_layout!r}",
+        "CONFIGS = " + pprint.pformat(lib.configs, width=100, sort_dicts=False),
+        "# one table per card: grid[(cm * classes + cn) * classes + ck] -> config index,\n"
+        "# grid_why -> reason index; exact: (M, N, K) -> (config, reason)\n"
+        "TABLES = " + pprint.pformat(lib.tables, width=100, compact=True, sort_dicts=False),
+        "KERNELS = {\n" + "".join(f"{k!r}: {_string(v)},\n" for k, v in lib.kernels.items())
+        + "}",
+    ]
+    return doc + notes + "\n".join(data) + "\n\n" + runtime + "\n\n_setup()\n"

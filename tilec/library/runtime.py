@@ -1,0 +1,377 @@
+"""The run-time half of a built library: this file's text is copied into every module that
+``tilec build`` writes, after the data block (``NAME``, ``KERNELS``, ``CONFIGS``, ``TABLES``, ...),
+and ends with ``_setup()``. It imports torch (and Triton, lazily, through the kernels), never
+tilec: the built module runs where tilec is not installed.
+
+Per call, :func:`matmul` checks its tensors (:mod:`tilec.library.checks`, copied ahead of this
+file), finds the configuration of the shape (an exact entry, else the
+shape's bucket in the card's table: :func:`_choose`), loads that configuration's kernel on first
+use (the embedded source written to a cache folder and imported: Triton's JIT compiles each
+variant on its first launch and keeps it in memory and in its own disk cache), and runs it. What
+was chosen for a shape is remembered (one dictionary look-up on later calls).
+
+Read as a tilec module this file defines functions only; the data names it reads exist in the
+built module alone.
+"""
+# ruff: noqa: F821  (the data block's names: NAME, KERNELS, CONFIGS, TABLES, ... )
+
+from __future__ import annotations
+
+from tilec.library.checks import TilecError, _check, _check_overlap, _operands  # noqa: F401
+
+# ---- the built module's code: copied from here on (tilec.library.build.module_text) ----
+import hashlib
+import os
+import sys
+import time
+
+import torch
+
+_MEMO: dict = {}  # (M, N, K) -> _Choice, at most _MEMO_MAX shapes
+_MEMO_MAX = 4096
+_LOADED: dict = {}  # kernel id -> the imported kernel module
+_SEEN: dict = {}  # _variant() -> seconds its first call took (compile included)
+_LOGGED: set = set()
+_STATS = {"calls": 0, "kernels_loaded": 0, "variants": 0, "compile_s": 0.0, "copies": 0}
+_CARD: list = []  # the card's table name, detected once
+
+
+# --------------------------------------------------------------------------------------------
+# dispatch
+# --------------------------------------------------------------------------------------------
+
+
+def card() -> str:
+    """The name of the table this process uses: ``TILEC_CARD`` if set, else the CUDA card's
+    (``h100``, ``h200``) when the build embedded a table for it, else ``default``."""
+    if not _CARD:
+        name = os.environ.get("TILEC_CARD", "").lower()
+        if not name and torch.cuda.is_available():
+            dev = torch.cuda.get_device_name().lower()
+            name = next((c for c in TABLES if c != "default" and c in dev), "")
+        _CARD.append(name if name in TABLES else "default")
+    return _CARD[0]
+
+
+def shape_class(x: int) -> int:
+    """The bucket of a size: ``c`` with ``2**(c-1) < x <= 2**c`` (0 for 0 and 1)."""
+    return (x - 1).bit_length() if x > 1 else 0
+
+
+class _Choice:
+    """What runs for one shape: the config, its kernel, the facts that hold, and why."""
+
+    __slots__ = ("config", "kernel", "facts", "variant", "why", "where", "copy_note")
+
+    def __init__(self, config, kernel, facts, variant, why, where, copy_note):
+        self.config, self.kernel, self.facts, self.variant = config, kernel, facts, variant
+        self.why, self.where, self.copy_note = why, where, copy_note
+
+
+_FACT_FNS: dict = {}
+
+
+def _facts(cfg: dict, M: int, N: int, K: int) -> tuple:
+    """The facts the config's specialized variant assumes (the plan's, embedded as Python
+    conditions on M, N, K), each with whether it holds at (M, N, K)."""
+    out = []
+    for text, expr in cfg["facts"]:
+        fn = _FACT_FNS.get(expr)
+        if fn is None:
+            fn = _FACT_FNS[expr] = eval(f"lambda M, N, K: bool({expr})")  # noqa: S307
+        out.append((text, fn(M, N, K)))
+    return tuple(out)
+
+
+def _rows_aligned(N: int, K: int) -> tuple:
+    """Whether A's and B's rows (in the layout the kernel reads) are 16-byte multiples."""
+    size = _DTYPE.itemsize
+    return (K * size) % 16 == 0, ((K if B_LAYOUT == "nk" else N) * size) % 16 == 0
+
+
+def _choose(M: int, N: int, K: int) -> _Choice:
+    table = TABLES[card()]
+    exact = table["exact"].get((M, N, K))
+    if exact is not None:
+        index, reason = exact
+        where = f"exact entry {M}x{N}x{K}"
+    else:
+        top = table["classes"] - 1
+        cm, cn, ck = (min(shape_class(x), top) for x in (M, N, K))
+        flat = (cm * table["classes"] + cn) * table["classes"] + ck
+        index, reason = table["grid"][flat], table["grid_why"][flat]
+        where = (f"bucket (M, N, K) classes ({cm}, {cn}, {ck}): "
+                 + ", ".join(_bucket_text(d, c, top) for d, c in zip("MNK", (cm, cn, ck))))
+    cfg = CONFIGS[index]
+    kernel = cfg["kernel"]
+    unaligned = [f"{name}'s rows ({rows} x {_DTYPE.itemsize} bytes)"
+                 for name, rows, ok, tma in zip(("A", "B"), (K, K if B_LAYOUT == "nk" else N),
+                                                _rows_aligned(N, K), cfg["tma"])
+                 if tma and not ok]
+    copy_note = (" and ".join(unaligned) + " are not 16-byte multiples, which TMA cannot load in "
+                 "place: the kernel's launcher takes them its own way (see its run())"
+                 if unaligned else "")
+    facts = _facts(cfg, M, N, K)
+    return _Choice(index, kernel, facts, _variant(kernel, facts, M, N, K),
+                   table["reasons"][reason], where, copy_note)
+
+
+def _variant(kernel: str, facts: tuple, M: int, N: int, K: int) -> tuple:
+    """What one compiled kernel serves, as the kernel's launcher keys its compiles: the kernel,
+    which facts hold (EVEN_M, EVEN_N, EVEN_K: one flag each), int64 offsets, the leading
+    dimensions' divisibility by 16 (Triton specializes integer arguments on it) for operands
+    in the kernel's layout, and whether A's and B's rows are 16-byte multiples (TMA's rule)."""
+    lda, ldb, ldc = K, (K if B_LAYOUT == "nk" else N), N
+    wide = max(M * lda, (N if B_LAYOUT == "nk" else K) * ldb, M * ldc) + K + N >= 2 ** 31
+    return (kernel, tuple(held for _, held in facts), wide,
+            lda % 16 == 0, ldb % 16 == 0, ldc % 16 == 0, *_rows_aligned(N, K))
+
+
+def _bucket_text(dim: str, c: int, top: int) -> str:
+    lo = 2 ** (c - 1) if c else 0
+    if c == top:
+        return f"{dim} > {lo}"
+    return f"{dim} in ({lo}, {2 ** c}]"
+
+
+def _kernel(kid: str) -> object:
+    mod = _LOADED.get(kid)
+    if mod is None:
+        import importlib.util
+
+        src = KERNELS[kid]
+        digest = hashlib.sha1(src.encode()).hexdigest()[:16]
+        name = f"{NAME}_{kid}_{digest}"
+        folder = _cache_folder()
+        path = os.path.join(folder, name + ".py")
+        if not os.path.exists(path):
+            tmp = f"{path}.{os.getpid()}.tmp"
+            with open(tmp, "w") as f:
+                f.write(src)
+            os.replace(tmp, path)
+        spec = importlib.util.spec_from_file_location(name, path)
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[name] = mod  # Triton's JIT reads the kernels' source through the module
+        spec.loader.exec_module(mod)
+        _LOADED[kid] = mod
+        _STATS["kernels_loaded"] += 1
+    return mod
+
+
+def _cache_folder() -> str:
+    root = os.environ.get("TILEC_CACHE") or os.path.join(os.path.expanduser("~"), ".cache",
+                                                         "tilec")
+    folder = os.path.join(root, "library")
+    try:
+        os.makedirs(folder, exist_ok=True)
+        return folder
+    except OSError:
+        import tempfile
+
+        return tempfile.mkdtemp(prefix="tilec_library_")
+
+
+# --------------------------------------------------------------------------------------------
+# the call
+# --------------------------------------------------------------------------------------------
+
+
+def _run(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None) -> torch.Tensor:
+    if (out is None and type(a) is torch.Tensor and type(b) is torch.Tensor
+            and a.dtype is _DTYPE and b.dtype is _DTYPE and a.dim() == 2 and b.dim() == 2
+            and a.shape[1] == b.shape[0] and a.is_cuda and a.device == b.device):
+        (M, K), N = a.shape, b.shape[1]  # every check of _check passes: skip it
+    else:
+        M, N, K = _check(a, b, out)
+    if out is None:
+        out = torch.empty((M, N), dtype=_OUT_DTYPE, device=a.device)
+    else:
+        _check_overlap(a, b, out)
+    _STATS["calls"] += 1
+    if M == 0 or N == 0:
+        return out
+    if K == 0:
+        return out.zero_()
+    choice = _MEMO.get((M, N, K))
+    if choice is None:
+        choice = _choose(M, N, K)
+        if len(_MEMO) >= _MEMO_MAX:
+            _MEMO.clear()
+        _MEMO[(M, N, K)] = choice
+    a_k, b_k, copies = _operands(a, b)
+    _STATS["copies"] += copies
+    key = choice.variant
+    mod = _LOADED.get(choice.kernel) or _kernel(choice.kernel)
+    if key in _SEEN:
+        mod.run(a_k, b_k, out=out)
+    else:
+        t0 = time.perf_counter()
+        mod.run(a_k, b_k, out=out)
+        _SEEN[key] = time.perf_counter() - t0
+        _STATS["variants"] += 1
+        _STATS["compile_s"] += _SEEN[key]
+    if _LOG and (M, N, K) not in _LOGGED and len(_LOGGED) < _MEMO_MAX:
+        _LOGGED.add((M, N, K))
+        print(f"tilec[{NAME}]: " + explain(M, N, K).replace("\n", "\n  "), file=sys.stderr)
+    return out
+
+
+def matmul(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = None
+           ) -> torch.Tensor:
+    """``a @ b``: a is M x K, b is K x N, both of this build's dtype on one CUDA device; returns
+    ``out`` (M x N, contiguous; a new tensor when None). Any M, N, K >= 0.
+
+    a may have more than two dimensions (``x`` of shape (batch, seq, K)): its leading ones are
+    flattened and come back in the result (out then has shape (..., N)). An operand whose
+    layout is not the one the kernel reads (a not row-major, b not row-major for a kn build or
+    not column-major for an nk build, or a base address not 16-byte aligned) is copied first:
+    correct, one extra pass over it (``stats()['copies']`` counts them). Runs as the custom op
+    ``torch.ops.<OP_NAMESPACE>.matmul`` inside torch.compile graphs.
+    """
+    lead, given = None, out
+    if isinstance(a, torch.Tensor) and a.dim() > 2:
+        lead = tuple(a.shape[:-1])
+        a = a.reshape(-1, a.shape[-1])
+        if out is not None:
+            if not isinstance(out, torch.Tensor) or tuple(out.shape[:-1]) != lead:
+                raise TilecError(f"{NAME}.matmul: out must have shape {lead + ('N',)} for an a "
+                                 f"of shape {lead + (a.shape[-1],)}")
+            out = out.view(-1, out.shape[-1])
+    if _tracing(a):
+        res = _OPS[0](a, b) if out is None else (_OPS[1](a, b, out), out)[1]
+    else:
+        res = _run(a, b, out)
+    if lead is None:
+        return res
+    return given if given is not None else res.view(*lead, res.shape[-1])
+
+
+def _tracing(a: object) -> bool:
+    if torch.compiler.is_compiling():
+        return True
+    return isinstance(a, torch.Tensor) and type(a) is not torch.Tensor and hasattr(a, "fake_mode")
+
+
+def explain(M: int, N: int, K: int) -> str:
+    """Which config and kernel variant runs for an M x N x K problem on this card, and why."""
+    if min(M, N, K) < 0:
+        raise TilecError(f"{NAME}.explain: sizes must be >= 0 but got {M}x{N}x{K}")
+    if M == 0 or N == 0:
+        return f"{M}x{N}x{K}: empty result, no kernel runs"
+    if K == 0:
+        return f"{M}x{N}x{K}: K = 0, out is zeroed, no kernel runs"
+    c = _choose(M, N, K)
+    cfg = CONFIGS[c.config]
+    facts = ", ".join(f"{f} {'holds' if held else 'fails'}" for f, held in c.facts)
+    _, held, wide, *aligned = c.variant[:6]
+    variant = _variant_name(c.facts)
+    lds = ", ".join(f"{n} {'% 16 == 0' if ok else 'not a multiple of 16'}"
+                    for n, ok in zip(("lda", "ldb", "ldc"), aligned))
+    lines = [f"{M}x{N}x{K} on table {card()!r}: config {c.config} {cfg['label']} "
+             f"(kernel {c.kernel})",
+             f"why: {c.why} [{c.where}]",
+             f"facts: {facts} -> variant {variant}",
+             f"compiled with {'int64' if wide else 'int32'} offsets, {lds} "
+             f"({'run before in this process' if c.variant in _SEEN else 'not run yet'})"]
+    if c.copy_note:
+        lines.append(c.copy_note)
+    return "\n".join(lines)
+
+
+def _variant_name(facts: tuple) -> str:
+    """``facts`` (every fact holds: no boundary mask), ``general`` (none), else the facts the
+    variant assumes."""
+    held = [f for f, h in facts if h]
+    if len(held) == len(facts):
+        return "facts"
+    return "general" if not held else "assuming " + " and ".join(held)
+
+
+def stats() -> dict:
+    """Counters of this process: calls, kernels loaded (one per config used), variants run
+    (one compile each: kernel, which facts hold, int64 offsets, leading dimensions % 16), seconds
+    their first calls took
+    (compile and first launch), operand copies;
+    ``triton_compiles``: kernels in Triton's in-memory caches (None under the interpreter)."""
+    out = dict(_STATS)
+    out["triton_compiles"] = _triton_compiles()
+    return out
+
+
+def _triton_compiles() -> int | None:
+    total, found = 0, False
+    for mod in _LOADED.values():
+        for obj in vars(mod).values():
+            caches = getattr(obj, "device_caches", None)
+            if isinstance(caches, dict):
+                found = True
+                for entry in caches.values():
+                    total += len(entry[0]) if isinstance(entry, tuple) else len(entry)
+            elif isinstance(getattr(obj, "cache", None), dict) and hasattr(obj, "run"):
+                found = True
+                total += sum(len(v) for v in obj.cache.values())
+    return total if found else None
+
+
+def reset_stats() -> None:
+    """Zero the counters (the compiled kernels stay cached)."""
+    for k in _STATS:
+        _STATS[k] = 0.0 if k == "compile_s" else 0
+
+
+# --------------------------------------------------------------------------------------------
+# the custom op
+# --------------------------------------------------------------------------------------------
+
+_OPS: list = []
+
+
+def _namespace() -> str:
+    digest = hashlib.sha1(repr((NAME, sorted(KERNELS), CONFIGS)).encode()).hexdigest()[:8]
+    base = "".join(ch if ch.isalnum() else "_" for ch in f"tilec_{NAME}_{digest}")
+    for i in range(1000):
+        ns = base if i == 0 else f"{base}_{i}"
+        try:
+            getattr(getattr(torch.ops, ns), "matmul")
+        except (AttributeError, RuntimeError):
+            return ns
+    raise RuntimeError("no free torch.library namespace")  # pragma: no cover
+
+
+def _setup() -> None:
+    """Register the custom ops (``matmul`` and ``matmul_out``) with their fake kernels and a
+    backward through torch.matmul; set the module's dtypes and log flag."""
+    global _DTYPE, _OUT_DTYPE, _LOG, OP_NAMESPACE
+    _DTYPE = getattr(torch, DTYPE)
+    _OUT_DTYPE = getattr(torch, OUT_DTYPE)
+    _LOG = os.environ.get("TILEC_LOG", "") not in ("", "0")
+    OP_NAMESPACE = _namespace()
+
+    @torch.library.custom_op(f"{OP_NAMESPACE}::matmul", mutates_args=())
+    def op(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return _run(a, b, None)
+
+    @op.register_fake
+    def _(a, b):
+        M, N, _ = _check(a, b, None)
+        return a.new_empty((M, N), dtype=_OUT_DTYPE)
+
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(*inputs)
+
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        g = grad.to(a.dtype)
+        return torch.matmul(g, b.t()), torch.matmul(a.t(), g)
+
+    op.register_autograd(backward, setup_context=setup_context)
+
+    @torch.library.custom_op(f"{OP_NAMESPACE}::matmul_out", mutates_args=("out",))
+    def op_out(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> None:
+        _run(a, b, out)
+
+    @op_out.register_fake
+    def _(a, b, out):
+        _check(a, b, out)
+
+    _OPS[:] = [op, op_out]
