@@ -660,7 +660,9 @@ def _full_groups(op: OperandMulticast, values: dict[sympy.Symbol, int], facts: l
     ``t`` must be a sum of the loop variables with positive coefficients whose largest value
     is below ``X*W``, a bound ``ceiling(P/R)`` read as ``P/R`` under the fact ``P % R == 0``
     (the cluster divides the grid). Returns ``op`` with each such Min replaced (its origin and
-    alive predicates), the facts and the proof row added; ``op`` itself where none applies."""
+    alive predicates), the facts and the proof row added; ``op`` itself where none applies.
+    Where the grid has one band (``X <= G``) its index ``floor(t/(G*W))`` is 0 (``t < X*W <=
+    G*W``), the size ``X`` and ``t % (G*W)`` is ``t``, under the fact ``G - X >= 0``."""
     from tilec.proofs import Fact, FactKind
     from tilec.transforms.multicast.derive import AlivePart
 
@@ -677,10 +679,19 @@ def _full_groups(op: OperandMulticast, values: dict[sympy.Symbol, int], facts: l
             got = _full_band(g, b, op, values, variables)
             if got is None:
                 continue
-            x, t, extra = got
-            sub[m] = g
-            rows.append(("full group", m, g))
-            facts.append(Fact(FactKind.DIVISIBLE, x, g))
+            x, band, extra = got
+            if _holds(x, g, values):  # every band full: the group size is G
+                sub[m] = g
+                rows.append(("full group", m, g))
+                facts.append(Fact(FactKind.DIVISIBLE, x, g))
+            else:  # one band (X <= G): its index is 0, the group size X, the tile index < G*W
+                y, gw = band.args[0].as_numer_denom()
+                sub[band], sub[m] = sympy.Integer(0), x
+                for md in set().union(*[e.atoms(sympy.Mod) for e in exprs]):
+                    if sympy.expand(md.args[1] - gw) == 0 and sympy.expand(md.args[0] - y) == 0:
+                        sub[md] = md.args[0]
+                rows.append(("one band", m, x))
+                facts.append(Fact(FactKind.NONNEG, sympy.expand(g - x)))
             facts.extend(Fact(FactKind.DIVISIBLE, p, r) for p, r in extra)
             break
     if not sub:
@@ -694,13 +705,16 @@ def _full_groups(op: OperandMulticast, values: dict[sympy.Symbol, int], facts: l
 def _full_band(g: sympy.Expr, b: sympy.Expr, op: OperandMulticast,
                values: dict[sympy.Symbol, int], variables: set[sympy.Symbol]
                ) -> tuple[sympy.Expr, sympy.Expr, list[tuple[sympy.Expr, sympy.Expr]]] | None:
-    """``(X, t, [(P, R), ...])`` when ``b == X - g*floor(Y/(g*W))`` with ``Y == t`` (the
-    theorems' simplification), ``X % g == 0`` here and ``t < X*W`` at every loop point."""
+    """``(X, floor(Y/(g*W)), [(P, R), ...])`` when ``b == X - g*floor(Y/(g*W))`` with ``Y == t``
+    (the theorems' simplification), ``t < X*W`` at every loop point, and here either ``X % g ==
+    0`` (every band full) or ``X <= g`` (one band)."""
     from tilec.proofs import simplify
 
     for f in b.atoms(sympy.floor):
         x = sympy.expand(b + g * f)
-        if x.free_symbols & variables or not _holds(x, g, values):
+        xv, gv = _value(x, values), _value(g, values)
+        if x.free_symbols & variables or xv is None or gv is None or not (
+                _holds(x, g, values) or 0 < xv <= gv):
             continue
         num, den = f.args[0].as_numer_denom()
         w = sympy.cancel(den / g)
@@ -731,7 +745,7 @@ def _full_band(g: sympy.Expr, b: sympy.Expr, op: OperandMulticast,
             continue
         slack = sympy.simplify(x * w - top)
         if slack.is_positive:
-            return x, t, extra
+            return x, f, extra
     return None
 
 
