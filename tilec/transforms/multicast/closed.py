@@ -721,9 +721,12 @@ def _full_band(g: sympy.Expr, b: sympy.Expr, op: OperandMulticast,
         if w.free_symbols & variables or sympy.expand(x - (b + g * f)) != 0:
             continue
         t = sympy.expand(simplify(num).expr)
-        poly = sympy.Poly(t, *sorted(t.free_symbols & variables, key=str)) \
-            if t.free_symbols & variables else None
-        if poly is None or poly.total_degree() != 1 or poly.coeff_monomial(1) != 0:
+        # a sum of c*v, one loop variable a term, c free of them (nothing else: t >= 0)
+        terms = [sympy.Mul.make_args(a) for a in sympy.Add.make_args(t)]
+        if not t.free_symbols & variables or any(
+                len([f_ for f_ in a if f_ in variables]) != 1
+                or any(f_.free_symbols & variables for f_ in a if f_ not in variables)
+                for a in terms):
             continue
         top, extra, ok = sympy.Integer(0), [], True
         for v in sorted(t.free_symbols & variables, key=str):
