@@ -698,8 +698,8 @@ def _full_groups(op: OperandMulticast, values: dict[sympy.Symbol, int], facts: l
         return op
     origin = {n: e.xreplace(sub) for n, e in op.origin.items()}
     parts = tuple(AlivePart(p.pred.xreplace(sub), p.exact_when) for p in op.alive_parts)
-    return replace(op, origin=origin, alive_parts=parts, forms_key=(op.forms_key, "full", tuple(
-        sorted(map(str, sub)))))
+    return replace(op, origin=origin, alive_parts=parts, forms_key=(op.forms_key, "band", tuple(
+        sorted((str(k), str(v)) for k, v in sub.items()))))
 
 
 def _full_band(g: sympy.Expr, b: sympy.Expr, op: OperandMulticast,
