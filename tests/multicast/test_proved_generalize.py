@@ -229,3 +229,52 @@ def test_issue_28_json_of_a_fact_with_a_numeric_coefficient(mode):
     out = json.loads(json.dumps(d.to_json()))
     for op in out["operands"].values():
         assert op["scope"] == "proved" and "Eq(0, 0)" not in op["facts"]
+
+
+@st.composite
+def full_band_swizzles(draw: st.DrawFn) -> Case:
+    """Swizzled (grouped raster) schedules whose tile rows fill every band of G or lie in one
+    band (the rewrites of the last band's ``Min(G, tiles_m - g*G)`` apply), clusters of 2 to 8."""
+    G = draw(st.integers(1, 4))
+    BM, BN, BK = (draw(st.sampled_from([2, 3, 4, 8])) for _ in range(3))
+    tm = G * draw(st.integers(1, 4)) if draw(st.booleans()) else draw(st.integers(1, G))
+    M = BM * (tm - 1) + draw(st.integers(1, BM))
+    N, K = draw(st.integers(1, 48)), draw(st.integers(1, 24))
+    tiles = tm * -(-N // BN)
+    cs = next(d for d in (8, 6, 4, 3, 2, 1) if tiles % d == 0 and d <= draw(
+        st.sampled_from([2, 3, 4, 6, 8])))
+    return Case("swizzle", M, N, K, BM, BN, BK, (cs, 1, 1), G)
+
+
+@settings(max_examples=max(MANY, 25), deadline=None, suppress_health_check=list(HealthCheck),
+          phases=NO_SHRINK)
+@given(c=full_band_swizzles(), mode=st.sampled_from(["leader", "sliced"]),
+       seed=st.integers(0, 2**32 - 1), literal=st.sampled_from([(), (), ("G",), ("BN", "N")]))
+def test_banded_swizzled_proved_forms_hold_at_other_launches(c, mode, seed, literal):
+    check_generalizes(c, mode, random.Random(seed),
+                      literal=frozenset(literal) & frozenset(params(c)))
+
+
+@pytest.mark.parametrize("mode", ["leader", "sliced"])
+def test_full_band_swizzle_is_proved_under_its_band_fact(mode):
+    """M=36 BM=8 (5 tile rows... G=1 fills every band): both operands proved, resting on
+    ``ceiling(M/BM) % G == 0``; checked against the brute force at other launches meeting it."""
+    c = Case("swizzle", 36, 46, 24, 8, 4, 2, (2, 1, 1), 1)
+    d = derive_symbolic(c, mode)
+    for name, op in d.operands.items():
+        assert op.scope is Scope.PROVED, name
+        assert any(f.kind is FactKind.DIVISIBLE and f.other == symbols(c)["G"]
+                   and str(f.subject) == "ceiling(M/BM)" for f in op.facts), op.facts
+    assert check_generalizes(c, mode, random.Random(1)) > 0
+
+
+@pytest.mark.parametrize("mode", ["leader", "sliced"])
+def test_one_band_swizzle_is_proved_under_its_band_fact(mode):
+    """Two tile rows in a band of G=3 (the grid is one band): A proved, resting on
+    ``G - ceiling(M/BM) >= 0``; checked against the brute force at other launches meeting it."""
+    c = Case("swizzle", 8, 32, 4, 4, 2, 2, (4, 1, 1), 3)
+    op = derive_symbolic(c, mode).operands["A"]
+    assert op.scope is Scope.PROVED
+    assert any(f.kind is FactKind.NONNEG and str(f.subject) == "G - ceiling(M/BM)"
+               for f in op.facts), op.facts
+    assert check_generalizes(c, mode, random.Random(2)) > 0

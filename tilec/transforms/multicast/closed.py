@@ -32,7 +32,7 @@ from __future__ import annotations
 import functools
 import itertools
 import operator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
@@ -613,6 +613,9 @@ def _prove(op: OperandMulticast, forms: OperandForms, values: dict[sympy.Symbol,
     keys' digits, the exactness bounds, the alive predicates) is decided per launch."""
     from tilec.proofs import Fact, FactKind
 
+    full_facts: list[Fact] = []
+    full_rows: list[_Row] = []
+    op = _full_groups(op, values, full_facts, full_rows)
     if not op.origin:  # no coordinate of the box depends on the rank: one group, the cluster
         attempts: tuple[Any, ...] = ((
             (), (), _NoSteps(sympy.true), (), _context(op, values)),)
@@ -630,7 +633,8 @@ def _prove(op: OperandMulticast, forms: OperandForms, values: dict[sympy.Symbol,
             keys = None if keys is None else tuple(keys)
         if keys is None or _groups_of(list(keys), values, len(groups)) != groups:
             continue
-        facts, rows, ctx = [*facts_, *extra_facts], [*rows_, *extra_rows], ctx_.copy()
+        facts = [*full_facts, *facts_, *extra_facts]
+        rows, ctx = [*full_rows, *rows_, *extra_rows], ctx_.copy()
         exact_facts = _exactness(res, ctx, values)
         if exact_facts is not None:
             facts += exact_facts
@@ -645,6 +649,106 @@ def _prove(op: OperandMulticast, forms: OperandForms, values: dict[sympy.Symbol,
         printed = tuple({"theorem": t, "before": text(b), "after": text(a)} for t, b, a in rows)
         return _Proof(facts, printed, narrowed, key_divs, failed == [], exact_facts is not None,
                       keys, kd, would)
+    return None
+
+
+def _full_groups(op: OperandMulticast, values: dict[sympy.Symbol, int], facts: list[Fact],
+                 rows: list[_Row]) -> OperandMulticast:
+    """A grouped raster's group size ``Min(G, X - G*floor(t/(G*W)))`` (``X`` tile rows in bands
+    of ``G``, ``W`` tiles a row, ``t`` the tile index) is ``G`` on every band where the launch
+    meets ``X % G == 0`` and ``t < X*W`` at every loop point: ``G*floor(t/(G*W)) <= X - G``.
+    ``t`` must be a sum of the loop variables with positive coefficients whose largest value
+    is below ``X*W``, a bound ``ceiling(P/R)`` read as ``P/R`` under the fact ``P % R == 0``
+    (the cluster divides the grid). Returns ``op`` with each such Min replaced (its origin and
+    alive predicates), the facts and the proof row added; ``op`` itself where none applies.
+    Where the grid has one band (``X <= G``) its index ``floor(t/(G*W))`` is 0 (``t < X*W <=
+    G*W``), the size ``X`` and ``t % (G*W)`` is ``t``, under the fact ``G - X >= 0``."""
+    from tilec.proofs import Fact, FactKind
+    from tilec.transforms.multicast.derive import AlivePart
+
+    variables = set(op.variables)
+    exprs = [*op.origin.values(), *[p.pred for p in op.alive_parts]]
+    mins = set().union(*[e.atoms(sympy.Min) for e in exprs]) if exprs else set()
+    sub: dict[sympy.Basic, sympy.Basic] = {}
+    for m in sorted(mins, key=sympy.default_sort_key):
+        if len(m.args) != 2:
+            continue
+        for g, b in (m.args, m.args[::-1]):
+            if g.free_symbols & variables:
+                continue
+            got = _full_band(g, b, op, values, variables)
+            if got is None:
+                continue
+            x, band, extra = got
+            if _holds(x, g, values):  # every band full: the group size is G
+                sub[m] = g
+                rows.append(("full group", m, g))
+                facts.append(Fact(FactKind.DIVISIBLE, x, g))
+            else:  # one band (X <= G): its index is 0, the group size X, the tile index < G*W
+                y, gw = band.args[0].as_numer_denom()
+                sub[band], sub[m] = sympy.Integer(0), x
+                for md in set().union(*[e.atoms(sympy.Mod) for e in exprs]):
+                    if sympy.expand(md.args[1] - gw) == 0 and sympy.expand(md.args[0] - y) == 0:
+                        sub[md] = md.args[0]
+                rows.append(("one band", m, x))
+                facts.append(Fact(FactKind.NONNEG, sympy.expand(g - x)))
+            facts.extend(Fact(FactKind.DIVISIBLE, p, r) for p, r in extra)
+            break
+    if not sub:
+        return op
+    origin = {n: e.xreplace(sub) for n, e in op.origin.items()}
+    parts = tuple(AlivePart(p.pred.xreplace(sub), p.exact_when) for p in op.alive_parts)
+    return replace(op, origin=origin, alive_parts=parts, forms_key=(op.forms_key, "band", tuple(
+        sorted((str(k), str(v)) for k, v in sub.items()))))
+
+
+def _full_band(g: sympy.Expr, b: sympy.Expr, op: OperandMulticast,
+               values: dict[sympy.Symbol, int], variables: set[sympy.Symbol]
+               ) -> tuple[sympy.Expr, sympy.Expr, list[tuple[sympy.Expr, sympy.Expr]]] | None:
+    """``(X, floor(Y/(g*W)), [(P, R), ...])`` when ``b == X - g*floor(Y/(g*W))`` with ``Y == t``
+    (the theorems' simplification), ``t < X*W`` at every loop point, and here either ``X % g ==
+    0`` (every band full) or ``X <= g`` (one band)."""
+    from tilec.proofs import simplify
+
+    for f in b.atoms(sympy.floor):
+        x = sympy.expand(b + g * f)
+        xv, gv = _value(x, values), _value(g, values)
+        if x.free_symbols & variables or xv is None or gv is None or not (
+                _holds(x, g, values) or 0 < xv <= gv):
+            continue
+        num, den = f.args[0].as_numer_denom()
+        w = sympy.cancel(den / g)
+        if w.free_symbols & variables or sympy.expand(x - (b + g * f)) != 0:
+            continue
+        t = sympy.expand(simplify(num).expr)
+        # a sum of c*v, one loop variable a term, c free of them (nothing else: t >= 0)
+        terms = [sympy.Mul.make_args(a) for a in sympy.Add.make_args(t)]
+        if not t.free_symbols & variables or any(
+                len([f_ for f_ in a if f_ in variables]) != 1
+                or any(f_.free_symbols & variables for f_ in a if f_ not in variables)
+                for a in terms):
+            continue
+        top, extra, ok = sympy.Integer(0), [], True
+        for v in sorted(t.free_symbols & variables, key=str):
+            c = t.coeff(v)
+            ub = op.rank_extent if v == RANK else op.bounds.get(v)
+            if ub is None or c.free_symbols & variables or not (c.is_positive or (
+                    _value(c, values) or 0) > 0 and c.free_symbols <= set(values)):
+                ok = False
+                break
+            if isinstance(ub, sympy.ceiling):
+                p, r = ub.args[0].as_numer_denom()
+                if not _holds(p, r, values):
+                    ok = False
+                    break
+                extra.append((p, r))
+                ub = p / r
+            top += c * (ub - 1)
+        if not ok:
+            continue
+        slack = sympy.simplify(x * w - top)
+        if slack.is_positive:
+            return x, f, extra
     return None
 
 
@@ -960,6 +1064,8 @@ def _factor_divisors(e: sympy.Expr, groupings: list[sympy.Expr], ctx: Context,
     ``x/D -> (x/g)/(D/g)`` (2.11) and ``x%D -> x%g + ((x/g)%(D/g))*g`` (2.12). The rank then
     stays in ``x/g`` and ``x%g``, where the facts on the other summands drop the loop variables
     (2.15.1, 2.7.1): a cluster that never straddles a tile row shares that row."""
+    from tilec.proofs import Fact, FactKind
+    from tilec.proofs.build import as_expr, canon
 
     def cut(node: sympy.Basic) -> sympy.Basic:
         if isinstance(node, sympy.floor):
@@ -981,8 +1087,8 @@ def _factor_divisors(e: sympy.Expr, groupings: list[sympy.Expr], ctx: Context,
                 new = sympy.Mod(x, g) + g * sympy.Mod(sympy.floor(x / g), q)
                 theorem = "2.12"
             ctx.divisible(d, g)
-            used.append(str(ctx.facts[-1]) if ctx.facts[-1].subject == d else
-                        next(str(f) for f in ctx.facts if (f.subject, f.other) == (d, g)))
+            # the fact as the context states it (canonical: ``(G*5)`` written unevaluated)
+            used.append(str(Fact(FactKind.DIVISIBLE, canon(as_expr(d)), canon(as_expr(g)))))
             rows.append((theorem, node, new))
             return new
         return node
