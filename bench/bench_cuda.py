@@ -5,7 +5,7 @@
   decomposition (dp, split-K, Stream-K, DP + 1 SK wave, two-tile SK + DP, Stream-K++; fix-ups
   deterministic and atomic) on ragged shapes (M, N, K not multiples of the tile, K < BK, fewer
   tiles than SMs, partial last rounds): NaN-poisoned C, fp32 reference, deterministic plans bitwise
-  identical across runs; bad launches must raise LaunchError;
+  identical across runs; bad launches must raise KernelArgumentError;
 * perf: tilec and cuBLAS (torch.matmul) alternated, 7 rounds of 10 replays each, L2 flushed
   before every replay, median and spread of the round medians, clocks read before and after;
 * compute-sanitizer memcheck / racecheck / synccheck on small matrices.
@@ -35,7 +35,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tilec.app.loader import load_schedule  # noqa: E402
-from tilec.codegen.cuda.launch import LaunchError, build, launch_numbers  # noqa: E402
+from tilec.codegen.cuda.launch import build, launch_numbers  # noqa: E402
+from tilec.errors import KernelArgumentError  # noqa: E402
 from tilec.codegen.cuda.printer import CudaPrinter, emit  # noqa: E402
 from tilec.runtime.build import kernel_plan  # noqa: E402
 
@@ -297,7 +298,7 @@ def _check(k, seed: int) -> tuple[float, int, object]:  # type: ignore[no-untype
 
 
 def _bad_launches(k) -> dict:  # type: ignore[no-untyped-def]
-    """Every wrong argument must be a LaunchError (never a hang or a silent wrong result)."""
+    """Every wrong argument must be a KernelArgumentError (never a hang or a silent wrong result)."""
     import torch
 
     p = k.plan
@@ -317,8 +318,8 @@ def _bad_launches(k) -> dict:  # type: ignore[no-untyped-def]
         try:
             fn()
             out[name] = "no error"
-        except LaunchError as e:
-            out[name] = "LaunchError: " + str(e)[:120]
+        except KernelArgumentError as e:
+            out[name] = "KernelArgumentError: " + str(e)[:120]
         except Exception as e:
             out[name] = f"WRONG {type(e).__name__}: {e}"[:160]
     saved = k.smem_bytes
@@ -326,8 +327,8 @@ def _bad_launches(k) -> dict:  # type: ignore[no-untyped-def]
     try:
         k(A, B)
         out["smem"] = "no error"
-    except LaunchError as e:
-        out["smem"] = "LaunchError: " + str(e)[:120]
+    except KernelArgumentError as e:
+        out["smem"] = "KernelArgumentError: " + str(e)[:120]
     finally:
         k.smem_bytes = saved
     return out
@@ -382,7 +383,7 @@ def run_job(job: list, kernels: dict) -> dict:
              and (same or not det)}
         if job[4]:
             r["bad_launches"] = _bad_launches(k)
-            r["ok"] = r["ok"] and all(v.startswith("LaunchError") for v in r["bad_launches"].values())
+            r["ok"] = r["ok"] and all(v.startswith("KernelArgumentError") for v in r["bad_launches"].values())
         return r
     # perf: ["perf", (M, N, K), [variant params...], [modes...]]
     M, N, K = job[1]

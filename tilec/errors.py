@@ -68,6 +68,11 @@ class LaunchError(TilecError):
     """The bound axes do not give one consistent, launchable grid / cluster / block."""
 
 
+class KernelArgumentError(TilecError, ValueError):
+    """A built kernel called with arguments it cannot run on: the tensor, its shape and strides,
+    and what is allowed (dtype, device, layout, TMA's 16-byte rows, mismatched K, overlap)."""
+
+
 class FusionError(TilecError):
     """The GEMM fusion was built with bad sizes or options, or decomposed with bad numbers."""
 

@@ -98,7 +98,9 @@ def test_prefetch_is_printed_from_the_plan() -> None:
 @needs_nvcc
 def test_prefetch_plans_compile_without_warnings(tmp_path: Path) -> None:
     for i, (params, mode) in enumerate(PREFETCH_PLANS):
-        compile_cu(emit(seed(mode, **params)), tmp_path / f"p{i}.o", shared=False, werror=True)
+        out = tmp_path / f"p{i}.o"
+        diag = compile_cu(emit(seed(mode, **params)), out, shared=False, werror=True)  # raises on a warning
+        assert out.is_file() and out.stat().st_size > 0 and "warning" not in diag.lower()
 
 
 def test_cuda_heuristic_one_tile_row() -> None:

@@ -19,7 +19,6 @@ import sympy
 from tests.codegen.cuda_plans import mc_values, seed, sizes
 from tests.codegen.test_cuda_emit import DECOMPS, MATRIX, _run_harness, needs_gxx, needs_nvcc, plan_of
 from tilec.codegen.cuda.launch import (
-    LaunchError,
     check_rows,
     compile_cu,
     launch_error,
@@ -27,6 +26,7 @@ from tilec.codegen.cuda.launch import (
     run_split,
 )
 from tilec.codegen.cuda.printer import CudaPrinter, emit
+from tilec.errors import KernelArgumentError
 from tilec.codegen.cuda.printer.file import LAUNCH_ERRORS
 from tilec.proofs import compile_int
 from tilec.transforms.plan import MulticastMode
@@ -261,14 +261,14 @@ def test_check_rows_names_the_tensor_its_shape_and_strides() -> None:
     assert check_rows("k", "A", (64, 4096), (4104, 1), 2, 1024) == 4104  # a padded view
     assert check_rows("k", "C", (3, 1100), (1100, 1), 2, 8, tma=False) == 1100
     assert check_rows("k", "A", (0, 16), (16, 1), 2, 0) == 16
-    with pytest.raises(LaunchError, match=r"operand B of shape \(40, 16\) and strides \(1, 40\) "
+    with pytest.raises(KernelArgumentError, match=r"operand B of shape \(40, 16\) and strides \(1, 40\) "
                                           r"must be row-major"):
         check_rows("k", "B", (40, 16), (1, 40), 2, 0)
-    with pytest.raises(LaunchError, match="row stride 8 is shorter"):
+    with pytest.raises(KernelArgumentError, match="row stride 8 is shorter"):
         check_rows("k", "A", (4, 16), (8, 1), 2, 0)
-    with pytest.raises(LaunchError, match="multiple of 16 bytes but it is 8200 bytes"):
+    with pytest.raises(KernelArgumentError, match="multiple of 16 bytes but it is 8200 bytes"):
         check_rows("k", "A", (4095, 4100), (4100, 1), 2, 0)
-    with pytest.raises(LaunchError, match="16-byte aligned for TMA but starts at 0x8"):
+    with pytest.raises(KernelArgumentError, match="16-byte aligned for TMA but starts at 0x8"):
         check_rows("k", "A", (4, 16), (16, 1), 2, 8)
 
 
@@ -418,20 +418,20 @@ def test_the_python_launcher_on_the_host(tmp_path: Path, monkeypatch: pytest.Mon
     k = build(plan, cache_dir=tmp_path)
     bf = fake.bfloat16
     A, B = Tensor((300, 512), bf), Tensor((1000, 512), bf)
-    with pytest.raises(LaunchError, match=r"launch failed with cudaError_t"):
+    with pytest.raises(KernelArgumentError, match=r"launch failed with cudaError_t"):
         k(A, B)  # everything checked, the split made at 300 x 1000 x 512: the launch itself fails
     assert (300, 1000, 512) in k._splits
     assert k._splits[(300, 1000, 512)] == plan.split.at(300, 1000, 512)
-    with pytest.raises(LaunchError, match=r"operand B must have shape \(1000, 512\) "):
+    with pytest.raises(KernelArgumentError, match=r"operand B must have shape \(1000, 512\) "):
         k(A, Tensor((1000, 504), bf))
-    with pytest.raises(LaunchError, match=r"operand A of shape \(300, 500\) and strides \(500, 1\): "
+    with pytest.raises(KernelArgumentError, match=r"operand A of shape \(300, 500\) and strides \(500, 1\): "
                                           r"TMA needs a row stride of a multiple of 16 bytes"):
         k(Tensor((300, 500), bf), Tensor((1000, 500), bf))
-    with pytest.raises(LaunchError, match="must be bf16 but is fp16"):
+    with pytest.raises(KernelArgumentError, match="must be bf16 but is fp16"):
         k(A, Tensor((1000, 512), "fp16"))
-    with pytest.raises(LaunchError, match="operand C must be on cuda:0 but is on cuda:1"):
+    with pytest.raises(KernelArgumentError, match="operand C must be on cuda:0 but is on cuda:1"):
         k(A, B, Tensor((300, 1000), bf, device=_Dev("cuda", 1)))
-    with pytest.raises(LaunchError, match="variant must be"):
+    with pytest.raises(KernelArgumentError, match="variant must be"):
         k(A, B, variant="fast")
     C = Tensor((0, 1000), bf)
     assert k(Tensor((0, 512), bf), B, C) is C and not log  # M = 0: nothing launched or written
@@ -439,7 +439,7 @@ def test_the_python_launcher_on_the_host(tmp_path: Path, monkeypatch: pytest.Mon
     assert k(Tensor((300, 0), bf), Tensor((1000, 0), bf), C) is C and log == [("zero", (300, 1000))]
     log.clear()
     odd = Tensor((300, 1001), bf)  # 2002-byte rows: written through a padded copy
-    with pytest.raises(LaunchError, match="cudaError_t"):
+    with pytest.raises(KernelArgumentError, match="cudaError_t"):
         k(A, Tensor((1001, 512), bf), odd)
     assert not log  # (the failed launch copies nothing back)
 

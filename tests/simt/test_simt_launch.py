@@ -1,5 +1,5 @@
 """The SIMT launcher's checks (tilec.codegen.cuda.simt.launch.operands), on CPU tensors: the
-sizes and leading dimensions it passes, and one LaunchError (a TilecError) naming the tensor,
+sizes and leading dimensions it passes, and one KernelArgumentError (a TilecError) naming the tensor,
 its shape and strides for what the kernel cannot take."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from tilec.codegen.cuda.launch import LaunchError
+from tilec.errors import KernelArgumentError
 from tilec.codegen.cuda.simt.launch import operands
 from tilec.errors import TilecError
 
@@ -37,15 +37,15 @@ def test_sizes_and_leading_dimensions_come_from_the_tensors() -> None:
     (torch.zeros(2, 3, 4), torch.zeros(5, 3), None, r"A \(shape \(2, 3, 4\).*must be a matrix"),
 ])
 def test_bad_operands_are_refused_naming_the_tensor(a, b, c, match) -> None:  # type: ignore[no-untyped-def]
-    with pytest.raises(LaunchError, match=match):
+    with pytest.raises(KernelArgumentError, match=match):
         operands(a, b, c, device_type="cpu")
 
 
 def test_output_aliasing_an_input_and_host_tensors_are_refused() -> None:
     X = torch.zeros(8, 8)
-    with pytest.raises(LaunchError, match=r"C \(shape \(8, 8\), strides \(8, 1\)\) overlaps A"):
+    with pytest.raises(KernelArgumentError, match=r"C \(shape \(8, 8\), strides \(8, 1\)\) overlaps A"):
         operands(X, torch.zeros(8, 8), X, device_type="cpu")
-    with pytest.raises(LaunchError, match=r"overlaps B"):
+    with pytest.raises(KernelArgumentError, match=r"overlaps B"):
         operands(torch.zeros(4, 4), X[:4, :4], X[2:6, 4:], device_type="cpu")  # interleaved rows
     operands(torch.zeros(4, 4), X[:4, :4], X[4:, :4], device_type="cpu")  # disjoint rows: fine
     with pytest.raises(TilecError, match=r"A \(shape \(4, 5\).*must be on a CUDA device"):

@@ -29,7 +29,7 @@ from typing import Any
 from tilec.codegen.cuda.printer import CudaPrinter
 from tilec.codegen.cuda.printer.file import LAUNCH_ERRORS
 from tilec.codegen.cuda.printer.work import RUN_BOUNDS, STREAM_K_KINDS
-from tilec.errors import TilecError
+from tilec.errors import KernelArgumentError, TilecError
 from tilec.transforms.plan import DType, KernelPlan, WorkSplit
 
 NVCC_FLAGS = ("-gencode=arch=compute_90a,code=sm_90a", "-O3", "-std=c++17", "-lineinfo")
@@ -67,10 +67,6 @@ def compile_cu(source: str, out: Path, *, shared: bool, werror: bool = True,
     return diag
 
 
-class LaunchError(TilecError):
-    """A launch of a built kernel with arguments it cannot run on (shape, dtype, layout, device)."""
-
-
 def run_split(plan: KernelPlan, M: int, N: int, K: int) -> WorkSplit:
     """The plan's work split at sizes M, N, K (each >= 1): its rule made at them
     (``plan.split.at``, lowering's own rule; at the plan's sizes it is ``plan.work``).  A plan
@@ -78,7 +74,7 @@ def run_split(plan: KernelPlan, M: int, N: int, K: int) -> WorkSplit:
     if plan.split is not None:
         return plan.split.at(M, N, K)
     if (M, N, K) != (plan.M, plan.N, plan.K):
-        raise LaunchError(f"{plan.name}: the plan has fixed sizes {plan.M} x {plan.N} x {plan.K} "
+        raise KernelArgumentError(f"{plan.name}: the plan has fixed sizes {plan.M} x {plan.N} x {plan.K} "
                           f"(no work-split rule) but the launch is {M} x {N} x {K}")
     return plan.work
 
@@ -92,11 +88,11 @@ def launch_numbers(plan: KernelPlan, split: WorkSplit) -> tuple[int, int, int, i
 
 def check_bounds(plan: KernelPlan, M: int, N: int, K: int) -> None:
     """Sizes the kernel's ``int`` arithmetic and the printed work formulas are sized for
-    (:data:`~tilec.codegen.cuda.printer.work.RUN_BOUNDS`), else a :class:`LaunchError`."""
+    (:data:`~tilec.codegen.cuda.printer.work.RUN_BOUNDS`), else a :class:`KernelArgumentError`."""
     k_iters = -(-K // plan.BK)
     groups = -(-(-(-M // plan.BM) * -(-N // plan.BN)) // plan.cluster[0])
     if max(M, N, K) > 2**31 - 1 or k_iters > RUN_BOUNDS["K_ITERS"] or groups > RUN_BOUNDS["GROUPS"]:
-        raise LaunchError(f"{plan.name}: M, N, K = {M}, {N}, {K} is past the kernel's bounds "
+        raise KernelArgumentError(f"{plan.name}: M, N, K = {M}, {N}, {K} is past the kernel's bounds "
                           f"(each below 2**31, K / BK at most {RUN_BOUNDS['K_ITERS']}, tile "
                           f"groups at most {RUN_BOUNDS['GROUPS']})")
 
@@ -106,31 +102,31 @@ def check_rows(kernel: str, name: str, shape: tuple[int, int], strides: tuple[in
     """Operand ``name`` (row-major ``shape``, ``strides`` in elements, ``elem`` bytes each,
     base address ``ptr``) as TMA takes it: unit column stride, a row stride at least the row
     and (``tma``) a multiple of 16 bytes, a 16-byte aligned base.  Its row stride, else a
-    :class:`LaunchError` naming the tensor, its shape and strides.
+    :class:`KernelArgumentError` naming the tensor, its shape and strides.
 
     >>> check_rows("k", "A", (100, 40), (40, 1), 2, 0)
     40
     >>> check_rows("k", "A", (100, 36), (36, 1), 2, 0)
     Traceback (most recent call last):
     ...
-    tilec.codegen.cuda.launch.LaunchError: k: operand A of shape (100, 36) and strides (36, 1): TMA needs a row stride of a multiple of 16 bytes but it is 72 bytes (pad the rows to 40 elements)
+    tilec.errors.KernelArgumentError: k: operand A of shape (100, 36) and strides (36, 1): TMA needs a row stride of a multiple of 16 bytes but it is 72 bytes (pad the rows to 40 elements)
     """
     rows, cols = shape
     ld, one = (strides[0], strides[1]) if rows > 1 else (max(strides[0], cols), strides[1])
     where = f"operand {name} of shape {shape} and strides {strides}"
     if cols > 1 and one != 1:
-        raise LaunchError(f"{kernel}: {where} must be row-major (strides (ld, 1))")
+        raise KernelArgumentError(f"{kernel}: {where} must be row-major (strides (ld, 1))")
     if rows * cols == 0:
         return max(ld, cols, 1)
     if ld < cols:
-        raise LaunchError(f"{kernel}: {where}: its row stride {ld} is shorter than its rows "
+        raise KernelArgumentError(f"{kernel}: {where}: its row stride {ld} is shorter than its rows "
                           f"({cols} elements)")
     if tma and (ld * elem) % 16:
-        raise LaunchError(f"{kernel}: {where}: TMA needs a row stride of a multiple of 16 bytes "
+        raise KernelArgumentError(f"{kernel}: {where}: TMA needs a row stride of a multiple of 16 bytes "
                           f"but it is {ld * elem} bytes (pad the rows to "
                           f"{-(-cols * elem // 16) * 16 // elem} elements)")
     if tma and ptr % 16:
-        raise LaunchError(f"{kernel}: {where} must be 16-byte aligned for TMA but starts at "
+        raise KernelArgumentError(f"{kernel}: {where} must be 16-byte aligned for TMA but starts at "
                           f"0x{ptr:x}")
     return ld
 
@@ -141,7 +137,7 @@ class CudaKernel:
 
     A is M x K, B is N x K (the plan's ``b_transposed``) or K x N, C is M x N, each row-major
     with a row stride (``stride(0)``) TMA can take: A and B at least the row, a multiple of 16
-    bytes, the base 16-byte aligned (else :class:`LaunchError` naming the tensor, its shape and
+    bytes, the base 16-byte aligned (else :class:`KernelArgumentError` naming the tensor, its shape and
     strides); ``C=None`` allocates C, its rows padded to 16 bytes where a TMA-store epilogue
     needs it (C is then a view of a wider buffer); a given C whose rows TMA cannot store is
     written through a padded copy.  On one CUDA device of compute capability 9.0 with room
@@ -195,16 +191,16 @@ class CudaKernel:
 
         p = self.plan
         if not isinstance(t, torch.Tensor):
-            raise LaunchError(f"{p.name}: operand {name} must be a torch.Tensor but got "
+            raise KernelArgumentError(f"{p.name}: operand {name} must be a torch.Tensor but got "
                               f"{type(t).__name__}")
         if t.device.type != "cuda" or (device is not None and t.device != device):
-            raise LaunchError(f"{p.name}: operand {name} must be on "
+            raise KernelArgumentError(f"{p.name}: operand {name} must be on "
                               f"{device or 'a CUDA device'} but is on {t.device}")
         if tuple(t.shape) != (rows, cols):
-            raise LaunchError(f"{p.name}: operand {name} must have shape {(rows, cols)} but has "
+            raise KernelArgumentError(f"{p.name}: operand {name} must have shape {(rows, cols)} but has "
                               f"{tuple(t.shape)}")
         if t.dtype != dtype:
-            raise LaunchError(f"{p.name}: operand {name} must be {dtype} but is {t.dtype}")
+            raise KernelArgumentError(f"{p.name}: operand {name} must be {dtype} but is {t.dtype}")
         return check_rows(p.name, name, tuple(t.shape), tuple(t.stride()), t.element_size(),
                           t.data_ptr(), tma)
 
@@ -219,7 +215,7 @@ class CudaKernel:
         tdt = {DType.BF16: torch.bfloat16, DType.FP16: torch.float16, DType.FP32: torch.float32}
         if not isinstance(A, torch.Tensor) or A.dim() != 2 or not isinstance(B, torch.Tensor) \
                 or B.dim() != 2:
-            raise LaunchError(f"{p.name}: A and B must be 2-D torch tensors but got "
+            raise KernelArgumentError(f"{p.name}: A and B must be 2-D torch tensors but got "
                               f"{getattr(A, 'shape', type(A).__name__)} and "
                               f"{getattr(B, 'shape', type(B).__name__)}")
         M, K = A.shape
@@ -229,19 +225,19 @@ class CudaKernel:
         dev = A.device
         b_shape = (N, K) if p.b_transposed else (K, N)
         if tuple(B.shape) != b_shape:
-            raise LaunchError(f"{p.name}: operand B must have shape {b_shape} "
+            raise KernelArgumentError(f"{p.name}: operand B must have shape {b_shape} "
                               f"({'N x K' if p.b_transposed else 'K x N'}, K = {K} from A) but has "
                               f"{tuple(B.shape)}")
         ldb = self._operand("B", B, *b_shape, tdt[p.dtype], dev)
         if (dev, self.smem_bytes) not in self._devices:  # checked once per device
             major, minor = torch.cuda.get_device_capability(dev)
             if (major, minor) != (9, 0):
-                raise LaunchError(f"{p.name}: built for sm_90a but {dev} has compute capability "
+                raise KernelArgumentError(f"{p.name}: built for sm_90a but {dev} has compute capability "
                                   f"{major}.{minor}")
             props = torch.cuda.get_device_properties(dev)
             room = getattr(props, "shared_memory_per_block_optin", None)
             if room is not None and self.smem_bytes > room:
-                raise LaunchError(f"{p.name}: needs {self.smem_bytes} bytes of shared memory per "
+                raise KernelArgumentError(f"{p.name}: needs {self.smem_bytes} bytes of shared memory per "
                                   f"CTA but {dev} allows {room}: use fewer stages or a smaller tile")
             self._devices.add((dev, self.smem_bytes))
         if C is None:
@@ -278,7 +274,7 @@ class CudaKernel:
             ws, tickets = (t.data_ptr() for t in self._ws[key])
         s = stream if stream is not None else torch.cuda.current_stream(dev)
         if variant not in (None, "general", "closed"):
-            raise LaunchError(f"{p.name}: variant must be None, 'general' or 'closed' but got "
+            raise KernelArgumentError(f"{p.name}: variant must be None, 'general' or 'closed' but got "
                               f"{variant!r}")
         v = {None: -1, "general": 0, "closed": 1}[variant]
         with torch.cuda.device(dev):
@@ -286,7 +282,7 @@ class CudaKernel:
                               ctypes.c_void_p(s.cuda_stream), M, N, K, lda, ldb, ldc,
                               grid, splits, sk_tiles, sk_ctas, v)
         if rc != 0:
-            raise LaunchError(launch_error(p.name, rc, {"A": A, "B": B, "C": C}))
+            raise KernelArgumentError(launch_error(p.name, rc, {"A": A, "B": B, "C": C}))
         if out is not C:
             out.copy_(C)
         return out

@@ -4,7 +4,7 @@ One library per configuration: ``kernel(A, B, C=None)`` takes the sizes and the 
 dimensions from the tensors on every call (``tilec_launch_<name>(A, B, C, M, N, K, lda, ldb,
 ldc, stream)``) and the library picks the variant whose facts the launch meets
 (:meth:`SimtKernel.variant` says which).  Bad input is refused before anything runs, with one
-:class:`~tilec.codegen.cuda.launch.LaunchError` naming the tensor, its shape and strides and what
+:class:`~tilec.codegen.cuda.launch.KernelArgumentError` naming the tensor, its shape and strides and what
 is allowed.
 
 Example (on a machine with an sm_90 GPU)::
@@ -25,7 +25,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from tilec.codegen.cuda.launch import LaunchError, compile_cu
+from tilec.codegen.cuda.launch import compile_cu
+from tilec.errors import KernelArgumentError
 from tilec.transforms.simt.lower import SimtPlan
 
 CODES = {-2: "a negative size", -3: "a leading dimension shorter than its row",
@@ -33,23 +34,23 @@ CODES = {-2: "a negative size", -3: "a leading dimension shorter than its row",
 
 
 def _rows(name: str, t: Any, device_type: str) -> tuple[int, int, int]:
-    """(rows, cols, leading dimension) of a row-major fp32 matrix operand, or a LaunchError."""
+    """(rows, cols, leading dimension) of a row-major fp32 matrix operand, or a KernelArgumentError."""
     import torch
 
     if not isinstance(t, torch.Tensor):
-        raise LaunchError(f"SIMT kernel: {name} must be a torch.Tensor but got {type(t).__name__}")
+        raise KernelArgumentError(f"SIMT kernel: {name} must be a torch.Tensor but got {type(t).__name__}")
     desc = f"{name} (shape {tuple(t.shape)}, strides {tuple(t.stride())}, {t.dtype}, {t.device})"
     if t.dim() != 2:
-        raise LaunchError(f"SIMT kernel: {desc} must be a matrix (2 dimensions)")
+        raise KernelArgumentError(f"SIMT kernel: {desc} must be a matrix (2 dimensions)")
     if t.dtype != torch.float32:
-        raise LaunchError(f"SIMT kernel: {desc} must be torch.float32 (an fp32 kernel)")
+        raise KernelArgumentError(f"SIMT kernel: {desc} must be torch.float32 (an fp32 kernel)")
     if t.device.type != device_type:
-        raise LaunchError(f"SIMT kernel: {desc} must be on a {device_type.upper()} device")
+        raise KernelArgumentError(f"SIMT kernel: {desc} must be on a {device_type.upper()} device")
     r, c = t.shape
     s0, s1 = t.stride()
     ld = s0 if r > 1 else max(c, 1)
     if c > 1 and s1 != 1 or r > 1 and s0 < max(c, 1):
-        raise LaunchError(f"SIMT kernel: {desc} must be row-major with unit column stride, "
+        raise KernelArgumentError(f"SIMT kernel: {desc} must be row-major with unit column stride, "
                           f"strides (ld, 1) with ld >= {max(c, 1)}; pass .contiguous()")
     return r, c, max(ld, 1)
 
@@ -57,27 +58,27 @@ def _rows(name: str, t: Any, device_type: str) -> tuple[int, int, int]:
 def operands(A: Any, B: Any, C: Any = None, *, device_type: str = "cuda"
              ) -> tuple[int, int, int, int, int, int]:
     """``(M, N, K, lda, ldb, ldc)`` of a launch ``C = A @ B``, after checking every operand
-    (a LaunchError names the first one the kernel cannot take: not a fp32 row-major matrix on
+    (a KernelArgumentError names the first one the kernel cannot take: not a fp32 row-major matrix on
     the device, K of A and B different, C of the wrong shape, on another device, or
     overlapping A or B).  ``C`` None: ``ldc = N``."""
     M, K, lda = _rows("A", A, device_type)
     K2, N, ldb = _rows("B", B, device_type)
     if K2 != K:
-        raise LaunchError(f"SIMT kernel: A (shape {tuple(A.shape)}) @ B (shape {tuple(B.shape)}): "
+        raise KernelArgumentError(f"SIMT kernel: A (shape {tuple(A.shape)}) @ B (shape {tuple(B.shape)}): "
                           f"B must have K = {K} rows (A's columns) but has {K2}")
     if B.device != A.device:
-        raise LaunchError(f"SIMT kernel: B is on {B.device} but A on {A.device}")
+        raise KernelArgumentError(f"SIMT kernel: B is on {B.device} but A on {A.device}")
     if C is None:
         return M, N, K, lda, ldb, max(N, 1)
     Mc, Nc, ldc = _rows("C", C, device_type)
     if (Mc, Nc) != (M, N):
-        raise LaunchError(f"SIMT kernel: C (shape {tuple(C.shape)}, strides {tuple(C.stride())}) "
+        raise KernelArgumentError(f"SIMT kernel: C (shape {tuple(C.shape)}, strides {tuple(C.stride())}) "
                           f"must have shape ({M}, {N}) for A {tuple(A.shape)} @ B {tuple(B.shape)}")
     if C.device != A.device:
-        raise LaunchError(f"SIMT kernel: C is on {C.device} but A on {A.device}")
+        raise KernelArgumentError(f"SIMT kernel: C is on {C.device} but A on {A.device}")
     for name, t in (("A", A), ("B", B)):
         if _overlap(C, t):
-            raise LaunchError(f"SIMT kernel: C (shape {tuple(C.shape)}, strides {tuple(C.stride())}) "
+            raise KernelArgumentError(f"SIMT kernel: C (shape {tuple(C.shape)}, strides {tuple(C.stride())}) "
                               f"overlaps {name} (shape {tuple(t.shape)}, strides {tuple(t.stride())}); "
                               f"the output must not alias an input")
     return M, N, K, lda, ldb, ldc
@@ -131,18 +132,18 @@ class SimtKernel:
             C = torch.empty((M, N), dtype=torch.float32, device=A.device)
         major, minor = torch.cuda.get_device_capability(A.device)
         if (major, minor) != (9, 0):
-            raise LaunchError(f"{self.plan.name}: built for sm_90a but {A.device} has compute "
+            raise KernelArgumentError(f"{self.plan.name}: built for sm_90a but {A.device} has compute "
                               f"capability {major}.{minor}")
         s = stream if stream is not None else torch.cuda.current_stream(A.device)
         with torch.cuda.device(A.device):
             rc = self._launch(A.data_ptr(), B.data_ptr(), C.data_ptr(), M, N, K, lda, ldb, ldc,
                               ctypes.c_void_p(s.cuda_stream))
         if rc < 0:
-            raise LaunchError(f"{self.plan.name}: A {tuple(A.shape)} strides {tuple(A.stride())}, "
+            raise KernelArgumentError(f"{self.plan.name}: A {tuple(A.shape)} strides {tuple(A.stride())}, "
                               f"B {tuple(B.shape)} strides {tuple(B.stride())}, C {tuple(C.shape)} "
                               f"strides {tuple(C.stride())}: {CODES.get(rc, rc)}")
         if rc != 0:
-            raise LaunchError(f"{self.plan.name}: launch failed with cudaError_t {rc}")
+            raise KernelArgumentError(f"{self.plan.name}: launch failed with cudaError_t {rc}")
         return C
 
 
