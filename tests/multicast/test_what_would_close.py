@@ -11,7 +11,7 @@ import sympy
 from tilec.app.cli import main
 from tilec.app.loader import derive_from_file
 from tilec.proofs.evaluate import compile_int
-from tilec.transforms.multicast.closed import what_would_close
+from tilec.transforms.multicast.closing import what_would_close
 from tilec.transforms.multicast.derive import RANK
 
 EX = Path(__file__).resolve().parents[2] / "examples"

@@ -202,7 +202,7 @@ def _closers(d: Any, op: Any) -> list[Any]:
     """The weakest facts about the parameters that would close a general form."""
     import sympy
 
-    from tilec.transforms.multicast.closed import what_would_close
+    from tilec.transforms.multicast.closing import what_would_close
 
     values = {sympy.Symbol(k, integer=True, positive=True): v for k, v in d.params.items()
               if isinstance(v, int) and not isinstance(v, bool)}
