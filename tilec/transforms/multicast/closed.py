@@ -921,10 +921,12 @@ def _split_bound(part: Any) -> sympy.Boolean | None:
         return None
     e, f = part.exact_when
     lhs = _evaluated(pred.lhs)
-    if pred.rhs != e or f == 1 or not lhs.is_Mul:
+    if pred.rhs != e or f == 1 or not (lhs.is_Mul or lhs.is_Add):
         return None
-    i = lhs / f
-    if i.is_Mul and f in i.args or not i.free_symbols:
+    # 2*(2*c + r) is evaluated 4*c + 2*r: its quotient by 2 is one too
+    i = lhs / f if lhs.is_Mul else sympy.cancel(lhs / f)
+    if sympy.fraction(sympy.together(i))[1] != 1 or i.is_Mul and f in i.args \
+            or not i.free_symbols:
         return None
     return sympy.Lt(i, sympy.ceiling(e / f))
 
@@ -1033,6 +1035,11 @@ def _bounded_congruence(cond: sympy.Boolean, ctx: Context, values: dict[sympy.Sy
 
     out, rows, facts = [], [], []
     for c in sympy.And.make_args(cond):
+        if isinstance(c, sympy.Eq):
+            cancelled = _cancel_common(c)
+            if cancelled is not c:
+                rows.append(("tilec.cancel", c, cancelled))
+                c = cancelled
         if (isinstance(c, sympy.Eq) and isinstance(c.lhs, sympy.Mod)
                 and isinstance(c.rhs, sympy.Mod) and c.lhs.args[1] == c.rhs.args[1]):
             got = _congruence_span(c.lhs.args[0], c.rhs.args[0], c.lhs.args[1], ctx, values)
@@ -1055,6 +1062,21 @@ def _bounded_congruence(cond: sympy.Boolean, ctx: Context, values: dict[sympy.Sy
                 continue
         out.append(c)
     return (sympy.And(*out), rows, facts) if rows else None
+
+
+def _cancel_common(c: sympy.Eq) -> sympy.Boolean:
+    """``k*X + e == k*Y + e  <=>  X == Y`` for a positive ``k`` and a common ``e`` (the rows of
+    a box origin scaled by the tile size: ``2*(T1 % D) == 2*(T2 % D)``); ``c`` itself when
+    nothing cancels."""
+    lhs, rhs = sympy.expand(c.lhs), sympy.expand(c.rhs)
+    common = set(sympy.Add.make_args(lhs)) & set(sympy.Add.make_args(rhs))
+    lhs = sympy.Add(*[t for t in sympy.Add.make_args(lhs) if t not in common])
+    rhs = sympy.Add(*[t for t in sympy.Add.make_args(rhs) if t not in common])
+    kl, xl = lhs.as_independent(R1, R2, RANK, as_Add=False)
+    kr, xr = rhs.as_independent(R1, R2, RANK, as_Add=False)
+    if kl != kr or not kl.is_positive or kl == 1 and not common:
+        return c
+    return sympy.Eq(xl, xr)
 
 
 def _factor_divisors(e: sympy.Expr, groupings: list[sympy.Expr], ctx: Context,
@@ -1159,7 +1181,11 @@ def _alive_uniform(op: OperandMulticast, kd: KeyDigits, keys: tuple[sympy.Expr, 
             res = simplify(e_cut, ctx)
             left = fold_nested_floors(res.expr).xreplace(kd_markers)
             if RANK in left.free_symbols and isinstance(res.expr, sympy.Rel):
-                bound_used = _bound_holds(res.expr, ctx)
+                bound_used = _bound_holds(res.expr, ctx, values)
+                if bound_used is None and isinstance(e_cut, sympy.Rel):
+                    bound_used = _bound_holds(e_cut, ctx, values)
+                if _DEBUG:
+                    print("BOUND", e_cut, "|", res.expr, "->", bound_used)
                 if bound_used is not None:
                     left = sympy.true  # holds at every launch (interval reasoning)
                     rows.append(("bounds", res.expr, sympy.true))
@@ -1183,34 +1209,125 @@ def _alive_uniform(op: OperandMulticast, kd: KeyDigits, keys: tuple[sympy.Expr, 
     return failed
 
 
-def _bound_holds(cond: sympy.Rel, ctx: Context) -> list[Fact] | None:
+def _bound_holds(cond: sympy.Rel, ctx: Context, values: dict[sympy.Symbol, int] | None = None
+                 ) -> list[Fact] | None:
     """The facts of ``ctx`` under which interval reasoning proves ``cond`` at every launch, or
     None. Each ceiling of the parameters is read as a positive integer symbol first (it is one:
-    ``ceiling(E/f) >= 1`` for E, f > 0), its divisibility facts carried over."""
-    from tilec.proofs import Context, FactKind
+    ``ceiling(E/f) >= 1`` for E, f > 0), its divisibility facts carried over. A loop bound
+    ``ceiling(P/R)`` whose split is exact at this launch is read as the quotient ``Q = P/R``
+    (``P`` written ``R*Q`` wherever it stands) under the fact ``P % R == 0``: the grid of a
+    cluster that divides it, the rounds of a persistent walk that fill every SM. Then the
+    theorems simplify ``cond`` (2.16: ``i/d < D <=> i < D*d``) and interval reasoning bounds
+    what is left, each parameter bounded by itself (``0 <= s <= s``: ``SMS*i < SMS*Q``)."""
+    from tilec.proofs import Context, Fact, FactKind, simplify
     from tilec.proofs.bounds import Reasoner
 
-    ceils = sorted({c for c in cond.atoms(sympy.ceiling) if not c.free_symbols & _LOOP_NAMES(
-        cond)}, key=sympy.default_sort_key)
-    sub = {c: sympy.Symbol(f"_ceil{i}", integer=True, positive=True) for i, c in enumerate(ceils)}
+    loop = _LOOP_NAMES(cond) | {f.subject for f in ctx.facts if f.kind is FactKind.BOUND}
+    quot: dict[sympy.Basic, sympy.Symbol] = {}
+    exact: list[tuple[sympy.Expr, sympy.Expr, sympy.Symbol]] = []
+    for f in ctx.facts:
+        up = f.other
+        if (f.kind is FactKind.BOUND and isinstance(up, sympy.ceiling) and up not in quot
+                and not up.free_symbols & loop and values is not None):
+            p, r = up.args[0].as_numer_denom()
+            if r != 1 and _holds(p, r, values):
+                quot[up] = sympy.Symbol(f"_q{len(quot)}", integer=True, positive=True)
+                exact.append((p, r, quot[up]))
+    ceils = {c for e in [cond, *[x for f in ctx.facts for x in (f.subject, f.other)
+                                  if x is not None], *[x for p, r, _ in exact for x in (p, r)]]
+             for c in e.atoms(sympy.ceiling) if not c.free_symbols & loop and c not in quot}
+    sub: dict[sympy.Basic, sympy.Basic] = {**quot, **{
+        c: sympy.Symbol(f"_ceil{i}", integer=True, positive=True)
+        for i, c in enumerate(sorted(ceils, key=sympy.default_sort_key))}}
+    tie_map = {p.xreplace(sub): r.xreplace(sub) * q for p, r, q in exact}
+
+    def tie(e: sympy.Basic) -> sympy.Basic:
+        e = e.xreplace(sub)
+        for _ in range(4):  # P -> R*Q, where R is itself a P of another bound (SMS -> CLUSTER*Q)
+            new = e.xreplace(tie_map)
+            if new == e:
+                break
+            e = new
+        return e
+
+    # first with the divisibility facts (they cut quotients the grouping keeps), then without
+    # (they split the quotient 2.16 reads: ``x/d + y/d < D``)
+    for divisibility in (True, False):
+        got = _bound_attempt(cond, ctx, tie, loop, set(sub.values()), divisibility)
+        if got is not None:
+            used, named = got
+            return used + [Fact(FactKind.DIVISIBLE, p, r) for p, r, q in exact if q in named]
+    return None
+
+
+def _bound_attempt(cond: sympy.Rel, ctx: Context, tie: Any, loop: set[sympy.Basic],
+                   abstract: set[sympy.Symbol], divisibility: bool
+                   ) -> tuple[list[Fact], set[sympy.Basic]] | None:
+    """One try of :func:`_bound_holds` over the facts of ``ctx`` read through ``tie``: the
+    facts of ``ctx`` it used and the symbols its proof names, or None."""
+    from tilec.proofs import Context, Fact, FactKind, simplify
+    from tilec.proofs.bounds import Reasoner
+
     local, back = Context(), {}
     for f in ctx.facts:
-        subj = f.subject.xreplace(sub)
-        other = f.other.xreplace(sub) if f.other is not None else None
+        subj = tie(f.subject)
+        other = tie(f.other) if f.other is not None else None
         if f.kind is FactKind.POSITIVE:
             local.positive(subj)
         elif f.kind is FactKind.NONNEG:
             local.nonneg(subj)
         elif f.kind is FactKind.BOUND:
             local.bound(subj, other)
-        else:
+        elif divisibility:
             local.divisible(subj, other)
-        back[str(local.facts[-1])] = f
-    local.positive(*sub.values())
+        else:
+            continue
+        back[local.facts[-1]] = f
+    tied = tie(cond)
+    params = sorted((abstract | {s for f in local.facts for s in f.subject.free_symbols
+                                 | (f.other.free_symbols if f.other is not None else set())}
+                     | tied.free_symbols) - loop - {R1, R2, RANK}, key=str)
+    params = [s for s in params if s.is_positive]
+    local.positive(*params)
+    for s in params:  # a parameter is at most itself: the bounds of SMS*i_rt are symbolic
+        local.bound(s, s + 1)
+    reasoner = Reasoner.for_context(local)
     used: list[Fact] = []
-    if Reasoner.for_context(local).why(cond.xreplace(sub), used) is None:
+    res = simplify(tied, local)
+    target = tie(res.expr)
+    steps = set(res.facts_used)
+    used_steps = [f for f in local.facts if str(f) in steps]
+    if target is not sympy.true and reasoner.why(target, used) is None and not _linear_bound(
+            target, reasoner, loop, used):
         return None
-    return [back[str(f)] for f in used if str(f) in back]
+    named = tied.free_symbols | target.free_symbols | set().union(
+        *[f.subject.free_symbols | (f.other.free_symbols if f.other is not None else set())
+          for f in [*used, *used_steps]])
+    return [back[f] for f in [*used_steps, *used] if f in back], named
+
+
+def _linear_bound(cond: sympy.Basic, reasoner: Any, loop: set[sympy.Basic], used: list[Fact]
+                  ) -> bool:
+    """``a < b`` (or ``<=``) by interval reasoning on the loop terms of ``b - a`` alone: the
+    terms free of the loop variables are kept as they are (a lower bound of ``SMS*Q`` would be
+    1), the others replaced by their lower bound, and the sum expanded must be nonnegative."""
+    if not isinstance(cond, sympy.StrictLessThan | sympy.LessThan | sympy.StrictGreaterThan
+                      | sympy.GreaterThan):
+        return False
+    small, big = (cond.lhs, cond.rhs) if isinstance(cond, sympy.Lt | sympy.Le) else (
+        cond.rhs, cond.lhs)
+    strict = isinstance(cond, sympy.Lt | sympy.Gt)
+    d = sympy.expand(big - small - (1 if strict else 0))
+    fixed = sympy.Add(*[t for t in sympy.Add.make_args(d) if not t.free_symbols & loop])
+    moving = sympy.expand(d - fixed)
+    local: list[Fact] = []
+    lo, _ = reasoner.bounds(moving, local)
+    if lo.has(sympy.oo, -sympy.oo):
+        return False
+    if not reasoner.nonneg(sympy.expand(fixed + lo), local):
+        return False
+    used.extend(local)
+    return True
 
 
 def _LOOP_NAMES(cond: sympy.Basic) -> set[sympy.Basic]:
@@ -1265,5 +1382,13 @@ def _keys(cond: sympy.Boolean) -> list[sympy.Expr] | None:
             return None
         if kl != kr and sympy.expand(kl - kr) != 0:
             return None
-        keys.append(kl)
+        keys.append(_key_core(kl))
     return keys
+
+
+def _key_core(k: sympy.Expr) -> sympy.Expr:
+    """A key without what cannot tell two ranks apart: ``c*k + e == c*k' + e  <=>  k == k'`` for
+    a positive ``c`` and an ``e`` free of the rank (``2*r1 == 2*r2``: the rank itself)."""
+    k = sympy.Add(*[t for t in sympy.Add.make_args(k) if RANK in t.free_symbols])
+    c, rest = k.as_independent(RANK, as_Add=False)
+    return rest if c.is_positive and rest != 0 else k
