@@ -1,7 +1,9 @@
 """tilec.proofs: integer-division theorems as data, an assumption context, a simplifier with a
 proof trace, a prover for equalities and sufficient conditions, and tilec's one exact integer
-evaluator (:mod:`.evaluate`).  Pure sympy (numpy for grids); imports nothing else of tilec (its
-caches are :class:`.memo.Memo`, stdlib only).
+evaluator (:mod:`.evaluate`).  Pure sympy (numpy for grids); imports nothing else of tilec.  Its
+memo tables are held by two objects (:mod:`.cache`): a :class:`ProofCache` per proof session, which
+the entry points take as ``cache=`` (:data:`SESSION` by default), and the :data:`CONTENT` cache of
+pure functions of an expression; :func:`clear_caches` empties both.
 
 Example:
     >>> import sympy
@@ -15,6 +17,7 @@ Example:
 
 from .bounds import Reasoner, bounds
 from .build import canon, frac
+from .cache import CONTENT, SESSION, ContentCache, ProofCache, clear_caches
 from .context import Context, Fact, FactKind
 from .evaluate import compile_int, evaluate_grid, int_source
 from .prover import implies, narrow, prove_eq
@@ -24,32 +27,18 @@ from .theorems import THEOREMS, Gcd, Theorem
 from .trace import Result, Step, Trace, fmt
 
 
-def clear_caches() -> None:
-    """Forget every result cached across calls (simplify/narrow results, shared reasoners, canonical
-    forms).  Results never depend on the caches; this is for benchmarks and memory."""
-    import sys
-
-    _b, _u, _p, _s = (sys.modules[f"{__name__}.{m}"] for m in ("bounds", "build", "prover", "simplify"))
-
-    _s._RESULTS.clear()
-    _p._NARROWED.clear()
-    _b._SHARED.clear()
-    _b._INTERVALS.clear()
-    _b._DIVIDES.clear()
-    _b.frac.cache_clear()
-    _u._INT_CACHE.clear()
-    _u._CANON_CACHE.clear()
-    _u._EXPAND_CACHE.clear()
-
-
 __all__ = [
+    "CONTENT",
     "PIPELINE",
     "RULES",
+    "SESSION",
     "THEOREMS",
+    "ContentCache",
     "Context",
     "Fact",
     "FactKind",
     "Gcd",
+    "ProofCache",
     "Reasoner",
     "Result",
     "Rule",

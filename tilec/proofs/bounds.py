@@ -13,15 +13,11 @@ Example:
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import sympy
 from sympy import oo
 
-from .memo import Memo
-
-from .build import as_expr, canon, exact_quotient, expand, is_int, mk_ceiling, mk_floor, mk_minmax, mono_gcd
-from .build import frac as _build_frac
+from .build import as_expr, canon, exact_quotient, expand, frac, is_int, mk_ceiling, mk_floor, mk_minmax, mono_gcd
+from .cache import SESSION, ProofCache
 from .context import Context, Fact
 from .theorems import Gcd
 from .trace import Why, fmt
@@ -29,27 +25,25 @@ from .trace import Why, fmt
 Bounds = tuple[sympy.Expr, sympy.Expr]
 
 
-def bounds(expr: sympy.Expr, ctx: Context) -> Bounds:
+def bounds(expr: sympy.Expr, ctx: Context, *, cache: ProofCache | None = None) -> Bounds:
     """Symbolic lower and upper bound of an integer expression (``-oo``/``oo`` when unknown)."""
-    return Reasoner.for_context(ctx).bounds(canon(as_expr(expr)), [])
+    return Reasoner.for_context(ctx, cache=cache).bounds(canon(as_expr(expr)), [])
 
 
-_SHARED: Memo[Reasoner] = Memo(64)
-_CACHE_LIMIT = 50_000
-# bounds and signs read no divisibility fact: contexts that differ only in those (a proof adds
-# divisibility facts as it goes; the operands of one launch state different ones) share them
-_INTERVALS: Memo[tuple[dict, dict]] = Memo(64)
-_DIVIDES: Memo[tuple[str | None, list[Fact]]] = Memo(16384)  # (d, n, the facts it may read) -> how
+_CACHE_LIMIT = 50_000  # entries of one shared reasoner's own tables before they are emptied
 
 
 class Reasoner:
-    """Proves sign, bound and divisibility facts under a context; ``used`` collects facts."""
+    """Proves sign, bound and divisibility facts under a context; ``used`` collects facts.
+    Its answers are kept in ``cache`` (the session's, :data:`~.cache.SESSION` by default) and in
+    tables of its own, which the session's ``reasoners`` table holds."""
 
-    def __init__(self, ctx: Context) -> None:
+    def __init__(self, ctx: Context, cache: ProofCache | None = None) -> None:
         self.ctx = ctx
+        self.cache = cache = cache or SESSION
         self._nonneg_cache: dict[sympy.Expr, tuple[bool, list[Fact]]]
         self._bounds_cache: dict[sympy.Expr, tuple[sympy.Expr, sympy.Expr, list[Fact]]]
-        self._nonneg_cache, self._bounds_cache = _INTERVALS.get_or(ctx.key(divisibility=False),
+        self._nonneg_cache, self._bounds_cache = cache.intervals.get_or(ctx.key(divisibility=False),
                                                                    lambda: ({}, {}))
         self._divides_cache: dict[tuple[sympy.Expr, sympy.Expr], tuple[str | None, list[Fact]]] = {}
         self._discharge_cache: dict[sympy.Basic, tuple[Why | None, list[Fact]]] = {}
@@ -58,18 +52,20 @@ class Reasoner:
         self._active: set[sympy.Expr] = set()  # expressions whose bounds are being computed
 
     @classmethod
-    def for_context(cls, ctx: Context) -> Reasoner:
-        """A reasoner for ``ctx``'s current facts, shared across calls (its caches persist)."""
-        key = ctx.key()
-        hit = _SHARED.get_or(key, lambda: cls(ctx.copy()))
+    def for_context(cls, ctx: Context, *, cache: ProofCache | None = None) -> Reasoner:
+        """A reasoner for ``ctx``'s current facts, shared across calls in ``cache``'s session
+        (its own tables persist with it)."""
+        cache = cache or SESSION
+        hit: Reasoner = cache.reasoners.get_or(ctx.key(), lambda: cls(ctx.copy(), cache))
         if len(hit._nonneg_cache) + len(hit._bounds_cache) + len(hit._divides_cache) > _CACHE_LIMIT:
             hit._nonneg_cache.clear()
             hit._bounds_cache.clear()
-            hit.__init__(hit.ctx)  # type: ignore[misc]
+            hit.__init__(hit.ctx, cache)  # type: ignore[misc]
         return hit
 
     @classmethod
-    def for_signs_of(cls, expr: sympy.Basic, ctx: Context | None = None) -> Reasoner:
+    def for_signs_of(cls, expr: sympy.Basic, ctx: Context | None = None, *,
+                     cache: ProofCache | None = None) -> Reasoner:
         """A reasoner for proving signs inside ``expr`` before printing it as C or Triton.
 
         Stricter than the default context: a free symbol of ``expr`` that sympy does not know to be
@@ -82,7 +78,7 @@ class Reasoner:
         """
         local = (ctx or Context()).copy()
         local.signed(*(x for x in expr.free_symbols if x.is_Symbol and not x.is_nonnegative))
-        return cls.for_context(local)
+        return cls.for_context(local, cache=cache)
 
     # -- bounds -------------------------------------------------------------------------------
     def bounds(self, e: sympy.Expr, used: list[Fact]) -> Bounds:
@@ -308,7 +304,7 @@ class Reasoner:
             # _divides reads only the divisibility facts about n's symbols (of n, its terms and
             # factors, a quotient's numerator): contexts that agree on those share the answer
             key = (d, n, self.ctx.divisibility_within(n.free_symbols))
-            hit = _DIVIDES.get_or(key, lambda: self._divides_traced(d, n))
+            hit = self.cache.divides.get_or(key, lambda: self._divides_traced(d, n))
             self._divides_cache[(d, n)] = hit
         if hit[0] is not None:
             used.extend(hit[1])
@@ -507,12 +503,6 @@ def _is_nonneg_number(e: sympy.Expr) -> bool:
         return bool(e.doit() >= 0)
     except TypeError:  # an unevaluated number sympy cannot order
         return False
-
-
-@lru_cache(maxsize=16384)
-def frac(e: sympy.Basic) -> tuple[sympy.Expr, sympy.Expr]:
-    """Numerator and denominator of the argument of a floor/ceiling: ``floor(a/b)`` -> ``(a, b)``."""
-    return _build_frac(e)
 
 
 def _plain(mono: sympy.Expr) -> bool:

@@ -38,15 +38,7 @@ import sympy
 from sympy import Add, Integer, Mod, Mul, Pow, S, ceiling, floor
 from sympy.core.relational import Relational
 
-_INT_CACHE: dict[sympy.Basic, bool] = {}
-_CANON_CACHE: dict[sympy.Basic, sympy.Basic] = {}
-_CACHE_LIMIT = 200_000
-
-
-def _remember(cache: dict, key: sympy.Basic, value: object) -> None:
-    if len(cache) > _CACHE_LIMIT:
-        cache.clear()
-    cache[key] = value
+from .cache import CONTENT
 
 
 def as_expr(e: object) -> sympy.Basic:
@@ -73,7 +65,7 @@ _sym = as_expr
 
 def is_int(e: sympy.Basic) -> bool:
     """Structurally integer-valued: integers, integer symbols, floor/ceiling/Mod, and +, *, ** of them."""
-    hit = _INT_CACHE.get(e)
+    hit = CONTENT.is_int.get(e)
     if hit is not None:
         return hit
     if e.is_Integer:
@@ -94,7 +86,7 @@ def is_int(e: sympy.Basic) -> bool:
         ok = True
     else:
         ok = False
-    _remember(_INT_CACHE, e, ok)
+    CONTENT.is_int.remember(e, ok)
     return ok
 
 
@@ -308,7 +300,6 @@ def identical(a: sympy.Expr, b: sympy.Expr) -> bool:
 # values of distinct primes, then of mixed magnitudes (a quotient of small values is often 0 or 1)
 _POINTS = ((11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71),
            (1009, 3, 65537, 7, 100003, 5, 4099, 2, 257, 10007, 97, 524287, 6007, 127, 8191, 31337))
-_FITS: dict[tuple[sympy.Symbol, int], bool] = {}
 
 
 def _witness_point(a: sympy.Expr, b: sympy.Expr, values: tuple[int, ...]
@@ -320,11 +311,11 @@ def _witness_point(a: sympy.Expr, b: sympy.Expr, values: tuple[int, ...]
         return None
     vals = list(values[:len(syms)])
     for s, v in zip(syms, vals, strict=True):
-        fits = _FITS.get((s, v))
+        fits = CONTENT.fits.get((s, v))
         if fits is None:
             n = sympy.Integer(v)
             fits = all(getattr(n, f"is_{k}") == want for k, want in s.assumptions0.items())
-            _remember(_FITS, (s, v), fits)
+            CONTENT.fits.remember((s, v), fits)
         if not fits:
             return None
     return syms, vals
@@ -346,7 +337,7 @@ def expand(e: sympy.Basic) -> sympy.Basic:
     >>> expand(2*(x + floor((x + 1)*(x - 1)/2)))
     2*x + 2*floor(x**2/2 - 1/2)
     """
-    hit = _EXPAND_CACHE.get(e)
+    hit = CONTENT.expand.get(e)
     if hit is not None:
         return hit
     if e.is_Atom or not e.args:
@@ -361,11 +352,8 @@ def expand(e: sympy.Basic) -> sympy.Basic:
             out = e
         else:
             out = e.func(*args)
-    _remember(_EXPAND_CACHE, e, out)
+    CONTENT.expand.remember(e, out)
     return out
-
-
-_EXPAND_CACHE: dict[sympy.Basic, sympy.Basic] = {}
 
 
 def replace(e: sympy.Basic, mapping: dict) -> sympy.Basic:
@@ -439,7 +427,7 @@ def canon(e: sympy.Basic) -> sympy.Basic:
     A ``Mod`` whose arguments are already canonical is kept as given (an explicitly unevaluated
     ``Mod(Mod(I, 4*CN), CN)`` is left for the rules, which leave a trace), unless both are numbers.
     """
-    hit = _CANON_CACHE.get(e)
+    hit = CONTENT.canon.get(e)
     if hit is not None:
         return hit
     if e.is_Atom or not e.args:
@@ -459,7 +447,7 @@ def canon(e: sympy.Basic) -> sympy.Basic:
             out = e
         else:
             out = e.func(*args)
-    _remember(_CANON_CACHE, e, out)
+    CONTENT.canon.remember(e, out)
     return out
 
 
@@ -475,6 +463,14 @@ def frac(e: sympy.Basic) -> tuple[sympy.Expr, sympy.Expr]:
     >>> frac(sympy.floor(x * CN / (2 * CN * (CM + 1))))
     (x, 2*CM + 2)
     """
+    hit = CONTENT.frac.get(e)
+    if hit is None:
+        hit = _frac(e)
+        CONTENT.frac.remember(e, hit)
+    return hit
+
+
+def _frac(e: sympy.Basic) -> tuple[sympy.Expr, sympy.Expr]:
     arg = e.args[0]
     terms = Add.make_args(arg)
     qden = 1

@@ -37,6 +37,8 @@ from typing import TYPE_CHECKING, Any
 
 import sympy
 
+from .cache import CONTENT
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -257,10 +259,11 @@ def compile_int(
         >>> compile_int([sympy.floor(x / 3), sympy.Lt(x, 0)], [x])(-7)
         (-3, True)
     """
-    return _compiled(tuple(sympy.sympify(e) for e in exprs), tuple(str(a) for a in args))
+    key = (tuple(sympy.sympify(e) for e in exprs), tuple(str(a) for a in args))
+    fn: Callable[..., tuple[Any, ...]] = CONTENT.compiled.get_or(key, lambda: _compiled(*key))
+    return fn
 
 
-@functools.lru_cache(maxsize=2048)
 def _compiled(exprs: tuple[sympy.Basic, ...], names: tuple[str, ...]) -> Callable[..., tuple[Any, ...]]:
     walk = _Walk(grid=False)
     body = ", ".join(walk.value(e) for e in exprs)
@@ -309,7 +312,6 @@ def _select(conds: tuple[Any, ...], vals: tuple[Any, ...]) -> np.ndarray:
     return np.select(cs, choices, default=choices[-1])  # the default keeps the values' dtype
 
 
-@functools.cache
 def _grid_scope() -> dict[str, Any]:
     import numpy as np
 
@@ -323,7 +325,6 @@ def _grid_scope() -> dict[str, Any]:
     }
 
 
-@functools.lru_cache(maxsize=1024)
 def _compiled_grid(expr: sympy.Basic, names: tuple[str, ...]) -> Callable[..., Any]:
     src = f"def _g({', '.join(names)}):\n    return {_Walk(grid=True).value(expr)}\n"
     namespace = dict(_grid_scope())
@@ -351,7 +352,8 @@ def evaluate_grid(expr: Any, syms: Sequence[sympy.Symbol], arrays: Sequence[Any]
     e = sympy.sympify(expr)
     vals = [np.asarray(a, dtype=np.int64) for a in arrays]
     shape = np.broadcast_shapes(*(v.shape for v in vals))
-    fn = _compiled_grid(e, tuple(str(s) for s in syms))
+    key = (e, tuple(str(s) for s in syms))
+    fn = CONTENT.compiled_grid.get_or(key, lambda: _compiled_grid(*key))
     with np.errstate(divide="raise", invalid="raise"):
         try:
             out = np.asarray(fn(*vals))

@@ -27,10 +27,11 @@ import sympy
 from sympy import Mod, ceiling, floor
 
 from . import theorems as T
-from .bounds import Reasoner, frac
+from .bounds import Reasoner
 from .build import (
     exact_quotient,
     expand,
+    frac,
     identical,
     is_int,
     mk_ceiling,
@@ -45,6 +46,7 @@ from .build import (
     u_mod,
     u_mul,
 )
+from .cache import ProofCache
 from .context import Context, Fact
 from .theorems import THEOREMS
 from .trace import LazyConditions, Step
@@ -53,10 +55,12 @@ Rewrite = tuple[sympy.Basic, list[Step]]
 
 
 class Env:
-    """What a rule may consult: the reasoner (context) and the whole expression being simplified."""
+    """What a rule may consult: the reasoner (context), the session's cache and the whole
+    expression being simplified."""
 
-    def __init__(self, ctx: Context, root: sympy.Basic) -> None:
-        self.reasoner = Reasoner.for_context(ctx)
+    def __init__(self, ctx: Context, root: sympy.Basic, cache: ProofCache | None = None) -> None:
+        self.reasoner = Reasoner.for_context(ctx, cache=cache)
+        self.cache: ProofCache = self.reasoner.cache
         self.set_root(root)
 
     def set_root(self, root: sympy.Basic) -> None:
