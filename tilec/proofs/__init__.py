@@ -16,10 +16,11 @@ Example:
 """
 
 from .bounds import Reasoner, bounds
-from .build import canon, frac
+from .build import canon
 from .cache import CONTENT, SESSION, ContentCache, ProofCache, clear_caches
 from .context import Context, Fact, FactKind
 from .evaluate import compile_int, evaluate_grid, int_source
+from .expand import frac
 from .prover import implies, narrow, prove_eq
 from .rules import RULES, Rule
 from .simplify import PIPELINE, simplify

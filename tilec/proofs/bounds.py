@@ -16,9 +16,10 @@ from __future__ import annotations
 import sympy
 from sympy import oo
 
-from .build import as_expr, canon, exact_quotient, expand, frac, is_int, mk_ceiling, mk_floor, mk_minmax, mono_gcd
+from .build import as_expr, canon, exact_quotient, is_int, mk_ceiling, mk_floor, mk_minmax, mono_gcd
 from .cache import SESSION, ProofCache
 from .context import Context, Fact
+from .expand import expand, frac
 from .theorems import Gcd
 from .trace import Why, fmt
 

@@ -26,9 +26,10 @@ from sympy import Eq, Mod, floor
 
 from . import theorems as T
 from .bounds import Reasoner
-from .build import as_expr, canon, expand, frac, is_int, mk_div, mk_eq, mk_mod, rebuild, replace, u_add, u_mul
+from .build import as_expr, canon, is_int, mk_div, mk_eq, mk_mod, rebuild, u_add, u_mul
 from .cache import SESSION, ProofCache
 from .context import Context, Fact
+from .expand import expand, frac, replace
 from .rules import Env
 from .simplify import simplify
 from .trace import LazyConditions, Result, Step, Trace, Why, fmt

@@ -30,9 +30,6 @@ from . import theorems as T
 from .bounds import Reasoner
 from .build import (
     exact_quotient,
-    expand,
-    frac,
-    identical,
     is_int,
     mk_ceiling,
     mk_div,
@@ -48,6 +45,7 @@ from .build import (
 )
 from .cache import ProofCache
 from .context import Context, Fact
+from .expand import expand, frac, identical
 from .theorems import THEOREMS
 from .trace import LazyConditions, Step
 
