@@ -5,6 +5,14 @@ memo tables are held by two objects (:mod:`.cache`): a :class:`ProofCache` per p
 the entry points take as ``cache=`` (:data:`SESSION` by default), and the :data:`CONTENT` cache of
 pure functions of an expression; :func:`clear_caches` empties both.
 
+The modules, from the ground up: :mod:`.cache` (the memo tables), :mod:`.evaluate` (exact integer
+values), :mod:`.trace` (steps, results, printing), :mod:`.algebra` (integer polynomials),
+:mod:`.build` (structural builders, ``canon``), :mod:`.expand` (whole expressions through them),
+:mod:`.context` (facts), :mod:`.theorems` (the theorems as data), :mod:`.intervals` (bounds and
+signs), :mod:`.bounds` (the Reasoner: divisibility, side conditions), :mod:`.rules` (the rewrite
+rules and their matcher), :mod:`.simplify` (the one driver), :mod:`.prover` (equalities,
+narrowing, implication).
+
 Example:
     >>> import sympy
     >>> I, CM, CN = sympy.symbols("I CM CN", integer=True, positive=True)
@@ -26,7 +34,6 @@ from .rules import RULES, Rule
 from .simplify import PIPELINE, simplify
 from .theorems import THEOREMS, Gcd, Theorem
 from .trace import Result, Step, Trace, fmt
-
 
 __all__ = [
     "CONTENT",

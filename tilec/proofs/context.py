@@ -189,7 +189,7 @@ class Context:
         """All stated facts, in the order given."""
         return list(self._facts)
 
-    def key(self, *, divisibility: bool = True) -> tuple:
+    def key(self, *, divisibility: bool = True) -> tuple[tuple[Fact, ...], frozenset[sympy.Symbol]]:
         """A hashable summary (for caches); without the divisibility facts when
         ``divisibility=False`` (for results that read none: bounds and signs)."""
         facts = self._facts if divisibility else [
