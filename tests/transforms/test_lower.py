@@ -6,6 +6,7 @@ import pytest
 import sympy
 
 from tests.plans import plan, schedule
+from tilec.ir import GemmFusion
 from tilec.ir.types import LoadKind
 from tilec.transforms.pipeline import lower
 from tilec.transforms.plan import SIZE_K, SIZE_M, SIZE_N
@@ -33,7 +34,7 @@ def test_epilogue_choice_reaches_the_plan() -> None:
     f.set_kernel(epilogue=" Overlap ")
     assert f.kernel_options.epilogue == "overlap"
     assert str(f.schedule).endswith("fusion.set_kernel(epilogue='overlap')")
-    assert f.schedule.replay().kernel_options == f.kernel_options
+    assert GemmFusion.replay(f.schedule).kernel_options == f.kernel_options
     p = lower(f, target="cuda")
     assert p.epilogue == "overlap"
     assert "epilogue overlap" in legalize_summary(f)

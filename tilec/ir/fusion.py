@@ -44,6 +44,8 @@ from tilec.ir.trace import Schedule, paused
 from tilec.ir.types import (
     EPILOGUES,
     EVICTS,
+    MAX_CLUSTER,
+    PORTABLE_CLUSTER,
     SK_WAVES_MAX,
     BLayout,
     Decomposition,
@@ -118,6 +120,22 @@ class GemmFusion:
         self.decomposition = DecompositionChoice()
         self.kernel_options = KernelOptions()
         self.thread_options = ThreadOptions()
+
+    @classmethod
+    def replay(cls, schedule: Schedule | str) -> GemmFusion:
+        """Run a schedule trace (``fusion.schedule``, or its text) and return the fusion it
+        builds.
+
+        >>> f = GemmFusion(M=64, N=64, K=32)
+        >>> _ = f.c.split(0, 16)
+        >>> GemmFusion.replay(f.schedule).c.structure() == f.c.structure()
+        True
+        """
+        namespace: dict[str, object] = {}
+        exec(compile(str(schedule), "<tilec schedule>", "exec"), namespace)
+        fusion = namespace["fusion"]
+        assert isinstance(fusion, cls), fusion
+        return fusion
 
     def decompose(self, kind: Decomposition | str = "dp", *, splits: int = 1, sk_waves: int = 1,
                   fixup: Fixup | str = "atomic", sms: int | None = None) -> GemmFusion:
@@ -220,8 +238,6 @@ class GemmFusion:
         their cluster dims from those axes instead. At most 8 CTAs (16 with
         ``non_portable_cluster``).
         """
-        from tilec.ir.launch import MAX_CLUSTER, PORTABLE_CLUSTER
-
         for d, v in zip("xyz", (x, y, z), strict=True):
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise LaunchError(f"cluster dim {d} must be a positive integer but got {v!r}")

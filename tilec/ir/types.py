@@ -223,6 +223,10 @@ class MulticastMode(PolicyEnum, label="multicast mode"):
 
 SK_WAVES_MAX = 7  # Stream-K++: 0..7 trailing waves in Stream-K (seed 001)
 
+# CTAs per cluster: 8 portable, 16 at most (a multicast mask has 16 bits) with non_portable_cluster
+PORTABLE_CLUSTER = 8
+MAX_CLUSTER = 16
+
 
 @dataclass(frozen=True)
 class DecompositionChoice:
