@@ -14,7 +14,7 @@ from tilec.ir import GemmFusion
 from tilec.ir.threads import ThreadOptions
 from tilec.transforms.simt.hierarchy import describe_hierarchy, warp_tiled, warp_tiles
 from tilec.transforms.simt.lower import lower_simt
-from tilec.transforms.simt.staging import IT, TID
+from tilec.transforms.simt.plan import IT, TID
 
 # small instances of the three rows of examples/simt_warp_tiled.py and of the sync pipeline
 SMALL = {
@@ -286,7 +286,7 @@ def test_byte_stride_is_the_stride_in_bytes() -> None:
     # the kernel's arguments are computed per launch from the leading dimensions (here the
     # general variant's: 32-bit B copies, a thread's copies 2 rows apart); at the reference's
     # lda = K, ldb = N they are the reference plan's strides
-    from tilec.transforms.simt.lower import LDA, LDB
+    from tilec.transforms.simt.plan import LDA, LDB
     at = {LDA: 131, LDB: 257}
     assert [(a, e.subs(at)) for a, e in SimtCudaPrinter(plan).step_args] == \
         [("a_step", 4 * 8 * 131), ("b_step", 4 * 2 * 257)]
