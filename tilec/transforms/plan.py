@@ -34,8 +34,10 @@ from tilec.ir import ceil_div
 from tilec.ir.types import (
     Decomposition,
     DType,
+    Epilogue,
     Fixup,
     InputPrecision,
+    L2Hint,
     LoadKind,
     MulticastMode,
 )
@@ -66,6 +68,7 @@ __all__ = [
     "Counts",
     "DType",
     "Decomposition",
+    "Epilogue",
     "Fixup",
     "ITER",
     "IT_BEGIN",
@@ -73,6 +76,7 @@ __all__ = [
     "InputPrecision",
     "J",
     "KernelPlan",
+    "L2Hint",
     "LoadKind",
     "MulticastMode",
     "MulticastPlan",
@@ -262,7 +266,7 @@ class OperandLoad:
     box: tuple[int, int]  # (rows, cols) of the tile as stored in global memory
     transposed: bool = False  # B given as N x K
     multicast: MulticastPlan | None = None
-    evict: str = "normal"  # "normal" | "first" | "last": L2 eviction hint
+    evict: L2Hint = L2Hint.NORMAL  # the L2 eviction hint of its loads (CUDA)
 
 
 @dataclass(frozen=True)
@@ -309,11 +313,10 @@ class KernelPlan:
     num_warps: int = 4
     num_stages: int = 3
     cluster: tuple[int, int, int] = (1, 1, 1)
-    b_transposed: bool = False  # B stored N x K
     notes: tuple[str, ...] = field(default_factory=tuple)
-    # CUDA: how C is written (tilec.ir.types.EPILOGUES, the schedule's set_kernel(epilogue=)),
-    # "auto": the printer's choice
-    epilogue: str = "auto"
+    # CUDA: how C is written (the schedule's set_kernel(epilogue=), else lowering's choice);
+    # None: the target writes C its own way (Triton)
+    epilogue: Epilogue | None = None
     # CUDA: the producer prefetches A's and B's boxes this many k-iterations ahead into L2 (0: no)
     prefetch: int = 0
     # how ``work`` follows the sizes (``work`` is this rule at M, N, K); None: fixed sizes

@@ -15,6 +15,7 @@ import sympy
 from tilec.errors import ScheduleError, UnsupportedError
 from tilec.ir import index_symbol
 from tilec.ir.threads import ThreadOptions
+from tilec.ir.types import SMEM_LIMIT
 from tilec.proofs import Context
 from tilec.proofs import simplify as prove_simplify
 from tilec.transforms.simt.banks import request_wavefronts
@@ -22,7 +23,6 @@ from tilec.transforms.simt.plan import IT, TID, SmemStaging, TileCopy
 
 VECTOR_WIDTHS = (4, 2, 1)  # fp32 elements per 128-, 64-, 32-bit access
 STATIC_SMEM = 48 * 1024  # static shared memory per CTA; more is dynamic (opted in at launch)
-SMEM_LIMIT = 227 * 1024  # shared memory per CTA on sm_90
 
 
 def simplify(expr: sympy.Expr, bounds: dict[sympy.Symbol, sympy.Expr]) -> sympy.Expr:
