@@ -182,7 +182,7 @@ def build(spec: Spec, task: Task) -> bool:
     mod = load(plan)
     dt = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[plan.dtype.value]
     a = torch.empty((plan.M, plan.K), device="cuda", dtype=dt)
-    b = torch.empty((plan.N, plan.K) if plan.b_transposed else (plan.K, plan.N), device="cuda",
+    b = torch.empty((plan.N, plan.K) if plan.b.transposed else (plan.K, plan.N), device="cuda",
                     dtype=dt)
     out = torch.empty((plan.M, plan.N), device="cuda", dtype=dt)
 
