@@ -76,11 +76,11 @@ def cuda_case(params: dict, mode: str, timing: bool) -> dict:
 
 
 def triton_case(params: dict, timing: bool) -> dict:
-    from tilec.codegen.triton.printer import load
+    from tilec.runtime.build import load_triton
 
     s = load_schedule(DECOMP, params)
     plan = lower(s.fusion, target="triton", params=s.params)
-    mod = load(plan)
+    mod = load_triton(plan)
     M, N, K = plan.M, plan.N, plan.K
     out = {"target": "triton", "params": params, "work": plan.work.kind.value}
     for trial in range(2):

@@ -167,7 +167,7 @@ def bench_plan(
     """Time ``plan``'s generated kernel, torch.matmul and the plain Triton kernel (GPU)."""
     import torch
 
-    from tilec.codegen.triton.printer import load
+    from tilec.runtime.build import load_triton
 
     dt = {DType.FP16: torch.float16, DType.BF16: torch.bfloat16, DType.FP32: torch.float32}[
         plan.dtype
@@ -177,7 +177,7 @@ def bench_plan(
     a = torch.randn((M, K), device="cuda", dtype=dt, generator=g)
     b = torch.randn((N, K) if plan.b_transposed else (K, N), device="cuda", dtype=dt, generator=g)
     bb = b.T if plan.b_transposed else b
-    mod = load(plan)
+    mod = load_triton(plan)
     ref = torch.matmul(a.float(), bb.float())
     out = torch.full((M, N), float("nan"), device="cuda", dtype=dt)
     c = mod.run(a, b, out=out)

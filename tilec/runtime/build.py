@@ -1,5 +1,6 @@
-"""From a loaded schedule to a kernel: its plan (:func:`kernel_plan`) and a callable that runs it
-(:func:`kernel`).
+"""From a loaded schedule to a kernel: its plan (:func:`kernel_plan`), its source
+(:func:`kernel_source`), the Triton file imported (:func:`load_triton`) and a callable that runs
+it (:func:`kernel`).
 
 Example::
 
@@ -11,15 +12,22 @@ Example::
 
 from __future__ import annotations
 
+import hashlib
+import importlib.util
+import os
+import sys
+import tempfile
 from collections.abc import Callable
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from tilec.errors import TilecError
 
 if TYPE_CHECKING:
     from tilec.app.loader import LoadedSchedule
+    from tilec.transforms.plan import KernelPlan
 
-__all__ = ["is_thread_level", "kernel", "kernel_plan", "kernel_source"]
+__all__ = ["is_thread_level", "kernel", "kernel_plan", "kernel_source", "load_triton"]
 
 
 def is_thread_level(fusion: Any) -> bool:
@@ -78,11 +86,47 @@ def kernel(plan: Any, target: str = "triton") -> Callable[..., Any]:
         simt = build_simt(plan)
         return lambda a, b, out=None: simt(a, b, out)
     if target == "triton":
-        from tilec.codegen.triton.printer import load
-
-        mod = load(plan)
+        mod = load_triton(plan)
         return lambda a, b, out=None: mod.run(a, b, out=out)
     from tilec.codegen.cuda.launch import build
 
     k = build(plan)
     return lambda a, b, out=None: k(a, b, out)
+
+
+_LOADED: dict[str, ModuleType] = {}
+
+
+def load_triton(plan: KernelPlan, *, warp_specialize: bool = False) -> ModuleType:
+    """Write the Triton file of ``plan`` (:func:`tilec.codegen.triton.printer.emit`) and import
+    it: tests and benches run the exact text a user gets.
+
+    The file lives under ``$TILEC_CACHE/triton`` (default ``~/.cache/tilec/triton``, or a temp
+    dir when that is not writable); the module's ``__file__`` is that path.
+    """
+    from tilec.codegen.triton.printer import emit
+
+    src = emit(plan, warp_specialize=warp_specialize)
+    key = hashlib.sha1(src.encode()).hexdigest()[:16]
+    if key in _LOADED:
+        return _LOADED[key]
+    root = os.environ.get("TILEC_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "tilec")
+    folder = os.path.join(root, "triton")
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError:
+        folder = tempfile.mkdtemp(prefix="tilec_")
+    name = f"tilec_{plan.name}_{key}".replace("-", "_")
+    path = os.path.join(folder, name + ".py")
+    if not os.path.exists(path):
+        tmp = path + f".{os.getpid()}.tmp"
+        with open(tmp, "w") as f:
+            f.write(src)
+        os.replace(tmp, path)
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod  # triton's jit reads the source through the module
+    spec.loader.exec_module(mod)
+    _LOADED[key] = mod
+    return mod

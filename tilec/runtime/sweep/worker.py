@@ -171,7 +171,7 @@ def build(spec: Spec, task: Task) -> bool:
     from triton.runtime.jit import JITFunction
 
     from tilec.app.loader import load_schedule
-    from tilec.codegen.triton.printer import load
+    from tilec.runtime.build import load_triton
     from tilec.runtime.autotune import schedule_params
     from tilec.runtime.build import kernel_plan
 
@@ -179,7 +179,7 @@ def build(spec: Spec, task: Task) -> bool:
     loaded = load_schedule(spec.path, schedule_params(spec.path, task.params),
                            target=spec.target, tuned=False)
     plan = kernel_plan(loaded, target=spec.target)
-    mod = load(plan)
+    mod = load_triton(plan)
     dt = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[plan.dtype.value]
     a = torch.empty((plan.M, plan.K), device="cuda", dtype=dt)
     b = torch.empty((plan.N, plan.K) if plan.b_transposed else (plan.K, plan.N), device="cuda",

@@ -19,8 +19,8 @@ them is built by one emitter per feature, so a feature the plan does not use lea
 
 Modules: :mod:`.kernel` (the checked plan every section reads, the code writer), :mod:`.tile`
 (tile order, loads, K loop, epilogue), :mod:`.fixup` (partial tiles), :mod:`.work` (units and
-the kernel), :mod:`.launcher` (``run``), :mod:`.file` (the assembled file, :func:`emit`),
-:mod:`.module` (:func:`load`: the file imported).
+the kernel), :mod:`.launcher` (``run``), :mod:`.file` (the assembled file, :func:`emit`).
+Writing the file and importing it is the runtime's (:func:`tilec.runtime.build.load_triton`).
 
 Example::
 
@@ -34,6 +34,5 @@ Example::
 """
 
 from tilec.codegen.triton.printer.file import TritonPrinter, emit
-from tilec.codegen.triton.printer.module import bench, load, run_plan
 
-__all__ = ["TritonPrinter", "bench", "emit", "load", "run_plan"]
+__all__ = ["TritonPrinter", "emit"]
