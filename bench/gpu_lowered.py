@@ -23,7 +23,7 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tilec.app.loader import load_schedule  # noqa: E402
+from tilec.runtime.loader import load_schedule  # noqa: E402
 from tilec.transforms.multicast.derive import symbolic_instance  # noqa: E402
 from tilec.transforms.pipeline import lower  # noqa: E402
 

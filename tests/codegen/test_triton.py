@@ -21,10 +21,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.plans import plan
-from tilec.app.loader import load_schedule
 from tilec.codegen.triton.printer import emit
-from tilec.runtime.build import load_triton
 from tilec.errors import TilecError, UnsupportedError
+from tilec.runtime.build import load_triton
+from tilec.runtime.loader import load_schedule
 from tilec.transforms.decompose import work_units
 from tilec.transforms.pipeline import lower
 from tilec.transforms.plan import (

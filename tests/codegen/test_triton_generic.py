@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 
 from tests.plans import plan
 from tilec.codegen.triton.printer import emit
-from tilec.runtime.build import load_triton
 from tilec.errors import TilecError
+from tilec.runtime.build import load_triton
 from tilec.transforms.plan import DType, Fixup, LoadKind
 
 CONFIGS = {  # TMA loads unless said otherwise

@@ -18,12 +18,15 @@ Example (GPU)::
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import triton
 import triton.language as tl
 
 from tilec.transforms.plan import DType, KernelPlan
+
+if TYPE_CHECKING:
+    from tilec.runtime.session import Session
 
 __all__ = ["bench_plan", "plain_matmul", "rel_err", "tflops", "time_ms"]
 
@@ -163,8 +166,10 @@ def bench_plan(
     warmup: int = 25,
     rep: int = 100,
     seed: int = 0,
+    session: Session | None = None,
 ) -> dict[str, Any]:
-    """Time ``plan``'s generated kernel, torch.matmul and the plain Triton kernel (GPU)."""
+    """Time ``plan``'s generated kernel (imported once per ``session``), torch.matmul and the
+    plain Triton kernel (GPU)."""
     import torch
 
     from tilec.runtime.build import load_triton
@@ -177,7 +182,7 @@ def bench_plan(
     a = torch.randn((M, K), device="cuda", dtype=dt, generator=g)
     b = torch.randn((N, K) if plan.b_transposed else (K, N), device="cuda", dtype=dt, generator=g)
     bb = b.T if plan.b_transposed else b
-    mod = load_triton(plan)
+    mod = load_triton(plan, session=session)
     ref = torch.matmul(a.float(), bb.float())
     out = torch.full((M, N), float("nan"), device="cuda", dtype=dt)
     c = mod.run(a, b, out=out)

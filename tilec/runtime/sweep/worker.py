@@ -95,8 +95,8 @@ def device_name() -> str:
 def cublas_measure(path: str, params: dict[str, Any], *, target: str = "triton",
                    timer: Callable[[Callable[[], Any]], float] | None = None) -> Any:
     """torch.matmul of the schedule's shape and dtype, timed like the configs."""
-    from tilec.app.loader import load_schedule
     from tilec.runtime.autotune import Measurement
+    from tilec.runtime.loader import load_schedule
 
     try:
         import torch
@@ -170,10 +170,9 @@ def build(spec: Spec, task: Task) -> bool:
     import torch
     from triton.runtime.jit import JITFunction
 
-    from tilec.app.loader import load_schedule
-    from tilec.runtime.build import load_triton
     from tilec.runtime.autotune import schedule_params
-    from tilec.runtime.build import kernel_plan
+    from tilec.runtime.build import kernel_plan, load_triton
+    from tilec.runtime.loader import load_schedule
 
     # the very plan measure() builds, so that the kernel source (Triton's cache key) is the same
     loaded = load_schedule(spec.path, schedule_params(spec.path, task.params),
@@ -209,7 +208,7 @@ def main(conn: Any, spec: Spec, gpu: str | None, role: str) -> None:
     os.environ["CUDA_VISIBLE_DEVICES"] = "" if gpu is None else gpu
     _orphan_watch(os.getppid())
     try:
-        import tilec.app.loader  # noqa: F401  (before "ready": the first task's clock is fair)
+        import tilec.runtime.loader  # noqa: F401  (before "ready": the first task's clock is fair)
 
         if _gpu():
             import torch

@@ -14,8 +14,8 @@ import sympy
 from tilec.codegen.cuda.expr import CudaExprPrinter
 from tilec.codegen.cuda.simt.body import SimtBody, in_place, partials
 from tilec.codegen.cuda.simt.text import LANE, VT
-from tilec.proofs import Context
 from tilec.ir.types import DecompositionChoice
+from tilec.proofs import Context
 from tilec.transforms.plan import (
     CTA,
     IT_BEGIN,
@@ -32,7 +32,6 @@ from tilec.transforms.plan import (
     WorkSplit,
 )
 from tilec.transforms.simt.lower import SimtPlan
-
 
 WORK_BEGIN = "// -- host-compilable section: shape checks, variant choice, work split --"
 WORK_END = "// -- end of host-compilable section --"

@@ -24,7 +24,7 @@ Writing the file and importing it is the runtime's (:func:`tilec.runtime.build.l
 
 Example::
 
-    >>> from tilec.app.loader import load_schedule
+    >>> from tilec.runtime.loader import load_schedule
     >>> from tilec.transforms.pipeline import lower
     >>> s = load_schedule("examples/split_k.py", {"M": 100, "N": 70, "K": 50, "BM": 32, "BN": 32,
     ...                                            "BK": 16, "SPLITS": 2})
