@@ -28,6 +28,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from tilec.dtypes import torch_dtype
 from tilec.errors import TilecError
 from tilec.runtime.build import kernel, kernel_plan
 from tilec.runtime.loader import load_schedule
@@ -136,8 +137,7 @@ def build(path: str | Path, params: Mapping[str, Any], *, target: str = "triton"
         loaded = load_schedule(path, schedule_params(path, params), target=target, tuned=False)
         plan = kernel_plan(loaded, target=target)
         dev = device or ("cuda" if torch.cuda.is_available() else "cpu")
-        dt = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[
-            plan.dtype.value]
+        dt = torch_dtype(plan.dtype)
         g = torch.Generator(device=dev).manual_seed(0)
         a = torch.randn((plan.M, plan.K), device=dev, dtype=dt, generator=g)
         b = torch.randn((plan.N, plan.K) if plan.b_transposed else (plan.K, plan.N), device=dev,

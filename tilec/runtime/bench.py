@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any
 import triton
 import triton.language as tl
 
-from tilec.transforms.plan import DType, KernelPlan
+from tilec.dtypes import torch_dtype
+from tilec.transforms.plan import DType, KernelPlan  # noqa: F401  (DType: the example)
 
 if TYPE_CHECKING:
     from tilec.runtime.session import Session
@@ -174,9 +175,7 @@ def bench_plan(
 
     from tilec.runtime.build import load_triton
 
-    dt = {DType.FP16: torch.float16, DType.BF16: torch.bfloat16, DType.FP32: torch.float32}[
-        plan.dtype
-    ]
+    dt = torch_dtype(plan.dtype)
     g = torch.Generator(device="cuda").manual_seed(seed)
     M, N, K = plan.M, plan.N, plan.K
     a = torch.randn((M, K), device="cuda", dtype=dt, generator=g)

@@ -94,7 +94,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
 
 def _bench_plan(torch: Any, plan: Any, args: argparse.Namespace, session: Session
                 ) -> dict[str, Any]:
-    from tilec.ir.types import DType
+    from tilec.dtypes import torch_dtype
     from tilec.runtime.bench import plain_matmul, rel_err, tflops, time_ms
 
     plain_cfg = (plan.BM, plan.BN, plan.BK, 8, 3, 8 if plan.BM * plan.BN >= 128 * 256 else 4)
@@ -105,8 +105,7 @@ def _bench_plan(torch: Any, plan: Any, args: argparse.Namespace, session: Sessio
                           session=session)
     from tilec.codegen.cuda.launch import build
 
-    dt = {DType.FP16: torch.float16, DType.BF16: torch.bfloat16, DType.FP32: torch.float32}
-    dtype = dt[plan.dtype]
+    dtype = torch_dtype(plan.dtype)
     g = torch.Generator(device="cuda").manual_seed(0)
     M, N, K = plan.M, plan.N, plan.K
     a = torch.randn((M, K), device="cuda", dtype=dtype, generator=g)

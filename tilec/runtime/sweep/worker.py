@@ -95,6 +95,7 @@ def device_name() -> str:
 def cublas_measure(path: str, params: dict[str, Any], *, target: str = "triton",
                    timer: Callable[[Callable[[], Any]], float] | None = None) -> Any:
     """torch.matmul of the schedule's shape and dtype, timed like the configs."""
+    from tilec.dtypes import torch_dtype
     from tilec.runtime.autotune import Measurement
     from tilec.runtime.loader import load_schedule
 
@@ -102,7 +103,7 @@ def cublas_measure(path: str, params: dict[str, Any], *, target: str = "triton",
         import torch
 
         dtype = load_schedule(path, dict(params), target=target, tuned=False).fusion.dtype.value
-        dt = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[dtype]
+        dt = torch_dtype(dtype)
         dev = "cuda" if _gpu() else "cpu"
         M, N, K = (int(params[d]) for d in "MNK")
         g = torch.Generator(device=dev).manual_seed(0)
@@ -170,6 +171,7 @@ def build(spec: Spec, task: Task) -> bool:
     import torch
     from triton.runtime.jit import JITFunction
 
+    from tilec.dtypes import torch_dtype
     from tilec.runtime.autotune import schedule_params
     from tilec.runtime.build import kernel_plan, load_triton
     from tilec.runtime.loader import load_schedule
@@ -179,7 +181,7 @@ def build(spec: Spec, task: Task) -> bool:
                            target=spec.target, tuned=False)
     plan = kernel_plan(loaded, target=spec.target)
     mod = load_triton(plan)
-    dt = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[plan.dtype.value]
+    dt = torch_dtype(plan.dtype)
     a = torch.empty((plan.M, plan.K), device="cuda", dtype=dt)
     b = torch.empty((plan.N, plan.K) if plan.b_transposed else (plan.K, plan.N), device="cuda",
                     dtype=dt)
