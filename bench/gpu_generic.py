@@ -211,8 +211,8 @@ class StaticKernel:
 
 
 def plan_at(params: dict[str, Any]) -> Any:
-    from tilec.app.loader import load_schedule
     from tilec.runtime.build import kernel_plan
+    from tilec.runtime.loader import load_schedule
 
     return kernel_plan(load_schedule(SEED, params, target="cuda", tuned=False), target="cuda")
 

@@ -7,7 +7,7 @@ split's numbers at the launch's sizes come from :func:`run_split` (the plan's ru
 
 Example (on a machine with an sm_90 GPU)::
 
-    >>> from tilec.app.loader import load_schedule                          # doctest: +SKIP
+    >>> from tilec.runtime.loader import load_schedule                          # doctest: +SKIP
     >>> from tilec.runtime.build import kernel_plan                     # doctest: +SKIP
     >>> s = load_schedule("examples/seed004_persistent_cluster.py", {"M": 4096})  # doctest: +SKIP
     >>> k = build(kernel_plan(s, target="cuda"))                       # doctest: +SKIP

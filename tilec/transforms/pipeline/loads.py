@@ -32,7 +32,7 @@ def multicast(s: Lowering) -> Lowering:
         work: dp, grid 8
         multicast B: leader, closed form, issue Eq(Mod(rank, 2), 0)
 
-    >>> from tilec.app.loader import load_schedule
+    >>> from tilec.runtime.loader import load_schedule
     >>> s = load_schedule("examples/seed004_persistent_cluster.py", dict(M=512, N=512, SMS=8))
     >>> st = multicast(Lowering(s.fusion, Target.CUDA, s.params))
     >>> st.multicasts[0], st.multicasts[1].issue, st.multicasts[1].cluster_size
@@ -183,7 +183,7 @@ def legalize(s: Lowering) -> Lowering:
         load B: tma box (64, 128)
         launch: cluster (1, 1, 1), 4 warps, 3 stages
 
-    >>> from tilec.app.loader import load_schedule
+    >>> from tilec.runtime.loader import load_schedule
     >>> s = load_schedule("examples/gemm_basic.py", {"M": 256, "N": 256, "K": 64})
     >>> st = Lowering(s.fusion, Target.TRITON)
     >>> print(legalize(st).summary())

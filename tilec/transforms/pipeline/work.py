@@ -34,7 +34,7 @@ def decomposition(s: Lowering) -> Lowering:
         order: t -> (floor(t/2), Mod(t, 2)), 4 indices over 2 x 2 tiles, 4 CTAs
         work: splitk, grid 16, splits 4, fix-up atomic
 
-    >>> from tilec.app.loader import load_schedule
+    >>> from tilec.runtime.loader import load_schedule
     >>> from tilec.transforms.pipeline import Target, tile_axes, tile_order
     >>> f = load_schedule("examples/stream_k.py", dict(M=384, N=384, SMS=4)).fusion
     >>> s = decomposition(tile_order(tile_axes(Lowering(f, Target.TRITON))))
