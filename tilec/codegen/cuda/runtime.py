@@ -28,6 +28,11 @@ TILEC_HD long long tilec_floordiv64(long long a, long long b) { long long q = a 
 TILEC_HD long long tilec_mod64(long long a, long long b) { long long r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
 TILEC_HD long long tilec_min64(long long a, long long b) { return a < b ? a : b; }
 TILEC_HD long long tilec_max64(long long a, long long b) { return a > b ? a : b; }
+"""
+
+# Division by a run-time count in per-tile code (the wgmma printer's Shape: printer/invariants.py),
+# after INDEX_HELPERS (TILEC_HD); host-compilable.
+FASTDIV_HELPERS = r"""
 TILEC_HD unsigned tilec_umulhi(unsigned a, unsigned b) {
 #if defined(__CUDA_ARCH__)
   return __umulhi(a, b);
