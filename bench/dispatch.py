@@ -376,12 +376,13 @@ def main() -> None:
     if rows:
         print(f"geomean x_cublas {result['geomean_x_cublas']:.3f} over {len(rows)} shapes; "
               f"{sum(not r['correct'] for r in rows)} incorrect", flush=True)
-    result["host"] = host_times(mod, quick=args.quick) if "host" in parts else []
+    result["host"] = host_times(mod, quick=args.quick, breakdown=True) if "host" in parts else []
     save()
     for h in result["host"]:
         print(f"host per call {h['M']}x{h['N']}x{h['K']}: matmul {h['matmul_us']:.1f} us, "
               f"out= {h['matmul_out_us']:.1f} us, custom op {h['custom_op_us']:.1f} us, "
-              f"torch.matmul {h['torch_us']:.1f} us", flush=True)
+              f"torch.matmul {h['torch_us']:.1f} us; kernel run() alone {h['kernel_run_us']:.1f}"
+              f" us, torch.empty {h['empty_us']:.1f} us", flush=True)
     if "stream" in parts:
         result["stream"] = compile_stream(mod, stream_shapes(60 if args.quick else args.stream))
         save()
