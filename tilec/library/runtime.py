@@ -21,6 +21,7 @@ from tilec.library.checks import TilecError, _check, _check_overlap, _on_cpu_ok,
 
 # ---- the built module's code: copied from here on (tilec.library.build.module_text) ----
 import hashlib
+import math
 import os
 import sys
 import time
@@ -92,9 +93,13 @@ def _rows_aligned(N: int, K: int) -> tuple:
 def _choose(M: int, N: int, K: int) -> _Choice:
     table = TABLES[card()]
     exact = table["exact"].get((M, N, K))
+    ruled = None if exact is not None else _nearest_rule(table, M, N, K)
     if exact is not None:
         index, reason = exact
         where = f"exact entry {M}x{N}x{K}"
+    elif ruled is not None:
+        index, why_rule = ruled
+        where = "the rules file's nearest rule, looked up at this shape"
     else:
         top = table["classes"] - 1
         cm, cn, ck = (min(shape_class(x), top) for x in (M, N, K))
@@ -113,7 +118,31 @@ def _choose(M: int, N: int, K: int) -> _Choice:
                  if unaligned else "")
     facts = _facts(cfg, M, N, K)
     return _Choice(index, kernel, facts, _variant(kernel, facts, M, N, K),
-                   table["reasons"][reason], where, copy_note)
+                   why_rule if ruled is not None else table["reasons"][reason], where, copy_note)
+
+
+def _nearest_rule(table: dict, M: int, N: int, K: int) -> tuple | None:
+    """gen's rules step at M x N x K (tilec.runtime.rules.Rules.lookup): the first rules file
+    with a rule of this shape, or one within its radius (euclidean distance of the log2 sizes),
+    the nearest; its config and why. None where no file answers, or where the answering rule
+    leaves a knob to gen's heuristic (the bucket answers)."""
+    at = (math.log2(M), math.log2(N), math.log2(K))
+    for f in table.get("rules", ()):
+        if not f["rules"]:
+            continue
+        hit = next((r for r in f["rules"] if (r[0], r[1], r[2]) == (M, N, K)), None)
+        if hit is not None:
+            text = f"rules {f['name']}: exact shape {M}x{N}x{K}"
+        else:
+            d, i = min((math.dist((math.log2(r[0]), math.log2(r[1]), math.log2(r[2])), at), i)
+                       for i, r in enumerate(f["rules"]))
+            if d > f["radius"]:
+                continue
+            hit = f["rules"][i]
+            text = (f"rules {f['name']}: nearest tuned shape {hit[0]}x{hit[1]}x{hit[2]} "
+                    f"(log2 distance {d:.2f} <= radius {f['radius']:.2g})")
+        return (hit[3], text) if hit[3] >= 0 else None
+    return None
 
 
 def _variant(kernel: str, facts: tuple, M: int, N: int, K: int) -> tuple:
