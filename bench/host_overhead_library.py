@@ -11,8 +11,9 @@ in turn, for ROUNDS rounds; medians and [min, max]. ``host_times`` is what bench
 reports. ``--breakdown`` (or ``host_times(..., breakdown=True)``) adds what a call is made of:
 ``empty_us`` (torch.empty of the result), ``kernel_run_us`` / ``kernel_run_out_us`` (the chosen
 kernel file's run() called directly, new out / out=: Triton's launch and the launcher's Python),
-``key_us`` (the fast path's key and look-up alone); matmul_us minus kernel_run_us is what the
-library adds.
+``key_us`` (the fast path's key and look-up alone), ``direct_launches_cached`` (compiled kernels
+the kernel file keeps for its direct launch: 0 means every call went through Triton's JIT) and
+the ``config``; matmul_us minus kernel_run_us is what the library adds.
 """
 
 from __future__ import annotations
@@ -87,6 +88,10 @@ def host_times(mod: Any, *, quick: bool = False, device: str = "cuda",
             for k, fn in items.items():
                 times[k].append(_per_call(fn, calls, sync))
         row: dict[str, Any] = {"M": M, "N": N, "K": K}
+        if breakdown:  # 0: the kernel file's direct launch never engaged (Triton's JIT per call)
+            kmod = mod._LOADED[mod._MEMO[(M, N, K)].kernel]
+            row["direct_launches_cached"] = len(getattr(kmod, "_LAUNCHES", {}))
+            row["config"] = mod.CONFIGS[mod._MEMO[(M, N, K)].config]["label"]
         for k, v in times.items():
             row[k] = statistics.median(v)
             row[k[:-3] + "_range_us"] = [min(v), max(v)]
