@@ -77,6 +77,17 @@ class Row:
     ctas: int
 
 
+def ctas_per_sm(min_blocks: int | None, threads: int) -> int:
+    """CTAs per SM of a kernel: ``__launch_bounds__``' minimum where the schedule sets one,
+    else enough to give the SM :data:`SAT` warps (the small rows' registers allow more:
+    ptxas gives 7 and 5; with ``SAT`` warps resident the model's rate is the same).
+
+    >>> ctas_per_sm(2, 256), ctas_per_sm(None, 128), ctas_per_sm(None, 512)
+    (2, 2, 1)
+    """
+    return min_blocks or max(1, SAT // max(threads // 32, 1))
+
+
 @dataclass(frozen=True)
 class Constants:
     """The model's constants (see the module docstring); ``rate`` per row name, FLOP/s per SM."""
