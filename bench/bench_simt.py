@@ -444,9 +444,11 @@ def pad_launch(j: dict[str, Any], fn: Any, A: Any, B: Any, C: Any, mode: str, ws
             raise RuntimeError(f"{j['name']} {tuple(a.shape)} @ {tuple(b.shape)}: launch failed: {rc}")
         return 0
 
-    if not p.padded:
-        return (lambda: raw(A, B, C)), p
-    return (lambda: run_padded(A, B, C, p, raw, ws) is None), p
+    def padded() -> int:
+        run_padded(A, B, C, p, raw, ws)
+        return 0
+
+    return (padded if p.padded else lambda: raw(A, B, C)), p
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -477,7 +479,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from tilec.codegen.cuda.simt.launch import Workspace
 
     ws = Workspace()
-    name = torch.cuda.get_device_name(dev)
+    device_name = torch.cuda.get_device_name(dev)
     g = torch.Generator(device=dev).manual_seed(2026)
     for j, so in zip(manifest, sos, strict=True):
         M, N, K = j["M"], j["N"], j["K"]
@@ -500,7 +502,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         pad_note, ran = "", variant
         if args.pad != "never":
-            launch, pad = pad_launch(j, fn, A, B, C, args.pad, ws, stream, name)
+            launch, pad = pad_launch(j, fn, A, B, C, args.pad, ws, stream, device_name)
             variant, ran = pad.variant, pad.variant + (" (padded)" if pad.padded else "")
             pad_note = pad.why
         err = check(torch, launch, A, B, C)
@@ -511,7 +513,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         good = err < TOL and err2 < TOL and (same or not j.get("bitwise", True))
         err_padded = None
         if args.pad != "never":  # the padded path forced, whatever the model says
-            forced, _ = pad_launch(j, fn, A, B, C, "tiles", ws, stream, name)
+            forced, _ = pad_launch(j, fn, A, B, C, "tiles", ws, stream, device_name)
             err_padded = check(torch, forced, A, B, C)
             good &= err_padded < TOL
         ok &= good
@@ -548,7 +550,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                                         stream))
                 variants[j["kernel"]] = variant
                 if args.pad != "never":  # the copies timed with the kernel
-                    peers[j["kernel"]], pad = pad_launch(j, fn, A, B, C, args.pad, ws, stream, name)
+                    peers[j["kernel"]], pad = pad_launch(j, fn, A, B, C, args.pad, ws, stream, device_name)
                     variants[j["kernel"]] = pad.variant + (" (padded)" if pad.padded else "")
         reps = replays(round((M * N * K) ** (1 / 3))) // (8 if args.explore else 1)
         reps = max(reps, 8)
