@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import random
 import sys
+from dataclasses import replace
 from importlib import import_module
 
 import pytest
@@ -45,7 +46,7 @@ def test_a_fit_without_some_shapes_predicts_and_ranks_them() -> None:
         assert abs(_err(p, c)) < 0.04, (p.M, p.N, p.K, p.decomp)
     # dp_ft against one CTA per tile at the held-out squares: the measured order (gaps > 1.5%)
     for s in (5120, 6144):
-        by = {p.decomp: p for p in test if (p.M, p.N, p.K) == (s, s, s) and p.kernel in ("warp", "dp")}
+        by = {p.decomp: p for p in test if p.M == p.N == p.K == s and p.kernel in ("warp", "dp")}
         assert by["dp"].seconds > 1.015 * by["dp_ft"].seconds
         assert estimate(LARGE, "dp", s, s, s, CARDS["H200"], c=c) > \
             estimate(LARGE, "dp_ft", s, s, s, CARDS["H200"], c=c)
@@ -84,7 +85,7 @@ def test_waves_match_a_simulated_block_scheduler(seed: int) -> None:
         row = rng.choice(list(cost.ROWS.values()))
         M, N, K = rng.randint(1, 9000), rng.randint(1, 9000), rng.randint(1, 3000)
         sim = _simulate_dp(row, M, N, K, 132)
-        got = estimate(row, "dp", M, N, K, CARDS["H200"], c=cost.replace(DEFAULT, launch=0.0))
+        got = estimate(row, "dp", M, N, K, CARDS["H200"], c=replace(DEFAULT, launch=0.0))
         assert got == pytest.approx(max(sim, 4.0 * (M * K + K * N + M * N) / (4.8e12 * 0.8)))
 
 

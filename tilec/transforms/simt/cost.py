@@ -140,7 +140,7 @@ def estimate(row: Row, decomp: str, M: int, N: int, K: int, card: Card = CARDS["
     tiles = _cdiv(M, row.BM) * _cdiv(N, row.BN)
     slots = card.sms * row.ctas
     rem = tiles % slots
-    if decomp == "dp" or decomp == "dp_ft" and rem == 0:
+    if decomp == "dp" or (decomp == "dp_ft" and rem == 0):
         t = waves(tiles, w)
     elif decomp == "dp_ft":  # the whole waves, then the partial wave's work over every slot
         t = waves(tiles - rem, w) + rem * w / (card.sms * r(row.ctas)) * (1 + c.ft) + c.ft_fixed

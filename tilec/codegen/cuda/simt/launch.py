@@ -131,7 +131,7 @@ def holds(facts: Sequence[str], M: int, N: int, K: int, lda: int, ldb: int, ldc:
     for f in facts:
         m, p = _MULTIPLE.match(f), _POINTERS.match(f)
         assert m or p, f"launcher: a fact it cannot read: {f!r}"
-        if m and env[m[1]] % int(m[2]) or p and (A | B | C) % int(p[1]):
+        if (m and env[m[1]] % int(m[2])) or (p and (A | B | C) % int(p[1])):
             return False
     return True
 
@@ -331,7 +331,7 @@ class SimtKernel:
                  pad: str | None = None) -> Any:
         import torch
 
-        M, N, K, lda, ldb, ldc = operands(A, B, C)
+        M, N, *_ = operands(A, B, C)
         if C is None:
             C = torch.empty((M, N), dtype=torch.float32, device=A.device)
         major, minor = torch.cuda.get_device_capability(A.device)
