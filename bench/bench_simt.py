@@ -104,6 +104,7 @@ def _generate(job: dict[str, Any]) -> dict[str, Any]:
     d = plan.decomposition
     return {"name": job["name"], "tile": [plan.BM, plan.BN], "block": plan.block,
             "model": {"BK": plan.staging.BK if plan.staging is not None else 1,
+                      "min_blocks": plan.options.min_blocks,
                       "ctas": ctas_per_sm(plan.options.min_blocks, plan.threads),
                       "decomp": d.kind.value if d is not None and d.kind is not None else "dp",
                       "splits": d.splits if d is not None else 1},
@@ -422,8 +423,7 @@ def pad_launch(j: dict[str, Any], fn: Any, A: Any, B: Any, C: Any, mode: str, ws
 
     m = j["model"]
     threads = j["block"][0] * j["block"][1] * j["block"][2]
-    row = cost.Row(j["name"], j["tile"][0], j["tile"][1], m["BK"], warps=max(threads // 32, 1),
-                   ctas=m["ctas"])
+    row = cost.row_of(j["tile"][0], j["tile"][1], m["BK"], threads, m["min_blocks"])
     decomp = m["decomp"] if m["decomp"] in cost.DECOMPS else "streamk"
     card = cost.card_of(device_name)
 
@@ -609,7 +609,9 @@ def issue_rows(result: dict[str, Any]) -> dict[str, Any]:
 def cmd_check_launcher(args: argparse.Namespace) -> int:
     """One library per kernel through the Python launcher, at shapes that pick each variant:
     contiguous, padded leading dimensions (a column slice of a wider matrix), pointers 4 bytes
-    past a 16-byte boundary (the general variant), M = 0, K = 0; every result against float64."""
+    past a 16-byte boundary (the general variant), M = 0, K = 0; each as it is and with the
+    launcher's padding forced to the tiles and the aligned variant; every result against
+    float64, C outside the view untouched."""
     import torch
 
     from tilec.app.loader import load_schedule
@@ -626,25 +628,30 @@ def cmd_check_launcher(args: argparse.Namespace) -> int:
         kern = build_simt(lower_simt(fusion, name=k))
         for M, N, K in [(1024, 1024, 1024), (1000, 1100, 780), (257, 131, 77), (1, 1, 1),
                         (4097, 300, 33), (0, 5, 7), (5, 7, 0)]:
-            for how in ("contiguous", "padded", "offset"):
+            for how, mode in [(h, m) for h in ("contiguous", "padded", "offset")
+                              for m in ("never", "tiles", "aligned")]:
                 pad = 8 if how == "padded" else 0
                 off = 1 if how == "offset" else 0
                 A = torch.randn(M, K + pad + off, device=dev, generator=g)[:, off:off + K]
                 B = torch.randn(K, N + pad + off, device=dev, generator=g)[:, off:off + N]
                 Cb = torch.full((M, N + pad + off), float("nan"), device=dev)
                 C = Cb[:, off:off + N]
-                variant = kern.variant(A, B, C)
-                kern(A, B, C)
+                decided = kern.decide(A, B, C, pad=mode)  # the launcher's padding, forced
+                variant = decided.variant + (" (padded)" if decided.padded else "")
+                # the launcher's reading of the facts is the library's pick_variant
+                same_pick = decided.padded or decided.variant == kern.variant(A, B, C)
+                kern(A, B, C, pad=mode)
                 torch.cuda.synchronize()
                 ref = A.double() @ B.double()
                 err = ((C.double() - ref).abs().max().item() / max(ref.abs().max().item(), 1e-30)
                        if C.numel() else 0.0)
                 untouched = bool(torch.isnan(Cb[:, :off]).all() and torch.isnan(Cb[:, off + N:]).all())
-                good = math.isfinite(err) and err < TOL and untouched
+                good = math.isfinite(err) and err < TOL and untouched and same_pick
                 ok &= good
-                rows.append({"kernel": k, "shape": [M, N, K], "layout": how, "variant": variant,
-                             "rel_err": err, "outside_untouched": untouched, "correct": good})
-                print(f"{k} {M}x{N}x{K} {how:10s} {variant:8s} {err:.2e} "
+                rows.append({"kernel": k, "shape": [M, N, K], "layout": how, "pad": mode,
+                             "variant": variant, "rel_err": err, "outside_untouched": untouched,
+                             "correct": good})
+                print(f"{k} {M}x{N}x{K} {how:10s} pad={mode:7s} {variant:17s} {err:.2e} "
                       f"{'ok' if good else 'WRONG'}", flush=True)
     save(args.out, {"device": torch.cuda.get_device_name(dev), "checks": rows})
     return 0 if ok else 1

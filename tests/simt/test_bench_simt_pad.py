@@ -28,7 +28,7 @@ FACTS = {"tiles": ["M % 128 == 0", "N % 128 == 0", "K % 32 == 0", "lda % 4 == 0"
                      "(A | B | C) % 16 == 0"],
          "general": []}
 JOB = {"name": "warp", "tile": [128, 128], "block": [256, 1, 1],
-       "model": {"BK": 32, "ctas": 2, "decomp": "dp_ft", "splits": 1},
+       "model": {"BK": 32, "min_blocks": 2, "ctas": 2, "decomp": "dp_ft", "splits": 1},
        "variants": {k: {"facts": v, "notes": []} for k, v in FACTS.items()}}
 
 

@@ -152,3 +152,46 @@ def test_workspace_grows_and_is_kept_per_operand() -> None:
     assert a2.data_ptr() == a.data_ptr()
     assert ws.get(x, "C", 2, 4).data_ptr() != a.data_ptr()  # another operand: its own
     assert ws.get(x, "A", 16, 16).numel() == 256  # larger: grown
+
+
+class _FakeLibrary:
+    """ctypes.CDLL's stand-in: every symbol a settable function that must not be called."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __getattr__(self, name: str):  # type: ignore[no-untyped-def]
+        def fn(*args):  # type: ignore[no-untyped-def]
+            raise AssertionError(f"{name} called on CPU")
+        return fn
+
+
+def test_a_built_kernel_decides_from_its_plan(monkeypatch: pytest.MonkeyPatch) -> None:
+    """SimtKernel.decide on a lowered plan (the example's large row, dp_ft): its variants'
+    facts from the printer, the model fed from the plan; CPU tensors, no library called."""
+    import ctypes
+
+    from simt_helpers import load
+
+    from tilec.codegen.cuda.simt.launch import SimtKernel
+    from tilec.transforms.simt.lower import lower_simt
+
+    plan = lower_simt(load("simt_warp_tiled.py", M=1024, N=1024, K=512, CONFIG="large",
+                           DECOMP="dp_ft"), name="pad_probe")
+    monkeypatch.setattr(ctypes, "CDLL", _FakeLibrary)
+    kern = SimtKernel(plan, "unused.so")  # type: ignore[arg-type]
+    assert [v for v, _ in kern.facts] == kern.variants == ["tiles", "aligned", "general"]
+    assert kern.facts[0][1] == tuple(VARIANTS[0][1])  # the facts this file's tests assume
+
+    # the model: the plan's tile, K tile, 8 warps, 2 CTAs per SM, dp_ft (the H100 fit's time)
+    assert kern.estimate("tiles", 4096, 4096, 4096) == pytest.approx(est("tiles", 4096, 4096, 4096))
+    A = torch.empty(4096, 4096)
+    B = torch.empty(4096, 4096)[:, :4095]  # ldb 4096: B meets the facts, C (4095) does not
+    C = torch.empty(4096, 4095)
+    p = kern.decide(A, B, C)
+    assert (p.variant, p.N, p.copy_a, p.copy_b, p.copy_c) == ("tiles", 4096, False, True, True)
+    assert not kern.decide(A, B, C, pad="never").padded
+    monkeypatch.setattr(kern, "pad", "never")  # TILEC_SIMT_PAD's attribute
+    assert kern.decide(A, B, C).variant == "general"
+    small = kern.decide(torch.empty(30, 20), torch.empty(20, 10), torch.empty(30, 10))
+    assert not small.padded and small.variant == "general"

@@ -194,6 +194,22 @@ ROWS = {((128, 128), 256): Row("large", 128, 128, 32, warps=8, ctas=2),
         ((64, 64), 128): Row("small16", 64, 64, 16, warps=4, ctas=5)}
 
 
+def row_of(BM: int, BN: int, BK: int, threads: int, min_blocks: int | None) -> Row:
+    """The row of a built kernel: one of :data:`ROWS` where its tile, K tile and threads are
+    that row's (its fitted rate and CTAs per SM), else a row of its own (the slowest fitted
+    rate, :func:`ctas_per_sm`).
+
+    >>> row_of(128, 128, 32, 256, 2).name, row_of(64, 64, 16, 128, None).ctas
+    ('large', 5)
+    >>> row_of(128, 64, 8, 128, None)
+    Row(name='custom', BM=128, BN=64, BK=8, warps=4, ctas=2)
+    """
+    known = ROWS.get(((BM, BN), threads))
+    if known is not None and known.BK == BK:
+        return known
+    return Row("custom", BM, BN, BK, warps=max(threads // 32, 1), ctas=ctas_per_sm(min_blocks, threads))
+
+
 @dataclass(frozen=True)
 class Point:
     """One measured kernel: its row, split, variant, shape, card and median time (s)."""

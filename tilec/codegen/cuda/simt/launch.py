@@ -301,8 +301,7 @@ class SimtKernel:
 
         p = self.plan
         bk = p.staging.BK if p.staging is not None else 1
-        row = cost.Row(p.name, p.BM, p.BN, bk, warps=max(p.threads // 32, 1),
-                       ctas=cost.ctas_per_sm(p.options.min_blocks, p.threads))
+        row = cost.row_of(p.BM, p.BN, bk, p.threads, p.options.min_blocks)
         kind = p.decomposition.kind.value if p.decomposition and p.decomposition.kind else "dp"
         decomp = kind if kind in cost.DECOMPS else "streamk"
         splits = p.decomposition.splits if p.decomposition else 1
