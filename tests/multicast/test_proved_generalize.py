@@ -35,7 +35,7 @@ from tilec.errors import TilecError
 from tilec.ir import infer_launch
 from tilec.proofs import FactKind
 from tilec.proofs.evaluate import compile_int
-from tilec.transforms.multicast.closed import Scope
+from tilec.transforms.multicast.records import Scope
 from tilec.transforms.multicast.derive import derive
 
 MANY = int(os.environ.get("TILEC_HYPOTHESIS_EXAMPLES", "0"))
