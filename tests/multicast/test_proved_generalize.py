@@ -294,6 +294,13 @@ S10_CLASSES = [
     ("scaled key", Case("grid2d", 26, 11, 14, 3, 2, 8, (2, 1, 1), 1), "B", ("BM", "BN")),
     # 2*(T1 % D) == 2*(T2 % D): the tile size cancels, the ranks' spread is below D
     ("scaled congruence", Case("col", 26, 7, 16, 2, 4, 4, (2, 1, 1), 1), "A", ("BM", "N")),
+    # a parameter that is 1 here written as 1 (fact G < 2): the grouped raster of G = 1
+    ("specialized G = 1", Case("swizzle", 8, 13, 19, 2, 2, 3, (4, 1, 1), 1), "B", ("N",)),
+    # CM = CN = 1 in the seed order: its digits one rank wide (facts CM < 2, CN < 2)
+    ("specialized CM = CN = 1", Case("seed", 32, 5, 18, 2, 3, 8, (4, 1, 1), 12, 1, 1), "A",
+     ("BK",)),
+    ("specialized CM = CN = 1, B", Case("seed", 32, 5, 18, 2, 3, 8, (4, 1, 1), 12, 1, 1), "B",
+     ("BK",)),
 ]
 
 
@@ -316,3 +323,5 @@ def test_session_10_class_is_proved_and_holds_elsewhere(what, c, name, literal, 
         if ran >= 4:
             break
     assert ran >= 1, (what, [str(f) for f in op.facts])
+    if what.startswith("specialized"):  # the family it is proved for says so
+        assert any(f.kind is FactKind.BOUND and f.other == 2 for f in op.facts), op.facts

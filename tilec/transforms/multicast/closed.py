@@ -32,7 +32,7 @@ from __future__ import annotations
 import functools
 import itertools
 import operator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import sympy
@@ -67,7 +67,7 @@ from tilec.transforms.multicast.proof import (
     _NoSteps,
     _Row,
 )
-from tilec.transforms.multicast.records import ClosedForm, ClosedResult, Scope
+from tilec.transforms.multicast.records import AlivePart, ClosedForm, ClosedResult, Scope
 from tilec.transforms.multicast.table import R1, R2, RANK, launch_values
 
 if TYPE_CHECKING:
@@ -135,7 +135,57 @@ def _prove(op: OperandMulticast, forms: OperandForms, values: dict[sympy.Symbol,
 
 def derive_closed(op: OperandMulticast, forms: OperandForms, values: dict[sympy.Symbol, int],
                   prove: bool = True) -> ClosedResult:
-    """The closed form of ``op`` at this launch, or why there is none (see module docstring)."""
+    """The closed form of ``op`` at this launch, or why there is none (see module docstring).
+
+    A form the theorems do not reach at this launch is tried once more with each parameter
+    whose value here is 1 written as 1 (``CN = 1`` makes a digit of the rank one rank wide, a
+    quotient by it the dividend): proved so, it holds for every launch that meets its facts
+    and ``CN < 2`` (a positive parameter: it is 1 there)."""
+    result = _derive_closed(op, forms, values, prove)
+    if not (prove and result.closed is not None and result.closed.scope is Scope.LAUNCH):
+        return result
+    exprs = [*op.origin.values(), op.alive, *op.bounds.values()]
+    ones = sorted({p for p, v in values.items() if v == 1} & set().union(
+        *[sympy.sympify(e).free_symbols for e in exprs]), key=str)
+    if not ones:
+        return result
+    special = _specialized(op, forms, dict.fromkeys(ones, sympy.Integer(1)))
+    got = _derive_closed(*special, values, prove)
+    if got.closed is None or got.closed.scope is not Scope.PROVED:
+        return result
+    closed = replace(got.closed, facts=(*got.closed.facts, *[
+        Fact(FactKind.BOUND, p, sympy.Integer(2)) for p in ones]))
+    return ClosedResult(closed, (_note(closed, True, prove, op.cluster_size),), got.proof,
+                        got.narrowed)
+
+
+def _specialized(op: OperandMulticast, forms: OperandForms, sub: dict[sympy.Symbol, sympy.Expr]
+                 ) -> tuple[OperandMulticast, OperandForms]:
+    """``op`` and ``forms`` with the parameters of ``sub`` replaced (a launch family)."""
+
+    def parts(ps: tuple[AlivePart, ...]) -> tuple[AlivePart, ...]:
+        return tuple(AlivePart(p.pred.xreplace(sub), (p.exact_when[0].xreplace(sub),
+                                                      p.exact_when[1].xreplace(sub))) for p in ps)
+
+    def exprs(d: dict[Any, sympy.Expr]) -> dict[Any, sympy.Expr]:
+        return {k: sympy.sympify(e).xreplace(sub) for k, e in d.items()}
+
+    rank_extent = op.rank_extent.xreplace(sub)
+    rank_dims = tuple(d.xreplace(sub) for d in op.rank_dims)
+    alive_parts = parts(op.alive_parts)
+    key = (op.forms_key, "specialized", tuple(sorted((str(k), str(v)) for k, v in sub.items())))
+    new_op = replace(op, origin=exprs(op.origin), alive=op.alive.xreplace(sub),
+                     alive_parts=alive_parts, bounds=exprs(op.bounds), rank_extent=rank_extent,
+                     rank_dims=rank_dims, forms_key=key)
+    new_forms = replace(forms, origin=exprs(forms.origin), parts=parts(forms.parts),
+                        k_parts=parts(forms.k_parts), bounds=exprs(forms.bounds),
+                        rank_extent=forms.rank_extent.xreplace(sub),
+                        rank_dims=tuple(d.xreplace(sub) for d in forms.rank_dims))
+    return new_op, new_forms
+
+
+def _derive_closed(op: OperandMulticast, forms: OperandForms,
+                   values: dict[sympy.Symbol, int], prove: bool) -> ClosedResult:
     cs = op.cluster_size
     groups, why = uniform_partition(op.table, cs)
     if groups is None:
