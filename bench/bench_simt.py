@@ -81,7 +81,7 @@ TOL = 1e-5
 
 def _config_key(job: dict[str, Any]) -> dict[str, Any]:
     """The job's schedule calls (without the sizes' header): the configuration its library is."""
-    from tilec.app.loader import load_schedule
+    from tilec.runtime.loader import load_schedule
 
     fusion = load_schedule(ROOT / job["schedule"], {**job["params"], "M": job["M"], "N": job["N"],
                                                     "K": job["K"]}).fusion
@@ -90,8 +90,8 @@ def _config_key(job: dict[str, Any]) -> dict[str, Any]:
 
 def _generate(job: dict[str, Any]) -> dict[str, Any]:
     """The library of one configuration (lowered at the job's shape, its reference)."""
-    from tilec.app.loader import load_schedule
     from tilec.codegen.cuda.simt import SimtCudaPrinter
+    from tilec.runtime.loader import load_schedule
     from tilec.transforms.simt.lower import lower_simt
 
     fusion = load_schedule(ROOT / job["schedule"], {**job["params"], "M": job["M"], "N": job["N"],
@@ -329,7 +329,7 @@ def read_ncu_csv(path: Path) -> dict[str, dict[str, str]]:
 def cmd_counters(args: argparse.Namespace) -> int:
     """Nsight Compute's memory counters of tilec kernels against the analysis' predictions
     (recomputed from each kernel's schedule and parameters, with ``--pin`` added)."""
-    from tilec.app.loader import load_schedule
+    from tilec.runtime.loader import load_schedule
     from tilec.transforms.simt import banks, coalescing
     from tilec.transforms.simt.lower import lower_simt
 
@@ -614,8 +614,8 @@ def cmd_check_launcher(args: argparse.Namespace) -> int:
     float64, C outside the view untouched."""
     import torch
 
-    from tilec.app.loader import load_schedule
     from tilec.codegen.cuda.simt.launch import build as build_simt
+    from tilec.runtime.loader import load_schedule
     from tilec.transforms.simt.lower import lower_simt
 
     torch.backends.cuda.matmul.allow_tf32 = False

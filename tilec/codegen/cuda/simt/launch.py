@@ -24,7 +24,7 @@ cached per device, stream and operand, grown to the largest launch.
 
 Example (on a machine with an sm_90 GPU)::
 
-    >>> from tilec.app.loader import load_schedule                                # doctest: +SKIP
+    >>> from tilec.runtime.loader import load_schedule                                # doctest: +SKIP
     >>> from tilec.transforms.simt.lower import lower_simt                         # doctest: +SKIP
     >>> k = build(lower_simt(load_schedule("examples/simt_warp_tiled.py", {}).fusion))  # doctest: +SKIP
     >>> C = k(A, B)            # any M x K and K x N fp32 CUDA tensors                # doctest: +SKIP
