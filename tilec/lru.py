@@ -1,6 +1,11 @@
-"""A bounded least-recently-used cache, keyed by content: the proofs engine keeps results across
-calls, the multicast derivation its forms and proofs, the loader its symbolic builds, explain its
-lowered plans (imports nothing of tilec or sympy: the CLI loads it cold).
+"""A bounded least-recently-used cache, keyed by content: the multicast derivation keeps its forms
+and proofs, the loader its symbolic builds, explain its lowered plans, tilec.testing its launches.
+
+It imports nothing of tilec or sympy: the CLI loads it cold (a ``tilec masks`` cache hit imports
+no sympy, tests/multicast/test_cache.py), and anything under ``tilec.proofs`` imports sympy, so the
+proofs' own tables (``tilec.proofs.cache.Memo``, the same class: proofs imports nothing of tilec)
+cannot serve here.  ``functools.lru_cache`` memoises a function of hashable arguments, not a value
+computed by a closure under a content key; cachetools is not a dependency of tilec.
 
 Example::
 
