@@ -1,11 +1,8 @@
-"""A bounded least-recently-used cache, keyed by content: the multicast derivation keeps its forms
-and proofs, the loader its symbolic builds, explain its lowered plans, tilec.testing its launches.
+"""A bounded least-recently-used cache, keyed by content, with ``get_or(key, compute)``.
 
-It imports nothing of tilec or sympy: the CLI loads it cold (a ``tilec masks`` cache hit imports
-no sympy, tests/multicast/test_cache.py), and anything under ``tilec.proofs`` imports sympy, so the
-proofs' own tables (``tilec.proofs.cache.Memo``, the same class: proofs imports nothing of tilec)
-cannot serve here.  ``functools.lru_cache`` memoises a function of hashable arguments, not a value
-computed by a closure under a content key; cachetools is not a dependency of tilec.
+Left for the three modules that still import it (transforms/multicast/derive.py and closed.py,
+tilec/testing/launch.py); each can take ``tilec.proofs.cache.Memo`` (cachetools' ``LRUCache`` with
+the same ``get_or``) or the runtime ``Session`` instead, and this file then goes.
 
 Example::
 
