@@ -15,7 +15,7 @@ import sympy
 from tests.plans import plan, schedule
 from tilec.app.loader import load_schedule
 from tilec.ir.iterdomain import as_extent
-from tilec.transforms.decompose import split_at, split_forms, work_units
+from tilec.transforms.decompose import split_at, work_units
 from tilec.transforms.pipeline import lower
 from tilec.transforms.pipeline import over_sizes
 from tilec.transforms.plan import SIZE_K, SIZE_M, SIZE_N, Decomposition
