@@ -34,11 +34,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tilec.app.loader import load_schedule  # noqa: E402
 from tilec.codegen.cuda.launch import build, launch_numbers  # noqa: E402
-from tilec.errors import KernelArgumentError  # noqa: E402
 from tilec.codegen.cuda.printer import CudaPrinter, emit  # noqa: E402
+from tilec.errors import KernelArgumentError  # noqa: E402
 from tilec.runtime.build import kernel_plan  # noqa: E402
+from tilec.runtime.loader import load_schedule  # noqa: E402
 
 SEED = ROOT / "examples" / "seed004_persistent_cluster.py"
 CACHE = Path(os.environ.get("TILEC_CUDA_CACHE", "/tmp/tilec_cuda"))

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from tests.codegen.cuda_plans import seed
+from tilec.ir import ceil_div
 from tilec.transforms.plan import MulticastMode
 
 torch = pytest.importorskip("torch")
@@ -48,7 +49,7 @@ def kernels() -> list[Any]:
 
 
 def _padded(cols: int) -> int:
-    return -(-cols // 8) * 8
+    return ceil_div(cols, 8) * 8
 
 
 def _run(k: Any, M: int, N: int, K: int, variant: str | None, seed_: int) -> tuple[float, int]:

@@ -18,7 +18,7 @@ import pytest
 import sympy
 
 from tilec import errors
-from tilec.app.loader import load_schedule
+from tilec.runtime.loader import load_schedule
 from tilec.errors import (
     AxisError,
     AxisNameError,

@@ -22,7 +22,7 @@ import sympy
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from tilec.app.loader import load_schedule, parse_params
+from tilec.runtime.loader import load_schedule, parse_params
 from tilec.errors import TilecError
 from tilec.ir import (
     GemmFusion,

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tilec.app.loader import load_schedule
+from tilec.runtime.loader import load_schedule
 from tilec.errors import TilecError
 from tilec.ir import GemmFusion, ParallelType
 

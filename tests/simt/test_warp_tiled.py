@@ -168,22 +168,6 @@ def test_warp_tiles_partition_the_block_tile_into_rectangles(name: str) -> None:
         assert t.lanes == (p["WM"] // p["TM"], p["WN"] // p["TN"])
 
 
-def test_configs_follow_the_waves() -> None:
-    import sys
-    from importlib import import_module
-
-    from simt_helpers import EXAMPLES
-
-    sys.path.insert(0, str(EXAMPLES))
-    try:
-        config = import_module("simt_warp_tiled").config
-    finally:
-        sys.path.remove(str(EXAMPLES))
-    # 128 x 128 tiles: 64 (< 132 SMs), 256, 576 (2.18 waves of 264), 1024 (3.88), 1600 (6.06)
-    assert [config(s, s) for s in (1024, 2048, 3072, 4096, 5120)] == \
-        ["small16", "large", "small8", "large", "large"]
-
-
 def test_fma_order_is_recorded_and_printed() -> None:
     from tilec.codegen.cuda.simt import emit_simt
 

@@ -70,7 +70,7 @@ def legalize_summary(f) -> str:  # type: ignore[no-untyped-def]
 
 
 def test_multicast_plan_carries_its_facts_as_objects_and_the_guard_they_make() -> None:
-    from tilec.app.loader import load_schedule
+    from tilec.runtime.loader import load_schedule
     from tilec.proofs.context import Fact
     from tilec.runtime.build import kernel_plan
 

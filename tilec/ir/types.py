@@ -127,16 +127,6 @@ class DType(PolicyEnum, label="dtype",
     def nbytes(self) -> int:
         return 4 if self is DType.FP32 else 2
 
-    @property
-    def torch_name(self) -> str:
-        """The torch dtype's name, the one map from DType to torch (``getattr(torch,
-        dt.torch_name)``; printers print ``torch.<name>``), without importing torch here.
-
-        >>> [d.torch_name for d in DType]
-        ['float16', 'bfloat16', 'float32']
-        """
-        return {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32"}[self.value]
-
 
 class BLayout(PolicyEnum, enum.StrEnum, label="B layout",
               hints={"kn": "K x N, row-major", "nk": "given as N x K"}):

@@ -72,7 +72,7 @@ def _label(params: dict[str, Any]) -> str:
 
 
 def _lower(path: Path, params: dict[str, Any], shape: tuple[int, int, int], target: str) -> Any:
-    from tilec.app.loader import load_schedule
+    from tilec.runtime.loader import load_schedule
     from tilec.runtime.build import kernel_plan
 
     loaded = load_schedule(path, dict(params, M=shape[0], N=shape[1], K=shape[2]),
@@ -111,7 +111,7 @@ def build_library(schedule: str | Path, overrides: dict[str, Any] | None = None,
     shape itself. ``max_size``: the last size class (larger sizes share its bucket).
     ``jobs``: processes resolving the buckets and generating the configs' kernels.
     """
-    from tilec.app.loader import load_schedule
+    from tilec.runtime.loader import load_schedule
     from tilec.runtime.records import default_records, schedule_key
     from tilec.runtime.rules import Rules
 

@@ -24,7 +24,7 @@ intermediate state (tests, the docs); :func:`lower` returns the plan. Modules: :
 :mod:`.work` (``decomposition``, ``cluster_split``), :mod:`.loads` (``multicast``, ``loads``),
 :mod:`.legalize`; the pipeline itself is here. Example::
 
-    >>> from tilec.app.loader import load_schedule
+    >>> from tilec.runtime.loader import load_schedule
     >>> s = load_schedule("examples/seed004_persistent_cluster.py", {"M": 512, "N": 512})
     >>> plan = lower(s.fusion, target="triton", params=s.params)
     >>> (plan.BM, plan.BN, plan.BK, plan.order.tiles_m, plan.order.tiles_n, plan.work.grid)

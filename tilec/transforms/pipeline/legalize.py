@@ -57,7 +57,7 @@ def legalize(s: Lowering) -> Lowering:
         load B: tma box (64, 128)
         launch: cluster (1, 1, 1), 4 warps, 3 stages
 
-    >>> from tilec.app.loader import load_schedule
+    >>> from tilec.runtime.loader import load_schedule
     >>> from tilec.transforms.pipeline import tile_axes
     >>> f = load_schedule("examples/gemm_basic.py", {"M": 256, "N": 256, "K": 64}).fusion
     >>> print(legalize(tile_axes(Lowering(f))).summary().splitlines()[-1])

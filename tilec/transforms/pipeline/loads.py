@@ -29,7 +29,7 @@ def multicast(s: Lowering) -> Lowering:
         work: dp, grid 8
         multicast B: leader, closed form, issue Eq(Mod(rank, 2), 0)
 
-    >>> from tilec.app.loader import load_schedule
+    >>> from tilec.runtime.loader import load_schedule
     >>> s = load_schedule("examples/seed004_persistent_cluster.py", dict(M=512, N=512, SMS=8))
     >>> from tilec.transforms.pipeline import LowerOptions
     >>> st = multicast(Lowering(s.fusion, LowerOptions(target="cuda", params=s.params)))
@@ -149,7 +149,7 @@ def loads(s: Lowering) -> Lowering:
         load A: tma box (128, 64)
         load B: tma box (64, 128)
 
-    >>> from tilec.app.loader import load_schedule
+    >>> from tilec.runtime.loader import load_schedule
     >>> from tilec.transforms.pipeline import tile_axes
     >>> f = load_schedule("examples/gemm_basic.py", {"M": 256, "N": 256, "K": 64}).fusion
     >>> print(loads(tile_axes(Lowering(f))).summary())

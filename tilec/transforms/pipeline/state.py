@@ -84,7 +84,7 @@ def over_sizes(fusion: GemmFusion) -> GemmFusion | None:
     ``SIZE_K`` (every other number as recorded): the same configuration for every problem size.
     None when a recorded call cannot be replayed over symbols.
 
-    >>> from tilec.app.loader import load_schedule
+    >>> from tilec.runtime.loader import load_schedule
     >>> f = load_schedule("examples/gemm_basic.py", {"M": 256, "N": 384, "K": 128}).fusion
     >>> g = over_sizes(f)
     >>> g.M, infer_launch(g).grid
@@ -109,7 +109,7 @@ class Lowering:
     """What the passes hand on: the schedule, the options of :func:`lower` and the IR's facts
     (given), and the plan's parts, filled in by the passes (``None`` / empty until then).
 
-    >>> from tilec.app.loader import load_schedule
+    >>> from tilec.runtime.loader import load_schedule
     >>> f = load_schedule("examples/gemm_basic.py", {"M": 256, "N": 384, "K": 128}).fusion
     >>> s = Lowering(f, LowerOptions(target="cuda"))
     >>> s.target, s.ir.launch.grid, s.ir.view_launch.grid

@@ -29,7 +29,7 @@ def tile_axes(s: Lowering) -> Lowering:
         triton: C[256, 384] += A[256, 128] @ B, bf16
         tile: 128x128x64
 
-    >>> from tilec.app.loader import load_schedule
+    >>> from tilec.runtime.loader import load_schedule
     >>> f = load_schedule("examples/gemm_basic.py", {"M": 256, "N": 384, "K": 128}).fusion
     >>> tile_axes(Lowering(f)).tile
     (128, 128, 64)
@@ -79,7 +79,7 @@ def tile_order(s: Lowering) -> Lowering:
         tile: 128x128x64
         order: t -> (floor(t/ceiling(N/128)), Mod(t, ceiling(N/128))), 4 indices over 2 x 2 tiles, 4 CTAs
 
-    >>> from tilec.app.loader import load_schedule
+    >>> from tilec.runtime.loader import load_schedule
     >>> f = load_schedule("examples/stream_k.py", dict(M=384, N=384, SMS=4)).fusion
     >>> s = tile_order(tile_axes(Lowering(f)))
     >>> [s.order.evaluate(t) for t in range(5)], s.num_ctas, s.persistent

@@ -35,7 +35,7 @@ def decomposition(s: Lowering) -> Lowering:
         order: t -> (floor(t/2), Mod(t, 2)), 4 indices over 2 x 2 tiles, 4 CTAs
         work: splitk, grid 16, splits 4, fix-up atomic
 
-    >>> from tilec.app.loader import load_schedule
+    >>> from tilec.runtime.loader import load_schedule
     >>> from tilec.transforms.pipeline import tile_axes, tile_order
     >>> f = load_schedule("examples/stream_k.py", dict(M=384, N=384, SMS=4)).fusion
     >>> s = decomposition(tile_order(tile_axes(Lowering(f))))
@@ -103,7 +103,7 @@ def cluster_split(s: Lowering) -> Lowering:
 
         work: streamk, grid 8, Stream-K tiles [0, 4) over 4 CTAs, fix-up atomic
 
-    >>> from tilec.app.loader import load_schedule
+    >>> from tilec.runtime.loader import load_schedule
     >>> from tilec.transforms.pipeline import LowerOptions, tile_axes, tile_order
     >>> f = load_schedule("examples/seed004_persistent_cluster.py",
     ...                   dict(M=512, N=512, SMS=8, DECOMP="streamk")).fusion

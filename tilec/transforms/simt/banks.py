@@ -32,7 +32,7 @@ with the lanes interleaved both are paired, 2 phases each; A's 4-byte ``cp.async
 warp over 1 row x 32 k of A, hit 4 words per bank whatever the pad that keeps the 128-bit reads
 aligned, unless ``smem_swizzle`` rotates the rows as the row does)::
 
-    >>> from tilec.app.loader import load_schedule
+    >>> from tilec.runtime.loader import load_schedule
     >>> from tilec.transforms.simt.lower import lower_simt
     >>> plan = lower_simt(load_schedule("examples/simt_warp_tiled.py", {"SWIZZLE": 0}).fusion)
     >>> [(r.array, r.kind, r.width, r.wavefronts, r.ideal) for r in analyze_shared(plan)]

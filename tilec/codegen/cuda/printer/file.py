@@ -14,11 +14,17 @@ from tilec.codegen.cuda.printer.schedule import SCHEDULE_END, schedule_functions
 from tilec.codegen.cuda.printer.shape import BOX_BYTES, Kernel, KernelShape, check
 from tilec.codegen.cuda.printer.work import (
     fixup_function,
+    partials,
     order_ctas_fixed,
     work_constants,
     workspace,
 )
-from tilec.codegen.cuda.runtime import DEVICE_HELPERS, INDEX_HELPERS, wgmma_function
+from tilec.codegen.cuda.runtime import (
+    DEVICE_HELPERS,
+    FASTDIV_HELPERS,
+    INDEX_HELPERS,
+    wgmma_function,
+)
 from tilec.errors import UnsupportedError
 from tilec.ir.types import EPILOGUES
 from tilec.transforms.plan import DType, KernelPlan, WorkSplit
@@ -47,7 +53,7 @@ class CudaPrinter:
         shape, epilogue = check(plan, epilogue)
         self.kernel = Kernel(plan, shape, epilogue, mma_in_flight,
                              loads,  # False: a measurement, the producer arrives without loading
-                             cname(plan))
+                             cname(plan), partials(plan.work))
 
     @property
     def plan(self) -> KernelPlan:
@@ -85,7 +91,7 @@ class CudaPrinter:
         k = self.kernel
         sections = [
             header(k),
-            INDEX_HELPERS,
+            INDEX_HELPERS + FASTDIV_HELPERS,
             constants(k),
             schedule_functions(k),
             "#if defined(__CUDACC__)",

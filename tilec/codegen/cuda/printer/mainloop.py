@@ -13,7 +13,7 @@ from tilec.codegen.cuda.printer.epilogue import (
     overlap_step,
 )
 from tilec.codegen.cuda.printer.shape import Kernel
-from tilec.codegen.cuda.printer.work import fixup_call, order_clusters
+from tilec.codegen.cuda.printer.work import fixup_call, order_ctas_fixed
 from tilec.transforms.plan import DType, MulticastMode, OperandLoad
 
 CTYPE = {DType.BF16: "__nv_bfloat16", DType.FP16: "__half", DType.FP32: "float"}
@@ -90,10 +90,13 @@ def unit_header(k: Kernel, ind: str) -> list[str]:
     """The tile of this CTA in work unit (g, kb0, kb1), and the schedule's own (round,
     cluster) of that tile, which the multicast functions are written over."""
     t = k.plan.order.index.name
-    oc = order_clusters(k, "sh")
+    if order_ctas_fixed(k):
+        split = "g / ORDER_CLUSTERS, cidx = g % ORDER_CLUSTERS"
+    else:  # a run-time count: its fast division (make_shape)
+        split = "sh.fd_ORDER_CLUSTERS.div(g), cidx = sh.fd_ORDER_CLUSTERS.mod(g)"
     return [
         f"{ind}const int {t} = g * CLUSTER + rank;",
-        f"{ind}const int i_rt = g / {oc}, cidx = g % {oc};",
+        f"{ind}const int i_rt = {split};",
         f"{ind}(void)i_rt; (void)cidx;",
         f"{ind}const bool alive = sh.tile_alive({t});",
         f"{ind}const int m0 = sh.tile_m({t}) * BM, n0 = sh.tile_n({t}) * BN;",
