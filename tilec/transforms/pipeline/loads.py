@@ -52,7 +52,7 @@ def multicast(s: Lowering) -> Lowering:
     values = {sympy.Symbol(k, integer=True, positive=True): v for k, v in params.items()
               if isinstance(v, int) and not isinstance(v, bool) and k not in SIZES}
 
-    def conc(e: Any) -> Any:
+    def conc(e: sympy.Basic | None) -> Any:
         return None if e is None else sympy.sympify(e).xreplace(values)
 
     out: dict[str, MulticastPlan | None] = {}

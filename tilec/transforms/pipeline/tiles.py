@@ -5,12 +5,11 @@ simplified by the theorems; :func:`coordinate_proof` keeps the proof for ``tilec
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
-
 import sympy
 
 from tilec.errors import UnsupportedError
 from tilec.ir import IndexMap, ParallelType, ceil_div, index_symbol
+from tilec.proofs import Context, Result, simplify
 from tilec.transforms.pipeline.state import Lowering
 from tilec.transforms.plan import SIZE_M, SIZE_N, TileOrder
 
@@ -95,7 +94,7 @@ def tile_order(s: Lowering) -> Lowering:
     mn_syms = sympy.sympify(im.logical["M"]).free_symbols | sympy.sympify(im.logical["N"]).free_symbols
     zero = {tiles[d][0]: sympy.Integer(0) for d in "MNK"}
     rounds: list[tuple[sympy.Symbol, sympy.Expr]] = []
-    grid_axes: list[tuple[sympy.Symbol, Any]] = []
+    grid_axes: list[tuple[sympy.Symbol, ParallelType]] = []
     subs: dict[sympy.Symbol, sympy.Expr] = {}
     for ax, sym in im.loop:
         pt, d = ax.ptype, ax.ptype.dim
@@ -157,11 +156,9 @@ _FIXED_SIZES = ("sizes fixed: the schedule could not be replayed over symbolic M
                 "order holds at the fusion's sizes only")
 
 
-def _walk_end(preds: list[Any], walked: sympy.Expr, num_ctas: sympy.Expr) -> sympy.Expr:
+def _walk_end(preds: list[sympy.Basic], walked: sympy.Expr, num_ctas: sympy.Expr) -> sympy.Expr:
     """The linear indices walked: ``walked`` (rounds x CTAs), ended by the schedule's
     predicates of the form ``t < E`` (E free of t) at the smallest E."""
-    from tilec.proofs import Context, simplify
-
     ends = []
     for p in preds:
         if not isinstance(p, sympy.StrictLessThan):
@@ -185,11 +182,9 @@ def _simplified(expr: sympy.Expr, num_tiles: sympy.Expr) -> sympy.Expr:
     return coordinate_proof(expr, num_tiles).expr
 
 
-def coordinate_proof(expr: sympy.Expr, num_tiles: sympy.Expr) -> Any:
+def coordinate_proof(expr: sympy.Expr, num_tiles: sympy.Expr) -> Result:
     """The simplification of a tile coordinate under ``0 <= t < num_tiles``, with its proof
     trace (a :class:`tilec.proofs.Result`; ``tilec explain`` prints it)."""
-    from tilec.proofs import Context, simplify
-
     ctx = Context()
     ctx.bound(T, sympy.sympify(num_tiles))
     return simplify(sympy.expand(expr), ctx)
