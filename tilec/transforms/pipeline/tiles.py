@@ -5,6 +5,7 @@ simplified by the theorems; :func:`coordinate_proof` keeps the proof for ``tilec
 from __future__ import annotations
 
 from dataclasses import replace
+
 import sympy
 
 from tilec.errors import UnsupportedError
