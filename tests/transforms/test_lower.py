@@ -134,3 +134,36 @@ def test_plans_pickle_without_their_compiled_evaluators() -> None:
     alive = dict(p.order.alive_tiles())  # compiles and caches
     q = pickle.loads(pickle.dumps(p))
     assert q == p and dict(q.order.alive_tiles()) == alive and copy.deepcopy(p) == p
+
+
+def test_lowering_asks_the_ir_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # every tilec module's index_map / infer_launch counted: C's index map is built once per
+    # lowering, the launch inferred at the fusion's sizes and over the symbols (the multicast
+    # derivation infers its own)
+    import sys
+    from collections import Counter
+
+    import tilec.ir.indexing
+    import tilec.ir.launch
+    from tilec.runtime.loader import load_schedule
+
+    calls: Counter[str] = Counter()
+    real_map, real_launch = tilec.ir.indexing.index_map, tilec.ir.launch.infer_launch
+
+    def counted_map(view, *a, **k):  # type: ignore[no-untyped-def]
+        calls[f"index_map {view.name}"] += 1
+        return real_map(view, *a, **k)
+
+    def counted_launch(*a, **k):  # type: ignore[no-untyped-def]
+        calls["infer_launch"] += 1
+        return real_launch(*a, **k)
+
+    for mod in [m for n, m in sys.modules.items() if n.startswith("tilec") and m is not None]:
+        if getattr(mod, "index_map", None) is real_map:
+            monkeypatch.setattr(mod, "index_map", counted_map)
+        if getattr(mod, "infer_launch", None) is real_launch:
+            monkeypatch.setattr(mod, "infer_launch", counted_launch)
+    s = load_schedule("examples/seed004_persistent_cluster.py", {"M": 512, "N": 512, "SMS": 8})
+    calls.clear()
+    lower(s.fusion, target="triton", params=s.params)
+    assert calls == {"index_map C": 1, "infer_launch": 2}
