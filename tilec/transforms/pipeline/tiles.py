@@ -144,8 +144,8 @@ def tile_order(s: Lowering) -> Lowering:
                                               if a.ptype is not ParallelType.Mma)
     M, N, _ = s.sizes
     ref = ((SIZE_M, M), (SIZE_N, N)) if generic is not None else ()
-    order = TileOrder(T, tile_m, tile_n, num_tiles, sympy.ceiling(SIZE_M / BM) if ref else
-                      ceil_div(M, BM), sympy.ceiling(SIZE_N / BN) if ref else ceil_div(N, BN), desc,
+    order = TileOrder(T, tile_m, tile_n, num_tiles, ceil_div(SIZE_M if ref else M, BM),
+                      ceil_div(SIZE_N if ref else N, BN), desc,
                       ctas=num_ctas, raw_tile_m=sympy.expand(raw_m),
                       raw_tile_n=sympy.expand(raw_n), sizes=ref)
     notes = s.notes if generic is not None else (*s.notes, _FIXED_SIZES)
@@ -173,7 +173,7 @@ def _walk_end(preds: list[sympy.Basic], walked: sympy.Expr, num_ctas: sympy.Expr
         return walked
     end = sympy.Min(*ends)
     # a persistent split of E indices walks ceiling(E / ctas) * ctas >= E of them
-    if walked == sympy.ceiling(end / num_ctas) * num_ctas or walked == end:
+    if walked == ceil_div(end, num_ctas) * num_ctas or walked == end:
         return end
     return sympy.Min(walked, end)
 
