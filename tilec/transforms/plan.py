@@ -372,7 +372,7 @@ class KernelPlan:
         o = self.order
         return Counts(tiles_m=sympy.sympify(o.tiles_m), tiles_n=sympy.sympify(o.tiles_n),
                       num_tiles=sympy.sympify(o.num_tiles),
-                      k_iters=sympy.ceiling(SIZE_K / self.BK))
+                      k_iters=ceil_div(SIZE_K, self.BK))
 
     @property
     def c_dtype(self) -> DType:

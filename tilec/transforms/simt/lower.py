@@ -49,7 +49,7 @@ import sympy
 from tilec.errors import ScheduleError, UnsupportedError
 from tilec.ir import GemmFusion, IterDomain, ParallelType, index_map, infer_launch
 from tilec.ir.threads import ThreadOptions
-from tilec.ir.types import Decomposition, DType
+from tilec.ir.types import BLayout, Decomposition, DType
 from tilec.proofs import Context, evaluate_grid
 from tilec.proofs.bounds import bounds as interval
 from tilec.transforms.simt.plan import (
@@ -187,7 +187,7 @@ def _lower(fusion: GemmFusion, name: str, sizes: tuple, lds: tuple) -> SimtPlan:
     opts = fusion.thread_options
     if fusion.dtype is not DType.FP32:
         raise UnsupportedError(f"SIMT printer: dtype must be fp32 but got {fusion.dtype.value}")
-    if fusion.b_layout != "kn":
+    if fusion.b_layout is not BLayout.KN:
         raise UnsupportedError("SIMT printer: B must be K x N row-major (b_layout='kn')")
     M, N, K = sizes
     lda, ldb, ldc = lds
