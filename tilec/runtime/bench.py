@@ -27,6 +27,8 @@ from tilec.dtypes import torch_dtype
 from tilec.transforms.plan import DType, KernelPlan  # noqa: F401  (DType: the example)
 
 if TYPE_CHECKING:
+    import torch
+
     from tilec.runtime.session import Session
 
 __all__ = ["bench_plan", "plain_matmul", "rel_err", "tflops", "time_ms"]
@@ -66,7 +68,8 @@ def _plain_kernel(
     tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=mask)
 
 
-def plain_matmul(a: Any, b: Any, cfg: tuple[int, ...] = (128, 256, 64, 8, 3, 8)) -> Any:
+def plain_matmul(a: torch.Tensor, b: torch.Tensor, cfg: tuple[int, ...] = (128, 256, 64, 8, 3, 8)
+                 ) -> torch.Tensor:
     """The plain Triton kernel; ``cfg`` = (BM, BN, BK, GROUP_M, num_stages, num_warps)."""
     import torch
 

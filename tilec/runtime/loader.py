@@ -65,7 +65,7 @@ class LoadedSchedule:
         return self.resolution.notes if self.resolution else []
 
 
-def parse_value(text: str) -> Any:
+def parse_value(text: str) -> int | bool | str:
     """``--param`` values: Python ints (``0x80`` too), ``true``/``false``, else the text."""
     try:
         return int(text, 0)

@@ -17,6 +17,8 @@ from tilec.app.commands.common import derive, load_args, write_output
 from tilec.runtime.build import nothing_multicast
 
 if TYPE_CHECKING:
+    import sympy
+
     from tilec.runtime.session import Session
 
 
@@ -107,7 +109,7 @@ def scope_lines(op: Any, indent: str = "  ") -> list[str]:
     return out
 
 
-def readable_form(e: Any) -> Any:
+def readable_form(e: sympy.Basic | int | None) -> sympy.Basic | int | None:
     """A form as printed: simplified by the theorems under no facts but the default signs (a
     general form stays general), so no ``+ 0``, ``/1`` or split left to undo by hand."""
     from tilec.proofs import simplify
