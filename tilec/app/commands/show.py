@@ -55,6 +55,7 @@ def kernel_launch(loaded: LoadedSchedule, target: str = "triton",
     from tilec.ir import infer_launch
     from tilec.runtime.build import is_thread_level, kernel_plan
     from tilec.runtime.loader import MAX_TILES, tile_count
+    from tilec.transforms.plan import KernelPlan
 
     launch = infer_launch(loaded.fusion)
     if is_thread_level(loaded.fusion):
@@ -66,6 +67,7 @@ def kernel_launch(loaded: LoadedSchedule, target: str = "triton",
         plan = kernel_plan(loaded, target=target, session=session)
     except TilecError:
         return launch  # symbolic sizes, or a schedule this target does not lower
+    assert isinstance(plan, KernelPlan)  # a tile-level schedule's plan
     return replace(launch, block=(sympy.Integer(32 * plan.num_warps), sympy.Integer(1),
                                   sympy.Integer(1)))
 
