@@ -124,7 +124,9 @@ def padded(cols: int, elem: int = 2) -> int:
     >>> padded(4096), padded(4097), padded(4100)
     (4096, 4104, 4104)
     """
-    return -(-cols * elem // 16) * 16 // elem
+    from tilec.ir import ceil_div
+
+    return ceil_div(cols * elem, 16) * 16 // elem
 
 
 def config_params(name: str, sms: int, shape: tuple[int, int, int]) -> dict[str, Any]:

@@ -44,14 +44,14 @@ def run_and_check(p: KernelPlan, seed: int = 0, repeat: bool = False) -> torch.T
     g = torch.Generator().manual_seed(seed)
     dt = TORCH[p.dtype]
     a = torch.randn((p.M, p.K), generator=g).to(dt)
-    b_shape = (p.N, p.K) if p.b_transposed else (p.K, p.N)
+    b_shape = (p.N, p.K) if p.b.transposed else (p.K, p.N)
     b = torch.randn(b_shape, generator=g).to(dt)
     mod = load_triton(p)
     out = torch.full((p.M, p.N), float("nan"), dtype=dt)
     c = mod.run(a, b, out=out)
     assert c is out
     assert not c.isnan().any(), f"{int(c.isnan().sum())} elements of C never written"
-    ref = a.double() @ (b.double().T if p.b_transposed else b.double())
+    ref = a.double() @ (b.double().T if p.b.transposed else b.double())
     err = (c.double() - ref).abs().max().item() / max(ref.abs().max().item(), 1.0)
     assert err < TOL[p.dtype], f"relative error {err:.3g} for {p.name}"
     if repeat:
@@ -184,7 +184,7 @@ def operands(p: KernelPlan, seed: int) -> tuple[torch.Tensor, torch.Tensor, torc
     g = torch.Generator().manual_seed(seed)
     dt = TORCH[p.dtype]
     a = torch.randn((p.M, p.K), generator=g).to(dt)
-    b = torch.randn((p.N, p.K) if p.b_transposed else (p.K, p.N), generator=g).to(dt)
+    b = torch.randn((p.N, p.K) if p.b.transposed else (p.K, p.N), generator=g).to(dt)
     return a, b, a.double() @ b.double()
 
 

@@ -184,7 +184,7 @@ def _config_kernels(args: tuple[Any, ...]) -> dict[str, Any]:
             "tma": (plan.a.kind is LoadKind.TMA, plan.b.kind is LoadKind.TMA),
             "facts": facts_of(plan), "dtype": _TORCH_DTYPE[plan.dtype.value],
             "out_dtype": _TORCH_DTYPE[plan.c_dtype.value],
-            "b_layout": "nk" if plan.b_transposed else "kn"}
+            "b_layout": "nk" if plan.b.transposed else "kn"}
 
 
 def facts_of(plan: Any) -> list[tuple[str, str]]:

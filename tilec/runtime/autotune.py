@@ -140,14 +140,14 @@ def build(path: str | Path, params: Mapping[str, Any], *, target: str = "triton"
         dt = torch_dtype(plan.dtype)
         g = torch.Generator(device=dev).manual_seed(0)
         a = torch.randn((plan.M, plan.K), device=dev, dtype=dt, generator=g)
-        b = torch.randn((plan.N, plan.K) if plan.b_transposed else (plan.K, plan.N), device=dev,
+        b = torch.randn((plan.N, plan.K) if plan.b.transposed else (plan.K, plan.N), device=dev,
                         dtype=dt, generator=g)
         out = torch.full((plan.M, plan.N), float("nan"), device=dev, dtype=dt)
         fn = kernel(plan, target)
         err = None
         if check:
             c = fn(a, b, out)
-            bb = b.T if plan.b_transposed else b
+            bb = b.T if plan.b.transposed else b
             ref = a.float() @ bb.float()
             err = float((c.float() - ref).abs().max() / ref.abs().max().clamp_min(1e-30))
             if not err <= TOLERANCE[plan.dtype.value]:  # NaN fails too

@@ -182,8 +182,8 @@ def bench_plan(
     g = torch.Generator(device="cuda").manual_seed(seed)
     M, N, K = plan.M, plan.N, plan.K
     a = torch.randn((M, K), device="cuda", dtype=dt, generator=g)
-    b = torch.randn((N, K) if plan.b_transposed else (K, N), device="cuda", dtype=dt, generator=g)
-    bb = b.T if plan.b_transposed else b
+    b = torch.randn((N, K) if plan.b.transposed else (K, N), device="cuda", dtype=dt, generator=g)
+    bb = b.T if plan.b.transposed else b
     mod = load_triton(plan, session=session)
     ref = torch.matmul(a.float(), bb.float())
     out = torch.full((M, N), float("nan"), device="cuda", dtype=dt)

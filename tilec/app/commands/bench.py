@@ -109,9 +109,9 @@ def _bench_plan(torch: Any, plan: Any, args: argparse.Namespace, session: Sessio
     g = torch.Generator(device="cuda").manual_seed(0)
     M, N, K = plan.M, plan.N, plan.K
     a = torch.randn((M, K), device="cuda", dtype=dtype, generator=g)
-    b = torch.randn((N, K) if plan.b_transposed else (K, N), device="cuda", dtype=dtype,
+    b = torch.randn((N, K) if plan.b.transposed else (K, N), device="cuda", dtype=dtype,
                     generator=g)
-    b_kn = (b.T if plan.b_transposed else b).contiguous()
+    b_kn = (b.T if plan.b.transposed else b).contiguous()
     kernel = build(plan)
     out = torch.full((M, N), float("nan"), device="cuda", dtype=dtype)
     c = kernel(a, b, out)

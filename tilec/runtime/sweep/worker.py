@@ -186,7 +186,7 @@ def build(spec: Spec, task: Task) -> bool:
     mod = load_triton(plan)
     dt = torch_dtype(plan.dtype)
     a = torch.empty((plan.M, plan.K), device="cuda", dtype=dt)
-    b = torch.empty((plan.N, plan.K) if plan.b_transposed else (plan.K, plan.N), device="cuda",
+    b = torch.empty((plan.N, plan.K) if plan.b.transposed else (plan.K, plan.N), device="cuda",
                     dtype=dt)
     out = torch.empty((plan.M, plan.N), device="cuda", dtype=dt)
 

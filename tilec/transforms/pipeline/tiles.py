@@ -186,12 +186,10 @@ def _replayed(program: str) -> GemmFusion | None:
     text, n = re.subn(r"GemmFusion\(M=[^,]+, N=[^,]+, K=[^,]+,",
                       "GemmFusion(M='M', N='N', K='K',", program, count=1)
     assert n == 1, program.splitlines()[:2]
-    namespace: dict[str, Any] = {}
     try:
-        exec(compile(text, "<tilec schedule over sizes>", "exec"), namespace)
+        return GemmFusion.replay(text)
     except (TilecError, TypeError, ValueError):
         return None
-    return namespace["fusion"]
 
 
 def _walk_end(preds: list[Any], walked: sympy.Expr, num_ctas: sympy.Expr) -> sympy.Expr:

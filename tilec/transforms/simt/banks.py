@@ -47,33 +47,17 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 import sympy
 
 from tilec.proofs import evaluate_grid
 
-if TYPE_CHECKING:
-    from tilec.transforms.simt.lower import SimtPlan
+from tilec.transforms.simt.plan import SimtPlan
 
 BANKS = 32
 WARP = 32
 _MAX_POINTS = 1 << 14  # loop points enumerated per access (the mixed symbols' domain)
-
-
-@dataclass(frozen=True)
-class SharedAccess:
-    """One shared-memory instruction: ``width`` consecutive words from word ``word`` of ``array``
-    (one buffer; the buffer offset is uniform and does not count), per active lane."""
-
-    array: str  # "As" | "Bs"
-    kind: str  # "load" | "store"
-    word: sympy.Expr  # of the thread symbols and loop symbols
-    width: int  # words per lane: 1, 2, 4
-    what: str
-    active: sympy.Boolean = sympy.true  # lanes that take part (a tile copy's last iteration)
-    per_tile: int = 1  # instructions per K tile (register points, copy iterations, k-slices)
 
 
 @dataclass(frozen=True)

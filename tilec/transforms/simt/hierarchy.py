@@ -13,7 +13,8 @@ import sympy
 
 from tilec.ir import GemmFusion, ParallelType
 from tilec.proofs import evaluate_grid
-from tilec.transforms.simt.lower import SimtPlan, lower_simt  # noqa: F401 (doctests)
+from tilec.transforms.simt.lower import lower_simt  # noqa: F401 (doctests)
+from tilec.transforms.simt.plan import SimtPlan
 
 P = ParallelType
 

@@ -40,7 +40,8 @@ Example::
 
 from tilec.codegen.cuda.printer.file import CudaPrinter, emit, emit_schedule, host_prefix
 from tilec.codegen.cuda.printer.schedule import SCHEDULE_BEGIN, SCHEDULE_END
-from tilec.codegen.cuda.printer.shape import Kernel, KernelShape, cluster_all_or_none
+from tilec.codegen.cuda.printer.shape import Kernel, KernelShape
+from tilec.codegen.cuda.release import cluster_all_or_none
 
 __all__ = [
     "SCHEDULE_BEGIN",

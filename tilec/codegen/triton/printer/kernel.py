@@ -105,11 +105,6 @@ def check(p: KernelPlan) -> None:
             f"triton: tile order covers {ref.tiles_m} x {ref.tiles_n} tiles but "
             f"M={p.M}, N={p.N} with BM={p.BM}, BN={p.BN} need {need[0]} x {need[1]}"
         )
-    if p.b_transposed != p.b.transposed:
-        raise UnsupportedError(
-            f"triton: plan.b_transposed={p.b_transposed} but operand B says "
-            f"transposed={p.b.transposed}"
-        )
 
 
 # the run-time sizes and leading dimensions every device function receives, then the work
