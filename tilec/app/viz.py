@@ -50,6 +50,8 @@ from tilec.transforms.cost_model import Timeline, plan_timeline
 from tilec.transforms.plan import KernelPlan
 
 if TYPE_CHECKING:
+    from matplotlib.figure import SubFigure
+
     from tilec.transforms.multicast.derive import MulticastDerivation
 
 __all__ = [
@@ -161,7 +163,7 @@ def _rounds_to_show(rounds: int, max_panels: int) -> list[int]:
     return [*range(max_panels - 1), rounds - 1]
 
 
-def draw_tiles(fig: Any, plan: KernelPlan, cells: Sequence[TileCell], cluster_size: int,
+def draw_tiles(fig: Figure | SubFigure, plan: KernelPlan, cells: Sequence[TileCell], cluster_size: int,
                max_rounds: int = 4) -> None:
     import numpy as np
 
@@ -201,7 +203,7 @@ def draw_tiles(fig: Any, plan: KernelPlan, cells: Sequence[TileCell], cluster_si
                  f"{cluster_size}), number = CTA; grey = earlier rounds{more}", fontsize=11)
 
 
-def draw_multicast(fig: Any, patterns: dict[str, list[Pattern]], cluster_size: int, mode: str,
+def draw_multicast(fig: Figure | SubFigure, patterns: dict[str, list[Pattern]], cluster_size: int, mode: str,
                    max_patterns: int = 3) -> None:
     rows = [(name, p) for name, pats in patterns.items() for p in pats[:max_patterns]]
     axes = fig.subplots(len(rows), 1, squeeze=False)[:, 0]
@@ -237,7 +239,7 @@ def draw_multicast(fig: Any, patterns: dict[str, list[Pattern]], cluster_size: i
                  f"group, thick edge = issues, arrow = leader -> receivers", fontsize=11)
 
 
-def draw_timeline(fig: Any, plan: KernelPlan, tl: Timeline) -> None:
+def draw_timeline(fig: Figure | SubFigure, plan: KernelPlan, tl: Timeline) -> None:
     ax = fig.subplots(1, 1)
     label = len(tl.blocks) <= 400
     # one collection per kind: a patch per block took minutes at 100,000 tiles

@@ -9,13 +9,18 @@ import colorsys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from matplotlib.figure import Figure
 
 from tilec.app.viz import DEFAULT_SIZE, DPI, check_size, save
 from tilec.errors import TilecError
 from tilec.ir import ceil_div
+
+if TYPE_CHECKING:
+    from matplotlib.figure import SubFigure
+
+    from tilec.transforms.simt.lower import SimtPlan
 
 __all__ = ["ThreadAccess", "draw_threads", "render_threads", "thread_map"]
 
@@ -42,7 +47,7 @@ class ThreadAccess:
     verdict: str = ""
 
 
-def thread_map(plan: Any, warps: Sequence[int] = (0, 1),
+def thread_map(plan: SimtPlan, warps: Sequence[int] = (0, 1),
                point: dict[str, int] | None = None) -> list[ThreadAccess]:
     """One :class:`ThreadAccess` per global access of a :class:`~tilec.transforms.simt.lower.SimtPlan`
     (the seed's coalescing pictures as data; every lane evaluated from the plan's index).
@@ -108,7 +113,7 @@ def _warp_color(warp: int, shade: float = 0.0) -> tuple[float, float, float]:
     return colorsys.hls_to_rgb(hue, 0.55 + 0.3 * shade, 0.7)
 
 
-def draw_threads(fig: Any, maps: Sequence[ThreadAccess], max_cells: int = 64) -> None:
+def draw_threads(fig: Figure | SubFigure, maps: Sequence[ThreadAccess], max_cells: int = 64) -> None:
     """One panel per access: the touched window of the tensor (whole 32-byte sectors wide), a
     cell per element, coloured by the lowest warp that touches it (lighter when several of its
     lanes share it), labelled with the lane (``xN``: N lanes; ``+``: other warps drawn touch it
@@ -143,8 +148,8 @@ def draw_threads(fig: Any, maps: Sequence[ThreadAccess], max_cells: int = 64) ->
             for (r, c), who in ta.cells.items():
                 if r0 <= r <= r1 and c0 <= c <= c1:
                     first = min(w for w, _ in who)
-                    lanes = sorted({lane for w, lane in who if w == first})
-                    text = str(lanes[0]) if len(lanes) == 1 else f"x{len(lanes)}"
+                    own = sorted({lane for w, lane in who if w == first})
+                    text = str(own[0]) if len(own) == 1 else f"x{len(own)}"
                     if any(w != first for w, _ in who):
                         text += "+"
                     ax.text(c, r, text, ha="center", va="center", fontsize=fs)
@@ -170,7 +175,7 @@ def draw_threads(fig: Any, maps: Sequence[ThreadAccess], max_cells: int = 64) ->
                  f"32-byte sectors", fontsize=10)
 
 
-def render_threads(out: str | Path, plan: Any, warps: Sequence[int] = (0, 1),
+def render_threads(out: str | Path, plan: SimtPlan, warps: Sequence[int] = (0, 1),
                    point: dict[str, int] | None = None,
                    size: tuple[int, int] | None = None, fmt: str = "png"
                    ) -> tuple[Path | BinaryIO, list[ThreadAccess]]:

@@ -35,6 +35,7 @@ from tilec.runtime.loader import load_schedule
 from tilec.runtime.progress import bar
 from tilec.runtime.records import Records, default_records, schedule_key
 from tilec.transforms.heuristic import AUTO, KNOBS, Config, candidates, parse_knob
+from tilec.transforms.plan import KernelPlan
 
 if TYPE_CHECKING:
     from tilec.runtime.session import Session
@@ -141,6 +142,9 @@ def build(path: str | Path, params: Mapping[str, Any], *, target: str = "triton"
 
         loaded = load_schedule(path, schedule_params(path, params), target=target, tuned=False)
         plan = kernel_plan(loaded, target=target, session=session)
+        if not isinstance(plan, KernelPlan):
+            raise TilecError(f"{Path(path).name}: tilec tune times tile-level schedules; a "
+                             f"thread-level (SIMT) kernel is not tuned by tilec yet")
         dev = device or ("cuda" if torch.cuda.is_available() else "cpu")
         dt = torch_dtype(plan.dtype)
         g = torch.Generator(device=dev).manual_seed(0)
@@ -236,6 +240,7 @@ def tune(path: str | Path, overrides: Mapping[str, Any] | None = None, *,
                 continue
             try:
                 fn = built[cfg].run
+                assert fn is not None  # only configs that built are timed
                 times[cfg].append(float(fn() if timer is not None else gpu_timer(fn)))
             except Exception as e:
                 errors[cfg] = f"{type(e).__name__}: {e}"[:400]

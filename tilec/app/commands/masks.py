@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tilec.app.commands.common import derive, load_args, write_output
 from tilec.runtime.build import nothing_multicast
@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     import sympy
 
     from tilec.runtime.session import Session
+    from tilec.transforms.multicast.derive import OperandMulticast
 
 
 def nothing_multicast_json(args: argparse.Namespace) -> str | None:
@@ -95,7 +96,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
     return 0
 
 
-def scope_lines(op: Any, indent: str = "  ") -> list[str]:
+def scope_lines(op: OperandMulticast, indent: str = "  ") -> list[str]:
     """Where the closed form holds: its scope, the facts it rests on (a proved or narrowing
     form) or the fact that would prove it (a form checked at this launch only)."""
     if op.closed is None:

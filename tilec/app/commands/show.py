@@ -11,12 +11,13 @@ from tilec.app.commands.common import load_args, write_output
 from tilec.errors import TilecError
 
 if TYPE_CHECKING:
+    from tilec.ir.indexing import IndexMap
     from tilec.ir.launch import LaunchDims
     from tilec.runtime.loader import LoadedSchedule
     from tilec.runtime.session import Session
 
 
-def readable_map(im: Any) -> tuple[dict[str, Any], list[Any]]:
+def readable_map(im: IndexMap) -> tuple[dict[str, Any], list[Any]]:
     """An index map's logical indices and predicates as printed: simplified by the theorems under
     its loop bounds (the IR builds them unevaluated, with ``/1``, ``*1`` and the splits' digits)."""
     from sympy import true
