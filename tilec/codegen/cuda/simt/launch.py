@@ -68,7 +68,7 @@ def _rows(name: str, t: Any, device_type: str) -> tuple[int, int, int]:
     r, c = t.shape
     s0, s1 = t.stride()
     ld = s0 if r > 1 else max(c, 1)
-    if c > 1 and s1 != 1 or r > 1 and s0 < max(c, 1):
+    if (c > 1 and s1 != 1) or (r > 1 and s0 < max(c, 1)):
         raise KernelArgumentError(f"SIMT kernel: {desc} must be row-major with unit column stride, "
                           f"strides (ld, 1) with ld >= {max(c, 1)}; pass .contiguous()")
     return r, c, max(ld, 1)

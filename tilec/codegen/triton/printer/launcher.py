@@ -27,8 +27,6 @@ On small problems the kernel takes less GPU time than Triton's launch path takes
 
 from __future__ import annotations
 
-import sympy
-
 from tilec.codegen.triton.expr import PythonIntPrinter
 from tilec.codegen.triton.printer.fixup import partial_tiles, reduce_grid_fn
 from tilec.codegen.triton.printer.kernel import TORCH_DTYPE, Code, Kernel
