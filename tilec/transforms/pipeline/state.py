@@ -5,7 +5,6 @@ passes' before/after docstrings show it)."""
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -15,6 +14,7 @@ from typing import Any
 from tilec.errors import TilecError
 from tilec.ir import GemmFusion, IndexMap, LaunchDims, index_map, infer_launch
 from tilec.ir.types import Epilogue, L2Hint, Target
+from tilec.transforms.memo import TRANSFORMS
 from tilec.transforms.plan import (
     InputPrecision,
     KernelPlan,
@@ -93,8 +93,11 @@ def over_sizes(fusion: GemmFusion) -> GemmFusion | None:
     return _replayed(str(fusion.schedule))
 
 
-@functools.lru_cache(maxsize=256)
 def _replayed(program: str) -> GemmFusion | None:
+    return TRANSFORMS.replayed.get_or(program, lambda: _replay(program))
+
+
+def _replay(program: str) -> GemmFusion | None:
     text, n = re.subn(r"GemmFusion\(M=[^,]+, N=[^,]+, K=[^,]+,",
                       "GemmFusion(M='M', N='N', K='K',", program, count=1)
     assert n == 1, program.splitlines()[:2]
