@@ -124,7 +124,9 @@ def padded(cols: int, elem: int = 2) -> int:
     >>> padded(4096), padded(4097), padded(4100)
     (4096, 4104, 4104)
     """
-    return -(-cols * elem // 16) * 16 // elem
+    from tilec.ir import ceil_div
+
+    return ceil_div(cols * elem, 16) * 16 // elem
 
 
 def config_params(name: str, sms: int, shape: tuple[int, int, int]) -> dict[str, Any]:
@@ -211,8 +213,8 @@ class StaticKernel:
 
 
 def plan_at(params: dict[str, Any]) -> Any:
-    from tilec.app.loader import load_schedule
     from tilec.runtime.build import kernel_plan
+    from tilec.runtime.loader import load_schedule
 
     return kernel_plan(load_schedule(SEED, params, target="cuda", tuned=False), target="cuda")
 

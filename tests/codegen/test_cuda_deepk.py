@@ -13,11 +13,11 @@ import pytest
 
 from tests.codegen.cuda_plans import seed
 from tilec.app.cli import main
-from tilec.app.loader import load_schedule
+from tilec.runtime.loader import load_schedule
 from tilec.codegen.cuda.launch import compile_cu, run_split
 from tilec.codegen.cuda.printer import emit
 from tilec.errors import FusionError, UnsupportedError
-from tilec.ir import GemmFusion
+from tilec.ir import GemmFusion, ceil_div
 from tilec.runtime.build import kernel_plan
 from tilec.transforms.heuristic import heuristic
 from tilec.transforms.plan import Decomposition
@@ -155,7 +155,7 @@ def test_grid_is_rounded_up_to_whole_clusters(params: dict, mode: str, closed: b
         pytest.skip("needs g++")
     got = _run_harness(plan, tmp_path)
     # every group of c linear tiles is walked once, by one worker (cluster)
-    groups = -(-tiles // c)
+    groups = ceil_div(tiles, c)
     assert sorted(g for g, kb, ke in got["U"].values()) == list(range(groups))
     assert all((kb, ke) == (0, plan.k_iters) for _, kb, ke in got["U"].values())
     for m, n, alive in got["T"].values():  # linear tiles past the end are dead

@@ -18,6 +18,7 @@ from tests.codegen.cuda_plans import mc_values, seed, sizes
 from tilec.codegen.cuda.launch import CudaBuildError, compile_cu
 from tilec.codegen.cuda.printer import SCHEDULE_END, CudaPrinter, emit, host_prefix
 from tilec.errors import UnsupportedError
+from tilec.ir import ceil_div
 from tilec.proofs import compile_int
 from tilec.transforms.decompose import work_units
 from tilec.transforms.plan import CTA, TILE, Decomposition, DType, Fixup, J, MulticastMode
@@ -306,7 +307,7 @@ def test_decomps_cover_every_decomposition_and_cluster() -> None:
         elif w.stream_k:
             real = w.sk_iters % w.sk_ctas != 0
         else:
-            real = -(-int(plan.order.concrete().num_tiles) // plan.cluster[0]) % (w.grid // plan.cluster[0]) != 0
+            real = ceil_div(int(plan.order.concrete().num_tiles), plan.cluster[0]) % (w.grid // plan.cluster[0]) != 0
         if real:
             seen.add((params["DECOMP"], plan.cluster[0]))
     want = {(d, c) for d in ("dp", "splitk", "streamk", "dp_1sk", "sk2_dp", "skpp") for c in (1, 2, 4)}
@@ -335,8 +336,8 @@ def check_units(plan, got: dict, M: int, N: int, K: int) -> None:  # type: ignor
 
     c = plan.cluster[0]
     w = run_split(plan, M, N, K)
-    k_iters = -(-K // plan.BK)
-    groups = -(-int(plan.order.at(M=M, N=N).concrete().num_tiles) // c)
+    k_iters = ceil_div(K, plan.BK)
+    groups = ceil_div(int(plan.order.at(M=M, N=N).concrete().num_tiles), c)
     # the oracle walks workers (CTAs, or clusters) over groups of CLUSTER tiles
     oracle = work_units(dataclasses.replace(w, grid=w.grid // c, num_tiles=groups,
                                             k_iters=k_iters))
@@ -432,7 +433,7 @@ def test_decompositions_compile_without_warnings(tmp_path: Path) -> None:
 def test_b_given_k_by_n_is_printed_mn_major() -> None:
     kn = seed(S, False, M=1000, N=1104, K=776, CM=2, CN=1, SMS=8, B_LAYOUT="kn")
     src = emit(kn)
-    assert not kn.b_transposed and kn.b.box == (64, 256)
+    assert not kn.b.transposed and kn.b.box == (64, 256)
     assert "p, 1, 1, 0, 1;" in src and "smem_desc_sw128_mn(" in src  # transpose-B, MN-major
     assert "encode_map(tmB, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, sizeof(TIn), B, K, N, ldb, BK, 64)" in src
     nk = seed(S, False, M=1000, N=1104, K=776, CM=2, CN=1, SMS=8)

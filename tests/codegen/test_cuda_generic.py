@@ -27,6 +27,7 @@ from tilec.codegen.cuda.launch import (
 )
 from tilec.codegen.cuda.printer import CudaPrinter, emit
 from tilec.errors import KernelArgumentError
+from tilec.ir import ceil_div
 from tilec.codegen.cuda.printer.file import LAUNCH_ERRORS
 from tilec.proofs import compile_int
 from tilec.transforms.plan import MulticastMode
@@ -94,7 +95,7 @@ def _facts_oracle(plan, M: int, N: int, K: int) -> bool:  # type: ignore[no-unty
     sub = lambda e: sympy.sympify(e).xreplace(  # noqa: E731
         {s: sympy.Integer(at[s.name]) for s in sympy.sympify(e).free_symbols if s.name in at})
     n = int(sub(o.num_tiles))
-    tm, tn = -(-M // plan.BM), -(-N // plan.BN)
+    tm, tn = ceil_div(M, plan.BM), ceil_div(N, plan.BN)
     coords = compile_int([sub(o.tile_m), sub(o.tile_n)], [o.index])
     oc = max((o.ctas or plan.work.grid) // c, 1)
     recv = CudaPrinter(plan).shape.receivers if c > 1 else None
@@ -106,7 +107,7 @@ def _facts_oracle(plan, M: int, N: int, K: int) -> bool:  # type: ignore[no-unty
         return m < tm and nn < tn
 
     ops = [op.multicast for op in (plan.a, plan.b) if op.multicast is not None]
-    for g in range(-(-n // c)):
+    for g in range(ceil_div(n, c)):
         live = sum(1 << r for r in range(c) if alive(g * c + r))
         if not live:
             continue

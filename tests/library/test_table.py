@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tilec.app.loader import load_schedule
+from tilec.runtime.loader import load_schedule
 from tilec.library.table import (
     ConfigSet,
     build_table,

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field, replace
+from typing import overload
 
 import sympy
 
@@ -46,8 +47,21 @@ def as_extent(value: int | str | sympy.Expr) -> sympy.Expr:
     return sympy.Integer(value)
 
 
-def ceil_div(a: sympy.Expr, b: sympy.Expr) -> sympy.Expr:
-    """``ceil(a / b)`` for a >= 0, b > 0, folded when both are numbers."""
+@overload
+def ceil_div(a: int, b: int) -> int: ...
+@overload
+def ceil_div(a: sympy.Expr | int, b: sympy.Expr | int) -> sympy.Expr: ...
+def ceil_div(a: sympy.Expr | int, b: sympy.Expr | int) -> sympy.Expr | int:
+    """``ceil(a / b)`` for a >= 0, b > 0: an int of two ints, else a sympy value, folded when both
+    are numbers.
+
+    >>> ceil_div(100, 32), ceil_div(sympy.Integer(100), 32), ceil_div(sympy.Symbol("M"), 32)
+    (4, 4, ceiling(M/32))
+    """
+    if type(a) is int and type(b) is int:
+        return -(-a // b)
+    a = sympy.Integer(a) if isinstance(a, int) else a
+    b = sympy.Integer(b) if isinstance(b, int) else b
     if a.is_Integer and b.is_Integer:
         return sympy.Integer(-(-int(a) // int(b)))
     q = a / b

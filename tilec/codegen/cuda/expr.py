@@ -37,7 +37,7 @@ from sympy.printing.c import C99CodePrinter
 from tilec.codegen.signs import ProvenSigns, whole_mods
 from tilec.errors import InternalError
 from tilec.proofs import Context, frac
-from tilec.proofs.build import integral_relation
+from tilec.proofs.expand import integral_relation
 
 
 class CudaExprPrinter(C99CodePrinter, ProvenSigns):
@@ -47,11 +47,26 @@ class CudaExprPrinter(C99CodePrinter, ProvenSigns):
     language = "CUDA"
 
     def __init__(self, settings: dict[str, Any] | None = None, ctx: Context | None = None,
-                 wide: bool = False) -> None:
+                 wide: bool = False, fields: Mapping[sympy.Basic, str] | None = None,
+                 divisors: Mapping[sympy.Basic, str] | None = None) -> None:
         super().__init__(settings or {})
         ProvenSigns.__init__(self, ctx)
         self._wide = wide
         self._sfx = "64" if wide else ""  # the helpers of the arithmetic's width
+        # sub-expressions computed once per launch (:class:`Invariants`): printed as their
+        # names; a divisor among them divides by its ``tilec_fastdiv``
+        self._fields = dict(fields or {})
+        self._divisors = dict(divisors or {})
+
+    def _print(self, expr: Any, **kwargs: Any) -> str:
+        if self._fields and isinstance(expr, sympy.Basic) and expr in self._fields:
+            return self._fields[expr]
+        return super()._print(expr, **kwargs)
+
+    def _fast(self, den: sympy.Expr) -> str | None:
+        """The ``tilec_fastdiv`` of run-time divisor ``den`` (the dividend proven nonnegative
+        and ``den`` positive by the caller), else None."""
+        return None if self._wide else self._divisors.get(den)
 
     def doprint(self, expr: Any, assign_to: Any = None) -> str:
         expr = whole_mods(sympy.sympify(expr))
@@ -86,6 +101,8 @@ class CudaExprPrinter(C99CodePrinter, ProvenSigns):
         if den == 1:
             return self._print(num)
         if self.truncation_is_floor(num, den):
+            if fd := self._fast(den):
+                return f"{fd}.div({self._print(num)})"
             return f"({self.parenthesize(num, 50)} / {self.parenthesize(den, 50)})"
         return f"tilec_floordiv{self._sfx}({self._print(num)}, {self._print(den)})"
 
@@ -95,6 +112,8 @@ class CudaExprPrinter(C99CodePrinter, ProvenSigns):
         if den == 1:
             return self._print(num)
         if self.truncation_is_floor(num, den):
+            if fd := self._fast(den):
+                return f"{fd}.div({self._print(num)} + {fd}.d - 1)"
             return f"(({self._print(num)} + {self.parenthesize(den - 1, 50)}) / {self.parenthesize(den, 50)})"
         return f"(-tilec_floordiv{self._sfx}(-({self._print(num)}), {self._print(den)}))"
 
@@ -102,6 +121,8 @@ class CudaExprPrinter(C99CodePrinter, ProvenSigns):
     def _print_Mod(self, expr: sympy.Mod) -> str:
         a, b = expr.args
         if self.truncation_is_floor(a, b):
+            if fd := self._fast(b):
+                return f"{fd}.mod({self._print(a)})"
             return f"({self.parenthesize(a, 50)} % {self.parenthesize(b, 50)})"
         return f"tilec_mod{self._sfx}({self._print(a)}, {self._print(b)})"
 

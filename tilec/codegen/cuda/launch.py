@@ -7,7 +7,7 @@ split's numbers at the launch's sizes come from :func:`run_split` (the plan's ru
 
 Example (on a machine with an sm_90 GPU)::
 
-    >>> from tilec.app.loader import load_schedule                          # doctest: +SKIP
+    >>> from tilec.runtime.loader import load_schedule                          # doctest: +SKIP
     >>> from tilec.runtime.build import kernel_plan                     # doctest: +SKIP
     >>> s = load_schedule("examples/seed004_persistent_cluster.py", {"M": 4096})  # doctest: +SKIP
     >>> k = build(kernel_plan(s, target="cuda"))                       # doctest: +SKIP
@@ -30,6 +30,7 @@ from tilec.codegen.cuda.printer import CudaPrinter
 from tilec.codegen.cuda.printer.file import LAUNCH_ERRORS
 from tilec.codegen.cuda.printer.work import RUN_BOUNDS, STREAM_K_KINDS
 from tilec.errors import KernelArgumentError, TilecError
+from tilec.ir import ceil_div
 from tilec.transforms.plan import DType, KernelPlan, WorkSplit
 
 NVCC_FLAGS = ("-gencode=arch=compute_90a,code=sm_90a", "-O3", "-std=c++17", "-lineinfo")
@@ -89,12 +90,22 @@ def launch_numbers(plan: KernelPlan, split: WorkSplit) -> tuple[int, int, int, i
 def check_bounds(plan: KernelPlan, M: int, N: int, K: int) -> None:
     """Sizes the kernel's ``int`` arithmetic and the printed work formulas are sized for
     (:data:`~tilec.codegen.cuda.printer.work.RUN_BOUNDS`), else a :class:`KernelArgumentError`."""
-    k_iters = -(-K // plan.BK)
-    groups = -(-(-(-M // plan.BM) * -(-N // plan.BN)) // plan.cluster[0])
+    k_iters = ceil_div(K, plan.BK)
+    groups = ceil_div(ceil_div(M, plan.BM) * ceil_div(N, plan.BN), plan.cluster[0])
     if max(M, N, K) > 2**31 - 1 or k_iters > RUN_BOUNDS["K_ITERS"] or groups > RUN_BOUNDS["GROUPS"]:
         raise KernelArgumentError(f"{plan.name}: M, N, K = {M}, {N}, {K} is past the kernel's bounds "
                           f"(each below 2**31, K / BK at most {RUN_BOUNDS['K_ITERS']}, tile "
                           f"groups at most {RUN_BOUNDS['GROUPS']})")
+
+
+def row_pad(cols: int, elem: int) -> int:
+    """The row stride (elements) TMA takes for rows of ``cols`` elements of ``elem`` bytes: the
+    row rounded up to a multiple of 16 bytes.
+
+    >>> row_pad(4097, 2), row_pad(4096, 2), row_pad(3, 4)
+    (4104, 4096, 4)
+    """
+    return ceil_div(cols * elem, 16) * 16 // elem
 
 
 def check_rows(kernel: str, name: str, shape: tuple[int, int], strides: tuple[int, int],
@@ -124,7 +135,7 @@ def check_rows(kernel: str, name: str, shape: tuple[int, int], strides: tuple[in
     if tma and (ld * elem) % 16:
         raise KernelArgumentError(f"{kernel}: {where}: TMA needs a row stride of a multiple of 16 bytes "
                           f"but it is {ld * elem} bytes (pad the rows to "
-                          f"{-(-cols * elem // 16) * 16 // elem} elements)")
+                          f"{row_pad(cols, elem)} elements)")
     if tma and ptr % 16:
         raise KernelArgumentError(f"{kernel}: {where} must be 16-byte aligned for TMA but starts at "
                           f"0x{ptr:x}")
@@ -135,7 +146,7 @@ class CudaKernel:
     """A built kernel: ``kernel(A, B, C=None, stream=None) -> C`` on torch CUDA tensors, for any
     M, N, K >= 0.
 
-    A is M x K, B is N x K (the plan's ``b_transposed``) or K x N, C is M x N, each row-major
+    A is M x K, B is N x K (the plan's ``b.transposed``) or K x N, C is M x N, each row-major
     with a row stride (``stride(0)``) TMA can take: A and B at least the row, a multiple of 16
     bytes, the base 16-byte aligned (else :class:`KernelArgumentError` naming the tensor, its shape and
     strides); ``C=None`` allocates C, its rows padded to 16 bytes where a TMA-store epilogue
@@ -219,14 +230,14 @@ class CudaKernel:
                               f"{getattr(A, 'shape', type(A).__name__)} and "
                               f"{getattr(B, 'shape', type(B).__name__)}")
         M, K = A.shape
-        N = B.shape[0] if p.b_transposed else B.shape[1]
+        N = B.shape[0] if p.b.transposed else B.shape[1]
         check_bounds(p, M, N, K)
         lda = self._operand("A", A, M, K, tdt[p.dtype], None)
         dev = A.device
-        b_shape = (N, K) if p.b_transposed else (K, N)
+        b_shape = (N, K) if p.b.transposed else (K, N)
         if tuple(B.shape) != b_shape:
             raise KernelArgumentError(f"{p.name}: operand B must have shape {b_shape} "
-                              f"({'N x K' if p.b_transposed else 'K x N'}, K = {K} from A) but has "
+                              f"({'N x K' if p.b.transposed else 'K x N'}, K = {K} from A) but has "
                               f"{tuple(B.shape)}")
         ldb = self._operand("B", B, *b_shape, tdt[p.dtype], dev)
         if (dev, self.smem_bytes) not in self._devices:  # checked once per device
@@ -243,7 +254,7 @@ class CudaKernel:
         if C is None:
             cdt = tdt[p.c_dtype]
             elem = torch.tensor([], dtype=cdt).element_size()
-            pad = -(-N * elem // 16) * 16 // elem if self.tma_store else N
+            pad = row_pad(N, elem) if self.tma_store else N
             C = torch.empty((M, max(pad, 1)), dtype=cdt, device=dev)[:, :N]
         ldc = self._operand("C", C, M, N, tdt[p.c_dtype], dev, tma=False)
         if M == 0 or N == 0:
@@ -257,7 +268,7 @@ class CudaKernel:
             # rows TMA cannot store (a row stride not a multiple of 16 bytes, a misaligned base)
             # or a base the direct epilogue's pairs cannot: the kernel writes a padded copy,
             # copied into C after it
-            pad = -(-N * elem // 16) * 16 // elem
+            pad = row_pad(N, elem)
             C = torch.empty((M, pad), dtype=C.dtype, device=dev)[:, :N]
             ldc = pad
         split = self.split(M, N, K)

@@ -30,6 +30,37 @@ TILEC_HD long long tilec_min64(long long a, long long b) { return a < b ? a : b;
 TILEC_HD long long tilec_max64(long long a, long long b) { return a > b ? a : b; }
 """
 
+# Division by a run-time count in per-tile code (the wgmma printer's Shape: printer/invariants.py),
+# after INDEX_HELPERS (TILEC_HD); host-compilable.
+FASTDIV_HELPERS = r"""
+TILEC_HD unsigned tilec_umulhi(unsigned a, unsigned b) {
+#if defined(__CUDA_ARCH__)
+  return __umulhi(a, b);
+#else
+  return (unsigned)(((unsigned long long)a * b) >> 32);
+#endif
+}
+// Division by a run-time divisor d (0 < d < 2^31) of a dividend 0 <= n < 2^31 as a multiply-high,
+// an add and a shift (Granlund & Montgomery 1994, as CUTLASS's FastDivmod): with l = ceil(log2 d)
+// and m = floor(2^(32+l) / d) + 1 = 2^32 + mul, floor(n / d) = floor(m * n / 2^(32+l))
+// = (umulhi(n, mul) + n) >> l (the sum stays below 2^32: umulhi(n, mul) < n).  Made once per
+// launch (make_shape, on the host), used per tile instead of a ~20-instruction division.
+struct tilec_fastdiv {
+  int d;
+  unsigned mul, shift;
+  TILEC_HD int div(int n) const { return (int)((tilec_umulhi((unsigned)n, mul) + (unsigned)n) >> shift); }
+  TILEC_HD int mod(int n) const { return n - div(n) * d; }
+};
+TILEC_HD tilec_fastdiv tilec_fastdiv_of(int d) {
+  tilec_fastdiv f;
+  f.d = d; f.mul = 0; f.shift = 0;
+  if (d <= 0) return f;  // (never divided by: the printer divides by it where d > 0 is proven)
+  while ((1ull << f.shift) < (unsigned long long)d) ++f.shift;
+  f.mul = (unsigned)((1ull << (32 + f.shift)) / (unsigned long long)d + 1 - (1ull << 32));
+  return f;
+}
+"""
+
 DEVICE_HELPERS = r"""
 namespace tilec {
 

@@ -29,7 +29,7 @@ workspace slots summed in K order by the last arrival; atomic: fp32 adds into on
 
 Example::
 
-    >>> from tilec.app.loader import load_schedule
+    >>> from tilec.runtime.loader import load_schedule
     >>> from tilec.runtime.build import kernel_plan
     >>> s = load_schedule("examples/seed004_persistent_cluster.py",
     ...                   {"M": 512, "N": 512, "K": 256, "CM": 1, "CN": 2, "SMS": 4})
@@ -40,7 +40,8 @@ Example::
 
 from tilec.codegen.cuda.printer.file import CudaPrinter, emit, emit_schedule, host_prefix
 from tilec.codegen.cuda.printer.schedule import SCHEDULE_BEGIN, SCHEDULE_END
-from tilec.codegen.cuda.printer.shape import Kernel, KernelShape, cluster_all_or_none
+from tilec.codegen.cuda.printer.shape import Kernel, KernelShape
+from tilec.codegen.cuda.release import cluster_all_or_none
 
 __all__ = [
     "SCHEDULE_BEGIN",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import sympy
 
 from tilec.codegen.cuda.expr import CudaExprPrinter, cexpr, nonneg_symbols
+from tilec.codegen.cuda.printer.invariants import Invariants
 from tilec.codegen.cuda.printer.shape import LOOP_VARS, PAIR_VARS, Kernel
 from tilec.codegen.cuda.printer.work import order_clusters, order_ctas_fixed, shape_fields, work_functions
 from tilec.errors import UnsupportedError
@@ -32,41 +33,91 @@ def cvar(expr: sympy.Basic, ctx: Context | None = None) -> str:
 
 
 def fn(ret: str, name: str, params: tuple[str, ...], expr: sympy.Basic,
-       ctx: Context | None = None) -> str:
-    """``expr`` as a ``TILEC_HD`` function of ``int`` parameters, signs proven under ``ctx``."""
+       ctx: Context | None = None, inv: Invariants | None = None) -> str:
+    """``expr`` as a ``TILEC_HD`` function of ``int`` parameters, signs proven under ``ctx``;
+    its size-only parts read from the ``Shape`` fields of ``inv`` (divisions by them fast)."""
     args = ", ".join(f"int {v}" for v in params)
-    body = CudaExprPrinter(ctx=ctx).doprint(kernel_vars(expr))
+    printer = CudaExprPrinter(ctx=ctx, fields=inv.fields if inv else None,
+                              divisors=inv.divisors if inv else None)
+    body = printer.doprint(kernel_vars(expr))
     return f"TILEC_HD {ret} {name}({args}) {{ return {body}; }}"
 
 
-def shape_struct(k: Kernel) -> list[str]:
-    """The kernel's ``Shape``: the run-time sizes, the counts derived from them and the work
-    split's run-time numbers, with the schedule functions as members, so that the plan's
-    expressions read ``M``, ``N``, ``K`` and the counts by name."""
+def counts(k: Kernel) -> dict[str, sympy.Basic]:
+    """The counts ``make_shape`` computes from M, N, K (``plan.counts``; ``ORDER_CTAS`` where
+    the schedule's CTAs are one per tile), by field name."""
+    c = k.plan.counts
+    out = {"K_ITERS": c.k_iters, "TILES_M": c.tiles_m, "TILES_N": c.tiles_n,
+           "NUM_TILES": c.num_tiles}
+    if not order_ctas_fixed(k):
+        out["ORDER_CTAS"] = sympy.sympify(k.plan.order.ctas or k.plan.work.grid)
+    return out
+
+
+def per_tile_expressions(k: Kernel) -> list[sympy.Basic]:
+    """The plan's expressions the schedule functions print (tile order, multicast forms)."""
+    o = k.plan.order
+    out = [o.tile_m, o.tile_n]
+    for op in (k.plan.a, k.plan.b):
+        mc = op.multicast
+        if mc is not None:
+            out += [mc.same]
+            if mc.closed_form:
+                out += [mc.issue, mc.mask]
+                if mc.mode is MulticastMode.SLICED:
+                    out += [e for e in (mc.slice_index, mc.slice_count) if e is not None]
+                if mc.guard != sympy.true:
+                    out.append(mc.guard)
+    return out
+
+
+def invariants(k: Kernel) -> Invariants:
+    """The size-only parts of the schedule functions (:mod:`.invariants`): ``Shape`` fields,
+    the counts under their own names."""
+    inv = Invariants({kernel_vars(e): n for n, e in counts(k).items()})
+    for e in per_tile_expressions(k):
+        inv.add(kernel_vars(e))
+    return inv
+
+
+def shape_struct(k: Kernel, inv: Invariants) -> list[str]:
+    """The kernel's ``Shape``: the run-time sizes, the counts derived from them, the work
+    split's run-time numbers and the size-only parts of the schedule functions (``inv``), with
+    the schedule functions as members, so that the plan's expressions read ``M``, ``N``, ``K``
+    and the counts by name."""
     o = k.plan.order
     t = o.index.name
     fields = ["M", "N", "K", "K_ITERS", "TILES_M", "TILES_N", "NUM_TILES", "GROUPS", "GRID",
               "WORKERS", *shape_fields(k)]
+    divisors = sorted(inv.divisors.values())
     if not order_ctas_fixed(k):
         fields += ["ORDER_CTAS", "ORDER_CLUSTERS"]
+        divisors.append("fd_ORDER_CLUSTERS")
+    hoisted = [n for n, _ in inv.hoisted()]
+    ints = [n for n in hoisted if n not in inv.booleans]
+    bools = [n for n in hoisted if n in inv.booleans]
     # tile_alive asks t < NUM_TILES first
     live = Context().bound(kernel_vars(o.index), kernel_vars(o.num_tiles))
     members = [
-        fn("int", "tile_m", (t,), o.tile_m, live),
-        fn("int", "tile_n", (t,), o.tile_n, live),
+        fn("int", "tile_m", (t,), o.tile_m, live, inv),
+        fn("int", "tile_n", (t,), o.tile_n, live, inv),
         f"TILEC_HD bool tile_alive(int {t}) {{ return {t} < NUM_TILES && "
         f"tile_m({t}) < TILES_M && tile_n({t}) < TILES_N; }}",
         *work_functions(k),
     ]
     for op in (k.plan.a, k.plan.b):
         if op.multicast is not None:
-            members += multicast_functions(op.name.lower(), op.multicast)
+            members += multicast_functions(op.name.lower(), op.multicast, inv)
     members = [_const_member(m) for m in members]
     return [
         "// The run-time problem (make_shape): sizes, the counts derived from them, the work split's",
-        "// numbers; the schedule's functions are members, so its expressions read them by name.",
+        "// numbers, what the schedule's functions compute from the sizes alone (SZ*) and the",
+        "// divisors they divide by (fd_*: tilec_fastdiv); the schedule's functions are members, so",
+        "// its expressions read them by name.",
         "struct Shape {",
-        f"  int {', '.join(fields)};",
+        f"  int {', '.join(fields + ints)};",
+        *([f"  bool {', '.join(bools)};"] if bools else []),
+        *([f"  tilec_fastdiv {', '.join(divisors)};"] if divisors else []),
         "  long long LDC;  // C's row stride (elements)",
         *("  " + m for m in "\n".join(members).splitlines()),
         "};",
@@ -80,32 +131,27 @@ def _const_member(line: str) -> str:
     return line.replace(") {", ") const {", 1)
 
 
-def make_shape(k: Kernel) -> list[str]:
+def make_shape(k: Kernel, inv: Invariants) -> list[str]:
     """``make_shape(M, N, K, ldc, grid, splits, sk_tiles, sk_ctas)``: the counts printed from
     the plan's expressions of M, N, K (``plan.counts``); ``grid``, split-K's parts and the
     Stream-K numbers from the launcher's split (``plan.split.at``:
     :func:`tilec.codegen.cuda.launch.run_split`)."""
     p = k.plan
     sizes = {"M": SIZE_M, "N": SIZE_N, "K": SIZE_K}
-    c = p.counts
-    counts = {"K_ITERS": c.k_iters, "TILES_M": c.tiles_m, "TILES_N": c.tiles_n,
-              "NUM_TILES": c.num_tiles}
-    for name, e in counts.items():
+    named = counts(k)
+    for name, e in named.items():
         extra = {s.name for s in e.free_symbols} - set(sizes)
         if extra:
             raise UnsupportedError(f"CUDA backend: {name} = {e} uses {sorted(extra)}; the launcher "
                                    "knows only M, N, K")
-    body = [f"  s.{n} = {cvar(e)};" for n, e in counts.items()]
+    body = [f"  s.{n} = {cvar(e)};" for n, e in named.items()]
     body += ["  s.GROUPS = (s.NUM_TILES + CLUSTER - 1) / CLUSTER;",
              "  s.GRID = grid; s.WORKERS = grid / CLUSTER;"]
     if not order_ctas_fixed(k):  # one CTA per tile: the schedule's walk has as many as tiles
-        ctas = sympy.sympify(p.order.ctas or p.work.grid)
-        extra = {s.name for s in ctas.free_symbols} - set(sizes)
-        if extra:
-            raise UnsupportedError(f"CUDA backend: the schedule's CTA count {ctas} uses "
-                                   f"{sorted(extra)}; the launcher knows only M, N, K")
-        body += [f"  s.ORDER_CTAS = {cvar(ctas)};",
-                 "  s.ORDER_CLUSTERS = s.ORDER_CTAS / CLUSTER > 1 ? s.ORDER_CTAS / CLUSTER : 1;"]
+        body += ["  s.ORDER_CLUSTERS = s.ORDER_CTAS / CLUSTER > 1 ? s.ORDER_CTAS / CLUSTER : 1;",
+                 "  s.fd_ORDER_CLUSTERS = tilec_fastdiv_of(s.ORDER_CLUSTERS);"]
+    body += [f"  s.{n} = {cvar(e)};" for n, e in inv.hoisted()]
+    body += [f"  s.{fd} = tilec_fastdiv_of(s.{inv.fields[d]});" for d, fd in inv.divisors.items()]
     fields = shape_fields(k)
     if "SK_TILES" in fields:
         start = "0" if p.work.sk_first else "s.GROUPS - sk_tiles"
@@ -199,14 +245,15 @@ def schedule_functions(k: Kernel) -> str:
     printed from the plan's sympy expressions), ``make_shape`` and ``facts_hold``.
     """
     out = [SCHEDULE_BEGIN, f"namespace {k.cname} {{"]
-    out += shape_struct(k)
-    out += make_shape(k)
+    inv = invariants(k)
+    out += shape_struct(k, inv)
+    out += make_shape(k, inv)
     out += facts_hold(k)
     out += ["}", SCHEDULE_END]
     return "\n".join(out)
 
 
-def multicast_functions(x: str, mc: MulticastPlan) -> list[str]:
+def multicast_functions(x: str, mc: MulticastPlan, inv: Invariants | None = None) -> list[str]:
     """Operand ``x``'s multicast functions: the general form from ``same`` (per rank, at run
     time), the closed form, the guard between them, and per quantity the variant's choice:
     ``FACTS`` (the closed variant: :func:`facts_hold` held at launch) takes the closed form;
@@ -217,7 +264,7 @@ def multicast_functions(x: str, mc: MulticastPlan) -> list[str]:
     out = [f"// operand {x.upper()}: {mc.mode.value} multicast"]
     use_closed = mc.closed_form
     guarded = mc.closed_form and mc.guard != sympy.true
-    out.append(fn("bool", f"mc_{x}_same", PAIR_VARS, mc.same))
+    out.append(fn("bool", f"mc_{x}_same", PAIR_VARS, mc.same, inv=inv))
     # issue(rank) = AND_{r < rank} !same(r, rank); sliced: every member issues its slice
     issue = (f"mc_{x}_same(rank, rank, i_rt, cidx)" if sliced else
              f"[&]() {{ for (int r = 0; r < rank; ++r) if (mc_{x}_same(r, rank, i_rt, cidx)) "
@@ -235,17 +282,17 @@ def multicast_functions(x: str, mc: MulticastPlan) -> list[str]:
         "return n; }",
     ]
     if use_closed:
-        out.append(fn("bool", f"mc_{x}_issue_closed", v, mc.issue))
-        out.append(fn("int", f"mc_{x}_mask_closed", v, mc.mask))
+        out.append(fn("bool", f"mc_{x}_issue_closed", v, mc.issue, inv=inv))
+        out.append(fn("int", f"mc_{x}_mask_closed", v, mc.mask, inv=inv))
         if sliced:
             if mc.slice_index is None or mc.slice_count is None:
                 raise UnsupportedError(
                     f"operand {x.upper()}: a sliced closed form needs slice_index and slice_count"
                 )
-            out.append(fn("int", f"mc_{x}_slice_index_closed", v, mc.slice_index))
-            out.append(fn("int", f"mc_{x}_slice_count_closed", v, mc.slice_count))
+            out.append(fn("int", f"mc_{x}_slice_index_closed", v, mc.slice_index, inv=inv))
+            out.append(fn("int", f"mc_{x}_slice_count_closed", v, mc.slice_count, inv=inv))
     if guarded:
-        out.append(fn("bool", f"mc_{x}_guard", v, mc.guard))
+        out.append(fn("bool", f"mc_{x}_guard", v, mc.guard, inv=inv))
     kinds = ["issue", "mask"] + (["slice_index", "slice_count"] if sliced else [])
     for q in kinds:
         ret = "bool" if q == "issue" else "int"

@@ -1,6 +1,7 @@
 """What the CUDA kernel is built from: the plan checked against what this backend prints, its
-launch and tiling numbers (:class:`KernelShape`), the stage-release protocol's receiver sets,
-and the :class:`Kernel` every section of the file is printed from."""
+launch and tiling numbers (:class:`KernelShape`, with the stage-release protocol's receiver sets
+that :mod:`tilec.codegen.cuda.release` decides), and the :class:`Kernel` every section of the
+file is printed from."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ from dataclasses import dataclass
 
 import sympy
 
+from tilec.codegen.cuda.release import check_cluster_agreement, release_protocol
 from tilec.errors import UnsupportedError
-from tilec.proofs import compile_int
+from tilec.ir import ceil_div
 from tilec.transforms.plan import (
     Decomposition,
     DType,
@@ -64,14 +66,9 @@ class Kernel:
     mma_in_flight: int
     loads: bool
     cname: str
-
-    @property
-    def partials(self) -> bool:
-        """Whether some work units may cover part of a tile's K range (a fix-up is printed):
-        split-K, or a Stream-K kind (its region's size is a run-time number)."""
-        from tilec.codegen.cuda.printer.work import partials
-
-        return partials(self.plan.work)
+    # some work units may cover part of a tile's K range (a fix-up is printed): split-K, or a
+    # Stream-K kind (its region's size is a run-time number); work.partials
+    partials: bool
 
 
 def _const_int(expr: sympy.Expr | None) -> int | None:
@@ -82,79 +79,82 @@ def _const_int(expr: sympy.Expr | None) -> int | None:
     return int(e) if e.is_Integer else None
 
 
-def cluster_all_or_none(p: KernelPlan, cluster: int) -> bool:
-    """Every group of ``cluster`` consecutive linear tiles (what one cluster runs at a time, in
-    every decomposition) is wholly alive or wholly dead, so the CTAs of a cluster skip the same
-    units and use the same stages.  Checked at every tile the launch walks.
-    """
-    o = p.order
-    n = int(o.concrete().num_tiles)
-    for g in range(-(-n // cluster)):
-        a = [o.is_alive(g * cluster + k) for k in range(cluster)]
-        if any(a) != all(a):
-            return False
-    return True
-
-
-def static_receivers(p: KernelPlan, cluster: int) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
-    """R'(X) and S'(X) bit masks per rank when every load's destination set depends on the rank
-    alone wherever the kernel uses it (closed forms, no guard, evaluated at every wholly alive
-    group of the reference launch's walk); else None.  The closed variant runs the exact release
-    with them only where the launch's ``facts_hold`` finds every cluster wholly alive or dead and
-    these receivers at every alive group (printer/schedule.py).
-
-    R'(X) = {X} | OR over operands of (issue_x(X) ? mask_x(X) : 0) (1 << X without multicast);
-    S'(Y) = {X : Y in R'(X)}.
-    """
-    o = p.order.concrete()  # the reference launch
-    oc = max(int(o.ctas or p.work.grid) // cluster, 1)
-    n, tiles_m, tiles_n = int(o.num_tiles), int(o.tiles_m), int(o.tiles_n)
-
-    def alive(t: int) -> bool:
-        m, nn = o.coords(t)
-        return m < tiles_m and nn < tiles_n
-
-    alive_groups = [g for g in range(-(-n // cluster))
-                    if all(g * cluster + r < n and alive(g * cluster + r) for r in range(cluster))]
-    recv = [1 << r for r in range(cluster)]
-    for op in (p.a, p.b):
-        mc = op.multicast
-        if mc is None:
-            continue
-        if not mc.closed_form:  # (its guard: the closed variant runs where it holds)
-            return None
-        exprs = [mc.issue, mc.mask]
-        if mc.mode is MulticastMode.SLICED:
-            exprs += [mc.slice_index, mc.slice_count]
-        exprs = [sympy.sympify(e).xreplace(p.sizes) for e in exprs]
-        f = compile_int(exprs, sympy.symbols("rank i_rt cidx"))  # exact; symbols match by name
-        for r in range(cluster):
-            seen = {tuple(int(v) for v in f(r, g // oc, g % oc)) for g in alive_groups}
-            if len(seen) > 1:
-                return None
-            if seen:
-                issue, mask = next(iter(seen))[:2]
-                recv[r] |= mask if issue else 0
-    send = [sum(1 << x for x in range(cluster) if recv[x] >> y & 1) for y in range(cluster)]
-    return tuple(recv), tuple(send)
-
-
 def check(p: KernelPlan, epilogue: str) -> tuple[KernelShape, str]:
     """The plan's launch and tiling numbers, and the epilogue ("auto" resolved), or an
-    UnsupportedError naming what this backend does not print."""
+    UnsupportedError naming what this backend does not print.  The cluster's agreement and
+    release protocol are decided from the plan alone (:mod:`tilec.codegen.cuda.release`,
+    lowering's to take over)."""
+    check_supported(p)
+    check_cluster_agreement(p)
+    consumers, wg_m, m_sub = warpgroups(p)
+    cx = p.cluster[0]
+    chunks = [check_multicast(op, cx, rows) for op, rows in ((p.a, p.BM), (p.b, p.BN))]
+    if not p.b.transposed:
+        chunks[1] = p.BN // 64  # 64-column boxes of the K x N tile
+    stage_bytes = (p.BM + p.BN) * p.BK * p.dtype.nbytes
+    smem = p.num_stages * stage_bytes + 1024 + 2 * 8 * p.num_stages + 16  # + fix-up flags
+    if p.num_stages < 2 or smem > SMEM_LIMIT:
+        raise UnsupportedError(
+            f"CUDA backend: {p.num_stages} stages of {stage_bytes} bytes need {smem} bytes of "
+            f"shared memory (2 stages at least, {SMEM_LIMIT} at most)"
+        )
+    epilogue, boxes, epi = epilogue_staging(p, epilogue, smem, consumers, m_sub)
+    tma_store = epilogue not in ("direct", "none")
+    rp = release_protocol(p)
+    return KernelShape(consumers, wg_m, m_sub, cx, p.num_stages, chunks[0], chunks[1],
+                       smem + (epi if tma_store else 0), tma_store,
+                       rp.receivers if rp else None, rp.senders if rp else None, boxes), epilogue
+
+
+def epilogue_staging(p: KernelPlan, epilogue: str, smem: int, consumers: int,
+                     m_sub: int) -> tuple[str, int, int]:
+    """The epilogue ("auto": overlapped TMA stores where they fit, measured the fastest, else
+    "direct"), its staging boxes per consumer warpgroup and their bytes: 64x64 swizzled boxes,
+    two in a ring ("tma", "overlap"), or the warpgroup's whole tile ("tma_tile": its stores
+    overlap the next tile).  C's rows must be 16-byte multiples for TMA stores: the launcher
+    pads C or refuses."""
+    boxes = m_sub * p.BN // 64 if epilogue == "tma_tile" else 2
+    epi = consumers * boxes * BOX_BYTES
+    can_tma = p.c_dtype.nbytes == 2 and p.BN % 64 == 0 and smem + epi <= SMEM_LIMIT
+    if epilogue in ("tma", "tma_tile", "overlap") and not can_tma:
+        raise UnsupportedError(
+            f"CUDA backend: the {epilogue!r} epilogue stores through TMA: it needs a "
+            f"16-bit C, BN a multiple of 64 and {epi} more bytes of shared memory (plan "
+            f"{p.name!r}: {p.c_dtype.value}, BN={p.BN}, {smem} bytes already)")
+    if epilogue == "auto":
+        epilogue = "overlap" if can_tma else "direct"
+    return epilogue, boxes, epi
+
+
+def warpgroups(p: KernelPlan) -> tuple[int, int, int]:
+    """(consumer warpgroups, tile rows per consumer, m64 wgmma rows per consumer): one producer
+    warpgroup + consumers, from the plan's warps (the schedule's set_kernel(warps=))."""
+    consumers = p.num_warps // 4 - 1
+    if p.num_warps % 4 or not 1 <= consumers <= 2 or p.BM % (64 * consumers):
+        raise UnsupportedError(
+            f"CUDA backend: {p.num_warps} warps per CTA are one producer warpgroup and "
+            f"{p.num_warps / 4 - 1:g} consumer warpgroups; they must be 8 or 12 with BM "
+            f"(= {p.BM}) a multiple of 64 x consumers"
+        )
+    wg_m = p.BM // consumers
+    m_sub = wg_m // 64
+    if m_sub * p.BN // 2 > 128:
+        raise UnsupportedError(
+            f"CUDA backend: a consumer warpgroup would hold {m_sub * p.BN // 2} fp32 "
+            f"accumulators per thread for BM={p.BM}, BN={p.BN} (at most 128)"
+        )
+    return consumers, wg_m, m_sub
+
+
+def check_supported(p: KernelPlan) -> None:
+    """What this backend prints: the fix-up, dtypes, TMA loads and their boxes, tile sizes, a
+    1-D cluster, the grid in whole clusters; else an UnsupportedError naming what differs."""
     w = p.work
     if w.kind is not Decomposition.DATA_PARALLEL and w.fixup is Fixup.REDUCE_KERNEL:
         raise UnsupportedError(
             f"CUDA backend: plan {p.name!r} asks for the {w.fixup.value!r} fix-up; the CUDA "
             "kernel sums partial tiles itself: use 'deterministic' (bitwise repeatable, the "
             "last CTA sums the partials in K order) or 'atomic'"
-        )
-    cx0 = p.cluster[0]
-    if w.kind is not Decomposition.DATA_PARALLEL and cx0 > 1 and w.group != cx0:
-        raise UnsupportedError(
-            f"CUDA backend: plan {p.name!r} splits work per CTA ({w.kind.value}, group "
-            f"{w.group}) but runs clusters of {cx0}: lower it with target='cuda' so that every "
-            "CTA of a cluster keeps the same K range"
         )
     if p.dtype not in (DType.BF16, DType.FP16):
         raise UnsupportedError(
@@ -173,7 +173,7 @@ def check(p: KernelPlan, epilogue: str) -> tuple[KernelShape, str]:
             )
     if p.a.transposed:
         raise UnsupportedError("CUDA backend: A must be stored M x K (K contiguous)")
-    if not p.b_transposed and p.BN % 64 != 0:  # (B's row stride: checked at launch)
+    if not p.b.transposed and p.BN % 64 != 0:  # (B's row stride: checked at launch)
         raise UnsupportedError(
             f"CUDA backend: B given K x N (N contiguous) is loaded in 64-column TMA boxes: BN "
             f"must be a multiple of 64, but plan {p.name!r} has BN = {p.BN} (store B as N x K: "
@@ -184,7 +184,7 @@ def check(p: KernelPlan, epilogue: str) -> tuple[KernelShape, str]:
             f"CUDA backend: BK must be {128 // p.dtype.nbytes} for {p.dtype.value} (one "
             f"128-byte swizzle row) but got BK = {p.BK}"
         )
-    bbox = (p.BN, p.BK) if p.b_transposed else (p.BK, p.BN)
+    bbox = (p.BN, p.BK) if p.b.transposed else (p.BK, p.BN)
     if p.a.box != (p.BM, p.BK) or p.b.box != bbox:
         raise UnsupportedError(
             f"CUDA backend: boxes must be A ({p.BM}, {p.BK}) and B {bbox} but got "
@@ -196,64 +196,21 @@ def check(p: KernelPlan, epilogue: str) -> tuple[KernelShape, str]:
         raise UnsupportedError(
             f"CUDA backend: BN must be a multiple of 16 in [16, 256] but got {p.BN}"
         )
-    # one producer warpgroup + consumers: the plan's warps (the schedule's set_kernel(warps=))
-    consumers = p.num_warps // 4 - 1
-    if p.num_warps % 4 or not 1 <= consumers <= 2 or p.BM % (64 * consumers):
-        raise UnsupportedError(
-            f"CUDA backend: {p.num_warps} warps per CTA are one producer warpgroup and "
-            f"{p.num_warps / 4 - 1:g} consumer warpgroups; they must be 8 or 12 with BM "
-            f"(= {p.BM}) a multiple of 64 x consumers"
-        )
-    wg_m = p.BM // consumers
-    m_sub = wg_m // 64
-    if m_sub * p.BN // 2 > 128:
-        raise UnsupportedError(
-            f"CUDA backend: a consumer warpgroup would hold {m_sub * p.BN // 2} fp32 "
-            f"accumulators per thread for BM={p.BM}, BN={p.BN} (at most 128)"
-        )
     cx, cy, cz = p.cluster
     if (cy, cz) != (1, 1) or not 1 <= cx <= 8:
         raise UnsupportedError(
             f"CUDA backend: the cluster must be 1-D along x with at most 8 CTAs but plan "
             f"{p.name!r} has cluster {p.cluster}"
         )
-    if p.work.grid % cx != 0:
+    if w.grid % cx != 0:
         raise UnsupportedError(
-            f"CUDA backend: grid {p.work.grid} is not a multiple of the cluster size {cx}"
+            f"CUDA backend: grid {w.grid} is not a multiple of the cluster size {cx}"
         )
-    groups = -(-int(p.order.concrete().num_tiles) // cx)
+    groups = ceil_div(int(p.order.concrete().num_tiles), cx)
     if (w.split_k or w.stream_k) and w.num_tiles != groups:
         raise UnsupportedError(
             f"CUDA backend: plan {p.name!r} splits {w.num_tiles} tiles but its workers walk "
             f"{groups} groups of {cx} linear tiles: lower it with target='cuda'")
-    chunks = [check_multicast(op, cx, rows) for op, rows in ((p.a, p.BM), (p.b, p.BN))]
-    if not p.b_transposed:
-        chunks[1] = p.BN // 64  # 64-column boxes of the K x N tile
-    stage_bytes = (p.BM + p.BN) * p.BK * p.dtype.nbytes
-    smem = p.num_stages * stage_bytes + 1024 + 2 * 8 * p.num_stages + 16  # + fix-up flags
-    if p.num_stages < 2 or smem > SMEM_LIMIT:
-        raise UnsupportedError(
-            f"CUDA backend: {p.num_stages} stages of {stage_bytes} bytes need {smem} bytes of "
-            f"shared memory (2 stages at least, {SMEM_LIMIT} at most)"
-        )
-    # TMA-store epilogue: 64x64 swizzled staging boxes per consumer warpgroup, two in a ring
-    # ("tma"), or the warpgroup's whole tile ("tma_tile": its stores overlap the next tile)
-    boxes = m_sub * p.BN // 64 if epilogue == "tma_tile" else 2
-    epi = consumers * boxes * BOX_BYTES
-    # (C's rows must be 16-byte multiples for TMA stores: the launcher pads C or refuses)
-    can_tma = p.c_dtype.nbytes == 2 and p.BN % 64 == 0 and smem + epi <= SMEM_LIMIT
-    if epilogue in ("tma", "tma_tile", "overlap") and not can_tma:
-        raise UnsupportedError(
-            f"CUDA backend: the {epilogue!r} epilogue stores through TMA: it needs a "
-            f"16-bit C, BN a multiple of 64 and {epi} more bytes of shared memory (plan "
-            f"{p.name!r}: {p.c_dtype.value}, BN={p.BN}, {smem} bytes already)")
-    if epilogue == "auto":  # overlapped TMA stores where they fit (measured the fastest)
-        epilogue = "overlap" if can_tma else "direct"
-    tma_store = can_tma and epilogue not in ("direct", "none")
-    rs = static_receivers(p, cx)
-    recv, send = (None, None) if rs is None else rs
-    return KernelShape(consumers, wg_m, m_sub, cx, p.num_stages, chunks[0], chunks[1],
-                  smem + (epi if tma_store else 0), tma_store, recv, send, boxes), epilogue
 
 
 def check_multicast(op: OperandLoad, cluster: int, rows: int) -> int:
@@ -262,11 +219,6 @@ def check_multicast(op: OperandLoad, cluster: int, rows: int) -> int:
     mc = op.multicast
     if mc is None:
         return 1
-    if mc.cluster_size != cluster:
-        raise UnsupportedError(
-            f"operand {op.name}: multicast plan is for clusters of {mc.cluster_size} but the "
-            f"kernel's cluster has {cluster} CTAs"
-        )
     for e, allowed in ((mc.issue, LOOP_VARS + SIZES), (mc.mask, LOOP_VARS + SIZES),
                        (mc.guard, LOOP_VARS + SIZES), (mc.same, PAIR_VARS + SIZES)):
         names = {s.name for s in sympy.sympify(e).free_symbols}

@@ -1,0 +1,107 @@
+"""What the CUDA kernel's cluster protocol needs from a plan, decided from the plan alone (no
+printing): whether the cluster sizes of the plan agree, and the exact stage-release protocol's
+receiver sets (docs/cuda_backend.md, "Stage release").
+
+These are lowering's decisions (issue 27: the KernelPlan the only truth, printers only print):
+this module imports nothing of tilec.codegen, so that lowering (tilec/transforms) can take it
+over as it is and record :func:`release_protocol`'s answer in the plan; until then the CUDA
+printer calls it (printer/shape.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy
+
+from tilec.errors import UnsupportedError
+from tilec.ir import ceil_div
+from tilec.proofs import compile_int
+from tilec.transforms.plan import Decomposition, KernelPlan, MulticastMode
+
+
+@dataclass(frozen=True)
+class ReleaseProtocol:
+    """The exact stage release of a cluster: per rank X, ``receivers[X]`` the bit mask of the
+    CTAs X's loads land in, X itself included (R'(X)), and ``senders[X]`` the CTAs that load
+    into X (S'(X) = {Y : X in R'(Y)}), whose empty barriers X's consumers arrive on."""
+
+    receivers: tuple[int, ...]
+    senders: tuple[int, ...]
+
+
+def check_cluster_agreement(p: KernelPlan) -> None:
+    """The plan's cluster sizes agree: a work split that is not data-parallel hands every CTA
+    of a cluster the same K range (its group is the cluster), and every multicast plan is for
+    the kernel's cluster; else an UnsupportedError naming both."""
+    w, cx = p.work, p.cluster[0]
+    if w.kind is not Decomposition.DATA_PARALLEL and cx > 1 and w.group != cx:
+        raise UnsupportedError(
+            f"CUDA backend: plan {p.name!r} splits work per CTA ({w.kind.value}, group "
+            f"{w.group}) but runs clusters of {cx}: lower it with target='cuda' so that every "
+            "CTA of a cluster keeps the same K range"
+        )
+    for op in (p.a, p.b):
+        mc = op.multicast
+        if mc is not None and mc.cluster_size != cx:
+            raise UnsupportedError(
+                f"operand {op.name}: multicast plan is for clusters of {mc.cluster_size} but the "
+                f"kernel's cluster has {cx} CTAs"
+            )
+
+
+def cluster_all_or_none(p: KernelPlan, cluster: int) -> bool:
+    """Every group of ``cluster`` consecutive linear tiles (what one cluster runs at a time, in
+    every decomposition) is wholly alive or wholly dead, so the CTAs of a cluster skip the same
+    units and use the same stages.  Checked at every tile the reference launch walks.
+    """
+    o = p.order
+    n = int(o.concrete().num_tiles)
+    for g in range(ceil_div(n, cluster)):
+        a = [o.is_alive(g * cluster + k) for k in range(cluster)]
+        if any(a) != all(a):
+            return False
+    return True
+
+
+def release_protocol(p: KernelPlan) -> ReleaseProtocol | None:
+    """R'(X) and S'(X) per rank when every load's destination set depends on the rank alone
+    wherever the kernel uses it (closed forms, evaluated at every wholly alive group of the
+    reference launch's walk); else None (the all-cluster release).  The kernel runs the exact
+    release only in its closed variant, where the launch's ``facts_hold`` finds every cluster
+    wholly alive or dead with these receivers at every alive group (printer/schedule.py).
+
+    R'(X) = {X} | OR over operands of (issue_x(X) ? mask_x(X) : 0); S'(Y) = {X : Y in R'(X)}.
+    """
+    cluster = p.cluster[0]
+    o = p.order.concrete()  # the reference launch
+    oc = max(int(o.ctas or p.work.grid) // cluster, 1)
+    n, tiles_m, tiles_n = int(o.num_tiles), int(o.tiles_m), int(o.tiles_n)
+
+    def alive(t: int) -> bool:
+        m, nn = o.coords(t)
+        return m < tiles_m and nn < tiles_n
+
+    alive_groups = [g for g in range(ceil_div(n, cluster))
+                    if all(g * cluster + r < n and alive(g * cluster + r) for r in range(cluster))]
+    recv = [1 << r for r in range(cluster)]
+    for op in (p.a, p.b):
+        mc = op.multicast
+        if mc is None:
+            continue
+        if not mc.closed_form:  # (its guard: the closed variant runs where it holds)
+            return None
+        exprs = [mc.issue, mc.mask]
+        if mc.mode is MulticastMode.SLICED:
+            exprs += [mc.slice_index, mc.slice_count]
+        exprs = [sympy.sympify(e).xreplace(p.sizes) for e in exprs]
+        f = compile_int(exprs, sympy.symbols("rank i_rt cidx"))  # exact; symbols match by name
+        for r in range(cluster):
+            seen = {tuple(int(v) for v in f(r, g // oc, g % oc)) for g in alive_groups}
+            if len(seen) > 1:
+                return None
+            if seen:
+                issue, mask = next(iter(seen))[:2]
+                recv[r] |= mask if issue else 0
+    send = [sum(1 << x for x in range(cluster) if recv[x] >> y & 1) for y in range(cluster)]
+    return ReleaseProtocol(tuple(recv), tuple(send))
