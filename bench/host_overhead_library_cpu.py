@@ -29,7 +29,7 @@ sys.path.append(str(ROOT))  # after PYTHONPATH: the tree to measure comes first
 
 def kernel_file(M: int, N: int, K: int) -> str:
     """The Triton kernel file of the heuristic's config at M x N x K (shape-generic)."""
-    from tilec.app.loader import load_schedule
+    from tilec.runtime.loader import load_schedule
     from tilec.library.build import _kernels_of
     from tilec.library.table import resolve_at
 
