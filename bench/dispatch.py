@@ -281,7 +281,7 @@ def choices(mod: Any, schedule: Path, rules: list[str], card: str | None = None
     """Per shape (CPU only): the module's configuration (its table for ``card``, default the
     detected one) beside the one ``tilec gen`` resolves at the shape with the same rules files
     (those of that card or of none), and whether they agree."""
-    from tilec.app.loader import load_schedule
+    from tilec.runtime.loader import load_schedule
     from tilec.library.build import _label
     from tilec.library.table import card_of, resolve_at
     from tilec.runtime.records import schedule_key

@@ -4,8 +4,8 @@ for any shape (see :mod:`tilec.library`).
 The module holds, in this order: a docstring (what was built, its configurations and how shapes
 find them), the data block (``NAME``, ``DTYPE``, ``KERNELS``: the generated kernel sources,
 ``CONFIGS``, ``TABLES``: one dispatch table per card, :mod:`tilec.library.table`), the run-time
-code (:mod:`tilec.library.checks` and :mod:`tilec.library.runtime`, copied from their marker
-line on) and ``_setup()``, which registers the custom op.
+code (:mod:`tilec.library.checks`, :mod:`tilec.library.runtime` and :mod:`tilec.library.ops`,
+copied from their marker line on) and ``_setup()``, which registers the custom op.
 """
 
 from __future__ import annotations
@@ -246,7 +246,7 @@ def _copied(name: str) -> str:
 
 def module_text(lib: Library, *, built: str | None = None) -> str:
     """The built module's source (see the module docstring)."""
-    runtime = "\n\n".join(_copied(name) for name in ("checks.py", "runtime.py"))
+    runtime = "\n\n".join(_copied(name) for name in ("checks.py", "runtime.py", "ops.py"))
     any_table = next(iter(lib.tables.values()))
     top = any_table["classes"] - 1
     layout = "N x K" if lib.b_layout == "nk" else "K x N"
