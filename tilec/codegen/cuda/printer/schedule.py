@@ -11,7 +11,13 @@ import sympy
 from tilec.codegen.cuda.expr import CudaExprPrinter, cexpr, nonneg_symbols
 from tilec.codegen.cuda.printer.invariants import Invariants
 from tilec.codegen.cuda.printer.shape import LOOP_VARS, PAIR_VARS, Kernel
-from tilec.codegen.cuda.printer.work import order_clusters, order_ctas_fixed, shape_fields, work_functions
+from tilec.codegen.cuda.printer.work import (
+    fast_divisors,
+    order_clusters,
+    order_ctas_fixed,
+    shape_fields,
+    work_functions,
+)
 from tilec.errors import UnsupportedError
 from tilec.proofs import Context
 from tilec.transforms.plan import SIZE_K, SIZE_M, SIZE_N, SIZES, MulticastMode, MulticastPlan
@@ -71,6 +77,11 @@ def per_tile_expressions(k: Kernel) -> list[sympy.Basic]:
     return out
 
 
+def work_divisors(k: Kernel) -> list[str]:
+    """The work split's run-time numbers its printed functions divide by (fast: ``fd_X``)."""
+    return fast_divisors(work_functions(k))
+
+
 def invariants(k: Kernel) -> Invariants:
     """The size-only parts of the schedule functions (:mod:`.invariants`): ``Shape`` fields,
     the counts under their own names."""
@@ -89,7 +100,7 @@ def shape_struct(k: Kernel, inv: Invariants) -> list[str]:
     t = o.index.name
     fields = ["M", "N", "K", "K_ITERS", "TILES_M", "TILES_N", "NUM_TILES", "GROUPS", "GRID",
               "WORKERS", *shape_fields(k)]
-    divisors = sorted(inv.divisors.values())
+    divisors = sorted(set(inv.divisors.values()) | {f"fd_{n}" for n in work_divisors(k)})
     if not order_ctas_fixed(k):
         fields += ["ORDER_CTAS", "ORDER_CLUSTERS"]
         divisors.append("fd_ORDER_CLUSTERS")
@@ -162,6 +173,9 @@ def make_shape(k: Kernel, inv: Invariants) -> list[str]:
     else:
         body += ["  (void)sk_tiles; (void)sk_ctas;"]
     body += ["  s.SPLITS = splits;" if "SPLITS" in fields else "  (void)splits;"]
+    known = set(inv.divisors.values())
+    body += [f"  s.fd_{n} = tilec_fastdiv_of(s.{n});" for n in work_divisors(k)
+             if f"fd_{n}" not in known]
     return [
         "// The Shape of a launch: M, N, K and C's row stride; grid, splits (split-K's parts),",
         "// sk_tiles, sk_ctas (the Stream-K region) are the work split's at these sizes (the",
