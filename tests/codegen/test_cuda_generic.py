@@ -17,7 +17,14 @@ import pytest
 import sympy
 
 from tests.codegen.cuda_plans import mc_values, seed, sizes
-from tests.codegen.test_cuda_emit import DECOMPS, MATRIX, _run_harness, needs_gxx, needs_nvcc, plan_of
+from tests.codegen.test_cuda_emit import (
+    DECOMPS,
+    MATRIX,
+    _run_harness,
+    needs_gxx,
+    needs_nvcc,
+    plan_of,
+)
 from tilec.codegen.cuda.launch import (
     check_rows,
     compile_cu,
@@ -26,9 +33,9 @@ from tilec.codegen.cuda.launch import (
     run_split,
 )
 from tilec.codegen.cuda.printer import CudaPrinter, emit
+from tilec.codegen.cuda.printer.file import LAUNCH_ERRORS
 from tilec.errors import KernelArgumentError
 from tilec.ir import ceil_div
-from tilec.codegen.cuda.printer.file import LAUNCH_ERRORS
 from tilec.proofs import compile_int
 from tilec.transforms.plan import MulticastMode
 
@@ -475,3 +482,22 @@ def test_gpu_generic_arguments_and_suite() -> None:
             src = (gg.STATIC / kept[name]["file"]).read_text()
             assert (kept[name]["M"], kept[name]["N"], kept[name]["K"]) == (M, N, K)
             assert f"constexpr int M = {M};" in src and f"constexpr int K = {K};" in src
+
+
+def test_gpu_generic_times_the_generic_kernel_with_each_files_hints() -> None:
+    """Where a kept per-shape file's L2 hints differ from the generic plan's (lowering's rule at
+    one tile row), the script also builds the generic kernel with the file's hints: its source
+    differs from the generic one in the hints alone."""
+    import bench.gpu_generic as gg
+
+    kept = gg.static_kernels("c2x1_128x256")
+    hints = {n: gg.file_hints(e) for n, e in kept.items()}
+    # lowering's rule at each shape: A last, B first where the tiles make one tile row (M <= BM)
+    assert hints == {n: ("last", "first") if kept[n]["M"] <= 128 else ("first", "last")
+                     for n in kept}
+    plan = gg.plan_at(gg.config_params("c2x1_128x256", 132, gg.REFERENCE))
+    assert (gg.hint_name(plan.a.evict), gg.hint_name(plan.b.evict)) == ("first", "last")
+    src, other = emit(plan), emit(gg.with_hints(plan, ("last", "first")))
+    diff = [(a, b) for a, b in zip(src.splitlines(), other.splitlines(), strict=True) if a != b]
+    assert diff and all("evict" in a and "evict" in b for a, b in diff)
+    assert "A last, B first" in other and "pol_a = tilec::policy_evict_last()" in other

@@ -14,8 +14,8 @@ from tilec.codegen.cuda.printer.schedule import SCHEDULE_END, schedule_functions
 from tilec.codegen.cuda.printer.shape import BOX_BYTES, Kernel, KernelShape, check
 from tilec.codegen.cuda.printer.work import (
     fixup_function,
-    partials,
     order_ctas_fixed,
+    partials,
     work_constants,
     workspace,
 )
