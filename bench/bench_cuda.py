@@ -34,11 +34,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tilec.app.loader import load_schedule  # noqa: E402
 from tilec.codegen.cuda.launch import build, launch_numbers  # noqa: E402
-from tilec.errors import KernelArgumentError  # noqa: E402
 from tilec.codegen.cuda.printer import CudaPrinter, emit  # noqa: E402
+from tilec.errors import KernelArgumentError  # noqa: E402
 from tilec.runtime.build import kernel_plan  # noqa: E402
+from tilec.runtime.loader import load_schedule  # noqa: E402
 
 SEED = ROOT / "examples" / "seed004_persistent_cluster.py"
 CACHE = Path(os.environ.get("TILEC_CUDA_CACHE", "/tmp/tilec_cuda"))
@@ -275,12 +275,12 @@ def _inputs(p, seed: int):  # type: ignore[no-untyped-def]
     g = torch.Generator(device="cuda").manual_seed(seed)
     A = torch.randn(p.M, p.K, device="cuda", generator=g).to(torch.bfloat16)
     B = torch.randn(p.N, p.K, device="cuda", generator=g).to(torch.bfloat16)
-    return A, (B if p.b_transposed else B.T.contiguous())
+    return A, (B if p.b.transposed else B.T.contiguous())
 
 
 def _bt(p, B):  # type: ignore[no-untyped-def]
     """B as N x K whatever the plan's layout (for the reference)."""
-    return B if p.b_transposed else B.T
+    return B if p.b.transposed else B.T
 
 
 def _check(k, seed: int) -> tuple[float, int, object]:  # type: ignore[no-untyped-def]
@@ -305,7 +305,7 @@ def _bad_launches(k) -> dict:  # type: ignore[no-untyped-def]
     A, B = _inputs(p, 7)
     bad = {
         "A shape": lambda: k(A[:, :-8], B),  # K of A and B disagree (any M, N, K is a launch)
-        "A stride": lambda: k(A[:, :-1], B[:, :-1] if p.b_transposed else B[:-1]),  # rows of 2K-2 bytes
+        "A stride": lambda: k(A[:, :-1], B[:, :-1] if p.b.transposed else B[:-1]),  # rows of 2K-2 bytes
         "A dtype": lambda: k(A.half(), B),
         "B stride": lambda: k(A, torch.empty(*(B.shape[::-1]), device="cuda", dtype=torch.bfloat16).T),
         "B shape": lambda: k(A, B.T.contiguous() if B.shape[0] != B.shape[1] else B[:-1]),
@@ -398,11 +398,11 @@ def run_job(job: list, kernels: dict) -> dict:
     errs = []
     for k in ks:
         C.fill_(float("nan"))
-        k(A, B if k.plan.b_transposed else Bkn, C)
+        k(A, B if k.plan.b.transposed else Bkn, C)
         torch.cuda.synchronize()
         errs.append(float(torch.linalg.norm(C.float() - ref) / torch.linalg.norm(ref)))
     del ref
-    fns = [lambda k=k, b=(B if k.plan.b_transposed else Bkn): k(A, b, C) for k in ks]
+    fns = [lambda k=k, b=(B if k.plan.b.transposed else Bkn): k(A, b, C) for k in ks]
     fns.append(lambda: torch.matmul(A, B.T))
     for fn in fns:  # warm up
         for _ in range(5):
@@ -675,7 +675,7 @@ def run_sanitizer(out: Path, only: str | None = None, tag: str = "") -> str:
         numbers = ", ".join(map(str, launch_numbers(plan, plan.work)))  # grid, splits, sk_*
         src = emit(plan) + SANITIZER_MAIN.replace("NS", name).replace("LAUNCH", f"{name}_launch") \
             .replace("WS_FLOATS", str(wsf)).replace("TICKETS", str(tk)) \
-            .replace("B_KN", str(int(not plan.b_transposed))).replace("SPLIT_NUMBERS", numbers) \
+            .replace("B_KN", str(int(not plan.b.transposed))).replace("SPLIT_NUMBERS", numbers) \
             .replace("SIZE_M", str(plan.M)).replace("SIZE_N", str(plan.N)).replace("SIZE_K", str(plan.K))
         exe = CACHE / f"sanitize_main{i}"
         cu = exe.with_suffix(".cu")

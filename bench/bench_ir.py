@@ -23,8 +23,8 @@ from typing import Any
 
 import sympy
 
-from tilec.app.loader import load_module
 from tilec.ir import index_map, infer_launch
+from tilec.runtime.loader import load_module
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = ROOT / "examples" / "seed004_persistent_cluster.py"

@@ -135,7 +135,7 @@ def _median(fn: Callable[[], object], repeats: int, clear: bool) -> float:
 def _derive_seed() -> dict[str, object]:
     """End to end: tilec.transforms.multicast.derive.derive_from_file on the seed (CN=2), fresh caches."""
     try:
-        from tilec.app.loader import derive_from_file
+        from tilec.runtime.session import derive_from_file
     except ImportError as exc:  # the transforms layer is another engineer's; report, do not fail
         return {"error": repr(exc)}
     seed = Path(__file__).resolve().parents[1] / "examples" / "seed004_persistent_cluster.py"

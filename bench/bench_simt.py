@@ -30,6 +30,15 @@ The shape-generic kernels against cuBLAS (one library each, every shape; on the 
     python bench/bench_simt.py gen --dir gen_generic --kernels generic_large generic_large_dp \
         --generic --ragged 20 --ragged-kernels generic_large generic_large_dp warp_small16
     bench/simt_device.sh gen_generic "" simt_generic_<card>_<date>
+
+Issue 30's SIMT target (``CONFIG=auto``: the cost model's row and split per shape; ragged
+launches through the launcher's padding, the copies timed with the kernel; every job also
+checked with the padding forced; ``--rows-out`` writes the issue's rows)::
+
+    python bench/bench_simt.py gen --dir simt_gen10 --kernels warp --sizes --dispatch \
+        --ragged 12 --ragged-kernels warp
+    python bench/bench_simt.py run --dir simt_gen10 --out bench/results/simt_dispatch_<card>_<date>.json \
+        --rounds 5 --pad auto --rows-out bench/results/dispatch_simt_<card>_<date>.json
 """
 
 from __future__ import annotations
@@ -72,7 +81,7 @@ TOL = 1e-5
 
 def _config_key(job: dict[str, Any]) -> dict[str, Any]:
     """The job's schedule calls (without the sizes' header): the configuration its library is."""
-    from tilec.app.loader import load_schedule
+    from tilec.runtime.loader import load_schedule
 
     fusion = load_schedule(ROOT / job["schedule"], {**job["params"], "M": job["M"], "N": job["N"],
                                                     "K": job["K"]}).fusion
@@ -81,8 +90,8 @@ def _config_key(job: dict[str, Any]) -> dict[str, Any]:
 
 def _generate(job: dict[str, Any]) -> dict[str, Any]:
     """The library of one configuration (lowered at the job's shape, its reference)."""
-    from tilec.app.loader import load_schedule
     from tilec.codegen.cuda.simt import SimtCudaPrinter
+    from tilec.runtime.loader import load_schedule
     from tilec.transforms.simt.lower import lower_simt
 
     fusion = load_schedule(ROOT / job["schedule"], {**job["params"], "M": job["M"], "N": job["N"],
@@ -90,8 +99,15 @@ def _generate(job: dict[str, Any]) -> dict[str, Any]:
     plan = lower_simt(fusion, name=job["name"])
     pr = SimtCudaPrinter(plan)
     Path(job["file"]).write_text(pr.emit())
+    from tilec.transforms.simt.cost import ctas_per_sm
+
     d = plan.decomposition
     return {"name": job["name"], "tile": [plan.BM, plan.BN], "block": plan.block,
+            "model": {"BK": plan.staging.BK if plan.staging is not None else 1,
+                      "min_blocks": plan.options.min_blocks,
+                      "ctas": ctas_per_sm(plan.options.min_blocks, plan.threads),
+                      "decomp": d.kind.value if d is not None and d.kind is not None else "dp",
+                      "splits": d.splits if d is not None else 1},
             "bitwise": d is None or d.fixup.value == "deterministic",
             "variants": {v.name: {"facts": list(v.facts), "notes": list(v.plan.notes)}
                          for v in pr.variants}}
@@ -101,6 +117,18 @@ GENERIC_SHAPES = [  # non-square, ragged and deep-K shapes for the shape-generic
     "4096x1024x4096", "1024x4096x4096", "8192x2048x1024", "2048x8192x1024", "1000x1000x1000",
     "4097x4096x4096", "4096x4095x4096", "4096x4096x4095", "3000x5000x700", "128x4096x7168",
     "7168x128x4096", "512x512x16384", "16384x512x512", "5120x3072x2048"]
+
+
+DISPATCH_SHAPES = {  # issue 30's SIMT target: non-square shapes (LLM layers, MoE, ragged, deep K)
+    "llama8b_qkv_t4096": "4096x6144x4096", "llama8b_o_t2048": "2048x4096x4096",
+    "llama8b_up_t2048": "2048x14336x4096", "llama8b_down_t2048": "2048x4096x14336",
+    "llama8b_vocab_t1024": "1024x32000x4096", "qwen7b_qkv_t3000": "3000x4608x3584",
+    "moe_up_t512": "512x14336x4096", "moe_down_t256": "256x4096x14336",
+    "gpt2_vocab_t2048": "2048x50257x768", "issue30_3000x5000x2000": "3000x5000x2000",
+    "issue30_7000x3000x4096": "7000x3000x4096", "proj_2048x8192x1024": "2048x8192x1024",
+    "ragged_n_4096x4095x4096": "4096x4095x4096", "ragged_k_4096x4096x4095": "4096x4096x4095",
+    "ragged_m_4097x4096x4096": "4097x4096x4096", "ragged_3001x5001x2001": "3001x5001x2001",
+    "deep_k_512x512x16384": "512x512x16384"}
 
 
 def ragged_shapes(n: int, seed: int = 16) -> list[tuple[int, int, int]]:
@@ -137,6 +165,7 @@ def cmd_gen(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     shapes = [(s, s, s) for s in args.sizes] + [shape(x) for x in args.shapes]
     shapes += [shape(x) for x in GENERIC_SHAPES] if args.generic else []
+    shapes += [shape(x) for x in DISPATCH_SHAPES.values()] if args.dispatch else []
     jobs = []
     for k in args.kernels + [v.partition(":")[0] for v in args.variant]:
         path, params = kernels[k]
@@ -170,7 +199,8 @@ def cmd_gen(args: argparse.Namespace) -> int:
         built = {b["name"]: b for b in pool.map(_generate, libs.values())}
     for j in jobs:
         b = built[j["name"]]
-        j.update(tile=b["tile"], block=b["block"], bitwise=b["bitwise"], variants=b["variants"])
+        j.update(tile=b["tile"], block=b["block"], bitwise=b["bitwise"], variants=b["variants"],
+                 model=b["model"])
     (out / "manifest.json").write_text(json.dumps(old + jobs, indent=1))
     print(f"generated {len(built)} libraries for {len(jobs)} (kernel, shape) jobs in "
           f"{time.time() - t0:.1f} s into {out}")
@@ -299,7 +329,7 @@ def read_ncu_csv(path: Path) -> dict[str, dict[str, str]]:
 def cmd_counters(args: argparse.Namespace) -> int:
     """Nsight Compute's memory counters of tilec kernels against the analysis' predictions
     (recomputed from each kernel's schedule and parameters, with ``--pin`` added)."""
-    from tilec.app.loader import load_schedule
+    from tilec.runtime.loader import load_schedule
     from tilec.transforms.simt import banks, coalescing
     from tilec.transforms.simt.lower import lower_simt
 
@@ -383,6 +413,44 @@ def check(torch: Any, fn: Any, A: Any, B: Any, C: Any) -> float:
     return err if math.isfinite(err) else math.inf
 
 
+def pad_launch(j: dict[str, Any], fn: Any, A: Any, B: Any, C: Any, mode: str, ws: Any,
+               stream: int, device_name: str) -> tuple[Any, Any]:
+    """``(launch, padding)``: a launch of job ``j``'s library on ``A @ B -> C`` through the
+    launcher's padding (``mode`` as ``kernel(..., pad=mode)``), the cost model fed from the
+    manifest (the tile, K tile, threads, CTAs per SM, work split, the variants' facts)."""
+    from tilec.codegen.cuda.simt.launch import padding, run_padded
+    from tilec.transforms.simt import cost
+
+    m = j["model"]
+    threads = j["block"][0] * j["block"][1] * j["block"][2]
+    row = cost.row_of(j["tile"][0], j["tile"][1], m["BK"], threads, m["min_blocks"])
+    decomp = m["decomp"] if m["decomp"] in cost.DECOMPS else "streamk"
+    card = cost.card_of(device_name)
+
+    def est(v: str, M: int, N: int, K: int) -> float:
+        return cost.estimate(row, decomp, M, N, K, card, v, splits=m["splits"])
+
+    M, K = A.shape
+    N = B.shape[1]
+    p = padding(M, N, K, A.stride(0), B.stride(0), C.stride(0),
+                (A.data_ptr(), B.data_ptr(), C.data_ptr()),
+                [(n, v["facts"]) for n, v in j["variants"].items()], est,
+                card.dram * cost.DEFAULT.dram_efficiency, mode)
+
+    def raw(a: Any, b: Any, c: Any) -> int:
+        rc = fn(a.data_ptr(), b.data_ptr(), c.data_ptr(), a.shape[0], b.shape[1], a.shape[1],
+                a.stride(0), b.stride(0), c.stride(0), stream)
+        if rc != 0:
+            raise RuntimeError(f"{j['name']} {tuple(a.shape)} @ {tuple(b.shape)}: launch failed: {rc}")
+        return 0
+
+    def padded() -> int:
+        run_padded(A, B, C, p, raw, ws)
+        return 0
+
+    return (padded if p.padded else lambda: raw(A, B, C)), p
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     import torch
 
@@ -408,6 +476,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         "rounds": args.rounds, "explore": args.explore, "checks": [], "timings": [], "clocks": []}
     fns: dict[str, Any] = {}
     ok = True
+    from tilec.codegen.cuda.simt.launch import Workspace
+
+    ws = Workspace()
+    device_name = torch.cuda.get_device_name(dev)
     g = torch.Generator(device=dev).manual_seed(2026)
     for j, so in zip(manifest, sos, strict=True):
         M, N, K = j["M"], j["N"], j["K"]
@@ -428,24 +500,35 @@ def cmd_run(args: argparse.Namespace) -> int:
                 raise RuntimeError(f"launch failed: {rc}")
             return rc
 
+        pad_note, ran = "", variant
+        if args.pad != "never":
+            launch, pad = pad_launch(j, fn, A, B, C, args.pad, ws, stream, device_name)
+            variant, ran = pad.variant, pad.variant + (" (padded)" if pad.padded else "")
+            pad_note = pad.why
         err = check(torch, launch, A, B, C)
         first = C.clone()
         err2 = check(torch, launch, A, B, C)  # a second run: a race shows as a moving result
         # bitwise repeatable unless partials are added atomically (in arrival order)
         same = bool(torch.equal(first, C))
         good = err < TOL and err2 < TOL and (same or not j.get("bitwise", True))
+        err_padded = None
+        if args.pad != "never":  # the padded path forced, whatever the model says
+            forced, _ = pad_launch(j, fn, A, B, C, "tiles", ws, stream, device_name)
+            err_padded = check(torch, forced, A, B, C)
+            good &= err_padded < TOL
         ok &= good
         result["checks"].append({"name": j["name"], "kernel": j["kernel"], "size": [M, N, K],
-                                 "variant": variant, "rel_err": err, "rel_err_again": err2,
+                                 "variant": ran, "rel_err": err, "rel_err_again": err2,
                                  "bitwise_repeat": same, "correct": good,
+                                 "padding": pad_note, "rel_err_padded_tiles": err_padded,
                                  "facts": j["variants"][variant]["facts"],
                                  "notes": j["variants"][variant]["notes"], "tile": j["tile"],
                                  "block": j["block"]})
         if not good:
-            print(f"{j['name']} {M}x{N}x{K} ({variant}): WRONG rel_err {err:.3e} / {err2:.3e}",
-                  flush=True)
+            print(f"{j['name']} {M}x{N}x{K} ({ran}): WRONG rel_err {err:.3e} / {err2:.3e}, "
+                  f"padded {err_padded}", flush=True)
         if j["timed"]:
-            fns[f"{j['kernel']}@{M}x{N}x{K}"] = (j, fn, variant)
+            fns[f"{j['kernel']}@{M}x{N}x{K}"] = (j, fn, ran)
     print(f"checked {len(result['checks'])} kernels: {'all correct' if ok else 'ERRORS'}", flush=True)
     save(args.out, result)
     if args.check_only:
@@ -466,6 +549,9 @@ def cmd_run(args: argparse.Namespace) -> int:
                                       f(A.data_ptr(), B.data_ptr(), C.data_ptr(), M, N, K, K, N, N,
                                         stream))
                 variants[j["kernel"]] = variant
+                if args.pad != "never":  # the copies timed with the kernel
+                    peers[j["kernel"]], pad = pad_launch(j, fn, A, B, C, args.pad, ws, stream, device_name)
+                    variants[j["kernel"]] = pad.variant + (" (padded)" if pad.padded else "")
         reps = replays(round((M * N * K) ** (1 / 3))) // (8 if args.explore else 1)
         reps = max(reps, 8)
         result["clocks"].append({"size": s, "when": "before", **clocks()})
@@ -493,17 +579,43 @@ def cmd_run(args: argparse.Namespace) -> int:
         save(args.out, result)  # after every size: a run cut short keeps what it measured
     save(args.out, result)
     summary(result)
+    if args.rows_out:
+        save(args.rows_out, issue_rows(result))
     return 0 if ok else 1
+
+
+def issue_rows(result: dict[str, Any]) -> dict[str, Any]:
+    """Issue 30's rows from a run: per timed (kernel, shape), cuBLAS's median over the kernel's
+    (``x_cublas``) and whether every check of that kernel at that shape passed."""
+    names = {shape(v): k for k, v in DISPATCH_SHAPES.items()}
+    cub = {tuple(t["shape"]): t["median_ms"] for t in result["timings"] if t["kernel"] == "cublas"}
+    good: dict[tuple[str, tuple[int, ...]], bool] = {}
+    for c in result["checks"]:
+        key = (c["kernel"], tuple(c["size"]))
+        good[key] = good.get(key, True) and bool(c["correct"])
+    rows = []
+    for t in result["timings"]:
+        sh = tuple(t["shape"])
+        if t["kernel"] == "cublas" or sh not in cub:
+            continue
+        M, N, K = sh
+        rows.append({"name": names.get(sh, f"{M}x{N}x{K}"), "M": M, "N": N, "K": K, "path": "simt",
+                     "x_cublas": cub[sh] / t["median_ms"],
+                     "correct": good.get((t["kernel"], sh), False), "kernel": t["kernel"],
+                     "variant": t.get("variant", "")})
+    return {"device": result["device"], "date": result["date"], "rows": rows}
 
 
 def cmd_check_launcher(args: argparse.Namespace) -> int:
     """One library per kernel through the Python launcher, at shapes that pick each variant:
     contiguous, padded leading dimensions (a column slice of a wider matrix), pointers 4 bytes
-    past a 16-byte boundary (the general variant), M = 0, K = 0; every result against float64."""
+    past a 16-byte boundary (the general variant), M = 0, K = 0; each as it is and with the
+    launcher's padding forced to the tiles and the aligned variant; every result against
+    float64, C outside the view untouched."""
     import torch
 
-    from tilec.app.loader import load_schedule
     from tilec.codegen.cuda.simt.launch import build as build_simt
+    from tilec.runtime.loader import load_schedule
     from tilec.transforms.simt.lower import lower_simt
 
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -516,25 +628,30 @@ def cmd_check_launcher(args: argparse.Namespace) -> int:
         kern = build_simt(lower_simt(fusion, name=k))
         for M, N, K in [(1024, 1024, 1024), (1000, 1100, 780), (257, 131, 77), (1, 1, 1),
                         (4097, 300, 33), (0, 5, 7), (5, 7, 0)]:
-            for how in ("contiguous", "padded", "offset"):
+            for how, mode in [(h, m) for h in ("contiguous", "padded", "offset")
+                              for m in ("never", "tiles", "aligned")]:
                 pad = 8 if how == "padded" else 0
                 off = 1 if how == "offset" else 0
                 A = torch.randn(M, K + pad + off, device=dev, generator=g)[:, off:off + K]
                 B = torch.randn(K, N + pad + off, device=dev, generator=g)[:, off:off + N]
                 Cb = torch.full((M, N + pad + off), float("nan"), device=dev)
                 C = Cb[:, off:off + N]
-                variant = kern.variant(A, B, C)
-                kern(A, B, C)
+                decided = kern.decide(A, B, C, pad=mode)  # the launcher's padding, forced
+                variant = decided.variant + (" (padded)" if decided.padded else "")
+                # the launcher's reading of the facts is the library's pick_variant
+                same_pick = decided.padded or decided.variant == kern.variant(A, B, C)
+                kern(A, B, C, pad=mode)
                 torch.cuda.synchronize()
                 ref = A.double() @ B.double()
                 err = ((C.double() - ref).abs().max().item() / max(ref.abs().max().item(), 1e-30)
                        if C.numel() else 0.0)
                 untouched = bool(torch.isnan(Cb[:, :off]).all() and torch.isnan(Cb[:, off + N:]).all())
-                good = math.isfinite(err) and err < TOL and untouched
+                good = math.isfinite(err) and err < TOL and untouched and same_pick
                 ok &= good
-                rows.append({"kernel": k, "shape": [M, N, K], "layout": how, "variant": variant,
-                             "rel_err": err, "outside_untouched": untouched, "correct": good})
-                print(f"{k} {M}x{N}x{K} {how:10s} {variant:8s} {err:.2e} "
+                rows.append({"kernel": k, "shape": [M, N, K], "layout": how, "pad": mode,
+                             "variant": variant, "rel_err": err, "outside_untouched": untouched,
+                             "correct": good})
+                print(f"{k} {M}x{N}x{K} {how:10s} pad={mode:7s} {variant:17s} {err:.2e} "
                       f"{'ok' if good else 'WRONG'}", flush=True)
     save(args.out, {"device": torch.cuda.get_device_name(dev), "checks": rows})
     return 0 if ok else 1
@@ -570,6 +687,8 @@ def main() -> int:
                    help="timed shapes besides the square sizes")
     g.add_argument("--generic", action="store_true",
                    help="add GENERIC_SHAPES (non-square, ragged, deep K) to the timed shapes")
+    g.add_argument("--dispatch", action="store_true",
+                   help="add DISPATCH_SHAPES (issue 30's non-square SIMT set) to the timed shapes")
     g.add_argument("--ragged", type=int, default=40, help="ragged shapes per ragged kernel")
     g.add_argument("--ragged-kernels", nargs="*",
                    default=["warp_large", "warp_small8", "warp_small16"])
@@ -584,6 +703,13 @@ def main() -> int:
     r.add_argument("--rounds", type=int, default=5)
     r.add_argument("--explore", action="store_true")
     r.add_argument("--check-only", action="store_true", help="build and check, time nothing")
+    r.add_argument("--pad", default="never", choices=["never", "auto", "tiles", "aligned"],
+                   help="launch through the launcher's padding (tilec.codegen.cuda.simt.launch."
+                        "padding): the copies are timed with the kernel; with a mode other than "
+                        "never every job is also checked with padding forced to the tiles variant")
+    r.add_argument("--rows-out", default="", metavar="JSON",
+                   help="also write issue 30's rows: {device, date, rows: [{name, M, N, K, path, "
+                        "x_cublas, correct}]} (names from DISPATCH_SHAPES where they match)")
     cl = sub.add_parser("check-launcher", help="the Python launcher (tilec.codegen.cuda.simt."
                         "launch) on strided, offset and empty operands against float64")
     cl.add_argument("--out", required=True)

@@ -22,7 +22,9 @@ Clocks (nvidia-smi) are read before and after. Writes ``dispatch_<card>_<date>.j
 "host": [...], "stream": {...}, "graphs": {...}, "clocks": {...}}`` into ``--out`` (default $OUT or
 bench/results). ``--quick``: 12 shapes, 5 rounds of shorter timing, a 60-shape stream.
 ``--parts shapes`` / ``--parts host,stream,graphs``: a run split in two (each under the device's
-10-minute limit; the file name then says which parts).
+10-minute limit; the file name then says which parts). ``--choices default|h100|h200`` (CPU,
+no GPU): each shape's configuration in that table beside the one ``tilec gen`` resolves at the
+shape with the same rules files, and how many agree.
 """
 
 from __future__ import annotations
@@ -274,6 +276,41 @@ def graphs_and_compile(mod: Any, device: str = "cuda") -> dict[str, Any]:
     return res
 
 
+def choices(mod: Any, schedule: Path, rules: list[str], card: str | None = None
+            ) -> list[dict[str, Any]]:
+    """Per shape (CPU only): the module's configuration (its table for ``card``, default the
+    detected one) beside the one ``tilec gen`` resolves at the shape with the same rules files
+    (those of that card or of none), and whether they agree."""
+    from tilec.app.loader import load_schedule
+    from tilec.library.build import _label
+    from tilec.library.table import card_of, resolve_at
+    from tilec.runtime.records import schedule_key
+    from tilec.runtime.rules import Rules
+
+    table = card or mod.card()
+    use = []
+    for f in rules:
+        device = json.loads(Path(f).read_text()).get("device")
+        if card_of(device) in (None, None if table == "default" else table):
+            use.append(Rules.load(f))
+    raw = dict(load_schedule(schedule, None, target="triton", tuned=False).raw_params)
+    key = schedule_key(schedule.read_text(), "triton")
+    old = mod._CARD[:]
+    mod._CARD[:] = [table]
+    rows = []
+    try:
+        for name, M, N, K in shapes():
+            lib = mod.CONFIGS[mod._choose(M, N, K).config]["label"]
+            params, why = resolve_at(raw, (M, N, K), target="triton", tuned=None, rules=use,
+                                     key=key)
+            rows.append({"name": name, "M": M, "N": N, "K": K, "library": lib,
+                         "gen": _label(params), "agree": lib == _label(params), "gen_why": why,
+                         "library_why": mod._choose(M, N, K).why})
+    finally:
+        mod._CARD[:] = old
+    return rows
+
+
 def clocks() -> dict[str, str]:
     """SM / memory clocks, temperature and power as nvidia-smi reads them (never set)."""
     q = "clocks.sm,clocks.mem,clocks.max.sm,temperature.gpu,power.draw"
@@ -307,8 +344,32 @@ def main() -> None:
     p.add_argument("--out", default=os.environ.get("OUT") or str(ROOT / "bench" / "results"))
     p.add_argument("--parts", default="shapes,host,stream,graphs",
                    help="which parts run (comma-separated; a long run may be split in two)")
+    p.add_argument("--choices", default="",
+                   help="CPU only: print the module's choice beside tilec gen's per shape for "
+                        "this table (default, h100, h200) and exit")
     args = p.parse_args()
     parts = set(args.parts.split(","))
+    if args.choices:
+        if args.rules is None:
+            default = ROOT / "bench" / "results" / "sweep_h200_2026-11-23_rules.json"
+            args.rules = [str(default)] if default.exists() else []
+        args.rules = [r for r in args.rules if r != "none"]
+        if args.module:
+            spec = importlib.util.spec_from_file_location("benchgemm", args.module)
+            assert spec is not None and spec.loader is not None
+            mod = importlib.util.module_from_spec(spec)
+            sys.modules["benchgemm"] = mod
+            spec.loader.exec_module(mod)
+        else:
+            mod, _ = build(schedule=Path(args.schedule), rules=args.rules, exact=args.exact,
+                           max_size=args.max_size, jobs=args.jobs,
+                           folder=Path(tempfile.mkdtemp(prefix="dispatch_")), quick=args.quick)
+        rows = choices(mod, Path(args.schedule), args.rules, args.choices)
+        for r in rows:
+            print(f"{r['name']:24s} {'same' if r['agree'] else 'DIFF':4s} library "
+                  f"{r['library']:45s} gen {r['gen']}")
+        print(f"{sum(r['agree'] for r in rows)} of {len(rows)} agree (table {args.choices!r})")
+        return
     import torch
 
     from host_overhead_library import host_times
@@ -376,12 +437,13 @@ def main() -> None:
     if rows:
         print(f"geomean x_cublas {result['geomean_x_cublas']:.3f} over {len(rows)} shapes; "
               f"{sum(not r['correct'] for r in rows)} incorrect", flush=True)
-    result["host"] = host_times(mod, quick=args.quick) if "host" in parts else []
+    result["host"] = host_times(mod, quick=args.quick, breakdown=True) if "host" in parts else []
     save()
     for h in result["host"]:
         print(f"host per call {h['M']}x{h['N']}x{h['K']}: matmul {h['matmul_us']:.1f} us, "
               f"out= {h['matmul_out_us']:.1f} us, custom op {h['custom_op_us']:.1f} us, "
-              f"torch.matmul {h['torch_us']:.1f} us", flush=True)
+              f"torch.matmul {h['torch_us']:.1f} us; kernel run() alone {h['kernel_run_us']:.1f}"
+              f" us, torch.empty {h['empty_us']:.1f} us", flush=True)
     if "stream" in parts:
         result["stream"] = compile_stream(mod, stream_shapes(60 if args.quick else args.stream))
         save()

@@ -80,10 +80,10 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     import torch
 
-    from tilec.app.loader import load_schedule
     from tilec.codegen.cuda.launch import build
     from tilec.errors import ParamError
     from tilec.runtime.build import kernel_plan
+    from tilec.runtime.loader import load_schedule
 
     out_dir = Path(args.out or os.environ.get("OUT") or ROOT / "bench" / "results")
     out_dir.mkdir(parents=True, exist_ok=True)

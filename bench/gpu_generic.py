@@ -237,8 +237,8 @@ def hint_name(h: Any) -> str:
 
 
 def plan_at(params: dict[str, Any]) -> Any:
-    from tilec.app.loader import load_schedule
     from tilec.runtime.build import kernel_plan
+    from tilec.runtime.loader import load_schedule
 
     return kernel_plan(load_schedule(SEED, params, target="cuda", tuned=False), target="cuda")
 

@@ -23,7 +23,7 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tilec.app.loader import load_schedule  # noqa: E402
+from tilec.runtime.loader import load_schedule  # noqa: E402
 from tilec.transforms.multicast.derive import symbolic_instance  # noqa: E402
 from tilec.transforms.pipeline import lower  # noqa: E402
 
@@ -76,11 +76,11 @@ def cuda_case(params: dict, mode: str, timing: bool) -> dict:
 
 
 def triton_case(params: dict, timing: bool) -> dict:
-    from tilec.codegen.triton.printer import load
+    from tilec.runtime.build import load_triton
 
     s = load_schedule(DECOMP, params)
     plan = lower(s.fusion, target="triton", params=s.params)
-    mod = load(plan)
+    mod = load_triton(plan)
     M, N, K = plan.M, plan.N, plan.K
     out = {"target": "triton", "params": params, "work": plan.work.kind.value}
     for trial in range(2):

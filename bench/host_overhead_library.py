@@ -8,7 +8,12 @@ figure: CALLS calls without synchronising (few enough that the launch queue neve
 GPU never holds the CPU back), timed, / CALLS; matmul (new out), matmul with out=, the custom op
 (torch.ops.<ns>.matmul: the dispatcher's cost, what torch.compile graphs call) and torch.matmul
 in turn, for ROUNDS rounds; medians and [min, max]. ``host_times`` is what bench/dispatch.py
-reports.
+reports. ``--breakdown`` (or ``host_times(..., breakdown=True)``) adds what a call is made of:
+``empty_us`` (torch.empty of the result), ``kernel_run_us`` / ``kernel_run_out_us`` (the chosen
+kernel file's run() called directly, new out / out=: Triton's launch and the launcher's Python),
+``key_us`` (the fast path's key and look-up alone), ``direct_launches_cached`` (compiled kernels
+the kernel file keeps for its direct launch: 0 means every call went through Triton's JIT) and
+the ``config``; matmul_us minus kernel_run_us is what the library adds.
 """
 
 from __future__ import annotations
@@ -44,7 +49,8 @@ def _per_call(fn: Any, calls: int, sync: Any) -> float:
 
 
 def host_times(mod: Any, *, quick: bool = False, device: str = "cuda",
-               shapes: list[tuple[int, int, int]] | None = None) -> list[dict[str, Any]]:
+               shapes: list[tuple[int, int, int]] | None = None, breakdown: bool = False
+               ) -> list[dict[str, Any]]:
     """Per shape: microseconds of host time per call of each item, medians over rounds."""
     import torch
 
@@ -62,6 +68,18 @@ def host_times(mod: Any, *, quick: bool = False, device: str = "cuda",
                  "matmul_out_us": lambda: mod.matmul(a, b, out=out),
                  "custom_op_us": lambda: op(a, b),
                  "torch_us": lambda: torch.matmul(a, b)}
+        if breakdown:
+            mod.matmul(a, b)
+            run = mod._LOADED[mod._MEMO[(M, N, K)].kernel].run
+            bk = b.t() if mod.B_LAYOUT == "nk" else b
+            key = getattr(mod, "_key", None)
+            odt = getattr(torch, mod.OUT_DTYPE)
+            items.update({
+                "empty_us": lambda: torch.empty((M, N), device=device, dtype=odt),
+                "kernel_run_us": lambda: run(a, bk),
+                "kernel_run_out_us": lambda: run(a, bk, out=out)})
+            if key is not None:
+                items["key_us"] = lambda: mod._FAST.get(key(a, b, None))
         for fn in items.values():  # compile and warm every path first
             fn()
             fn()
@@ -70,6 +88,10 @@ def host_times(mod: Any, *, quick: bool = False, device: str = "cuda",
             for k, fn in items.items():
                 times[k].append(_per_call(fn, calls, sync))
         row: dict[str, Any] = {"M": M, "N": N, "K": K}
+        if breakdown:  # 0: the kernel file's direct launch never engaged (Triton's JIT per call)
+            kmod = mod._LOADED[mod._MEMO[(M, N, K)].kernel]
+            row["direct_launches_cached"] = len(getattr(kmod, "_LAUNCHES", {}))
+            row["config"] = mod.CONFIGS[mod._MEMO[(M, N, K)].config]["label"]
         for k, v in times.items():
             row[k] = statistics.median(v)
             row[k[:-3] + "_range_us"] = [min(v), max(v)]
@@ -81,6 +103,8 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true")
     p.add_argument("--module", help="a built library (tilec build -o FILE)")
+    p.add_argument("--breakdown", action="store_true",
+                   help="also time torch.empty, the kernel's run() alone and the fast path's key")
     p.add_argument("--out", default=os.environ.get("OUT") or str(ROOT / "bench" / "results"))
     args = p.parse_args()
     import torch
@@ -99,16 +123,18 @@ def main() -> None:
     mod = importlib.util.module_from_spec(spec)
     sys.modules[path.stem] = mod
     spec.loader.exec_module(mod)
-    rows = host_times(mod, quick=args.quick)
+    rows = host_times(mod, quick=args.quick, breakdown=args.breakdown)
     for r in rows:
-        print(f"{r['M']}x{r['N']}x{r['K']}: matmul {r['matmul_us']:.1f} us, out= "
-              f"{r['matmul_out_us']:.1f}, custom op {r['custom_op_us']:.1f}, torch.matmul "
-              f"{r['torch_us']:.1f}")
+        print(f"{r['M']}x{r['N']}x{r['K']}: " + ", ".join(
+            f"{k[:-3]} {v:.1f}" for k, v in r.items()
+            if k.endswith("_us") and not k.endswith("range_us")) + " (us per call)")
     date = time.strftime("%Y-%m-%d", time.gmtime())
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     res = {"device": torch.cuda.get_device_name(), "date": date, "rows": rows}
-    (out / f"host_overhead_library_{date}.json").write_text(json.dumps(res, indent=1))
+    card = "h200" if "h200" in res["device"].lower() else "h100" if "h100" in res["device"].lower() \
+        else "gpu"
+    (out / f"host_overhead_library_{card}_{date}.json").write_text(json.dumps(res, indent=1))
 
 
 if __name__ == "__main__":

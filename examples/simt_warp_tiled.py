@@ -31,8 +31,8 @@ Stream-K over every slot), ``sk2_dp``, ``skpp`` (``SK_WAVES`` waves of Stream-K;
 into C, else deterministic); the Stream-K
 family spreads its work over ``SMS_SLOTS`` CTAs (0: ``SMS`` x the row's CTAs per SM, one wave).
 
-``CONFIG`` picks a row of ``CONFIGS`` (``auto``: by the problem, see :func:`config`); a size
-given as a parameter overrides the row's.
+``CONFIG`` picks a row of ``CONFIGS`` (``auto``: the row and split the SIMT cost model expects
+fastest at the problem, see :func:`config`); a size given as a parameter overrides the row's.
 
     tilec gen examples/simt_warp_tiled.py --target cuda --param M=8192 --param N=8192 --param K=8192
 """
@@ -53,21 +53,30 @@ CONFIGS = {  # BM BN BK WM WN TM TN CTAs/SM stages frags async lanes FMA order  
     "small8": (64, 64, 8, 32, 64, 8, 8, 0, 3, 1, 1, 2, "rows", 0, 1, 0, "index"),  # fine last wave
     "small16": (64, 64, 16, 32, 32, 8, 4, 0, 3, 2, 1, 2, "rows", 0, 1, 0, "index"),  # 4 warps of 32x32
 }
-SMS = 132  # H200
+SMS = 132  # H100 and H200
+CTAS = {"large": 2, "small8": 7, "small16": 5}  # CTAs per SM (ptxas: 124, 130, 95 registers)
 
 
-def config(M: int, N: int) -> str:
-    """The row for an ``M x N`` output on ``SMS`` SMs.
+def rows() -> list:
+    """The rows as the cost model sees them (``tilec.transforms.simt.cost.Row``)."""
+    from tilec.transforms.simt.cost import Row
 
-    ``large`` unless its 128 x 128 tiles (two CTAs per SM) leave SMs idle: ``small16`` when
-    there are fewer tiles than SMs, ``small8`` when there are fewer than 4 waves and the last
-    one is less than a quarter full (its 64 x 64 tiles of 2 warps balance the tail).
-    """
-    tiles = -(-M // 128) * -(-N // 128)
-    if tiles < SMS:
-        return "small16"
-    waves = tiles / (2 * SMS)
-    return "small8" if waves < 4 and waves % 1 < 0.25 else "large"
+    out = []
+    for name, v in CONFIGS.items():
+        c = dict(zip(KEYS, v, strict=True))
+        warps = (c["BM"] // c["WM"]) * (c["BN"] // c["WN"])
+        out.append(Row(name, c["BM"], c["BN"], c["BK"], warps=warps, ctas=CTAS[name]))
+    return out
+
+
+def config(M: int, N: int, K: int) -> str:
+    """The row for ``M x N x K``: the one ``tilec.transforms.simt.cost`` expects fastest (with
+    the work split it would give it, :func:`decomposition`): waves of tiles over ``SMS`` SMs,
+    the last wave's fill, the K loop, each row's measured throughput (docs/coalescing.md,
+    "A cost model")."""
+    from tilec.transforms.simt.cost import pick
+
+    return pick(M, N, K, rows())[0]
 
 
 def schedule(M: int, N: int, K: int, CONFIG: str = "auto", BM: int = 0, BN: int = 0,
@@ -80,7 +89,7 @@ def schedule(M: int, N: int, K: int, CONFIG: str = "auto", BM: int = 0, BN: int 
     from tilec.errors import ParamError
     from tilec.transforms.simt.hierarchy import warp_tiled
 
-    name = config(M, N) if CONFIG == "auto" else CONFIG
+    name = config(M, N, K) if CONFIG == "auto" else CONFIG
     if name not in CONFIGS:
         raise ParamError(f"simt_warp_tiled: CONFIG must be auto or one of {', '.join(CONFIGS)} "
                          f"but got {CONFIG!r}")
@@ -108,7 +117,7 @@ def schedule(M: int, N: int, K: int, CONFIG: str = "auto", BM: int = 0, BN: int 
     if c["ADDR"] != "index" and (c["ASYNC"] or ADDR):  # the row's choice is for cp.async copies
         fusion.copy_addresses(c["ADDR"])
     slots = SMS_SLOTS or SMS * max(c["MIN_BLOCKS"], 1)
-    decomp = DECOMP or decomposition(name, M, N, c["BM"], c["BN"], slots)
+    decomp = DECOMP or (decomposition(name, M, N, K) if c["ASYNC"] else "dp")  # dp_ft: cp.async
     if decomp != "dp":
         fusion.decompose(decomp, splits=SPLITS, sk_waves=SK_WAVES,
                          fixup=FIXUP or ("atomic" if decomp == "dp_ft" else "deterministic"),
@@ -116,12 +125,18 @@ def schedule(M: int, N: int, K: int, CONFIG: str = "auto", BM: int = 0, BN: int 
     return fusion
 
 
-def decomposition(row: str, M: int, N: int, BM: int, BN: int, slots: int) -> str:
-    """The row's work split where ``DECOMP`` is left empty: ``dp_ft`` (the partial last wave's
-    fronts and tails, partials added into C) for the ``large`` row when its tiles fill at
-    least one whole wave of ``slots`` CTAs and leave a partial one, else ``dp``."""
-    tiles = -(-M // BM) * -(-N // BN)
-    return "dp_ft" if row == "large" and tiles > slots and tiles % slots else "dp"
+def decomposition(row: str, M: int, N: int, K: int) -> str:
+    """The row's work split where ``DECOMP`` is left empty: for the ``large`` row ``dp_ft``
+    (the partial last wave's fronts and tails, partials added into C) where the cost model
+    expects it faster than one CTA per tile (a partial last wave, or fewer tiles than slots
+    with a long K loop), else ``dp``; the other rows one CTA per tile (``dp``).  (A
+    register-staged pipeline, ``ASYNC=0``, keeps ``dp``: ``dp_ft`` walks cp.async stages.)"""
+    from tilec.transforms.simt.cost import estimate
+
+    if row != "large":
+        return "dp"
+    r = next(r for r in rows() if r.name == row)
+    return "dp_ft" if estimate(r, "dp_ft", M, N, K) < estimate(r, "dp", M, N, K) else "dp"
 
 
 if __name__ == "__main__":

@@ -177,8 +177,8 @@ def test_show_reports_the_kernels_block(capsys) -> None:
 
 def test_the_cluster_note_names_the_cluster_used(capsys, tmp_path: Path) -> None:
     """With CN=3 the note spoke of '30 clusters of 4'."""
-    from tilec.app.loader import load_schedule
     from tilec.runtime.build import kernel_plan
+    from tilec.runtime.loader import load_schedule
 
     err = "\n".join(kernel_plan(load_schedule(MY, {"CN": 3}), target="cuda").notes)
     assert "in clusters of 3 runs in waves" in err and "how many clusters of 3 fit" in err

@@ -1,4 +1,4 @@
-"""tilec.app.progress: draws on a terminal only, TILEC_PROGRESS=0/1 overrides, items pass through."""
+"""tilec.runtime.progress: draws on a terminal only, TILEC_PROGRESS=0/1 overrides, items pass through."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import io
 
 import pytest
 
-from tilec.app.progress import Progress
+from tilec.runtime.progress import bar, skipped
 
 
 class _Tty(io.StringIO):
@@ -17,15 +17,15 @@ class _Tty(io.StringIO):
 def test_draws_on_a_tty(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("TILEC_PROGRESS", raising=False)
     out = _Tty()
-    bar = Progress(["a", "b", "c", "d"], "tune", stream=out)
+    b = bar(["a", "b", "c", "d"], "tune", stream=out)
+    b.mininterval = 0  # draw every step (tqdm draws at most every 0.1 s by default)
     seen = []
-    for x in bar:
-        bar.set_postfix(f"config {x}")
+    for x in b:
+        b.set_postfix_str(f"config {x}")
         seen.append(x)
     assert seen == ["a", "b", "c", "d"]
     text = out.getvalue()
-    assert "tune [" + "#" * 12 + "." * 12 + "] 2/4" in text  # half way
-    assert "tune [" + "#" * 24 + "] 4/4" in text and text.endswith("\n")
+    assert "tune: " in text and " 2/4 " in text and " 4/4 " in text  # half way, and done
     assert "config c" in text
 
 
@@ -37,14 +37,24 @@ def test_enabled(env, tty, drawn, monkeypatch: pytest.MonkeyPatch) -> None:
     else:
         monkeypatch.setenv("TILEC_PROGRESS", env)
     out = _Tty() if tty else io.StringIO()
-    assert list(Progress(range(3), "x", stream=out)) == [0, 1, 2]
+    assert list(bar(range(3), "x", stream=out)) == [0, 1, 2]
     assert (out.getvalue() != "") == drawn
+
+
+def test_resumed_items_are_shown_done_but_not_in_the_rate() -> None:
+    out = io.StringIO()
+    b = bar(total=10, label="sweep", unit="shapes", stream=out, enabled=True)
+    skipped(b, 4)
+    assert b.n == 4 and b.format_dict["initial"] == 4  # the rate counts from the 5th
+    b.update(1)
+    b.close()
+    assert " 5/10 " in out.getvalue()
 
 
 def test_autotune_uses_it() -> None:
     from tilec.runtime import autotune
 
-    assert autotune.Progress is Progress
+    assert autotune.bar is bar
 
 
 def test_status_says_what_a_long_step_does(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -52,7 +62,7 @@ def test_status_says_what_a_long_step_does(monkeypatch: pytest.MonkeyPatch) -> N
     its seconds on a terminal, cleared at the end; nothing when the step is short or off a TTY."""
     import time
 
-    from tilec.app.progress import Status
+    from tilec.runtime.progress import Status
 
     monkeypatch.delenv("TILEC_PROGRESS", raising=False)
     out = _Tty()

@@ -10,9 +10,9 @@ import pytest
 import sympy
 
 from tilec.app.commands.show import readable_map
-from tilec.app.loader import load_schedule
 from tilec.ir import index_map
 from tilec.proofs import compile_int
+from tilec.runtime.loader import load_schedule
 
 EX = Path(__file__).resolve().parents[2] / "examples"
 

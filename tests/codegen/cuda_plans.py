@@ -9,7 +9,7 @@ from typing import Any
 
 import sympy
 
-from tilec.app.loader import load_schedule
+from tilec.runtime.loader import load_schedule
 from tilec.transforms.multicast.derive import symbolic_instance
 from tilec.transforms.pipeline import lower
 from tilec.transforms.plan import KernelPlan, MulticastMode, MulticastPlan

@@ -13,7 +13,7 @@ import pytest
 
 from tests.codegen.cuda_plans import seed
 from tilec.app.cli import main
-from tilec.app.loader import load_schedule
+from tilec.runtime.loader import load_schedule
 from tilec.codegen.cuda.launch import compile_cu, run_split
 from tilec.codegen.cuda.printer import emit
 from tilec.errors import FusionError, UnsupportedError

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.codegen.test_cuda_emit import _run_harness
-from tilec.app.loader import load_schedule
+from tilec.runtime.loader import load_schedule
 from tilec.transforms.multicast.derive import derive, symbolic_instance
 from tilec.transforms.pipeline import lower
 from tilec.transforms.plan import MulticastMode

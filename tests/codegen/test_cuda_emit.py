@@ -433,7 +433,7 @@ def test_decompositions_compile_without_warnings(tmp_path: Path) -> None:
 def test_b_given_k_by_n_is_printed_mn_major() -> None:
     kn = seed(S, False, M=1000, N=1104, K=776, CM=2, CN=1, SMS=8, B_LAYOUT="kn")
     src = emit(kn)
-    assert not kn.b_transposed and kn.b.box == (64, 256)
+    assert not kn.b.transposed and kn.b.box == (64, 256)
     assert "p, 1, 1, 0, 1;" in src and "smem_desc_sw128_mn(" in src  # transpose-B, MN-major
     assert "encode_map(tmB, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, sizeof(TIn), B, K, N, ldb, BK, 64)" in src
     nk = seed(S, False, M=1000, N=1104, K=776, CM=2, CN=1, SMS=8)

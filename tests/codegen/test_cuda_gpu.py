@@ -56,13 +56,13 @@ def _run(k: Any, M: int, N: int, K: int, variant: str | None, seed_: int) -> tup
     g = torch.Generator(device="cuda").manual_seed(seed_)
     A = torch.empty(M, _padded(K), device="cuda", dtype=torch.bfloat16)[:, :K]
     A.copy_(torch.randn(M, K, device="cuda", generator=g))
-    b_shape = (N, K) if k.plan.b_transposed else (K, N)
+    b_shape = (N, K) if k.plan.b.transposed else (K, N)
     B = torch.empty(b_shape[0], _padded(b_shape[1]), device="cuda", dtype=torch.bfloat16)[:, :b_shape[1]]
     B.copy_(torch.randn(*b_shape, device="cuda", generator=g))
     C = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
     k(A, B, C, variant=variant)
     torch.cuda.synchronize()
-    ref = A.float() @ (B.float().T if k.plan.b_transposed else B.float())
+    ref = A.float() @ (B.float().T if k.plan.b.transposed else B.float())
     nan = int(torch.isnan(C).sum())
     if M * N == 0:
         return 0.0, nan

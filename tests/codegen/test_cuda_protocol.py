@@ -82,7 +82,7 @@ def test_epilogue_choice() -> None:
     assert CudaPrinter(odd).epilogue == "overlap" and emit(odd) == emit(seed(M=1000, N=1504, K=256,
                                                                               CM=1, SMS=4))
     import dataclasses
-    f32 = dataclasses.replace(tma, out_dtype=DType.FP32)
+    f32 = dataclasses.replace(tma, out_dtype=DType.FP32, epilogue=None)  # the epilogue left open
     for epi in ("tma", "tma_tile", "overlap"):
         with pytest.raises(UnsupportedError, match="16-bit C"):
             emit(f32, epilogue=epi)

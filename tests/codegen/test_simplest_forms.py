@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tilec.app.loader import load_schedule
+from tilec.runtime.loader import load_schedule
 from tilec.codegen.cuda.expr import cexpr
 from tilec.codegen.triton.expr import print_expr
 from tilec.proofs import Context

@@ -21,9 +21,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.plans import plan
-from tilec.app.loader import load_schedule
-from tilec.codegen.triton.printer import emit, load
+from tilec.codegen.triton.printer import emit
 from tilec.errors import TilecError, UnsupportedError
+from tilec.runtime.build import load_triton
+from tilec.runtime.loader import load_schedule
 from tilec.transforms.decompose import work_units
 from tilec.transforms.pipeline import lower
 from tilec.transforms.plan import (
@@ -43,14 +44,14 @@ def run_and_check(p: KernelPlan, seed: int = 0, repeat: bool = False) -> torch.T
     g = torch.Generator().manual_seed(seed)
     dt = TORCH[p.dtype]
     a = torch.randn((p.M, p.K), generator=g).to(dt)
-    b_shape = (p.N, p.K) if p.b_transposed else (p.K, p.N)
+    b_shape = (p.N, p.K) if p.b.transposed else (p.K, p.N)
     b = torch.randn(b_shape, generator=g).to(dt)
-    mod = load(p)
+    mod = load_triton(p)
     out = torch.full((p.M, p.N), float("nan"), dtype=dt)
     c = mod.run(a, b, out=out)
     assert c is out
     assert not c.isnan().any(), f"{int(c.isnan().sum())} elements of C never written"
-    ref = a.double() @ (b.double().T if p.b_transposed else b.double())
+    ref = a.double() @ (b.double().T if p.b.transposed else b.double())
     err = (c.double() - ref).abs().max().item() / max(ref.abs().max().item(), 1.0)
     assert err < TOL[p.dtype], f"relative error {err:.3g} for {p.name}"
     if repeat:
@@ -183,7 +184,7 @@ def operands(p: KernelPlan, seed: int) -> tuple[torch.Tensor, torch.Tensor, torc
     g = torch.Generator().manual_seed(seed)
     dt = TORCH[p.dtype]
     a = torch.randn((p.M, p.K), generator=g).to(dt)
-    b = torch.randn((p.N, p.K) if p.b_transposed else (p.K, p.N), generator=g).to(dt)
+    b = torch.randn((p.N, p.K) if p.b.transposed else (p.K, p.N), generator=g).to(dt)
     return a, b, a.double() @ b.double()
 
 
@@ -194,7 +195,7 @@ def close(c: torch.Tensor, ref: torch.Tensor, dt: DType) -> bool:
 @pytest.mark.parametrize("kind", list(LAUNCH_PLANS))
 def test_launcher_errors_after_a_good_call(kind):
     p = LAUNCH_PLANS[kind]()
-    mod = load(p)
+    mod = load_triton(p)
     M, N, K, dt = p.M, p.N, p.K, TORCH[p.dtype]
     a, b, ref = operands(p, 0)
     assert close(mod.run(a, b), ref, p.dtype)  # the first call launches (and would cache) it
@@ -235,7 +236,7 @@ def test_repeated_calls_with_new_tensors(kind):
     # each call gets other tensors: new operands, a given and a new out, an operand that is
     # not contiguous, out and operands at addresses that are not 16-byte aligned (TMA clones)
     p = LAUNCH_PLANS[kind]()
-    mod = load(p)
+    mod = load_triton(p)
     dt = TORCH[p.dtype]
     results = []
     for seed in range(4):
@@ -262,7 +263,7 @@ def test_descriptor_copies_match_the_constructor():
     from triton.tools.tensor_descriptor import TensorDescriptor
 
     p = LAUNCH_PLANS["tma_splitk"]()
-    mod = load(p)
+    mod = load_triton(p)
     for M, K in ((p.M, p.K), (7, 24), (300, 8)):  # one prototype per shape, any shape
         a = torch.randn(M, K)
         made = TensorDescriptor(a, shape=[M, K], strides=[K, 1], block_shape=[p.BM, p.BK])
@@ -326,7 +327,7 @@ def test_workspace_is_left_clean(fixup):
     assert "torch.zeros" in src.split("def run(")[0] and "torch.zeros" not in src.split("def run(")[1]
     for seed in range(3):  # new inputs each call: stale partials would show as errors
         run_and_check(p, seed=seed)
-    ws, tickets = load(p)._WORKSPACES[("cpu", 0)]
+    ws, tickets = load_triton(p)._WORKSPACES[("cpu", 0)]
     assert not tickets.any() and (fixup is not Fixup.ATOMIC or not ws.any())
     sk = plan(113, 17, 33, 16, 16, 16, dtype=DType.FP16, decomposition="skpp",
               sk_waves=1, sms=6, fixup=fixup)  # DP waves + the last partial wave in SK
@@ -347,7 +348,7 @@ def test_reduce_kernel_spreads_over_row_strips():
     for (M, N, K, bm, splits) in ((64, 64, 256, 32, 4), (50, 35, 70, 16, 3), (128, 32, 512, 64, 8)):
         p = plan(M, N, K, bm, 16, 16, dtype=DType.FP16, decomposition="splitk", splits=splits,
                  fixup=Fixup.REDUCE_KERNEL)
-        mod = load(p)
+        mod = load_triton(p)
         for tiles, grid in ((p.work.partial_tiles, p.work.grid), (1, 132), (1000, 132), (3, 4)):
             programs, subs = mod._reduce_grid(tiles, grid)
             rows = 4 * subs

@@ -18,8 +18,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.plans import plan
-from tilec.codegen.triton.printer import emit, load
+from tilec.codegen.triton.printer import emit
 from tilec.errors import TilecError
+from tilec.runtime.build import load_triton
 from tilec.transforms.plan import DType, Fixup, LoadKind
 
 CONFIGS = {  # TMA loads unless said otherwise
@@ -81,7 +82,7 @@ def variants(monkeypatch):  # type: ignore[no-untyped-def]
 @pytest.mark.parametrize("name", list(CONFIGS))
 def test_one_kernel_serves_every_shape(name: str, variants) -> None:  # type: ignore[no-untyped-def]
     p = plan(80, 48, 32, 16, 16, 16, dtype=DType.FP16, **CONFIGS[name])  # type: ignore[arg-type]
-    mod = variants(load(p))
+    mod = variants(load_triton(p))
     for i, (M, N, K) in enumerate(SHAPES):
         check(mod, M, N, K, DType.FP16, seed=i)
     assert variants.taken == [(M % 16 == 0, N % 16 == 0, K % 16 == 0) for M, N, K in SHAPES]
@@ -104,7 +105,7 @@ def test_tma_loads_where_rows_allow_and_pointers_elsewhere(b_t: bool, copy: bool
     p = plan(64, 64, 64, 16, 16, 16, dtype=DType.FP32, load=LoadKind.TMA, b_transposed=b_t,
              decomposition="streamk", sms=3, fixup=Fixup.DETERMINISTIC)
     assert (p.a.kind, p.b.kind) == (LoadKind.TMA, LoadKind.TMA)
-    mod = load(p)
+    mod = load_triton(p)
     monkeypatch.setattr(mod, "_COPY_UNALIGNED", copy)
     seen: list[bool] = []
     rows_aligned = mod._rows_aligned
@@ -115,7 +116,7 @@ def test_tma_loads_where_rows_allow_and_pointers_elsewhere(b_t: bool, copy: bool
 
 
 def test_empty_problems() -> None:
-    mod = load(plan(64, 64, 64, 16, 16, 16, dtype=DType.FP16, decomposition="splitk", splits=2))
+    mod = load_triton(plan(64, 64, 64, 16, 16, 16, dtype=DType.FP16, decomposition="splitk", splits=2))
     for M, N in ((0, 5), (5, 0), (0, 0)):
         c = mod.run(torch.randn(M, 7).half(), torch.randn(7, N).half())
         assert c.shape == (M, N)
@@ -134,7 +135,7 @@ def test_the_source_holds_no_problem_size() -> None:
 
 
 def test_bad_arguments_are_user_errors_naming_the_tensors() -> None:
-    mod = load(plan(64, 64, 64, 16, 16, 16, dtype=DType.FP16))
+    mod = load_triton(plan(64, 64, 64, 16, 16, 16, dtype=DType.FP16))
     a, b = torch.randn(20, 30).half(), torch.randn(31, 40).half()
     with pytest.raises(TilecError, match=r"A is \(M, K\) = \(20, 30\) .* B has shape \(31, 40\)"):
         mod.run(a, b)
@@ -150,10 +151,10 @@ def test_one_module_per_configuration() -> None:
     # the file is keyed by its text, which holds no size: plans of one configuration lowered at
     # different sizes load one module (one compile per variant, Triton's cache keyed by source)
     kw = CONFIGS["streamk-deterministic-pointer"]
-    one = load(plan(80, 48, 32, 16, 16, 16, dtype=DType.FP16, **kw))  # type: ignore[arg-type]
-    other = load(plan(160, 16, 64, 16, 16, 16, dtype=DType.FP16, **kw))  # type: ignore[arg-type]
+    one = load_triton(plan(80, 48, 32, 16, 16, 16, dtype=DType.FP16, **kw))  # type: ignore[arg-type]
+    other = load_triton(plan(160, 16, 64, 16, 16, 16, dtype=DType.FP16, **kw))  # type: ignore[arg-type]
     assert one is other
-    assert load(plan(80, 48, 32, 16, 32, 16, dtype=DType.FP16, **kw)) is not one  # another tile
+    assert load_triton(plan(80, 48, 32, 16, 32, 16, dtype=DType.FP16, **kw)) is not one  # another tile
 
 
 @settings(max_examples=10, deadline=None, suppress_health_check=list(HealthCheck))
@@ -162,5 +163,5 @@ def test_one_module_per_configuration() -> None:
                              "skpp-deterministic"]))
 def test_random_shapes_through_one_file(M: int, N: int, K: int, name: str) -> None:
     # every file lowered at 80 x 48 x 32, run at a random shape
-    mod = load(plan(80, 48, 32, 16, 16, 16, dtype=DType.FP16, **CONFIGS[name]))  # type: ignore[arg-type]
+    mod = load_triton(plan(80, 48, 32, 16, 16, 16, dtype=DType.FP16, **CONFIGS[name]))  # type: ignore[arg-type]
     check(mod, M, N, K, DType.FP16, seed=M * 7 + N)

@@ -22,7 +22,7 @@ import sympy
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from tilec.app.loader import load_schedule, parse_params
+from tilec.runtime.loader import load_schedule, parse_params
 from tilec.errors import TilecError
 from tilec.ir import (
     GemmFusion,
@@ -182,7 +182,7 @@ def test_random_verbs_raise_only_tilec_errors(data: st.DataObject, f: GemmFusion
             accepted += call(f, lambda a, v=view: v[a], d(axis(view.ndim)))
         queries(f)
     event(f"{accepted} calls accepted" if accepted < 5 else "5+ calls accepted")
-    g = f.schedule.replay()
+    g = GemmFusion.replay(f.schedule)
     assert g.c.structure() == f.c.structure()
     assert (g.decomposition, g.kernel_options, g.cluster_dims) == (
         f.decomposition, f.kernel_options, f.cluster_dims)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 import sympy
 
-from tilec.app.loader import load_schedule
+from tilec.runtime.loader import load_schedule
 from tilec.ir import ParallelType, index_map, infer_launch
 
 from .helpers import SEED, cdiv, seed_ctas, seed_tile, symbols_by_axis

@@ -20,10 +20,14 @@ CALLS = []
 
 
 def run(a, b, out=None):
-    """What a generated kernel computes: a @ b (b given N x K for an nk build)."""
+    """What a generated kernel computes: a @ b (b given N x K for an nk build) into out, a new
+    tensor when None; no autograd (as a Triton launch records none)."""
     CALLS.append((tuple(a.shape), tuple(b.shape), a.is_contiguous(), b.is_contiguous()))
     bb = b.t() if B_LAYOUT == "nk" else b
-    out.copy_((a.double() @ bb.double()).to(out.dtype))
+    if out is None:
+        out = torch.empty((a.shape[0], bb.shape[1]), dtype=a.dtype, device=a.device)
+    with torch.no_grad():
+        out.copy_((a.double() @ bb.double()).to(out.dtype))
     return out
 '''
 

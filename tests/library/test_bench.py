@@ -78,7 +78,10 @@ def test_compile_stream_counts_variants(tmp_path: Path) -> None:
 
 def test_host_times_loop_on_cpu(tmp_path: Path) -> None:
     m = fake_module(tmp_path)
-    rows = host_overhead_library.host_times(m, quick=True, device="cpu", shapes=[(4, 8, 8)])
+    rows = host_overhead_library.host_times(m, quick=True, device="cpu", shapes=[(4, 8, 8)],
+                                            breakdown=True)
     assert rows[0]["M"] == 4 and all(rows[0][k] > 0 for k in
-                                     ("matmul_us", "matmul_out_us", "custom_op_us", "torch_us"))
+                                     ("matmul_us", "matmul_out_us", "custom_op_us", "torch_us",
+                                      "empty_us", "kernel_run_us", "kernel_run_out_us", "key_us"))
+    assert rows[0]["direct_launches_cached"] == 0  # the fake kernel keeps none
     assert dispatch.geomean([1.0, 4.0]) == pytest.approx(2.0)

@@ -118,7 +118,7 @@ def test_stats_count_one_compile_per_config_and_facts(tmp_path: Path) -> None:
     assert m.stats()["variants"] == 0 and m.stats()["calls"] == 1
 
 
-def _bad(m, a, b, out=None, *, match: str) -> None:  # noqa: ANN001
+def _bad(m, a, b, out=None, *, match: str) -> None:
     with pytest.raises(m.TilecError, match=match) as e:
         m.matmul(a, b, out=out)
     assert isinstance(e.value, ValueError) and isinstance(e.value, TypeError)
@@ -233,3 +233,92 @@ def test_module_runs_without_tilec(tmp_path: Path) -> None:
                          capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip() == "ok"
+
+
+def _counting(m, monkeypatch: pytest.MonkeyPatch) -> list:
+    """Count the module's checked calls (its _run), leaving what they do unchanged."""
+    seen: list = []
+    inner = m._run
+
+    def run(a, b, out):
+        seen.append((tuple(a.shape), tuple(b.stride())))
+        return inner(a, b, out)
+
+    monkeypatch.setattr(m, "_run", run)
+    return seen
+
+
+@pytest.mark.parametrize("layout", ["kn", "nk"])
+def test_a_call_like_a_checked_one_skips_the_checks(tmp_path: Path, layout: str,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    m = fake_module(tmp_path, layout=layout)
+    checked = _counting(m, monkeypatch)
+    for M, N, K in ((17, 33, 8), (64, 48, 32)):
+        for seed in range(3):  # new tensors each time: same key, other addresses
+            a, b = _operands(M, N, K, layout, seed=seed)
+            torch.testing.assert_close(m.matmul(a, b), (a.double() @ b.double()).float())
+            out = torch.full((M, N), float("nan"))
+            assert m.matmul(a, b, out=out) is out
+            torch.testing.assert_close(out, (a.double() @ b.double()).float())
+            x = torch.randn(2, M, K)  # leading dimensions, flattened and restored
+            torch.testing.assert_close(m.matmul(x, b), (x.double() @ b.double()).float())
+    # one checked call per (shape, with or without out, 2-D or 3-D); the rest took the fast path
+    assert len(checked) == 2 * 3
+    assert m.stats()["calls"] == 2 * 3 * 3 and m.stats()["copies"] == 0
+
+
+def test_the_fast_path_key_holds_strides_dtype_and_device(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A call that differs from a checked one only in strides, dtype, device or addresses is
+    checked again: each gets the checked path's copy or error, never the earlier decision."""
+    m = fake_module(tmp_path)
+    checked = _counting(m, monkeypatch)
+    a, b = _operands(8, 4, 16)
+    out = torch.empty(8, 4)
+    m.matmul(a, b)
+    m.matmul(a, b, out=out)
+    assert len(checked) == 2
+    # strides: b of the same shape stored column-major is copied (and correct), not read as is
+    bt = torch.randn(4, 16).t()
+    torch.testing.assert_close(m.matmul(a, bt), a @ bt)
+    assert m.stats()["copies"] == 1 and len(checked) == 3
+    # out of the same shape with other strides: refused as it was the first time
+    _bad(m, a, b, torch.empty(4, 8).t(), match=r"out .*strides \(1, 8\).* must be contiguous")
+    # dtype
+    _bad(m, a.double(), b, match=r"a \(shape \(8, 16\), strides \(16, 1\), torch.float64")
+    _bad(m, a, b, torch.empty(8, 4, dtype=torch.float64), match="out .*must be torch.float32")
+    # device
+    _bad(m, a, torch.empty(16, 4, device="meta"), match="a and b must be on one device")
+    # addresses: a base that is not 16-byte aligned (same shape and strides) is copied
+    buf = torch.randn(8 * 16 + 1)
+    a1 = buf[1:].view(8, 16)
+    assert a1.stride() == a.stride() and a1.data_ptr() % 16
+    before = m.stats()["copies"]
+    torch.testing.assert_close(m.matmul(a1, b), a1 @ b)
+    assert m.stats()["copies"] == before + 1
+    # ... and an out overlapping an operand of a key that ran with a disjoint out
+    big = torch.randn(8 * 16 + 64)
+    m.matmul(big[:128].view(8, 16), b, out=big[128:160].view(8, 4))
+    _bad(m, big[:128].view(8, 16), b, big[96:128].view(8, 4), match="out overlaps a in memory")
+    # the environment: off CUDA only under the interpreter, read again per call
+    monkeypatch.delenv("TRITON_INTERPRET")
+    _bad(m, a, b, match=r"a \(.*cpu\) must be on a CUDA device")
+    _bad(m, a, b, out, match=r"a \(.*cpu\) must be on a CUDA device")
+
+
+def test_eager_autograd_goes_through_the_op(tmp_path: Path) -> None:
+    """A kernel launch records no autograd: where a or b requires grad, matmul runs the op (its
+    backward: torch.matmul), so the gradients are torch's; out= is refused as torch does."""
+    m = fake_module(tmp_path)
+    a, b = _operands(9, 5, 12)
+    a.requires_grad_(True)
+    b.requires_grad_(True)
+    m.matmul(a, b).square().sum().backward()
+    ra, rb = a.detach().clone().requires_grad_(True), b.detach().clone().requires_grad_(True)
+    (ra @ rb).square().sum().backward()
+    torch.testing.assert_close(a.grad, ra.grad)
+    torch.testing.assert_close(b.grad, rb.grad)
+    with pytest.raises(m.TilecError, match="out= takes no part in autograd, but a requires"):
+        m.matmul(a, b, out=torch.empty(9, 5))
+    with torch.no_grad():  # no graph wanted: the kernel itself
+        assert m.matmul(a, b).grad_fn is None

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tilec.app.loader import load_schedule
+from tilec.runtime.loader import load_schedule
 from tilec.library.table import (
     ConfigSet,
     build_table,
@@ -119,8 +119,16 @@ def test_rules_per_card(tmp_path: Path, raw: dict) -> None:
     assert at("h100", 64, 256, 4096)[0]["DECOMP"] == "streamk"
     assert "rules h100.json: exact shape" in at("h100", 64, 256, 4096)[1]
     assert at("h200", 64, 256, 4096)[0]["DECOMP"] == "dp"
-    # a bucket within the radius (4 doublings) of the rule: its nearest rule (K clamped to 512)
-    assert "nearest tuned shape 64x256x4096" in at("h200", 50, 200, 4096)[1]
+    # a bucket holds the heuristic at its shape even within the radius of a rule: the rule
+    # answers at the shape (the module's look-up, test_module_answers_rules_as_gen_does)
+    assert at("h200", 50, 200, 4096)[1].startswith("heuristic")
+    assert at("h200", 50, 200, 4096)[0] == _gen_params(64, 256, 512)
+    for card, decomp in (("h100", "streamk"), ("h200", "dp")):
+        (entry,) = tables[card].rules
+        assert entry["name"] == f"{card}.json" and entry["radius"] == 4.0
+        (M, N, K, i), = entry["rules"]
+        assert (M, N, K) == (64, 256, 4096) and configs.params[i]["DECOMP"] == decomp
+    assert tables["default"].rules == []
     assert at("default", 64, 256, 4096)[0] == _gen_params(64, 256, 4096)  # no rules there
     # far from the rule (beyond its radius): the heuristic, on every card
     assert at("h100", 8, 16, 16)[1].startswith("heuristic")
@@ -158,3 +166,74 @@ def test_processes_resolve_the_same_table(raw: dict, built: tuple) -> None:
     assert [par.params[i] for i in other.grid] == [configs.params[i] for i in table.grid]
     assert [other.reasons[i] for i in other.grid_why] == [table.reasons[i]
                                                          for i in table.grid_why]
+
+
+RULE_SHAPES = [(64, 256, 4096), (300, 40, 2000), (1500, 1500, 30000)]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(RULE_SHAPES), st.tuples(*[st.floats(-0.9, 0.9)] * 3))
+def test_module_answers_rules_as_gen_does(rules_module: tuple, rule: tuple,
+                                          offset: tuple) -> None:
+    """The built module's choice at a shape near a rule (each size the rule's times 2**±0.9)
+    against gen's (load_schedule with the rules file): the same wherever a rule answers (exact
+    or within the radius: Rules.lookup decides); elsewhere the bucket's heuristic at its
+    representative shape."""
+    M, N, K = (max(1, round(x * 2 ** o)) for x, o in zip(rule, offset, strict=True))
+    _module_agrees(rules_module, M, N, K)
+
+
+def test_module_rules_change_choices(rules_module: tuple) -> None:
+    """Near each rule the module answers the rule, not the bucket (which differs there)."""
+    mod, configs, rules = rules_module
+    for M, N, K in RULE_SHAPES:
+        for shape in ((M, N, K), (M + 7, N - 3, K + 100)):  # exact, then within the radius
+            text = mod.explain(*shape)
+            assert "rules r.json: " + ("exact" if shape == (M, N, K) else "nearest") in text
+            _module_agrees(rules_module, *shape)
+    assert any(_gen_params(*shape) != configs.params[int(mod.explain(*shape).split(
+        ": config ", 1)[1].split()[0])] for shape in RULE_SHAPES)
+
+
+def _module_agrees(rules_module: tuple, M: int, N: int, K: int) -> None:
+    mod, configs, rules = rules_module
+    got = configs.params[int(mod.explain(M, N, K).split(": config ", 1)[1].split()[0])]
+    if rules.lookup(M, N, K) is not None:
+        want = load_schedule(EX, {**PINS, "M": M, "N": N, "K": K}, tuned=False,
+                             rules=rules).params
+        assert got == {k: v for k, v in want.items() if k not in ("M", "N", "K")}
+        assert "rules r.json" in mod.explain(M, N, K)
+    else:
+        C = shape_class(MAX) + 1
+        assert got == _gen_params(*(representative(min(shape_class(x), C - 1))
+                                    for x in (M, N, K)))
+        assert "at the bucket's shape" in mod.explain(M, N, K)
+
+
+@pytest.fixture(scope="module")
+def rules_module(raw: dict, tmp_path_factory: pytest.TempPathFactory) -> tuple:
+    """A module whose table has a rules file of three rules (radius 1) that pick other
+    decompositions than the heuristic; torch kernels (tests/library/fake.py)."""
+    from tests.library.fake import KERNEL, import_module
+    from tilec.library import Library, module_text
+
+    tmp = tmp_path_factory.mktemp("rules")
+    base = _gen_params(64, 256, 4096)
+    data = {"format": FORMAT, "schedule": "g.py", "schedule_key": "k", "radius": 1.0,
+            "device": None, "rules": [
+                {"M": 64, "N": 256, "K": 4096, "params": {**base, "DECOMP": "streamk"}},
+                {"M": 300, "N": 40, "K": 2000, "params": {**base, "DECOMP": "splitk",
+                                                           "SPLITS": 3}},
+                {"M": 1500, "N": 1500, "K": 30000, "params": {**base, "SPLITS": 2,
+                                                               "DECOMP": "splitk"}}]}
+    (tmp / "r.json").write_text(json.dumps(data))
+    rules = Rules.load(tmp / "r.json")
+    configs = ConfigSet()
+    tables, _ = build_tables(raw, target="triton", key="k", configs=configs,
+                             rules=[(None, rules)], max_size=MAX)
+    cfgs = [{"label": str(i), "params": p, "tile": (p["BM"], p["BN"], p["BK"]), "kernel": "k0",
+             "tma": (False, False), "facts": []} for i, p in enumerate(configs.params)]
+    lib = Library(name="ruled", schedule="g.py", target="triton", dtype="float32",
+                  out_dtype="float32", b_layout="kn", kernels={"k0": KERNEL.format(layout="kn")},
+                  configs=cfgs, tables={c: t.data() for c, t in tables.items()})
+    return import_module(module_text(lib, built="test"), tmp, "ruled"), configs, rules

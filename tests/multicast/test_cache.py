@@ -9,9 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tilec.app import cache
-from tilec.app.cache import masks_json
-from tilec.app.loader import derive_from_file
+from tilec.runtime.session import Session, derive_from_file
 
 ROOT = Path(__file__).resolve().parents[2]
 SEED = ROOT / "examples" / "seed004_persistent_cluster.py"
@@ -20,23 +18,23 @@ Q = dict(M=512, N=1024, K=64, CM=1, CN=2, CLUSTER=2, SMS=8)
 
 def test_cache_hit_equals_fresh_derivation(tmp_path, monkeypatch):
     monkeypatch.setenv("TILEC_CACHE", str(tmp_path))
-    first = masks_json(SEED, Q)
+    first = Session().masks_json(SEED, Q)
     assert len(list((tmp_path / "multicast").glob("*.json"))) == 1
-    again = masks_json(SEED, Q)
-    fresh = json.loads(json.dumps(derive_from_file(SEED, Q).to_json()))
+    again = Session().masks_json(SEED, Q)  # another run: read from disk
+    fresh = json.loads(json.dumps(derive_from_file(SEED, Q, session=Session()).to_json()))
     assert json.loads(first) == json.loads(again) == fresh
 
 
 def test_cache_key_changes_with_params_and_mode(tmp_path, monkeypatch):
     monkeypatch.setenv("TILEC_CACHE", str(tmp_path))
-    keys = {cache.masks_key(SEED, {**Q, "M": m}, mode) for m in (512, 640)
+    keys = {Session().masks_key(SEED, {**Q, "M": m}, mode) for m in (512, 640)
             for mode in ("leader", "sliced")}
     assert len(keys) == 4
 
 
 def test_cache_off(monkeypatch):
     monkeypatch.setenv("TILEC_CACHE", "off")
-    assert cache.masks_key(SEED, Q, "leader") is None
+    assert Session().masks_key(SEED, Q, "leader") is None
 
 
 def test_a_hit_imports_no_sympy(tmp_path):

@@ -65,7 +65,7 @@ def test_guard_is_the_conjunction_of_the_facts():
 
     import sympy
 
-    from tilec.app.loader import derive_from_file
+    from tilec.runtime.session import derive_from_file
 
     seed = Path(__file__).resolve().parents[2] / "examples" / "seed004_persistent_cluster.py"
     params = dict(M=8192, N=8192, BM=128, BN=256, CM=2, CN=2, SMS=128, CLUSTER=4)

@@ -15,8 +15,8 @@ import sympy
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from tilec.app.loader import derive_from_file
 from tilec.proofs.evaluate import compile_int
+from tilec.runtime.session import derive_from_file
 
 SEED = Path(__file__).resolve().parents[2] / "examples" / "seed004_persistent_cluster.py"
 MANY = int(os.environ.get("TILEC_HYPOTHESIS_EXAMPLES", "0"))

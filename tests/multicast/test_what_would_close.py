@@ -9,8 +9,8 @@ import pytest
 import sympy
 
 from tilec.app.cli import main
-from tilec.app.loader import derive_from_file
 from tilec.proofs.evaluate import compile_int
+from tilec.runtime.session import derive_from_file
 from tilec.transforms.multicast.closing import what_would_close
 from tilec.transforms.multicast.derive import RANK
 

@@ -14,16 +14,8 @@ from hypothesis import strategies as st
 from sympy import Add, Eq, Mod, Mul, Pow, ceiling, floor
 
 from tilec.proofs import Context, FactKind, canon, clear_caches, narrow, simplify
-from tilec.proofs.build import (
-    _POINTS,
-    _witness_point,
-    exact_quotient,
-    identical,
-    is_int,
-    mk_floor,
-    mk_mod,
-    mono_gcd,
-)
+from tilec.proofs.build import exact_quotient, is_int, mk_floor, mk_mod, mono_gcd
+from tilec.proofs.expand import _POINTS, _witness_point, identical
 from tilec.proofs.rules import RULES, Env
 
 from .oracles import brute_equal, brute_implies, scalar, symbols_of
@@ -248,7 +240,7 @@ def test_ceiling_builder() -> None:
 def _expand_says(a: sympy.Expr, b: sympy.Expr) -> bool:
     """The zero test ``identical`` shortcuts: the builders' ``expand`` (sympy's rebuilds nested
     remainders with its own, wrong, ``Mod`` evaluation)."""
-    from tilec.proofs.build import expand
+    from tilec.proofs.expand import expand
 
     return expand(a - b) == 0
 

@@ -16,9 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tilec.app.cli import main
-from tilec.app.loader import load_schedule
 from tilec.errors import ParamError, PolicyError, TilecError
 from tilec.runtime.autotune import ROUNDS, measure, space, tune
+from tilec.runtime.loader import load_schedule
 from tilec.runtime.records import Records, schedule_key
 from tilec.transforms.decompose import make_work_split
 from tilec.transforms.heuristic import (

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import sympy
 
-from tilec.app.loader import load_schedule
+from tilec.runtime.loader import load_schedule
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"

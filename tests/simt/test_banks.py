@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from simt_helpers import ROOT, load
 
-from tilec.app.loader import load_schedule
+from tilec.runtime.loader import load_schedule
 from tilec.transforms.simt import banks, coalescing
 from tilec.transforms.simt.banks import analyze_shared, paired, wavefronts
 from tilec.transforms.simt.lower import lower_simt

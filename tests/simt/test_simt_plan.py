@@ -13,7 +13,7 @@ from tilec.errors import ScheduleError, UnsupportedError
 from tilec.ir import GemmFusion
 from tilec.ir import ParallelType as P
 from tilec.transforms.simt.lower import lower_simt
-from tilec.transforms.simt.staging import IT, TID
+from tilec.transforms.simt.plan import IT, TID
 
 SMALL = [("coalescing_naive.py", dict(M=40, N=24, K=8, B=16)),
          ("coalescing_coalesced.py", dict(M=40, N=24, K=8, B=8)),

@@ -18,7 +18,8 @@ from simt_helpers import load
 
 from tilec.codegen.cuda.runtime import INDEX_HELPERS
 from tilec.codegen.cuda.simt import WORK_BEGIN, WORK_END, SimtCudaPrinter
-from tilec.transforms.simt.lower import SIZE_M, SIZE_N, lower_simt
+from tilec.transforms.simt.lower import lower_simt
+from tilec.transforms.simt.plan import SIZE_M, SIZE_N
 
 CONFIGS = {
     "naive": ("coalescing_naive.py", dict(M=64, N=64, K=64)),

@@ -172,8 +172,8 @@ def test_dp_ft_is_the_plain_kernel_without_a_partial_wave_and_refused_off_simt()
     whole = lower_simt(load(WT, M=1024, N=1024, K=512, CONFIG="large", DECOMP="dp_ft",
                             SMS_SLOTS=16))  # 64 tiles: 4 whole waves of 16
     assert whole.work is None and any("dp_ft: 64 tiles fill whole waves" in n for n in whole.notes)
-    from tilec.app.loader import load_schedule
     from tilec.runtime.build import kernel_plan
+    from tilec.runtime.loader import load_schedule
     ls = load_schedule(Path(__file__).resolve().parents[2] / "examples/gemm_decomposition.py",
                        dict(M=1024, N=1024, K=1024, DECOMP="dp_ft"))
     with pytest.raises(UnsupportedError, match=r"dp_ft \(front/tail\) is printed by the SIMT printer"):
@@ -181,7 +181,7 @@ def test_dp_ft_is_the_plain_kernel_without_a_partial_wave_and_refused_off_simt()
 
 
 def test_data_parallel_kernel_walks_no_units_and_splits_take_a_run_time_workspace() -> None:
-    dp = lower_simt(load(WT, M=300, N=257, K=777, CONFIG="large"), name="dp")
+    dp = lower_simt(load(WT, M=300, N=257, K=777, CONFIG="large", DECOMP="dp"), name="dp")
     assert dp.work is None and dp.decomposition is None
     dp_src = emit_simt(dp)
     assert "work_unit" not in dp_src and "const int bidy = blockIdx.y;" in dp_src

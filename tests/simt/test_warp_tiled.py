@@ -14,7 +14,7 @@ from tilec.ir import GemmFusion
 from tilec.ir.threads import ThreadOptions
 from tilec.transforms.simt.hierarchy import describe_hierarchy, warp_tiled, warp_tiles
 from tilec.transforms.simt.lower import lower_simt
-from tilec.transforms.simt.staging import IT, TID
+from tilec.transforms.simt.plan import IT, TID
 
 # small instances of the three rows of examples/simt_warp_tiled.py and of the sync pipeline
 SMALL = {
@@ -39,7 +39,7 @@ def plan_of(name: str):  # type: ignore[no-untyped-def]
 def test_verbs_are_recorded_and_replay_to_the_same_fusion() -> None:
     f = load("simt_warp_tiled.py", M=512, N=256, K=64, CONFIG="large", PAD_A=8, LANES_A=8,
              SPREAD=4)
-    again = f.schedule.replay()
+    again = GemmFusion.replay(f.schedule)
     assert again.thread_options == f.thread_options == ThreadOptions(
         stages=3, fragments=2, async_copy=True, pad_a=8, pad_b=None, min_blocks=2,
         fma_order="snake_rows", lanes_a=8, copy_slices=4, swizzle_a=True,
@@ -168,28 +168,12 @@ def test_warp_tiles_partition_the_block_tile_into_rectangles(name: str) -> None:
         assert t.lanes == (p["WM"] // p["TM"], p["WN"] // p["TN"])
 
 
-def test_configs_follow_the_waves() -> None:
-    import sys
-    from importlib import import_module
-
-    from simt_helpers import EXAMPLES
-
-    sys.path.insert(0, str(EXAMPLES))
-    try:
-        config = import_module("simt_warp_tiled").config
-    finally:
-        sys.path.remove(str(EXAMPLES))
-    # 128 x 128 tiles: 64 (< 132 SMs), 256, 576 (2.18 waves of 264), 1024 (3.88), 1600 (6.06)
-    assert [config(s, s) for s in (1024, 2048, 3072, 4096, 5120)] == \
-        ["small16", "large", "small8", "large", "large"]
-
-
 def test_fma_order_is_recorded_and_printed() -> None:
     from tilec.codegen.cuda.simt import emit_simt
 
     f = load("simt_warp_tiled.py", M=256, N=256, K=64, CONFIG="large", FMA_ORDER="snake_columns")
     assert "fusion.fma_order('snake_columns')" in str(f.schedule)
-    assert f.schedule.replay().thread_options.fma_order == "snake_columns"
+    assert GemmFusion.replay(f.schedule).thread_options.fma_order == "snake_columns"
     src = {o: emit_simt(lower_simt(load("simt_warp_tiled.py", M=256, N=256, K=64, CONFIG="large",
                                         FMA_ORDER=o))) for o in ("rows", "snake_rows", "snake_columns")}
     assert "acc[i][j] = fmaf(am[i_Ki & 1][i], bn[i_Ki & 1][j], acc[i][j]);" in src["rows"]
@@ -286,7 +270,7 @@ def test_byte_stride_is_the_stride_in_bytes() -> None:
     # the kernel's arguments are computed per launch from the leading dimensions (here the
     # general variant's: 32-bit B copies, a thread's copies 2 rows apart); at the reference's
     # lda = K, ldb = N they are the reference plan's strides
-    from tilec.transforms.simt.lower import LDA, LDB
+    from tilec.transforms.simt.plan import LDA, LDB
     at = {LDA: 131, LDB: 257}
     assert [(a, e.subs(at)) for a, e in SimtCudaPrinter(plan).step_args] == \
         [("a_step", 4 * 8 * 131), ("b_step", 4 * 2 * 257)]

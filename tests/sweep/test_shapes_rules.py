@@ -99,7 +99,7 @@ def test_bad_rules_files(tmp_path: Path, data: dict, msg: str) -> None:
 def test_exported_rules_choose_the_auto_knobs(tmp_path: Path) -> None:
     """--export of a (cost-model) sweep, read back by the loader as `tilec gen --rules` does."""
     from tilec.app.cli import main
-    from tilec.app.loader import load_schedule
+    from tilec.runtime.loader import load_schedule
     from tilec.transforms.heuristic import KNOBS, Source
 
     ex = str(Path(__file__).resolve().parents[2] / "examples" / "gemm_decomposition.py")

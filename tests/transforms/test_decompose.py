@@ -22,7 +22,8 @@ from tilec.transforms.cost_model import (
     fixup_iters,
     simulate,
 )
-from tilec.transforms.decompose import choose_decomposition, make_work_split, work_units
+from tilec.transforms.choice import choose_decomposition
+from tilec.transforms.decompose import make_work_split, work_units
 from tilec.transforms.pipeline import choose_load_kind
 from tilec.transforms.plan import (
     IT_BEGIN,

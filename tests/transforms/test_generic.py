@@ -13,7 +13,7 @@ import pytest
 import sympy
 
 from tests.plans import plan, schedule
-from tilec.app.loader import load_schedule
+from tilec.runtime.loader import load_schedule
 from tilec.ir.iterdomain import as_extent
 from tilec.transforms.decompose import split_at, split_forms, work_units
 from tilec.transforms.pipeline import lower

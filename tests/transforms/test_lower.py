@@ -6,7 +6,8 @@ import pytest
 import sympy
 
 from tests.plans import plan, schedule
-from tilec.ir.types import LoadKind
+from tilec.ir import GemmFusion
+from tilec.ir.types import Epilogue, LoadKind
 from tilec.transforms.pipeline import lower
 from tilec.transforms.plan import SIZE_K, SIZE_M, SIZE_N
 
@@ -29,17 +30,37 @@ def test_epilogue_choice_reaches_the_plan() -> None:
     from tilec.errors import UnsupportedError
 
     f = schedule(256, 256, 128, 128, 128, 64)
-    assert lower(f, target="cuda").epilogue == "auto"
+    assert lower(f, target="cuda").epilogue is Epilogue.OVERLAP  # 'auto': lowering's choice
+    assert lower(f, target="triton").epilogue is None  # Triton stores C its own way
     f.set_kernel(epilogue=" Overlap ")
-    assert f.kernel_options.epilogue == "overlap"
+    assert f.kernel_options.epilogue is Epilogue.OVERLAP
     assert str(f.schedule).endswith("fusion.set_kernel(epilogue='overlap')")
-    assert f.schedule.replay().kernel_options == f.kernel_options
+    assert GemmFusion.replay(f.schedule).kernel_options == f.kernel_options
     p = lower(f, target="cuda")
     assert p.epilogue == "overlap"
     assert "epilogue overlap" in legalize_summary(f)
     with pytest.raises(UnsupportedError, match="set_kernel\\(epilogue='overlap'\\)"):
         lower(f, target="triton")
-    assert lower(f.set_kernel(epilogue="auto"), target="cuda").epilogue == "auto"
+    assert lower(f.set_kernel(epilogue="tma"), target="cuda").epilogue is Epilogue.TMA
+    assert lower(f.set_kernel(epilogue="auto"), target="cuda").epilogue is Epilogue.OVERLAP
+
+
+@pytest.mark.parametrize("BN", [64, 96, 128, 192, 256])
+@pytest.mark.parametrize("stages", [2, 3, 4])
+def test_lowerings_epilogue_is_the_cuda_printers_own_choice(BN: int, stages: int) -> None:
+    # oracle: the CUDA printer's shared-memory layout, given a plan that leaves the epilogue open
+    from dataclasses import replace
+
+    from tilec.codegen.cuda.printer import CudaPrinter
+    from tilec.errors import UnsupportedError
+
+    f = schedule(1024, 1024, 256, 128, BN, 64, b_transposed=True, stages=stages)
+    p = lower(f, target="cuda")
+    try:
+        want = CudaPrinter(replace(p, epilogue=None)).epilogue
+    except UnsupportedError:
+        pytest.skip("the CUDA printer refuses this tile")
+    assert p.epilogue == want and CudaPrinter(p).epilogue == want
 
 
 def legalize_summary(f) -> str:  # type: ignore[no-untyped-def]
@@ -49,7 +70,7 @@ def legalize_summary(f) -> str:  # type: ignore[no-untyped-def]
 
 
 def test_multicast_plan_carries_its_facts_as_objects_and_the_guard_they_make() -> None:
-    from tilec.app.loader import load_schedule
+    from tilec.runtime.loader import load_schedule
     from tilec.proofs.context import Fact
     from tilec.runtime.build import kernel_plan
 

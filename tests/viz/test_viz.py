@@ -13,8 +13,9 @@ import numpy as np
 import pytest
 
 from tilec.app.cli import main
-from tilec.app.loader import derive_from_file, load_schedule
 from tilec.app.viz import multicast_patterns, tile_assignment, timeline
+from tilec.runtime.loader import load_schedule
+from tilec.runtime.session import derive_from_file
 from tilec.transforms.cost_model import UNIT_OVERHEAD, estimate_cost
 from tilec.transforms.pipeline import lower
 

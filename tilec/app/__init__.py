@@ -1,2 +1,2 @@
-"""The application around the compiler: the `tilec` command, schedule files and their
-parameters, the on-disk cache, progress bars and pictures."""
+"""The application around the compiler: the `tilec` command (its subcommands in
+:mod:`tilec.app.commands`) and its pictures (:mod:`tilec.app.viz`)."""

@@ -32,6 +32,7 @@ from typing import NoReturn
 from tilec.app.commands import bench, build, check, explain, gen, masks, show, sweep, tune, viz
 from tilec.app.commands.common import mode_option
 from tilec.errors import ParamError, TilecError
+from tilec.runtime.session import Session
 
 
 def no_options(p: argparse.ArgumentParser) -> None:
@@ -40,12 +41,13 @@ def no_options(p: argparse.ArgumentParser) -> None:
 
 @dataclass(frozen=True)
 class Command:
-    """One row of the command table: ``tilec NAME`` runs ``run(args)`` (its exit status) with the
-    options every command takes (:func:`build_parser`) and those ``options`` adds."""
+    """One row of the command table: ``tilec NAME`` runs ``run(args, session)`` (its exit
+    status; ``session``: the run's :class:`~tilec.runtime.session.Session`) with the options
+    every command takes (:func:`build_parser`) and those ``options`` adds."""
 
     name: str
     help: str
-    run: Callable[[argparse.Namespace], int]
+    run: Callable[[argparse.Namespace, Session], int]
     options: Callable[[argparse.ArgumentParser], None] = no_options
 
 
@@ -133,7 +135,7 @@ def _main(argv: Sequence[str] | None) -> int:
     run = next(cmd.run for cmd in COMMANDS if cmd.name == args.command)
     try:
         check_symbolic(args)
-        status = run(args)
+        status = run(args, Session())
         sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
         return status
     except TilecError as e:

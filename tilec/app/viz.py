@@ -18,7 +18,7 @@ derivation) and then drawn with matplotlib's Agg backend:
 
 Example::
 
-    >>> from tilec.app.loader import load_schedule
+    >>> from tilec.runtime.loader import load_schedule
     >>> from tilec.transforms.pipeline import lower
     >>> s = load_schedule("examples/gemm_basic.py", {"M": 256, "N": 384, "K": 128})
     >>> cells = tile_assignment(lower(s.fusion), grid=6, cluster_size=1)
@@ -323,7 +323,7 @@ def thread_map(plan: Any, warps: Sequence[int] = (0, 1),
     """One :class:`ThreadAccess` per global access of a :class:`~tilec.transforms.simt.lower.SimtPlan`
     (the seed's coalescing pictures as data; every lane evaluated from the plan's index).
 
-    >>> from tilec.app.loader import load_schedule
+    >>> from tilec.runtime.loader import load_schedule
     >>> from tilec.transforms.simt.lower import lower_simt
     >>> plan = lower_simt(load_schedule("examples/coalescing_naive.py", {"M": 64, "N": 64, "K": 64}).fusion)
     >>> a = thread_map(plan, warps=(0,))[0]

@@ -22,7 +22,8 @@ from __future__ import annotations
 import sympy
 
 from tilec.proofs import Context, Reasoner
-from tilec.proofs.build import expand, is_int, rebuild
+from tilec.proofs.build import is_int, rebuild
+from tilec.proofs.expand import expand
 
 __all__ = ["ProvenSigns", "whole_mods"]
 

@@ -22,11 +22,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 import sympy
 
-from tilec.errors import FusionError, LaunchError
+from tilec.errors import FusionError, LaunchError, PolicyError
 from tilec.ir.iterdomain import IterDomain, as_extent
 from tilec.ir.tensorview import TensorView
 from tilec.ir.threads import (
@@ -44,14 +44,18 @@ from tilec.ir.trace import Schedule, paused
 from tilec.ir.types import (
     EPILOGUES,
     EVICTS,
+    MAX_CLUSTER,
+    PORTABLE_CLUSTER,
     SK_WAVES_MAX,
     BLayout,
     Decomposition,
     DecompositionChoice,
     DType,
+    Epilogue,
     Fixup,
     IterType,
     KernelOptions,
+    L2Hint,
     LoadKind,
     MemoryType,
     ParallelType,
@@ -119,6 +123,22 @@ class GemmFusion:
         self.kernel_options = KernelOptions()
         self.thread_options = ThreadOptions()
 
+    @classmethod
+    def replay(cls, schedule: Schedule | str) -> GemmFusion:
+        """Run a schedule trace (``fusion.schedule``, or its text) and return the fusion it
+        builds.
+
+        >>> f = GemmFusion(M=64, N=64, K=32)
+        >>> _ = f.c.split(0, 16)
+        >>> GemmFusion.replay(f.schedule).c.structure() == f.c.structure()
+        True
+        """
+        namespace: dict[str, object] = {}
+        exec(compile(str(schedule), "<tilec schedule>", "exec"), namespace)
+        fusion = namespace["fusion"]
+        assert isinstance(fusion, cls), fusion
+        return fusion
+
     def decompose(self, kind: Decomposition | str = "dp", *, splits: int = 1, sk_waves: int = 1,
                   fixup: Fixup | str = "atomic", sms: int | None = None) -> GemmFusion:
         """Choose the work decomposition that lowering gives the tiles of this schedule.
@@ -160,15 +180,15 @@ class GemmFusion:
         return self
 
     def set_kernel(self, stages: int | str | None = None, warps: int | str | None = None,
-                   load: LoadKind | str | None = None, epilogue: str | None = None,
-                   evict: str | tuple[str, str] | None = None,
+                   load: LoadKind | str | None = None, epilogue: Epilogue | str | None = None,
+                   evict: str | tuple[L2Hint | str, L2Hint | str] | None = None,
                    prefetch: int | str | None = None) -> GemmFusion:
         """Kernel-level choices: software-pipeline ``stages`` (K tiles in flight), ``warps`` per
         CTA (CUDA: 4 per warpgroup), the operand ``load`` kind (``pointer``, ``tma``) and, for
         the CUDA target, the ``epilogue`` that writes C (``tma``, ``tma_tile``, ``direct``,
-        ``overlap``: see :data:`~tilec.ir.types.EPILOGUES`), the CUDA kernel's L2 ``evict``
+        ``overlap``: see :class:`~tilec.ir.types.Epilogue`), the CUDA kernel's L2 ``evict``
         hints of A's and B's loads (``"last,first"`` or a pair, each ``normal``, ``first`` or
-        ``last``: :data:`~tilec.ir.types.EVICTS`) and its L2 ``prefetch`` distance (k-iterations
+        ``last``: :class:`~tilec.ir.types.L2Hint`) and its L2 ``prefetch`` distance (k-iterations
         ahead of the loads, 0..64; 0: none).
         None or ``"auto"`` leaves a choice to lowering (TMA where the strides allow it, the
         target's default stages, warps and epilogue). Kept as a frozen
@@ -176,9 +196,9 @@ class GemmFusion:
 
         >>> f = GemmFusion(M=256, N=256, K=64)
         >>> f.set_kernel(stages=4, warps=8, load="tma", epilogue="overlap").kernel_options
-        KernelOptions(stages=4, warps=8, load=<LoadKind.TMA: 'tma'>, epilogue='overlap', evict=None, prefetch=None)
+        KernelOptions(stages=4, warps=8, load=<LoadKind.TMA: 'tma'>, epilogue=<Epilogue.OVERLAP: 'overlap'>, evict=None, prefetch=None)
         >>> f.set_kernel(evict="last,first").kernel_options.evict
-        ('last', 'first')
+        (<L2Hint.LAST: 'last'>, <L2Hint.FIRST: 'first'>)
         >>> GemmFusion(M=256, N=256, K=64).set_kernel(warps=6)
         Traceback (most recent call last):
         ...
@@ -197,17 +217,16 @@ class GemmFusion:
                    "a power of two or a multiple of 4 in 1..32")
         parsed = None if load is None else LoadKind.parse(load, extra=("auto",))
         kind = None if isinstance(parsed, str) else parsed
-        epi = epilogue.strip().lower() if isinstance(epilogue, str) else epilogue
-        if epi == "auto":
-            epi = None
-        if epi is not None and epi not in EPILOGUES:
+        epi = _option(Epilogue, epilogue)
+        if epi is False:
             raise FusionError(f"set_kernel: epilogue must be one of {', '.join(EPILOGUES)}, "
                               f"'auto' or None but got {epilogue!r}")
         ev = _evict_pair(evict)
         pf = count("prefetch", prefetch, lambda v: 0 <= v <= 64, "an integer in 0..64")
         self.schedule.record("fusion", "set_kernel", (),
                              {"stages": st, "warps": wp,
-                              "load": kind.value if kind is not None else None, "epilogue": epi,
+                              "load": kind.value if kind is not None else None,
+                              "epilogue": epi.value if epi is not None else None,
                               "evict": ",".join(ev) if ev else None, "prefetch": pf})
         self.kernel_options = KernelOptions(stages=st, warps=wp, load=kind, epilogue=epi, evict=ev,
                                             prefetch=pf or None)
@@ -220,8 +239,6 @@ class GemmFusion:
         their cluster dims from those axes instead. At most 8 CTAs (16 with
         ``non_portable_cluster``).
         """
-        from tilec.ir.launch import MAX_CLUSTER, PORTABLE_CLUSTER
-
         for d, v in zip("xyz", (x, y, z), strict=True):
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise LaunchError(f"cluster dim {d} must be a positive integer but got {v!r}")
@@ -401,17 +418,34 @@ def _arg(value: int | str | sympy.Expr) -> str:
     return repr(value) if isinstance(value, int | str) else repr(str(value))
 
 
-def _evict_pair(evict: str | tuple[str, str] | list[str] | None) -> tuple[str, str] | None:
-    """``set_kernel(evict=...)``: ``"a,b"`` or ``(a, b)`` with each in EVICTS; None or auto: None.
+_E = TypeVar("_E", Epilogue, L2Hint)
+
+
+def _option(kind: type[_E], value: object) -> _E | None | Literal[False]:
+    """A member of ``kind`` named by ``value`` (a member or its text, any case); None for None or
+    ``auto``; False for anything else (the caller says what it takes)."""
+    if value is None or (isinstance(value, str) and value.strip().lower() == "auto"):
+        return None
+    if not isinstance(value, str):
+        return False
+    try:
+        return kind(value)
+    except PolicyError:
+        return False
+
+
+def _evict_pair(evict: object) -> tuple[L2Hint, L2Hint] | None:
+    """``set_kernel(evict=...)``: ``"a,b"`` or ``(a, b)``, each an :class:`L2Hint`; None or
+    auto: None.
 
     >>> _evict_pair("Last, first"), _evict_pair("auto"), _evict_pair(None)
-    (('last', 'first'), None, None)
+    ((<L2Hint.LAST: 'last'>, <L2Hint.FIRST: 'first'>), None, None)
     """
     if evict is None or (isinstance(evict, str) and evict.strip().lower() == "auto"):
         return None
-    parts = evict.split(",") if isinstance(evict, str) else list(evict)
-    pair = tuple(str(x).strip().lower() for x in parts)
-    if len(pair) != 2 or any(x not in EVICTS for x in pair):
+    parts = evict.split(",") if isinstance(evict, str) else list(evict)  # type: ignore[call-overload]
+    pair = tuple(_option(L2Hint, str(x)) for x in parts)
+    if len(pair) != 2 or any(x is None or x is False for x in pair):
         raise FusionError(f"set_kernel: evict must be two of {', '.join(EVICTS)} (A's, then B's: "
                           f"'last,first' or a pair), 'auto' or None but got {evict!r}")
     return pair  # type: ignore[return-value]

@@ -25,24 +25,19 @@ Example::
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import sympy
 
 from tilec.errors import LaunchError
+from tilec.ir.fusion import GemmFusion
 from tilec.ir.tensorview import TensorView
-from tilec.ir.types import ParallelType
-
-if TYPE_CHECKING:
-    from tilec.ir.fusion import GemmFusion
+from tilec.ir.types import MAX_CLUSTER, PORTABLE_CLUSTER, ParallelType
 
 _P = ParallelType
 _BID = (_P.BIDx, _P.BIDy, _P.BIDz)
 _CID = (_P.CIDx, _P.CIDy, _P.CIDz)
 _RANK = (_P.RankX, _P.RankY, _P.RankZ)
 _TID = (_P.TIDx, _P.TIDy, _P.TIDz)
-PORTABLE_CLUSTER = 8
-MAX_CLUSTER = 16
 
 
 @dataclass(frozen=True)
@@ -99,8 +94,6 @@ def _bindings(views: list[TensorView]) -> dict[ParallelType, tuple[sympy.Expr, s
 
 def infer_launch(fusion: GemmFusion | list[TensorView], non_portable: bool | None = None) -> LaunchDims:
     """Grid / cluster / block dims of a fusion (or of a list of views), validated."""
-    from tilec.ir.fusion import GemmFusion
-
     if non_portable is not None and not isinstance(non_portable, bool):
         raise LaunchError(f"infer_launch: non_portable must be True, False or None but got "
                           f"{non_portable!r}")

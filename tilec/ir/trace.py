@@ -1,7 +1,8 @@
 """The schedule trace: every scheduling call, replayable as Python.
 
 ``print(fusion.schedule)`` is a Python program that rebuilds the same fusion (nvFuser's
-"fusion as a runnable reproducer", TVM's schedule trace); :meth:`Schedule.replay` runs it.
+"fusion as a runnable reproducer", TVM's schedule trace); :meth:`GemmFusion.replay
+<tilec.ir.fusion.GemmFusion.replay>` runs it (the trace knows calls, not the fusion they build).
 
 Example::
 
@@ -18,10 +19,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from tilec.ir.fusion import GemmFusion
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -70,12 +68,6 @@ class Schedule:
         lines = ["from tilec.ir import GemmFusion, ParallelType", self.header]
         lines += [str(c) for c in self.calls]
         return "\n".join(lines)
-
-    def replay(self) -> GemmFusion:
-        """Run the trace and return the fusion it builds."""
-        namespace: dict[str, Any] = {}
-        exec(compile(str(self), "<tilec schedule>", "exec"), namespace)
-        return namespace["fusion"]
 
 
 class paused:

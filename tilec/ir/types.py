@@ -223,6 +223,11 @@ class MulticastMode(PolicyEnum, label="multicast mode"):
 
 SK_WAVES_MAX = 7  # Stream-K++: 0..7 trailing waves in Stream-K (seed 001)
 
+# CTAs per cluster: 8 portable, 16 at most (a multicast mask has 16 bits) with non_portable_cluster
+PORTABLE_CLUSTER = 8
+MAX_CLUSTER = 16
+SMEM_LIMIT = 227 * 1024  # bytes of shared memory one CTA may use on sm_90
+
 
 @dataclass(frozen=True)
 class DecompositionChoice:
@@ -249,34 +254,67 @@ class DecompositionChoice:
         return "auto" if self.kind is None else self.kind.value
 
 
+class L2Hint(PolicyEnum, enum.StrEnum, label="evict"):
+    """The L2 eviction hint of an operand's TMA loads (CUDA; a ``str``: ``L2Hint.LAST == "last"``).
+
+    NORMAL: no hint. FIRST: ``evict_first``, lines read once. LAST: ``evict_last``, lines other
+    CTAs read again.
+    """
+
+    NORMAL = "normal"
+    FIRST = "first"
+    LAST = "last"
+
+
+class Epilogue(PolicyEnum, enum.StrEnum, label="epilogue"):
+    """How the CUDA kernel writes its C tile (docs/cuda_backend.md, "Epilogue").
+
+    TMA: registers -> two staging boxes in shared memory -> TMA stores. TMA_TILE: the whole tile
+    staged, its stores overlap the next tile. DIRECT: registers -> global. OVERLAP: the tile is
+    packed to 16 bits in registers and stored from there while the next tile's MMAs run.
+    """
+
+    TMA = "tma"
+    TMA_TILE = "tma_tile"
+    DIRECT = "direct"
+    OVERLAP = "overlap"
+
+
+class Target(PolicyEnum, enum.StrEnum, label="target"):
+    """Which backend a plan is for: it decides loads, layouts and what can be kept.
+
+    TRITON: pointer or tensor-descriptor loads; no clusters (Triton cannot issue multicast):
+      a cluster schedule keeps its tile order and each CTA loads its own tiles (noted in the
+      plan).
+    CUDA: sm_90a TMA + WGMMA, clusters and multicast; B given N x K or K x N; with a cluster
+      the work split is made per cluster (every CTA of a cluster keeps one K range).
+    """
+
+    TRITON = "triton"
+    CUDA = "cuda"
+
+
+# the values as text (the CLI's choices, messages)
+EVICTS = tuple(h.value for h in L2Hint)
+EPILOGUES = tuple(e.value for e in Epilogue)
+
+
 @dataclass(frozen=True)
 class KernelOptions:
     """Kernel-level choices a schedule makes (``fusion.set_kernel``); ``None`` leaves each to
     lowering (the target's default, or for ``load`` TMA where the strides allow it).
 
     stages: software-pipeline depth of the K loop; warps: warps per CTA; load: how operand tiles
-    are loaded (:class:`LoadKind`); epilogue: how the CUDA kernel writes C (one of
-    :data:`EPILOGUES`; None: the printer's choice); evict: the CUDA kernel's L2 eviction hints
-    of A's and B's TMA loads, each one of :data:`EVICTS` (None: lowering's rule); prefetch:
-    how many k-iterations ahead of its loads the CUDA producer prefetches A's and B's boxes into
-    L2 (``cp.async.bulk.prefetch``; None or 0: none).
+    are loaded (:class:`LoadKind`); epilogue: how the CUDA kernel writes C (:class:`Epilogue`;
+    None: lowering's choice); evict: the CUDA kernel's L2 eviction hints of A's and B's TMA
+    loads (:class:`L2Hint`; None: lowering's rule); prefetch: how many k-iterations ahead of its
+    loads the CUDA producer prefetches A's and B's boxes into L2 (``cp.async.bulk.prefetch``;
+    None or 0: none).
     """
 
     stages: int | None = None
     warps: int | None = None
     load: LoadKind | None = None
-    epilogue: str | None = None
-    evict: tuple[str, str] | None = None
+    epilogue: Epilogue | None = None
+    evict: tuple[L2Hint, L2Hint] | None = None
     prefetch: int | None = None
-
-
-# L2 eviction hints of an operand's TMA loads (CUDA): "first" (evict_first: lines read once),
-# "last" (evict_last: lines other CTAs read again), "normal" (no hint).
-EVICTS = ("normal", "first", "last")
-
-
-# How the CUDA kernel writes its C tile (docs/cuda_backend.md, "Epilogue"): "tma" (registers ->
-# two staging boxes in shared memory -> TMA stores), "tma_tile" (the whole tile staged, its stores
-# overlap the next tile), "direct" (registers -> global), "overlap" (the tile is packed to 16 bits
-# in registers and stored from there while the next tile's MMAs run).
-EPILOGUES = ("tma", "tma_tile", "direct", "overlap")

@@ -72,7 +72,7 @@ def _label(params: dict[str, Any]) -> str:
 
 
 def _lower(path: Path, params: dict[str, Any], shape: tuple[int, int, int], target: str) -> Any:
-    from tilec.app.loader import load_schedule
+    from tilec.runtime.loader import load_schedule
     from tilec.runtime.build import kernel_plan
 
     loaded = load_schedule(path, dict(params, M=shape[0], N=shape[1], K=shape[2]),
@@ -111,7 +111,7 @@ def build_library(schedule: str | Path, overrides: dict[str, Any] | None = None,
     shape itself. ``max_size``: the last size class (larger sizes share its bucket).
     ``jobs``: processes resolving the buckets and generating the configs' kernels.
     """
-    from tilec.app.loader import load_schedule
+    from tilec.runtime.loader import load_schedule
     from tilec.runtime.records import default_records, schedule_key
     from tilec.runtime.rules import Rules
 
@@ -184,7 +184,7 @@ def _config_kernels(args: tuple[Any, ...]) -> dict[str, Any]:
             "tma": (plan.a.kind is LoadKind.TMA, plan.b.kind is LoadKind.TMA),
             "facts": facts_of(plan), "dtype": _TORCH_DTYPE[plan.dtype.value],
             "out_dtype": _TORCH_DTYPE[plan.c_dtype.value],
-            "b_layout": "nk" if plan.b_transposed else "kn"}
+            "b_layout": "nk" if plan.b.transposed else "kn"}
 
 
 def facts_of(plan: Any) -> list[tuple[str, str]]:

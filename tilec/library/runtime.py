@@ -17,10 +17,11 @@ built module alone.
 
 from __future__ import annotations
 
-from tilec.library.checks import TilecError, _check, _check_overlap, _operands  # noqa: F401
+from tilec.library.checks import TilecError, _check, _check_overlap, _on_cpu_ok, _operands
 
 # ---- the built module's code: copied from here on (tilec.library.build.module_text) ----
 import hashlib
+import math
 import os
 import sys
 import time
@@ -92,9 +93,13 @@ def _rows_aligned(N: int, K: int) -> tuple:
 def _choose(M: int, N: int, K: int) -> _Choice:
     table = TABLES[card()]
     exact = table["exact"].get((M, N, K))
+    ruled = None if exact is not None else _nearest_rule(table, M, N, K)
     if exact is not None:
         index, reason = exact
         where = f"exact entry {M}x{N}x{K}"
+    elif ruled is not None:
+        index, why_rule = ruled
+        where = "the rules file's nearest rule, looked up at this shape"
     else:
         top = table["classes"] - 1
         cm, cn, ck = (min(shape_class(x), top) for x in (M, N, K))
@@ -113,7 +118,31 @@ def _choose(M: int, N: int, K: int) -> _Choice:
                  if unaligned else "")
     facts = _facts(cfg, M, N, K)
     return _Choice(index, kernel, facts, _variant(kernel, facts, M, N, K),
-                   table["reasons"][reason], where, copy_note)
+                   why_rule if ruled is not None else table["reasons"][reason], where, copy_note)
+
+
+def _nearest_rule(table: dict, M: int, N: int, K: int) -> tuple | None:
+    """gen's rules step at M x N x K (tilec.runtime.rules.Rules.lookup): the first rules file
+    with a rule of this shape, or one within its radius (euclidean distance of the log2 sizes),
+    the nearest; its config and why. None where no file answers, or where the answering rule
+    leaves a knob to gen's heuristic (the bucket answers)."""
+    at = (math.log2(M), math.log2(N), math.log2(K))
+    for f in table.get("rules", ()):
+        if not f["rules"]:
+            continue
+        hit = next((r for r in f["rules"] if (r[0], r[1], r[2]) == (M, N, K)), None)
+        if hit is not None:
+            text = f"rules {f['name']}: exact shape {M}x{N}x{K}"
+        else:
+            d, i = min((math.dist((math.log2(r[0]), math.log2(r[1]), math.log2(r[2])), at), i)
+                       for i, r in enumerate(f["rules"]))
+            if d > f["radius"]:
+                continue
+            hit = f["rules"][i]
+            text = (f"rules {f['name']}: nearest tuned shape {hit[0]}x{hit[1]}x{hit[2]} "
+                    f"(log2 distance {d:.2f} <= radius {f['radius']:.2g})")
+        return (hit[3], text) if hit[3] >= 0 else None
+    return None
 
 
 def _variant(kernel: str, facts: tuple, M: int, N: int, K: int) -> tuple:
@@ -177,6 +206,8 @@ def _cache_folder() -> str:
 
 
 def _run(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None) -> torch.Tensor:
+    """The checked call (2-D a): every check, the choice, the kernel; ``_copied`` says whether an
+    operand was copied (the fast path takes only calls that copy nothing)."""
     if (out is None and type(a) is torch.Tensor and type(b) is torch.Tensor
             and a.dtype is _DTYPE and b.dtype is _DTYPE and a.dim() == 2 and b.dim() == 2
             and a.shape[1] == b.shape[0] and a.is_cuda and a.device == b.device):
@@ -188,6 +219,7 @@ def _run(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None) -> torch.Te
     else:
         _check_overlap(a, b, out)
     _STATS["calls"] += 1
+    _COPIED[0] = True  # no fast path for empty problems
     if M == 0 or N == 0:
         return out
     if K == 0:
@@ -200,6 +232,7 @@ def _run(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None) -> torch.Te
         _MEMO[(M, N, K)] = choice
     a_k, b_k, copies = _operands(a, b)
     _STATS["copies"] += copies
+    _COPIED[0] = bool(copies)
     key = choice.variant
     mod = _LOADED.get(choice.kernel) or _kernel(choice.kernel)
     if key in _SEEN:
@@ -216,6 +249,76 @@ def _run(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None) -> torch.Te
     return out
 
 
+# --------------------------------------------------------------------------------------------
+# the fast path: a call like one checked before
+# --------------------------------------------------------------------------------------------
+
+_FAST: dict = {}  # _key() of a checked call -> a function doing what that call did
+_COPIED = [False]  # whether the last _run copied an operand (or ran no kernel)
+_TENSOR = torch.Tensor
+_compiling = torch.compiler.is_compiling
+
+
+def _key(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None) -> tuple:
+    """Everything the checks of a call read but the addresses: the operands' (and out's) shapes,
+    strides, dtypes and devices. A call with the key of one that passed them passes them."""
+    if out is None:
+        return (a.shape, a.stride(), a.dtype, a.device, b.shape, b.stride(), b.dtype, b.device)
+    return (a.shape, a.stride(), a.dtype, a.device, b.shape, b.stride(), b.dtype, b.device,
+            out.shape, out.stride(), out.dtype, out.device)
+
+
+def _extent(x: torch.Tensor) -> int:
+    """Bytes from x's first element to one past its last (strides are never negative)."""
+    return (sum((n - 1) * s for n, s in zip(x.shape, x.stride())) + 1) * x.element_size()
+
+
+def _fast_call(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None):
+    """The function that repeats a checked call for every later call with its _key(): the
+    kernel's run() on the operands as they are (none was copied), with the per-call checks the
+    key cannot carry: 16-byte aligned bases (else the checked path copies) and, with out, no
+    overlap of out with a or b (else the checked path raises). None where no fast path applies."""
+    if a.dim() < 2 or a.numel() == 0 or b.numel() == 0:
+        return None
+    run = (_LOADED.get(_MEMO[(a.numel() // a.shape[-1], b.shape[1], b.shape[0])].kernel)
+           .run)
+    nk = B_LAYOUT == "nk"
+    cpu = a.device.type != "cuda"  # the interpreter: TRITON_INTERPRET is read again per call
+    K, lead = a.shape[-1], (tuple(a.shape[:-1]) if a.dim() > 2 else None)
+    slow = _matmul
+    calls = _STATS
+
+    if out is None and lead is None:
+        def fast(a, b, out):
+            if (a.data_ptr() | b.data_ptr()) & 15 or (cpu and not _on_cpu_ok()):
+                return slow(a, b, out)
+            calls["calls"] += 1
+            return run(a, b.t() if nk else b)
+        return fast
+    if out is None:
+        def fast_lead(a, b, out):
+            if (a.data_ptr() | b.data_ptr()) & 15 or (cpu and not _on_cpu_ok()):
+                return slow(a, b, out)
+            calls["calls"] += 1
+            res = run(a.view(-1, K), b.t() if nk else b)
+            return res.view(*lead, res.shape[-1])
+        return fast_lead
+    a_ext, b_ext, o_ext = _extent(a), _extent(b), _extent(out)
+
+    def fast_out(a, b, out):
+        pa, pb, po = a.data_ptr(), b.data_ptr(), out.data_ptr()
+        if ((pa | pb) & 15 or (pa < po + o_ext and po < pa + a_ext)
+                or (pb < po + o_ext and po < pb + b_ext) or (cpu and not _on_cpu_ok())):
+            return slow(a, b, out)
+        calls["calls"] += 1
+        if lead is None:
+            run(a, b.t() if nk else b, out=out)
+        else:
+            run(a.view(-1, K), b.t() if nk else b, out=out.view(-1, out.shape[-1]))
+        return out
+    return fast_out
+
+
 def matmul(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = None
            ) -> torch.Tensor:
     """``a @ b``: a is M x K, b is K x N, both of this build's dtype on one CUDA device; returns
@@ -226,9 +329,25 @@ def matmul(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = None
     layout is not the one the kernel reads (a not row-major, b not row-major for a kn build or
     not column-major for an nk build, or a base address not 16-byte aligned) is copied first:
     correct, one extra pass over it (``stats()['copies']`` counts them). Runs as the custom op
-    ``torch.ops.<OP_NAMESPACE>.matmul`` inside torch.compile graphs.
+    ``torch.ops.<OP_NAMESPACE>.matmul`` inside torch.compile graphs and where a or b requires
+    grad (its backward runs torch.matmul).
+
+    A call whose operands have the shapes, strides, dtypes and devices of one checked before
+    (and out likewise, or no out in both) takes the fast path: one dictionary look-up, then
+    the kernel's run(); only the addresses are checked again (alignment, out's overlap).
     """
-    lead, given = None, out
+    if (type(a) is _TENSOR and type(b) is _TENSOR and (out is None or type(out) is _TENSOR)
+            and not _compiling()):
+        fast = _FAST.get(_key(a, b, out))
+        if fast is not None and not (a.requires_grad or b.requires_grad):
+            return fast(a, b, out)
+    return _matmul(a, b, out)
+
+
+def _matmul(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None) -> torch.Tensor:
+    """matmul's checked path; a call that ran its kernel on the operands as given leaves a
+    fast path for its _key()."""
+    lead, given, orig_a = None, out, a
     if isinstance(a, torch.Tensor) and a.dim() > 2:
         lead = tuple(a.shape[:-1])
         a = a.reshape(-1, a.shape[-1])
@@ -239,8 +358,23 @@ def matmul(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = None
             out = out.view(-1, out.shape[-1])
     if _tracing(a):
         res = _OPS[0](a, b) if out is None else (_OPS[1](a, b, out), out)[1]
+    elif (torch.is_grad_enabled() and isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)
+          and (a.requires_grad or b.requires_grad)):
+        if out is not None:
+            raise TilecError(f"{NAME}.matmul: out= takes no part in autograd, but "
+                             f"{'a' if a.requires_grad else 'b'} requires grad (as for "
+                             f"torch.matmul); call matmul(a, b) without out")
+        res = _OPS[0](a, b)  # the op's backward: torch.matmul
     else:
         res = _run(a, b, out)
+        if (not _COPIED[0] and type(orig_a) is _TENSOR and type(b) is _TENSOR
+                and (given is None or type(given) is _TENSOR)
+                and a.data_ptr() == orig_a.data_ptr()):  # a's reshape (if any) is a view
+            if len(_FAST) >= _MEMO_MAX:
+                _FAST.clear()
+            fast = _fast_call(orig_a, b, given)
+            if fast is not None:
+                _FAST[_key(orig_a, b, given)] = fast
     if lead is None:
         return res
     return given if given is not None else res.view(*lead, res.shape[-1])
@@ -323,7 +457,8 @@ def reset_stats() -> None:
 # the custom op
 # --------------------------------------------------------------------------------------------
 
-_OPS: list = []
+_OPS: list = []  # the ops' overloads: matmul, matmul_out
+_OPS_LIB: list = []  # their torch.library.Library
 
 
 def _namespace() -> str:
@@ -346,15 +481,29 @@ def _setup() -> None:
     _OUT_DTYPE = getattr(torch, OUT_DTYPE)
     _LOG = os.environ.get("TILEC_LOG", "") not in ("", "0")
     OP_NAMESPACE = _namespace()
+    # defined with torch.library.Library, not torch.library.custom_op: the same op for the
+    # dispatcher, torch.compile and opcheck, without custom_op's Python wrapper on every call
+    # (on CPU 7 us per call against 25)
+    lib = torch.library.Library(OP_NAMESPACE, "DEF")
+    _OPS_LIB[:] = [lib]  # the registrations live as long as the module
+    lib.define("matmul(Tensor a, Tensor b) -> Tensor")
+    lib.define("matmul_out(Tensor a, Tensor b, Tensor(a!) out) -> ()")
+    lib.impl("matmul", lambda a, b: _run(a, b, None), "CompositeExplicitAutograd")
 
-    @torch.library.custom_op(f"{OP_NAMESPACE}::matmul", mutates_args=())
-    def op(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-        return _run(a, b, None)
+    def matmul_out(a, b, out):
+        _run(a, b, out)
 
-    @op.register_fake
-    def _(a, b):
+    lib.impl("matmul_out", matmul_out, "CompositeExplicitAutograd")
+
+    def fake(a, b):
         M, N, _ = _check(a, b, None)
         return a.new_empty((M, N), dtype=_OUT_DTYPE)
+
+    def fake_out(a, b, out):
+        _check(a, b, out)
+
+    torch.library.register_fake(f"{OP_NAMESPACE}::matmul", fake, lib=lib)
+    torch.library.register_fake(f"{OP_NAMESPACE}::matmul_out", fake_out, lib=lib)
 
     def setup_context(ctx, inputs, output):
         ctx.save_for_backward(*inputs)
@@ -364,14 +513,7 @@ def _setup() -> None:
         g = grad.to(a.dtype)
         return torch.matmul(g, b.t()), torch.matmul(a.t(), g)
 
-    op.register_autograd(backward, setup_context=setup_context)
-
-    @torch.library.custom_op(f"{OP_NAMESPACE}::matmul_out", mutates_args=("out",))
-    def op_out(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> None:
-        _run(a, b, out)
-
-    @op_out.register_fake
-    def _(a, b, out):
-        _check(a, b, out)
-
-    _OPS[:] = [op, op_out]
+    torch.library.register_autograd(f"{OP_NAMESPACE}::matmul", backward,
+                                    setup_context=setup_context, lib=lib)
+    ops = getattr(torch.ops, OP_NAMESPACE)
+    _OPS[:] = [ops.matmul.default, ops.matmul_out.default]

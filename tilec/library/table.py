@@ -72,7 +72,9 @@ class ConfigSet:
 class Table:
     """One card's table: ``grid`` and ``grid_why`` hold, per bucket (flat index
     ``(cm * classes + cn) * classes + ck``), the config index and the reason index; ``exact``
-    maps (M, N, K) to (config, reason); ``reasons`` are the texts."""
+    maps (M, N, K) to (config, reason); ``reasons`` are the texts; ``rules``, per rules file in
+    gen's order, its name, radius and rules as (M, N, K, config index; -1 where the rule lacks
+    an auto knob and gen's heuristic decides)."""
 
     card: str
     classes: int
@@ -80,6 +82,7 @@ class Table:
     grid_why: list[int] = field(default_factory=list)
     exact: dict[tuple[int, int, int], tuple[int, int]] = field(default_factory=dict)
     reasons: list[str] = field(default_factory=list)
+    rules: list[dict[str, Any]] = field(default_factory=list)
 
     def reason(self, text: str) -> int:
         if text not in self.reasons:
@@ -89,7 +92,7 @@ class Table:
     def data(self) -> dict[str, Any]:
         """The table as the built module holds it."""
         return {"classes": self.classes, "grid": self.grid, "grid_why": self.grid_why,
-                "exact": dict(self.exact), "reasons": self.reasons}
+                "exact": dict(self.exact), "reasons": self.reasons, "rules": self.rules}
 
 
 def why(res: Resolution) -> str:
@@ -145,7 +148,9 @@ def build_table(raw: dict[str, Any], *, card: str, target: str, key: str, config
     tuned = tuned or {}
     reps = [representative(c) for c in range(classes)]
     rows = [[(m, n, k) for n in reps for k in reps] for m in reps]  # one row per M class
-    args = [(raw, row, target, tuned, tuple(rules), key) for row in rows]
+    # a bucket holds the heuristic alone: what was measured (tuned records, rules) answers at
+    # the shape (exact entries; the module's nearest-rule look-up), never a whole bucket
+    args = [(raw, row, target, {}, (), key) for row in rows]
     if jobs > 1 and len(rows) > 1:
         import concurrent.futures
         import multiprocessing
@@ -165,6 +170,16 @@ def build_table(raw: dict[str, Any], *, card: str, target: str, key: str, config
         params, text = resolve_at(raw, shape, target=target, tuned=tuned.get(shape), rules=rules,
                                   key=key)
         table.exact[shape] = (configs.add(params, shape), table.reason(text))
+    for f in rules:  # gen's rules step at any shape: the nearest rule within the radius
+        entries = []
+        for r in f.rules:
+            res = resolve(dict(raw, M=r.M, N=r.N, K=r.K), target=target,
+                          rules=(r.params, f"rules {f.name}"))
+            ruled = any(c.source is Source.RULES for c in res.choices)
+            # a rule without every auto knob: gen's heuristic decides (here: the bucket)
+            entries.append((r.M, r.N, r.K, configs.add(res.params, (r.M, r.N, r.K))
+                            if ruled else -1))
+        table.rules.append({"name": f.name, "radius": f.radius, "rules": entries})
     return table
 
 

@@ -1,7 +1,17 @@
 """tilec.proofs: integer-division theorems as data, an assumption context, a simplifier with a
 proof trace, a prover for equalities and sufficient conditions, and tilec's one exact integer
-evaluator (:mod:`.evaluate`).  Pure sympy (numpy for grids); imports nothing else of tilec (its
-caches are :class:`.memo.Memo`, stdlib only).
+evaluator (:mod:`.evaluate`).  Pure sympy (numpy for grids); imports nothing else of tilec.  Its
+memo tables are held by two objects (:mod:`.cache`): a :class:`ProofCache` per proof session, which
+the entry points take as ``cache=`` (:data:`SESSION` by default), and the :data:`CONTENT` cache of
+pure functions of an expression; :func:`clear_caches` empties both.
+
+The modules, from the ground up: :mod:`.cache` (the memo tables), :mod:`.evaluate` (exact integer
+values), :mod:`.trace` (steps, results, printing), :mod:`.algebra` (integer polynomials),
+:mod:`.build` (structural builders, ``canon``), :mod:`.expand` (whole expressions through them),
+:mod:`.context` (facts), :mod:`.theorems` (the theorems as data), :mod:`.intervals` (bounds and
+signs), :mod:`.bounds` (the Reasoner: divisibility, side conditions), :mod:`.rules` (the rewrite
+rules and their matcher), :mod:`.simplify` (the one driver), :mod:`.prover` (equalities,
+narrowing, implication).
 
 Example:
     >>> import sympy
@@ -14,42 +24,29 @@ Example:
 """
 
 from .bounds import Reasoner, bounds
-from .build import canon, frac
+from .build import canon
+from .cache import CONTENT, SESSION, ContentCache, ProofCache, clear_caches
 from .context import Context, Fact, FactKind
 from .evaluate import compile_int, evaluate_grid, int_source
+from .expand import frac
 from .prover import implies, narrow, prove_eq
 from .rules import RULES, Rule
 from .simplify import PIPELINE, simplify
 from .theorems import THEOREMS, Gcd, Theorem
 from .trace import Result, Step, Trace, fmt
 
-
-def clear_caches() -> None:
-    """Forget every result cached across calls (simplify/narrow results, shared reasoners, canonical
-    forms).  Results never depend on the caches; this is for benchmarks and memory."""
-    import sys
-
-    _b, _u, _p, _s = (sys.modules[f"{__name__}.{m}"] for m in ("bounds", "build", "prover", "simplify"))
-
-    _s._RESULTS.clear()
-    _p._NARROWED.clear()
-    _b._SHARED.clear()
-    _b._INTERVALS.clear()
-    _b._DIVIDES.clear()
-    _b.frac.cache_clear()
-    _u._INT_CACHE.clear()
-    _u._CANON_CACHE.clear()
-    _u._EXPAND_CACHE.clear()
-
-
 __all__ = [
+    "CONTENT",
     "PIPELINE",
     "RULES",
+    "SESSION",
     "THEOREMS",
+    "ContentCache",
     "Context",
     "Fact",
     "FactKind",
     "Gcd",
+    "ProofCache",
     "Reasoner",
     "Result",
     "Rule",

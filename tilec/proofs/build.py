@@ -32,21 +32,16 @@ Example:
 
 from __future__ import annotations
 
-from math import gcd as igcd
-
 import sympy
 from sympy import Add, Integer, Mod, Mul, Pow, S, ceiling, floor
 from sympy.core.relational import Relational
 
-_INT_CACHE: dict[sympy.Basic, bool] = {}
-_CANON_CACHE: dict[sympy.Basic, sympy.Basic] = {}
-_CACHE_LIMIT = 200_000
+from .algebra import exact_quotient, is_int, mono_gcd, monomial
+from .cache import CONTENT
 
-
-def _remember(cache: dict, key: sympy.Basic, value: object) -> None:
-    if len(cache) > _CACHE_LIMIT:
-        cache.clear()
-    cache[key] = value
+__all__ = ["REL_TRUTH", "as_expr", "canon", "exact_quotient", "is_int", "mk_ceiling", "mk_div", "mk_eq",
+           "mk_floor", "mk_minmax", "mk_mod", "mk_rel", "mono_gcd", "monomial", "rebuild", "subst", "u_add",
+           "u_div", "u_mod", "u_mul"]  # the integer-polynomial names are :mod:`.algebra`'s, handed on
 
 
 def as_expr(e: object) -> sympy.Basic:
@@ -69,103 +64,6 @@ def as_expr(e: object) -> sympy.Basic:
 
 
 _sym = as_expr
-
-
-def is_int(e: sympy.Basic) -> bool:
-    """Structurally integer-valued: integers, integer symbols, floor/ceiling/Mod, and +, *, ** of them."""
-    hit = _INT_CACHE.get(e)
-    if hit is not None:
-        return hit
-    if e.is_Integer:
-        ok = True
-    elif e.is_Number:
-        ok = False
-    elif e.is_Symbol:
-        ok = bool(e.is_integer)
-    elif isinstance(e, floor | ceiling):
-        ok = True
-    elif isinstance(e, Mod):
-        ok = is_int(e.args[0]) and is_int(e.args[1])
-    elif e.is_Add or e.is_Mul:
-        ok = all(is_int(a) for a in e.args)
-    elif e.is_Pow:
-        ok = bool(e.exp.is_Integer and e.exp >= 0 and is_int(e.base))
-    elif type(e).__name__ == "Gcd":
-        ok = True
-    else:
-        ok = False
-    _remember(_INT_CACHE, e, ok)
-    return ok
-
-
-def monomial(t: sympy.Expr) -> tuple[sympy.Rational, dict[sympy.Expr, int]] | None:
-    """``t`` as ``coeff * prod(atom**k)`` (an Add factor counts as an atom); None for odd powers."""
-    coeff, rest = t.as_coeff_Mul()
-    powers: dict[sympy.Expr, int] = {}
-    if rest is S.One:
-        return coeff, powers
-    for f in Mul.make_args(rest):
-        if f.is_Pow and f.exp.is_Integer:
-            base, k = f.base, int(f.exp)
-        elif f.is_Pow:
-            return None
-        else:
-            base, k = f, 1
-        powers[base] = powers.get(base, 0) + k
-    return coeff, powers
-
-
-def exact_quotient(n: sympy.Expr, d: sympy.Expr) -> sympy.Expr | None:
-    """``n / d`` when it is an integer-valued polynomial (``d`` divides ``n`` by factorisation)."""
-    n, d = _sym(n), _sym(d)
-    if d == 0:
-        return None
-    if d == 1:
-        return n if is_int(n) else None
-    if n == 0:
-        return S.Zero
-    if n == d:
-        return S.One
-    if d.is_Add:
-        q = n / d
-        return q if not q.is_Add and _int_poly_term(q) else None
-    out = []
-    for t in Add.make_args(n):
-        q = t / d
-        if not _int_poly_term(q):
-            return None
-        out.append(q)
-    return Add(*out)
-
-
-def _int_poly_term(q: sympy.Expr) -> bool:
-    mono = monomial(q)
-    if mono is None or not mono[0].is_Integer:
-        return False
-    return all(k >= 0 and is_int(b) for b, k in mono[1].items())
-
-
-def mono_gcd(*exprs: sympy.Expr) -> sympy.Expr:
-    """The greatest common monomial factor (integer content times common atom powers) of all terms."""
-    exprs = tuple(map(_sym, exprs))
-    g = 0
-    common: dict[sympy.Expr, int] | None = None
-    for e in exprs:
-        for t in Add.make_args(e):
-            mono = monomial(t)
-            if mono is None or not mono[0].is_Integer:
-                return S.One
-            coeff, powers = mono
-            g = igcd(g, abs(int(coeff)))
-            pos = {b: k for b, k in powers.items() if k > 0}
-            if common is None:
-                common = pos
-            else:
-                common = {b: min(k, pos[b]) for b, k in common.items() if b in pos}
-    out: sympy.Expr = sympy.Integer(g or 1)
-    for b, k in (common or {}).items():
-        out = out * b**k
-    return out
 
 
 # -- builders ---------------------------------------------------------------------------------
@@ -252,7 +150,7 @@ def mk_mod(p: sympy.Expr, q: sympy.Expr) -> sympy.Expr:
     return Mod(p, q, evaluate=False)
 
 
-_REL_TRUTH = {
+REL_TRUTH = {
     sympy.Eq: lambda d: d == 0,
     sympy.Ne: lambda d: d != 0,
     sympy.Lt: lambda d: d < 0,
@@ -260,132 +158,17 @@ _REL_TRUTH = {
     sympy.Gt: lambda d: d > 0,
     sympy.Ge: lambda d: d >= 0,
 }
+"""The relations :func:`mk_rel` decides, each with its truth on ``lhs - rhs`` when that is a number."""
 
 
 def mk_rel(cls: type, lhs: sympy.Expr, rhs: sympy.Expr) -> sympy.Basic:
     """``cls(lhs, rhs)``, decided only when ``lhs - rhs`` is a number."""
-    test = _REL_TRUTH.get(cls)
+    test = REL_TRUTH.get(cls)
     if test is not None:
         d = S.Zero if lhs == rhs else lhs - rhs
         if d.is_Number and d.is_finite:
             return sympy.true if test(d) else sympy.false
     return cls(lhs, rhs, evaluate=False)
-
-
-def identical(a: sympy.Expr, b: sympy.Expr) -> bool:
-    """``expand(a - b) == 0`` (:func:`expand`, the builders' one), exactly, without expanding where
-    one point tells them apart.
-
-    ``expand`` applies only identities (valid for every value its symbols' assumptions allow), so
-    ``a - b`` that expands to 0 is 0 at every such point where it is defined: a point where ``a``
-    and ``b`` have different exact values (:func:`~tilec.proofs.evaluate.compile_int`) answers
-    False. Otherwise -- equal there, or no point to try (a symbol a positive integer cannot stand
-    for, two symbols of one name, a node the evaluator does not know, a zero divisor) -- ``expand``
-    decides. The answer is ``expand``'s in every case; a difference is what the rules' searches
-    meet most (``expand`` rebuilds every floor it passes through).
-
-    >>> x, c = sympy.symbols("x c", integer=True, positive=True)
-    >>> identical(c * (x + 1), c * x + c), identical(c * floor(x / c), x - Mod(x, c))
-    (True, False)
-    """
-    if a == b:
-        return True
-    for point in _POINTS:
-        args = _witness_point(a, b, point)
-        if args is None:
-            break
-        from .evaluate import compile_int
-
-        try:
-            va, vb = compile_int([a, b], args[0])(*args[1])
-        except (ArithmeticError, ValueError, TypeError):
-            break
-        if va != vb:
-            return False
-    return expand(a - b) == 0
-
-
-# values of distinct primes, then of mixed magnitudes (a quotient of small values is often 0 or 1)
-_POINTS = ((11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71),
-           (1009, 3, 65537, 7, 100003, 5, 4099, 2, 257, 10007, 97, 524287, 6007, 127, 8191, 31337))
-_FITS: dict[tuple[sympy.Symbol, int], bool] = {}
-
-
-def _witness_point(a: sympy.Expr, b: sympy.Expr, values: tuple[int, ...]
-                   ) -> tuple[list[sympy.Symbol], list[int]] | None:
-    """The free symbols of ``a`` and ``b`` (by name) and a value from ``values`` for each that
-    meets its assumptions, or None."""
-    syms = sorted(a.free_symbols | b.free_symbols, key=lambda s: s.name)
-    if len(syms) > len(values) or len({s.name for s in syms}) != len(syms):
-        return None
-    vals = list(values[:len(syms)])
-    for s, v in zip(syms, vals, strict=True):
-        fits = _FITS.get((s, v))
-        if fits is None:
-            n = sympy.Integer(v)
-            fits = all(getattr(n, f"is_{k}") == want for k, want in s.assumptions0.items())
-            _remember(_FITS, (s, v), fits)
-        if not fits:
-            return None
-    return syms, vals
-
-
-def expand(e: sympy.Basic) -> sympy.Basic:
-    """``sympy.expand(e)`` with every quotient and remainder rebuilt by the builders above.
-
-    ``sympy.expand`` rebuilds each ``Mod`` it passes through with sympy's own evaluation, which is
-    wrong on nested remainders (``Mod(3*Mod(x, 6), 6) -> 3*Mod(x, 6)``) and recurses without end on
-    others (``Mod((CN - 1)*(x + 1), CN + 1)``): a zero test through it could prove a false equality.
-    Here sums and products are expanded one level at a time (``deep=False``) and ``floor``,
-    ``ceiling``, ``Mod`` and relations are rebuilt structurally, so the result is an identity of
-    ``e`` for integer arguments.
-
-    >>> x = sympy.Symbol("x", integer=True, nonnegative=True)
-    >>> expand(Mod(3*Mod(x, 6, evaluate=False), 6, evaluate=False) - 3*Mod(x, 6)) == 0
-    False
-    >>> expand(2*(x + floor((x + 1)*(x - 1)/2)))
-    2*x + 2*floor(x**2/2 - 1/2)
-    """
-    hit = _EXPAND_CACHE.get(e)
-    if hit is not None:
-        return hit
-    if e.is_Atom or not e.args:
-        out = e
-    else:
-        args = [expand(a) for a in e.args]
-        if isinstance(e, floor | ceiling | Mod) or (isinstance(e, Relational) and e.func in _REL_TRUTH):
-            out = rebuild(e, args)
-        elif e.is_Add or e.is_Mul or e.is_Pow:
-            out = sympy.expand(e.func(*args), deep=False)
-        elif all(x is y for x, y in zip(args, e.args, strict=True)):
-            out = e
-        else:
-            out = e.func(*args)
-    _remember(_EXPAND_CACHE, e, out)
-    return out
-
-
-_EXPAND_CACHE: dict[sympy.Basic, sympy.Basic] = {}
-
-
-def replace(e: sympy.Basic, mapping: dict) -> sympy.Basic:
-    """``e.xreplace(mapping)`` with every rebuilt node made by the builders above (``xreplace``
-    evaluates the nodes it rebuilds: ``Mod(y, 6)`` with ``y -> 3*Mod(x, 6)`` would become sympy's
-    wrong ``3*Mod(x, 6)``).
-
-    >>> x, y = sympy.symbols("x y", integer=True, nonnegative=True)
-    >>> replace(Mod(y, 6), {y: 3*Mod(x, 6)})
-    3*(Mod(x, 2))
-    """
-    hit = mapping.get(e)
-    if hit is not None:
-        return hit
-    if e.is_Atom or not e.args:
-        return e
-    args = [replace(a, mapping) for a in e.args]
-    if all(x is y for x, y in zip(args, e.args, strict=True)):
-        return e
-    return rebuild(e, args)
 
 
 def mk_eq(lhs: sympy.Expr, rhs: sympy.Expr) -> sympy.Basic:
@@ -426,7 +209,7 @@ def rebuild(e: sympy.Basic, args: list | tuple) -> sympy.Basic:
         return mk_ceiling(args[0])
     if f is Mod:
         return mk_mod(*args)
-    if isinstance(e, Relational) and f in _REL_TRUTH:
+    if isinstance(e, Relational) and f in REL_TRUTH:
         return mk_rel(f, *args)
     if f in (sympy.Min, sympy.Max):
         return mk_minmax(f, args)
@@ -439,7 +222,7 @@ def canon(e: sympy.Basic) -> sympy.Basic:
     A ``Mod`` whose arguments are already canonical is kept as given (an explicitly unevaluated
     ``Mod(Mod(I, 4*CN), CN)`` is left for the rules, which leave a trace), unless both are numbers.
     """
-    hit = _CANON_CACHE.get(e)
+    hit = CONTENT.canon.get(e)
     if hit is not None:
         return hit
     if e.is_Atom or not e.args:
@@ -449,7 +232,7 @@ def canon(e: sympy.Basic) -> sympy.Basic:
         if isinstance(e, Mod) and all(x == y for x, y in zip(args, e.args, strict=True)) and not (
                 args[0].is_Number and args[1].is_Number):  # Mod(6, 4) as written is 2
             out = e
-        elif isinstance(e, floor | ceiling | Mod) or (isinstance(e, Relational) and e.func in _REL_TRUTH):
+        elif isinstance(e, floor | ceiling | Mod) or (isinstance(e, Relational) and e.func in REL_TRUTH):
             out = rebuild(e, args)
         elif isinstance(e, sympy.Min | sympy.Max):
             out = mk_minmax(e.func, args)  # Max(0, 1) as written is 1
@@ -459,54 +242,8 @@ def canon(e: sympy.Basic) -> sympy.Basic:
             out = e
         else:
             out = e.func(*args)
-    _remember(_CANON_CACHE, e, out)
+    CONTENT.canon.remember(e, out)
     return out
-
-
-def frac(e: sympy.Basic) -> tuple[sympy.Expr, sympy.Expr]:
-    """Numerator and denominator of the argument of a floor/ceiling: ``floor(a/b)`` -> ``(a, b)``.
-
-    Structural: the denominator is the product of the atoms' largest negative powers times the
-    least common multiple of the coefficients' denominators.  The numerator is built from each
-    term's exponents, never as ``term * den``: sympy distributes a number over a sum
-    (``2*(CM + 1) -> 2*CM + 2``), and ``x/(2*(CM + 1)) * (2*CM + 2)`` would stay a fraction.
-
-    >>> x, CM, CN = sympy.symbols("x CM CN", integer=True, positive=True)
-    >>> frac(sympy.floor(x * CN / (2 * CN * (CM + 1))))
-    (x, 2*CM + 2)
-    """
-    arg = e.args[0]
-    terms = Add.make_args(arg)
-    qden = 1
-    neg: dict[sympy.Expr, int] = {}
-    monos = []
-    for t in terms:
-        mono = monomial(t)
-        if mono is None or not mono[0].is_Rational:
-            return _fraction(arg)
-        coeff, powers = mono
-        qden = qden * coeff.q // igcd(qden, coeff.q)
-        for b, k in powers.items():
-            if k < 0:
-                neg[b] = max(neg.get(b, 0), -k)
-        monos.append(mono)
-    den: sympy.Expr = sympy.Integer(qden)
-    for b, k in neg.items():
-        den = den * b**k
-    if den == 1:
-        return arg, S.One
-    out = []
-    for coeff, powers in monos:
-        factors = [b ** (powers.get(b, 0) + neg.get(b, 0)) for b in {**powers, **neg}]
-        out.append(Mul(coeff * qden, *factors))
-    return Add(*out), den
-
-
-def _fraction(arg: sympy.Expr) -> tuple[sympy.Expr, sympy.Expr]:
-    num, den = sympy.fraction(sympy.together(arg))
-    if den.could_extract_minus_sign():
-        num, den = -num, -den
-    return expand(num), den
 
 
 # -- unevaluated construction (for the trace's display; never under sympy.evaluate(False), whose
@@ -544,27 +281,3 @@ def subst(e: sympy.Basic, binding: dict) -> sympy.Basic:
     if isinstance(e, sympy.And | sympy.Or):
         return e.func(*args)
     return e.func(*args, evaluate=False)
-
-
-def integral_relation(rel: Relational) -> Relational:
-    """``rel`` with its rational coefficients cleared: ``x < 125/16`` -> ``16*x < 125``.
-
-    Both sides are multiplied by the (positive) least common denominator of the terms of
-    ``lhs - rhs``, so the relation holds exactly when ``rel`` does; terms inside ``floor`` or
-    ``Mod`` are atoms. A printer of integer code prints the result.
-
-    >>> x = sympy.Symbol("x", integer=True)
-    >>> integral_relation(sympy.Lt(x, sympy.Rational(125, 16)))
-    16*x - 125 < 0
-    >>> integral_relation(sympy.Eq(x, 3))
-    Eq(x, 3)
-    """
-    diff = expand(rel.lhs - rel.rhs)
-    den = 1
-    for term in Add.make_args(diff):
-        c = term.as_coeff_Mul()[0]
-        if c.is_Rational and c.q != 1:
-            den = den * c.q // igcd(den, c.q)
-    if den == 1:
-        return rel
-    return rel.func(expand(diff * den), 0)

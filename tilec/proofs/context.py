@@ -21,6 +21,7 @@ from enum import Enum
 import sympy
 
 from .build import as_expr, canon, is_int, mk_mod
+from .cache import CONTENT
 from .trace import text
 
 
@@ -42,11 +43,10 @@ class Fact:
     other: sympy.Expr | None = None
 
     def __str__(self) -> str:
-        out = _FACT_TEXT.get(self)
+        out: str | None = CONTENT.fact_text.get(self)
         if out is None:  # printed often (the prover reports facts by their text): memoised
-            if len(_FACT_TEXT) > 100_000:
-                _FACT_TEXT.clear()
-            out = _FACT_TEXT[self] = self._text()
+            out = self._text()
+            CONTENT.fact_text.remember(self, out)
         return out
 
     def _text(self) -> str:
@@ -68,9 +68,6 @@ class Fact:
         if self.kind is FactKind.BOUND:
             return sympy.Lt(self.subject, self.other)
         return sympy.Eq(mk_mod(self.subject, self.other), 0, evaluate=False)
-
-
-_FACT_TEXT: dict[Fact, str] = {}
 
 
 def _paren(e: sympy.Expr | None) -> str:
@@ -192,7 +189,7 @@ class Context:
         """All stated facts, in the order given."""
         return list(self._facts)
 
-    def key(self, *, divisibility: bool = True) -> tuple:
+    def key(self, *, divisibility: bool = True) -> tuple[tuple[Fact, ...], frozenset[sympy.Symbol]]:
         """A hashable summary (for caches); without the divisibility facts when
         ``divisibility=False`` (for results that read none: bounds and signs)."""
         facts = self._facts if divisibility else [

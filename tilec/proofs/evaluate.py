@@ -33,12 +33,20 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import sympy
 
+from .cache import CONTENT
+
 if TYPE_CHECKING:
     import numpy as np
+
+IntValue = int | bool | None
+"""An exact value: an int, a bool for a condition, None where no branch of a Piecewise holds."""
+IntFunction = Callable[..., tuple[IntValue, ...]]
+"""What :func:`compile_int` returns: a function of ints (by position) to a tuple of exact values."""
+GridFunction = Callable[..., "np.ndarray | int | bool"]
 
 _Num = tuple[str, "str | None"]  # value == num / den; den None means 1
 _REL = {"==": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
@@ -246,9 +254,7 @@ def int_source(expr: sympy.Basic) -> str:
     return _Walk(grid=False).value(sympy.sympify(expr))
 
 
-def compile_int(
-    exprs: Sequence[Any], args: Sequence[sympy.Symbol]
-) -> Callable[..., tuple[Any, ...]]:
+def compile_int(exprs: Sequence[sympy.Basic | int], args: Sequence[sympy.Symbol]) -> IntFunction:
     """A Python function of ``args`` (ints, by position) returning the exact values of
     ``exprs`` (ints / bools) as a tuple; memoised by content.  Symbols are matched by name.
     A zero divisor raises ``ZeroDivisionError``; a Piecewise no branch of which holds gives None.
@@ -257,11 +263,12 @@ def compile_int(
         >>> compile_int([sympy.floor(x / 3), sympy.Lt(x, 0)], [x])(-7)
         (-3, True)
     """
-    return _compiled(tuple(sympy.sympify(e) for e in exprs), tuple(str(a) for a in args))
+    key = (tuple(sympy.sympify(e) for e in exprs), tuple(str(a) for a in args))
+    fn: IntFunction = CONTENT.compiled.get_or(key, lambda: _compiled(*key))
+    return fn
 
 
-@functools.lru_cache(maxsize=2048)
-def _compiled(exprs: tuple[sympy.Basic, ...], names: tuple[str, ...]) -> Callable[..., tuple[Any, ...]]:
+def _compiled(exprs: tuple[sympy.Basic, ...], names: tuple[str, ...]) -> IntFunction:
     walk = _Walk(grid=False)
     body = ", ".join(walk.value(e) for e in exprs)
     result = f"({body},)" if exprs else "()"
@@ -274,7 +281,7 @@ def _compiled(exprs: tuple[sympy.Basic, ...], names: tuple[str, ...]) -> Callabl
     return fn
 
 
-def _undefined(what: str) -> Any:
+def _undefined(what: str) -> NoReturn:
     raise ValueError(f"the expression is {what} (undefined) here: not an integer")
 
 
@@ -309,7 +316,6 @@ def _select(conds: tuple[Any, ...], vals: tuple[Any, ...]) -> np.ndarray:
     return np.select(cs, choices, default=choices[-1])  # the default keeps the values' dtype
 
 
-@functools.cache
 def _grid_scope() -> dict[str, Any]:
     import numpy as np
 
@@ -323,8 +329,7 @@ def _grid_scope() -> dict[str, Any]:
     }
 
 
-@functools.lru_cache(maxsize=1024)
-def _compiled_grid(expr: sympy.Basic, names: tuple[str, ...]) -> Callable[..., Any]:
+def _compiled_grid(expr: sympy.Basic, names: tuple[str, ...]) -> GridFunction:
     src = f"def _g({', '.join(names)}):\n    return {_Walk(grid=True).value(expr)}\n"
     namespace = dict(_grid_scope())
     exec(compile(src, "<tilec grid eval>", "exec"), namespace)
@@ -333,7 +338,8 @@ def _compiled_grid(expr: sympy.Basic, names: tuple[str, ...]) -> Callable[..., A
     return fn
 
 
-def evaluate_grid(expr: Any, syms: Sequence[sympy.Symbol], arrays: Sequence[Any]) -> np.ndarray:
+def evaluate_grid(expr: sympy.Basic | int, syms: Sequence[sympy.Symbol],
+                  arrays: Sequence[np.ndarray | int]) -> np.ndarray:
     """``expr`` at every point of a grid: ``arrays[i]`` holds the values of ``syms[i]`` (numpy
     integer arrays or ints, broadcast together).  Exact int64 arithmetic with floor semantics
     (the values of :func:`compile_int` wherever they fit in int64); an int64 array, or a bool
@@ -351,7 +357,8 @@ def evaluate_grid(expr: Any, syms: Sequence[sympy.Symbol], arrays: Sequence[Any]
     e = sympy.sympify(expr)
     vals = [np.asarray(a, dtype=np.int64) for a in arrays]
     shape = np.broadcast_shapes(*(v.shape for v in vals))
-    fn = _compiled_grid(e, tuple(str(s) for s in syms))
+    key = (e, tuple(str(s) for s in syms))
+    fn: GridFunction = CONTENT.compiled_grid.get_or(key, lambda: _compiled_grid(*key))
     with np.errstate(divide="raise", invalid="raise"):
         try:
             out = np.asarray(fn(*vals))

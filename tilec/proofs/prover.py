@@ -24,19 +24,21 @@ from __future__ import annotations
 import sympy
 from sympy import Eq, Mod, floor
 
-from .memo import Memo
-
 from . import theorems as T
-from .bounds import Reasoner, frac
-from .build import as_expr, canon, expand, is_int, mk_div, mk_eq, mk_mod, rebuild, replace, u_add, u_mul
+from .bounds import Reasoner
+from .build import as_expr, canon, is_int, mk_div, mk_eq, mk_mod, rebuild, u_add, u_mul
+from .cache import SESSION, ProofCache
 from .context import Context, Fact
+from .expand import expand, frac, replace
 from .rules import Env
 from .simplify import simplify
 from .trace import LazyConditions, Result, Step, Trace, Why, fmt
 
 
-def prove_eq(a: sympy.Expr, b: sympy.Expr, ctx: Context | None = None) -> Result | None:
-    """A proof that ``a == b`` for every assignment ``ctx`` allows, or None.
+def prove_eq(a: sympy.Expr, b: sympy.Expr, ctx: Context | None = None, *,
+             cache: ProofCache | None = None) -> Result | None:
+    """A proof that ``a == b`` for every assignment ``ctx`` allows, or None (results kept in
+    ``cache``, the default session when None).
 
     >>> I, CM, CN = sympy.symbols("I CM CN", integer=True, positive=True)
     >>> res = prove_eq(sympy.floor(I / (CM * CN)), sympy.floor(sympy.floor(I / CN) / CM), Context())
@@ -44,30 +46,31 @@ def prove_eq(a: sympy.Expr, b: sympy.Expr, ctx: Context | None = None) -> Result
     ['2.11']
     """
     ctx = ctx or Context()
+    cache = cache or SESSION
     a, b = as_expr(a), as_expr(b)
-    res = simplify(a - b, ctx)
+    res = simplify(a - b, ctx, cache=cache)
     if expand(res.expr) == 0:
         return Result(sympy.true, res.trace, original=Eq(a, b, evaluate=False))
-    ra, rb = simplify(a, ctx), simplify(b, ctx)
+    ra, rb = simplify(a, ctx, cache=cache), simplify(b, ctx, cache=cache)
     if expand(ra.expr - rb.expr) == 0:
         return Result(sympy.true, Trace([*ra.trace, *rb.trace]), original=Eq(a, b, evaluate=False))
     for x, y, pre in ((a, b, []), (ra.expr, rb.expr, [*ra.trace, *rb.trace])):
         steps: list[Step] = list(pre)
-        na, nb = normal_form(x, ctx, steps), normal_form(y, ctx, steps)
+        na, nb = normal_form(x, ctx, steps, cache), normal_form(y, ctx, steps, cache)
         if (na, nb) != (x, y) or pre:
-            res = simplify(na - nb, ctx)
+            res = simplify(na - nb, ctx, cache=cache)
             if expand(res.expr) == 0:
                 return Result(sympy.true, Trace([*steps, *res.trace]), original=Eq(a, b, evaluate=False))
         # last: every quotient as its dividend less its remainder, over the divisor (1.1), so that a
         # remainder the facts make 0 (2.9) or two remainders that agree leave no quotient behind
-        wa, wb = _unfloor(na, ctx, steps), _unfloor(nb, ctx, steps)
-        res = simplify(wa - wb, ctx)
+        wa, wb = _unfloor(na, ctx, steps, cache), _unfloor(nb, ctx, steps, cache)
+        res = simplify(wa - wb, ctx, cache=cache)
         if expand(sympy.together(res.expr).as_numer_denom()[0]) == 0:
             return Result(sympy.true, Trace([*steps, *res.trace]), original=Eq(a, b, evaluate=False))
     return None
 
 
-def _unfloor(e: sympy.Basic, ctx: Context, steps: list[Step]) -> sympy.Basic:
+def _unfloor(e: sympy.Basic, ctx: Context, steps: list[Step], cache: ProofCache | None = None) -> sympy.Basic:
     """``e`` with every quotient ``floor(n/d)`` written ``(n - n%d)/d`` (1.1, an identity wherever
     ``d != 0``: floor semantics), innermost first.
 
@@ -75,7 +78,7 @@ def _unfloor(e: sympy.Basic, ctx: Context, steps: list[Step]) -> sympy.Basic:
     >>> _unfloor(c * sympy.floor(x / c), Context(), [])
     x - Mod(x, c)
     """
-    env = Env(ctx, e)
+    env = Env(ctx, e, cache)
 
     def go(node: sympy.Basic) -> sympy.Basic:
         if node.is_Atom or not node.args:
@@ -95,7 +98,7 @@ def _unfloor(e: sympy.Basic, ctx: Context, steps: list[Step]) -> sympy.Basic:
     return go(e)
 
 
-def normal_form(e: sympy.Basic, ctx: Context, steps: list[Step]) -> sympy.Basic:
+def normal_form(e: sympy.Basic, ctx: Context, steps: list[Step], cache: ProofCache | None = None) -> sympy.Basic:
     """``e`` with every ceiling written as a floor (ceil.1) and nested quotients merged (2.11), where
     the divisors are proven positive: the form in which two ways of writing one split compare.
 
@@ -103,7 +106,7 @@ def normal_form(e: sympy.Basic, ctx: Context, steps: list[Step]) -> sympy.Basic:
     >>> normal_form(sympy.ceiling(x / c) + sympy.floor(sympy.floor(x / b) / c), Context(), [])
     floor((c + x - 1)/c) + floor(x/(b*c))
     """
-    env = Env(ctx, e)
+    env = Env(ctx, e, cache)
 
     def go(node: sympy.Basic) -> sympy.Basic:
         if node.is_Atom or not node.args:
@@ -131,24 +134,25 @@ def normal_form(e: sympy.Basic, ctx: Context, steps: list[Step]) -> sympy.Basic:
     return go(canon(e))
 
 
-def narrow(cond: sympy.Basic, ctx: Context | None = None) -> Result:
-    """A condition that implies ``cond`` under ``ctx`` (never weaker), with its proof trace."""
+def narrow(cond: sympy.Basic, ctx: Context | None = None, *, cache: ProofCache | None = None) -> Result:
+    """A condition that implies ``cond`` under ``ctx`` (never weaker), with its proof trace
+    (results kept in ``cache``, the default session when None)."""
     ctx = ctx or Context()
+    cache = cache or SESSION
     cond = as_expr(cond)
     key = (cond, ctx.key())
-    def compute() -> tuple[sympy.Basic, tuple[Step, ...]]:
-        first = simplify(canon(cond), ctx, tidy=False)
-        steps = list(first.trace)
-        return _Narrower(ctx, steps).boolean(first.expr), tuple(steps)
 
-    hit = _NARROWED.get_or(key, compute)
+    def compute() -> tuple[sympy.Basic, tuple[Step, ...]]:
+        first = simplify(canon(cond), ctx, tidy=False, cache=cache)
+        steps = list(first.trace)
+        return _Narrower(ctx, steps, cache).boolean(first.expr), tuple(steps)
+
+    hit = cache.narrowed.get_or(key, compute)
     return Result(hit[0], Trace(hit[1]), original=cond)
 
 
-_NARROWED: Memo[tuple[sympy.Basic, tuple[Step, ...]]] = Memo(1024)
-
-
-def implies(p: sympy.Basic, q: sympy.Basic, ctx: Context | None = None) -> bool:
+def implies(p: sympy.Basic, q: sympy.Basic, ctx: Context | None = None, *,
+            cache: ProofCache | None = None) -> bool:
     """True only when ``p`` is proven to imply ``q`` under ``ctx``.
 
     >>> x, E = sympy.symbols("x E", integer=True, positive=True)
@@ -156,23 +160,24 @@ def implies(p: sympy.Basic, q: sympy.Basic, ctx: Context | None = None) -> bool:
     True
     """
     ctx = ctx or Context()
+    cache = cache or SESSION
     p, q = canon(as_expr(p)), canon(as_expr(q))  # numbers as written (Mod(6, 4)) are numbers
     if q is sympy.true or p is sympy.false or p == q:
         return True
     have = set(sympy.And.make_args(p))
     local = ctx.copy().assume(p)
-    reasoner = Reasoner(local)
+    reasoner = Reasoner(local, cache)
     subs = {c.lhs: c.rhs for c in have if isinstance(c, Eq) and c.lhs.is_Symbol}
     for goal in sympy.And.make_args(q):
         if goal in have:
             continue
         if reasoner.why(goal, []) is not None:
             continue
-        if isinstance(goal, Eq) and prove_eq(goal.lhs, goal.rhs, local) is not None:
+        if isinstance(goal, Eq) and prove_eq(goal.lhs, goal.rhs, local, cache=cache) is not None:
             continue
-        if subs and simplify(replace(goal, subs), local).expr is sympy.true:
+        if subs and simplify(replace(goal, subs), local, cache=cache).expr is sympy.true:
             continue
-        narrowed = narrow(goal, local).expr
+        narrowed = narrow(goal, local, cache=cache).expr
         if narrowed is sympy.true or set(sympy.And.make_args(narrowed)) <= have:
             continue
         return False
@@ -182,8 +187,8 @@ def implies(p: sympy.Basic, q: sympy.Basic, ctx: Context | None = None) -> bool:
 class _Narrower:
     """Rewrites a conjunction of equalities with the exact rules, then congruence where it pays."""
 
-    def __init__(self, ctx: Context, steps: list[Step]) -> None:
-        self.reasoner = Reasoner.for_context(ctx)
+    def __init__(self, ctx: Context, steps: list[Step], cache: ProofCache) -> None:
+        self.reasoner = Reasoner.for_context(ctx, cache=cache)
         self.steps = steps
 
     def boolean(self, c: sympy.Basic) -> sympy.Basic:

@@ -19,9 +19,8 @@ from __future__ import annotations
 
 import sympy
 
-from .memo import Memo
-
 from .build import as_expr, canon, rebuild
+from .cache import SESSION, ProofCache
 from .context import Context
 from .rules import DISTRIBUTE, ROOT_DEPENDENT, RULES, STRUCTURE, TIDY, Env, Rule
 from .trace import Result, Step, Trace
@@ -36,26 +35,27 @@ PIPELINE: list[tuple[str, list[Rule]]] = [
 ]
 
 
-def simplify(expr: sympy.Basic, ctx: Context | None = None, *, tidy: bool = True) -> Result:
+def simplify(expr: sympy.Basic, ctx: Context | None = None, *, tidy: bool = True,
+             cache: ProofCache | None = None) -> Result:
     """Simplify an integer expression or condition with the theorems, under ``ctx``.
 
     Returns a :class:`Result` whose ``expr`` equals ``expr`` for every assignment ``ctx`` allows,
     with the proof ``trace`` and the ``facts_used``.  ``tidy=False`` skips the last phase (the
-    prover keeps quotients split where they pair with remainders).
+    prover keeps quotients split where they pair with remainders).  Results are kept in ``cache``
+    (a :class:`~.cache.ProofCache`; the default session when None).
     """
     ctx = ctx or Context()
+    cache = cache or SESSION
     given = as_expr(expr)
     key = (given, ctx.key(), tidy)
-    hit = _RESULTS.get_or(key, lambda: _simplify(canon(given), ctx, tidy))
+    hit = cache.results.get_or(key, lambda: _simplify(canon(given), ctx, tidy, cache))
     return Result(hit[0], Trace(hit[1]), original=None)
 
 
-_RESULTS: Memo[tuple[sympy.Basic, tuple[Step, ...]]] = Memo(4096)  # (expr, context, tidy) -> result
-
-
-def _simplify(expr: sympy.Basic, ctx: Context, tidy: bool) -> tuple[sympy.Basic, tuple[Step, ...]]:
+def _simplify(expr: sympy.Basic, ctx: Context, tidy: bool, cache: ProofCache
+              ) -> tuple[sympy.Basic, tuple[Step, ...]]:
     steps: list[Step] = []
-    env = Env(ctx, expr)
+    env = Env(ctx, expr, cache)
     for phase, rules in PIPELINE:
         if phase == TIDY and not tidy:
             continue
@@ -68,17 +68,15 @@ def _simplify(expr: sympy.Basic, ctx: Context, tidy: bool) -> tuple[sympy.Basic,
     return expr, tuple(steps)
 
 
-def _applicable(phase: str, rules: list[Rule], node: sympy.Basic) -> list[Rule]:
+def _applicable(phase: str, rules: list[Rule], node: sympy.Basic, env: Env) -> list[Rule]:
     """The rules of ``phase`` whose pattern's head can match a node of this class, in order (the
     head is a property of the class: a rule of another head never applies)."""
     key = (phase, type(node))
-    hit = _BY_CLASS.get(key)
+    hit: list[Rule] | None = env.cache.dispatch.get(key)
     if hit is None:
-        hit = _BY_CLASS[key] = [r for r in rules if r.shape.head_matches(node)]
+        hit = [r for r in rules if r.shape.head_matches(node)]
+        env.cache.dispatch.remember(key, hit)
     return hit
-
-
-_BY_CLASS: dict[tuple[str, type], list[Rule]] = {}  # (phase, node class) -> rules, a dispatch table
 
 
 def _pass(
@@ -94,7 +92,7 @@ def _pass(
             out = rebuild(e, args)
     if isinstance(out, sympy.Expr | sympy.Rel) and not out.is_Atom and (phase, out) not in env.stuck:
         failed = env.reasoner.failed_rules  # (rule, node) that did not apply under this context
-        for rule in _applicable(phase, rules, out):
+        for rule in _applicable(phase, rules, out, env):
             key = (rule, out)
             if key in failed:
                 continue

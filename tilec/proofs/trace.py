@@ -20,6 +20,8 @@ from sympy.core.parameters import global_parameters
 from sympy.printing.precedence import PRECEDENCE, precedence
 from sympy.printing.str import StrPrinter
 
+from .cache import CONTENT
+
 
 class _DivPrinter(StrPrinter):
     """``floor(a/b)`` -> ``a/b`` and ``Mod(a, b)`` -> ``a % b``, parenthesised like C's ``*``."""
@@ -74,21 +76,19 @@ class _MemoStrPrinter(StrPrinter):
     of printing). A sub-expression prints the same wherever it stands, except a Float at the top
     (its digits depend on the depth), which is never kept; the printer builds expressions (a
     negated coefficient), so the text is kept per state of sympy's ``evaluate`` and
-    ``distribute`` switches."""
+    ``distribute`` switches (in :data:`~.cache.CONTENT`'s ``text`` table)."""
 
     def __init__(self) -> None:
         super().__init__({"order": None})  # what str(expr) uses
-        self._memo: dict[tuple[sympy.Basic, bool, bool], str] = {}
 
     def _print(self, expr: object, **kwargs: object) -> str:
         if kwargs or not isinstance(expr, sympy.Basic) or isinstance(expr, sympy.Float):
             return super()._print(expr, **kwargs)
         key = (expr, global_parameters.evaluate, global_parameters.distribute)
-        hit = self._memo.get(key)
+        hit: str | None = CONTENT.text.get(key)
         if hit is None:
-            if len(self._memo) > 100_000:
-                self._memo.clear()
-            hit = self._memo[key] = super()._print(expr)
+            hit = super()._print(expr)
+            CONTENT.text.remember(key, hit)
         return hit
 
 

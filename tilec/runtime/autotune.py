@@ -28,10 +28,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from tilec.app.loader import load_schedule
-from tilec.app.progress import Progress
+from tilec.dtypes import torch_dtype
 from tilec.errors import TilecError
 from tilec.runtime.build import kernel, kernel_plan
+from tilec.runtime.loader import load_schedule
+from tilec.runtime.progress import bar
 from tilec.runtime.records import Records, default_records, schedule_key
 from tilec.transforms.heuristic import AUTO, KNOBS, Config, candidates, parse_knob
 
@@ -102,7 +103,7 @@ def space(path: str | Path, overrides: Mapping[str, Any] | None = None, *,
 
 def schedule_params(path: str | Path, params: Mapping[str, Any]) -> dict[str, Any]:
     """``params`` without the knobs the schedule does not declare (a Config sets all)."""
-    from tilec.app.loader import load_module
+    from tilec.runtime.loader import load_module
 
     declared = set(getattr(load_module(path), "PARAMS", {}))
     return {k: v for k, v in params.items() if k not in KNOBS or k in declared}
@@ -136,18 +137,17 @@ def build(path: str | Path, params: Mapping[str, Any], *, target: str = "triton"
         loaded = load_schedule(path, schedule_params(path, params), target=target, tuned=False)
         plan = kernel_plan(loaded, target=target)
         dev = device or ("cuda" if torch.cuda.is_available() else "cpu")
-        dt = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[
-            plan.dtype.value]
+        dt = torch_dtype(plan.dtype)
         g = torch.Generator(device=dev).manual_seed(0)
         a = torch.randn((plan.M, plan.K), device=dev, dtype=dt, generator=g)
-        b = torch.randn((plan.N, plan.K) if plan.b_transposed else (plan.K, plan.N), device=dev,
+        b = torch.randn((plan.N, plan.K) if plan.b.transposed else (plan.K, plan.N), device=dev,
                         dtype=dt, generator=g)
         out = torch.full((plan.M, plan.N), float("nan"), device=dev, dtype=dt)
         fn = kernel(plan, target)
         err = None
         if check:
             c = fn(a, b, out)
-            bb = b.T if plan.b_transposed else b
+            bb = b.T if plan.b.transposed else b
             ref = a.float() @ bb.float()
             err = float((c.float() - ref).abs().max() / ref.abs().max().clamp_min(1e-30))
             if not err <= TOLERANCE[plan.dtype.value]:  # NaN fails too
@@ -208,7 +208,7 @@ def tune(path: str | Path, overrides: Mapping[str, Any] | None = None, *,
 
     # phase 1: build and check
     built: dict[Config, Built] = {}
-    for cfg in (Progress(configs, f"build {Path(path).name}") if progress else configs):
+    for cfg in bar(configs, f"build {Path(path).name}", enabled=None if progress else False):
         if timer is None:
             built[cfg] = build(path, params_of(cfg), target=target, device=device, check=check)
         else:
@@ -219,7 +219,7 @@ def tune(path: str | Path, overrides: Mapping[str, Any] | None = None, *,
     errors: dict[Config, str] = {}
     rounds_ = range(max(rounds, 1))
     order = list(times)
-    for r in (Progress(rounds_, f"time {len(times)} configs") if progress else rounds_):
+    for r in bar(rounds_, f"time {len(times)} configs", enabled=None if progress else False):
         # each round starts one config later: no config always runs first (after the GPU's
         # pause between rounds) or always right after the same neighbour
         shift = r % len(order) if order else 0

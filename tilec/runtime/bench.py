@@ -18,12 +18,16 @@ Example (GPU)::
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import triton
 import triton.language as tl
 
-from tilec.transforms.plan import DType, KernelPlan
+from tilec.dtypes import torch_dtype
+from tilec.transforms.plan import DType, KernelPlan  # noqa: F401  (DType: the example)
+
+if TYPE_CHECKING:
+    from tilec.runtime.session import Session
 
 __all__ = ["bench_plan", "plain_matmul", "rel_err", "tflops", "time_ms"]
 
@@ -163,21 +167,21 @@ def bench_plan(
     warmup: int = 25,
     rep: int = 100,
     seed: int = 0,
+    session: Session | None = None,
 ) -> dict[str, Any]:
-    """Time ``plan``'s generated kernel, torch.matmul and the plain Triton kernel (GPU)."""
+    """Time ``plan``'s generated kernel (imported once per ``session``), torch.matmul and the
+    plain Triton kernel (GPU)."""
     import torch
 
-    from tilec.codegen.triton.printer import load
+    from tilec.runtime.build import load_triton
 
-    dt = {DType.FP16: torch.float16, DType.BF16: torch.bfloat16, DType.FP32: torch.float32}[
-        plan.dtype
-    ]
+    dt = torch_dtype(plan.dtype)
     g = torch.Generator(device="cuda").manual_seed(seed)
     M, N, K = plan.M, plan.N, plan.K
     a = torch.randn((M, K), device="cuda", dtype=dt, generator=g)
-    b = torch.randn((N, K) if plan.b_transposed else (K, N), device="cuda", dtype=dt, generator=g)
-    bb = b.T if plan.b_transposed else b
-    mod = load(plan)
+    b = torch.randn((N, K) if plan.b.transposed else (K, N), device="cuda", dtype=dt, generator=g)
+    bb = b.T if plan.b.transposed else b
+    mod = load_triton(plan, session=session)
     ref = torch.matmul(a.float(), bb.float())
     out = torch.full((M, N), float("nan"), device="cuda", dtype=dt)
     c = mod.run(a, b, out=out)

@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from tilec.app import cache
+from tilec.runtime import cache
 
 __all__ = ["Records", "default_records", "fixed_params", "schedule_key"]
 

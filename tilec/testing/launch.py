@@ -92,7 +92,7 @@ def _key(path: str | Path, params: Mapping[str, Any], *rest: Any) -> tuple[Any, 
 def load(path: str | Path, params: Mapping[str, Any], cluster: tuple[int, ...] | None = None
          ) -> Any:
     """The schedule loaded at ``params`` (with ``set_cluster(*cluster)`` if given)."""
-    from tilec.app.loader import load_schedule
+    from tilec.runtime.loader import load_schedule
 
     loaded = load_schedule(path, dict(params))
     if cluster is not None:
@@ -103,13 +103,13 @@ def load(path: str | Path, params: Mapping[str, Any], cluster: tuple[int, ...] |
 def derive_at(path: str | Path, params: Mapping[str, Any], mode: str = "leader",
               cluster: tuple[int, ...] | None = None) -> Any:
     """tilec's derivation at ``params``, as ``tilec masks`` makes it (over symbols, proved)."""
-    from tilec.app.loader import SYMBOLIC
+    from tilec.runtime.session import SESSION
     from tilec.transforms.multicast.derive import derive_loaded, symbolic_build
 
     def make() -> Any:
         loaded = load(path, params, cluster)
         if cluster is None:
-            return derive_loaded(loaded, mode, symbolic=SYMBOLIC.get(loaded))
+            return derive_loaded(loaded, mode, symbolic=SESSION.symbolic(loaded))
         sym = symbolic_build(loaded.module.schedule, loaded.params)
         if sym.fusion is not None:
             sym.fusion.set_cluster(*cluster)
@@ -131,8 +131,8 @@ def oracle(path: str | Path, params: Mapping[str, Any], *, mode: str = "both",
     """The :class:`Report` of one launch (``mode``: leader, sliced or both). A user error
     (a TilecError: the launch is refused) propagates; any other exception of the derivation is
     a finding, reported as a mismatch."""
-    from tilec.app.commands.masks import nothing_multicast
     from tilec.ir import infer_launch
+    from tilec.runtime.build import nothing_multicast
 
     modes = MODES if mode == "both" else (mode,)
     if mode not in (*MODES, "both"):

@@ -77,7 +77,7 @@ def kinds(defaults: Mapping[str, Any]) -> dict[str, Kind]:
 
 def defaults(path: str | Path) -> dict[str, Any]:
     """The ``PARAMS`` of a schedule file (a user error if it has none that are valid)."""
-    from tilec.app.loader import load_module
+    from tilec.runtime.loader import load_module
 
     module = load_module(path)
     found = getattr(module, "PARAMS", None)
@@ -90,7 +90,7 @@ def defaults(path: str | Path) -> dict[str, Any]:
 def builds(path: str | Path, p: Mapping[str, Any],
            cluster: tuple[int, ...] | None = None) -> bool:
     """Whether the schedule builds at ``p`` and its launch is valid."""
-    from tilec.app.loader import load_schedule
+    from tilec.runtime.loader import load_schedule
     from tilec.ir import infer_launch
 
     try:

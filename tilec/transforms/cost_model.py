@@ -1,7 +1,7 @@
 """The decomposition cost model: a work split's units simulated on the SMs, in k-iterations.
 
 One model serves the choice of a decomposition (:func:`estimate_cost`, used by
-:func:`~tilec.transforms.decompose.rank_decompositions` and the parameter heuristic) and the
+:func:`~tilec.transforms.choice.rank_decompositions` and the parameter heuristic) and the
 timeline picture (``tilec viz --kind timeline`` draws :func:`simulate`'s blocks):
 
 * a unit ``(tile, k_begin, k_end)`` costs its k-iterations, ``+SK penalty`` each inside the
@@ -32,8 +32,10 @@ import heapq
 from collections.abc import Container
 from dataclasses import dataclass, replace
 
+from tilec.ir.types import Decomposition, Fixup
 from tilec.transforms.decompose import work_units
-from tilec.transforms.plan import Decomposition, Fixup, KernelPlan, WorkSplit
+from tilec.transforms.plan import KernelPlan
+from tilec.transforms.worksplit import WorkSplit
 
 __all__ = [
     "REDUCE_LAUNCH",

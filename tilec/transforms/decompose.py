@@ -1,16 +1,18 @@
-"""Work decompositions of a GEMM (seed 001, the Stream-K study): their numbers and work units,
-and the choice among them.
+"""Work decompositions of a GEMM (seed 001, the Stream-K study): their numbers, how they follow the
+problem size, and their work units.
 
 A decomposition cuts the ``tiles x k_iters`` iteration space of C = A @ B into work units
 ``(tile, k_begin, k_end)`` executed by ``grid`` CTAs.  This module holds what is backend-neutral
 about that cut:
 
-* :func:`make_work_split` builds a validated :class:`~tilec.transforms.plan.WorkSplit` (which
+* :func:`make_work_split` builds a validated :class:`~tilec.transforms.worksplit.WorkSplit` (which
   carries the index formulas the printers print);
 * :func:`work_units` lists, per CTA, the units in the exact order the generated kernel runs them
   (the oracle of the tests and the input of the cost model);
-* :func:`rank_decompositions` / :func:`choose_decomposition` score the candidates with the cost
-  model (:mod:`tilec.transforms.cost_model`) and explain the choice.
+* :class:`SplitRule` (the plan's ``split``) makes the split at any launch (:func:`split_at`) and
+  gives its numbers as expressions of M, N, K (:func:`split_forms`).
+
+The choice among decompositions is :mod:`tilec.transforms.choice`.
 
 The Stream-K region is the contiguous range of linear tile indices ``[sk_start, sk_end)``; its
 ``sk_iters = sk_tiles * k_iters`` iterations are cut evenly over ``sk_ctas`` CTAs: CTA ``c``
@@ -30,27 +32,25 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Container
-from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, replace
+from typing import Any
 
 import sympy
 
 from tilec.errors import TilecError
-from tilec.ir.types import SK_WAVES_MAX
-from tilec.transforms.plan import Decomposition, Fixup, SplitRule, WorkSplit
-
-if TYPE_CHECKING:  # the cost model imports this module
-    from tilec.transforms.cost_model import Cost
+from tilec.ir import ceil_div
+from tilec.ir.types import SK_WAVES_MAX, Decomposition, Fixup
+from tilec.transforms.symbols import SIZE_K, SIZE_M, SIZE_N
+from tilec.transforms.worksplit import WorkSplit
 
 __all__ = [
     "SK_WAVES_MAX",
+    "SplitRule",
     "Unit",
-    "choose_decomposition",
     "make_work_split",
     "over_clusters",
     "split_at",
     "split_forms",
-    "rank_decompositions",
     "work_units",
 ]
 
@@ -58,11 +58,7 @@ __all__ = [
 Unit = tuple[int, int, int]  # (linear tile index, k_begin, k_end), k in k-iterations
 
 
-def _cdiv(a: int, b: int) -> int:
-    return -(-a // b)
-
-
-def _check_positive(**values: int) -> None:
+def check_positive(**values: int) -> None:
     for name, v in values.items():
         if not isinstance(v, int) or isinstance(v, bool) or v < 1:
             raise TilecError(f"work split: {name} must be a positive integer but got {v!r}")
@@ -179,11 +175,11 @@ def make_work_split(
     tilec.errors.TilecError: split-K: SPLITS must be between 1 and k_iters=4 but got 9
     """
     kind = _as_decomposition(kind)
-    _check_positive(M=M, N=N, K=K, BM=BM, BN=BN, BK=BK, sms=sms)
+    check_positive(M=M, N=N, K=K, BM=BM, BN=BN, BK=BK, sms=sms)
     if not isinstance(fixup, Fixup):
         raise TilecError(f"work split: fixup must be a Fixup but got {fixup!r}")
-    tiles = _cdiv(M, BM) * _cdiv(N, BN)
-    k_iters = _cdiv(K, BK)
+    tiles = ceil_div(M, BM) * ceil_div(N, BN)
+    k_iters = ceil_div(K, BK)
     n = tiles if num_tiles is None else num_tiles
     if n < tiles:
         raise TilecError(f"work split: num_tiles={n} walks fewer indices than the {tiles} tiles")
@@ -224,7 +220,7 @@ def make_work_split(
         # the partial last wave's tiles, when cutting them leaves tails (A < k_iters);
         # one CTA per data-parallel tile, then the wave's `sms` CTAs
         # (every tail CTA gets a tail iteration: W - T <= T * (k_iters - A))
-        front = -(-rem * k_iters // sms) if rem else k_iters
+        front = ceil_div(rem * k_iters, sms) if rem else k_iters
         sk = rem if rem and sms - rem <= rem * (k_iters - front) else 0
         return WorkSplit(kind, grid=tiles - sk + (sms if sk else 0), sk_tiles=sk,
                          sk_ctas=sms if sk else 0, fixup=fixup, num_tiles=n, k_iters=k_iters)
@@ -252,8 +248,8 @@ def over_clusters(work: WorkSplit, sms: int, cluster: int) -> WorkSplit:
     if cluster == 1:
         return work
     if work.kind is Decomposition.DATA_PARALLEL:
-        return replace(work, grid=-(-work.grid // cluster) * cluster)
-    groups = -(-work.num_tiles // cluster)
+        return replace(work, grid=ceil_div(work.grid, cluster) * cluster)
+    groups = ceil_div(work.num_tiles, cluster)
     # a split of `groups` one-tile rows over the clusters: the same rule, counted in groups
     g = make_work_split(work.kind, M=groups, N=1, K=work.k_iters, BM=1, BN=1, BK=1,
                         sms=max(sms // cluster, 1), splits=work.splits,
@@ -264,12 +260,45 @@ def over_clusters(work: WorkSplit, sms: int, cluster: int) -> WorkSplit:
                      fixup=g.fixup, group=cluster, num_tiles=g.num_tiles, k_iters=g.k_iters)
 
 
+@dataclass(frozen=True)
+class SplitRule:
+    """How the work split follows the problem size: ``plan.work`` is this rule at the reference
+    launch; :meth:`at` makes it at any other (a launcher, per call), :meth:`forms` gives its
+    numbers as expressions of M, N, K (a printer prints them).
+
+    ``kind``, ``splits``, ``sk_waves``, ``fixup``: the schedule's choice (``auto``: the cost
+    model's choice at the reference launch; split-K parts are capped by k_iters at run time);
+    ``ctas``: the persistent grid's CTAs (0: one CTA per unit); ``sms``: the CTAs a Stream-K
+    region spreads over; ``group``: CTAs per cluster (CUDA: the split is made over groups);
+    ``num_tiles``: the order's linear indices walked, an expression of M and N.
+    """
+
+    kind: Decomposition
+    ctas: int
+    sms: int
+    BM: int
+    BN: int
+    BK: int
+    num_tiles: sympy.Expr
+    splits: int = 1
+    sk_waves: int = 1
+    fixup: Fixup = Fixup.ATOMIC
+    group: int = 1
+
+    def at(self, M: int, N: int, K: int) -> WorkSplit:
+        """:func:`split_at`."""
+        return split_at(self, M, N, K)
+
+    def forms(self) -> dict[str, sympy.Expr]:
+        """:func:`split_forms`."""
+        return split_forms(self)
+
+
 def split_at(rule: SplitRule, M: int, N: int, K: int) -> WorkSplit:
     """The work split of ``rule`` at one launch (M, N, K >= 1): what the plan's ``work`` is at
     its reference launch, made at any other (a launcher calls it per call, or caches it by
     shape).
 
-    >>> from tilec.transforms.plan import SIZE_M, SIZE_N
     >>> tiles = sympy.ceiling(SIZE_M / 16) * sympy.ceiling(SIZE_N / 16)
     >>> rule = SplitRule(Decomposition.DP_ONE_SK_WAVE, ctas=4, sms=4, BM=16, BN=16, BK=16,
     ...                  num_tiles=tiles)
@@ -277,14 +306,12 @@ def split_at(rule: SplitRule, M: int, N: int, K: int) -> WorkSplit:
     >>> (w.num_tiles, w.sk_tiles, w.sk_ctas, w.grid)
     (5, 5, 4, 4)
     """
-    from tilec.transforms.plan import SIZE_M, SIZE_N
-
     if min(M, N, K) < 1:
         raise TilecError(f"work split: M, N, K must be positive but got {M}, {N}, {K} (a "
                          f"launcher returns before splitting an empty problem)")
     n = int(sympy.sympify(rule.num_tiles).xreplace({SIZE_M: M, SIZE_N: N}))
     kw = dict(M=M, N=N, K=K, BM=rule.BM, BN=rule.BN, BK=rule.BK, fixup=rule.fixup, num_tiles=n)
-    kind, k_iters = rule.kind, _cdiv(K, rule.BK)
+    kind, k_iters = rule.kind, ceil_div(K, rule.BK)
     if kind is Decomposition.DATA_PARALLEL:
         work = make_work_split(kind, sms=rule.sms, grid=min(rule.ctas, n) if rule.ctas else n,
                                **kw)  # type: ignore[arg-type]
@@ -307,15 +334,12 @@ def split_forms(rule: SplitRule) -> dict[str, sympy.Expr]:
     Stream-K region's first index). A printer prints them into the launcher; the tests check
     them against :func:`split_at` at many sizes. Front/tail (SIMT) has no forms.
 
-    >>> from tilec.transforms.plan import SIZE_M, SIZE_N
     >>> tiles = sympy.ceiling(SIZE_M / 16) * sympy.ceiling(SIZE_N / 16)
     >>> f = split_forms(SplitRule(Decomposition.STREAM_K, ctas=4, sms=4, BM=16, BN=16, BK=16,
     ...                           num_tiles=tiles))
     >>> f["sk_ctas"]
     Min(4, ceiling(K/16)*ceiling(M/16)*ceiling(N/16))
     """
-    from tilec.transforms.plan import SIZE_K, SIZE_M, SIZE_N
-
     kind, ops = rule.kind, _SymOps
     if kind is Decomposition.DP_FRONT_TAIL:
         raise TilecError("work split: front/tail (dp_ft) numbers have no closed forms; "
@@ -405,116 +429,3 @@ def work_units(split: WorkSplit, alive: Container[int] | None = None) -> list[li
     if alive is not None:
         per_cta = [[u for u in units if u[0] in alive] for units in per_cta]
     return per_cta
-
-
-# --------------------------------------------------------------------------------------------
-# The choice
-# --------------------------------------------------------------------------------------------
-
-
-def _candidates(
-    M: int, N: int, K: int, BM: int, BN: int, BK: int, sms: int, fixup: Fixup
-) -> list[tuple[str, WorkSplit]]:
-    kw = dict(M=M, N=N, K=K, BM=BM, BN=BN, BK=BK, sms=sms, fixup=fixup)
-    k_iters = _cdiv(K, BK)
-    tiles = _cdiv(M, BM) * _cdiv(N, BN)
-    out = [("data-parallel", make_work_split(Decomposition.DATA_PARALLEL, **kw))]  # type: ignore[arg-type]
-    if tiles < sms:
-        for s in range(2, min(k_iters, 32) + 1):
-            if tiles * s <= 2 * sms:
-                out.append(
-                    (f"split-K S={s}", make_work_split(Decomposition.SPLIT_K, splits=s, **kw))  # type: ignore[arg-type]
-                )
-    if tiles % sms:
-        seen: set[tuple[int, bool]] = set()  # (sk_tiles, region at the start)
-
-        def add(name: str, split: WorkSplit) -> None:
-            # hybrids that cut the same Stream-K region run the same units: keep the first
-            key = (split.sk_tiles, split.sk_first or split.sk_tiles == tiles)
-            if key not in seen:
-                seen.add(key)
-                out.append((name, split))
-
-        if tiles < sms:
-            add("Stream-K", make_work_split(Decomposition.STREAM_K, **kw))  # type: ignore[arg-type]
-        add("DP + 1 Stream-K wave", make_work_split(Decomposition.DP_ONE_SK_WAVE, **kw))  # type: ignore[arg-type]
-        if tiles > sms:  # only the partial last wave in Stream-K, however small it is
-            add("DP + Stream-K on the last partial wave",
-                make_work_split(Decomposition.STREAM_K_PP, sk_waves=1, **kw))  # type: ignore[arg-type]
-        add("two-tile Stream-K + DP", make_work_split(Decomposition.TWO_TILE_SK_DP, **kw))  # type: ignore[arg-type]
-        for w in (2, 3):
-            if w * sms < tiles:
-                add(f"Stream-K++ {w} waves",
-                    make_work_split(Decomposition.STREAM_K_PP, sk_waves=w, **kw))  # type: ignore[arg-type]
-    return out
-
-
-def rank_decompositions(
-    M: int, N: int, K: int, BM: int, BN: int, BK: int, sms: int, *,
-    fixup: Fixup = Fixup.DETERMINISTIC,
-) -> list[tuple[float, int, str, WorkSplit, Cost]]:  # fmt: skip
-    """Every candidate decomposition with its modeled cost, fastest first (ties: DP first).
-
-    >>> [name for _, _, name, _, _ in rank_decompositions(512, 512, 65536, 128, 128, 64, 132)][:2]
-    ['split-K S=8', 'split-K S=7']
-    """
-    from tilec.transforms.cost_model import estimate_cost  # the model builds on work_units
-
-    _check_positive(M=M, N=N, K=K, BM=BM, BN=BN, BK=BK, sms=sms)
-    scored: list[Any] = []
-    for name, split in _candidates(M, N, K, BM, BN, BK, sms, fixup):
-        cost = estimate_cost(split, sms, BM, BN, BK)
-        scored.append((cost.total, len(scored), name, split, cost))
-    return sorted(scored, key=lambda x: (x[0], x[1]))
-
-
-def choose_decomposition(
-    M: int,
-    N: int,
-    K: int,
-    BM: int,
-    BN: int,
-    BK: int,
-    sms: int,
-    *,
-    fixup: Fixup = Fixup.DETERMINISTIC,
-) -> tuple[WorkSplit, list[str]]:
-    """Pick the decomposition with the least modeled time; say why, with the numbers.
-
-    >>> split, why = choose_decomposition(512, 512, 65536, 128, 128, 64, 132)
-    >>> split.kind.value, split.splits
-    ('splitk', 8)
-    >>> why[0]
-    'tiles: 4 x 4 = 16 of 128x128; k_iters: 1024 of BK=64; SMs: 132'
-    """
-    from tilec.transforms.cost_model import describe_model
-
-    _check_positive(M=M, N=N, K=K, BM=BM, BN=BN, BK=BK, sms=sms)
-    tm, tn, k_iters = _cdiv(M, BM), _cdiv(N, BN), _cdiv(K, BK)
-    tiles = tm * tn
-    reasons = [f"tiles: {tm} x {tn} = {tiles} of {BM}x{BN}; k_iters: {k_iters} of BK={BK}; SMs: {sms}"]
-    full, rem = divmod(tiles, sms)
-    reasons.append(
-        f"data-parallel waves: {tiles / sms:.2f} ({full} full, last wave {rem}/{sms} SMs busy"
-        f" = {100 * (rem or sms) / sms:.0f}%)"
-    )
-    reasons.append(describe_model(BM, BN, BK))
-    scored = rank_decompositions(M, N, K, BM, BN, BK, sms, fixup=fixup)
-    best = scored[0]
-    dp_total = next(total for total, _, _, split, _ in scored
-                    if split.kind is Decomposition.DATA_PARALLEL)
-    for total, _, name, _split, cost in scored[:6]:
-        reasons.append(
-            f"  {name}: critical path {total:.1f} iters ({dp_total / total:.2f}x DP),"
-            f" {cost.units} units, {cost.partial_units} partial, utilisation"
-            f" {100 * cost.utilisation / sms:.0f}%"
-        )
-    _, _, name, split, _ = best
-    if split.kind is Decomposition.DATA_PARALLEL:
-        reasons.append("chosen: data-parallel (no fix-up needed)")
-    else:
-        reasons.append(
-            f"chosen: {name}, {dp_total / best[0]:.2f}x faster than data-parallel by the model;"
-            f" fix-up {split.fixup.value}"
-        )
-    return split, reasons

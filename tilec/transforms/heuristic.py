@@ -46,11 +46,8 @@ from typing import Any
 from tilec.errors import ParamError
 from tilec.policy import PolicyEnum
 from tilec.transforms.cost_model import estimate_cost
-from tilec.transforms.decompose import (
-    choose_decomposition,
-    make_work_split,
-    rank_decompositions,
-)
+from tilec.transforms.choice import choose_decomposition, rank_decompositions
+from tilec.transforms.decompose import make_work_split
 from tilec.transforms.plan import Decomposition, Fixup, LoadKind
 
 __all__ = [

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tilec.app.commands import gen
 from tilec.app.commands.common import (
@@ -17,6 +17,9 @@ from tilec.app.commands.common import (
 )
 from tilec.errors import TilecError
 from tilec.runtime.build import is_thread_level
+
+if TYPE_CHECKING:
+    from tilec.runtime.session import Session
 
 
 def options(p: argparse.ArgumentParser) -> None:
@@ -31,7 +34,7 @@ def options(p: argparse.ArgumentParser) -> None:
 def _sweep_points(args: argparse.Namespace) -> list[dict[str, Any]]:
     import itertools
 
-    from tilec.app.loader import parse_params, parse_value
+    from tilec.runtime.loader import parse_params, parse_value
 
     axes = []
     for item in args.sweep:
@@ -45,9 +48,9 @@ def _sweep_points(args: argparse.Namespace) -> list[dict[str, Any]]:
     return [dict(c) for c in itertools.product(*axes)] if axes else [{}]
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, session: Session) -> int:
     """``tilec bench``: a table (or JSON) of the times of every sweep point."""
-    from tilec.app.progress import Progress
+    from tilec.runtime.progress import bar as progress_bar
 
     points = _sweep_points(args)
     loaded = load_args(args)  # the file and the fixed --param values are checked before the GPU
@@ -57,15 +60,15 @@ def run(args: argparse.Namespace) -> int:
                          f"kernels are not benchmarked by tilec yet")
     base = list(args.param)
     results = []
-    bar = Progress(points, "bench")
+    bar = progress_bar(points, "bench")
     for point in bar:
-        bar.set_postfix(" ".join(f"{k}={v}" for k, v in point.items()))
+        bar.set_postfix_str(" ".join(f"{k}={v}" for k, v in point.items()))
         # the point's values replace a --param of the same name (a name given once)
         args.param = ([p for p in base if p.partition("=")[0] not in point]
                       + [f"{k}={v}" for k, v in point.items()])
         pl = load_args(args)
-        plan = gen.kernel_plan(args, pl)
-        res = _bench_plan(torch, plan, args)
+        plan = gen.kernel_plan(args, pl, session)
+        res = _bench_plan(torch, plan, args, session)
         results.append({"params": pl.params, "point": point, "M": plan.M, "N": plan.N,
                         "K": plan.K, "target": args.target, **res})
     args.param = base
@@ -89,25 +92,26 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _bench_plan(torch: Any, plan: Any, args: argparse.Namespace) -> dict[str, Any]:
-    from tilec.ir.types import DType
+def _bench_plan(torch: Any, plan: Any, args: argparse.Namespace, session: Session
+                ) -> dict[str, Any]:
+    from tilec.dtypes import torch_dtype
     from tilec.runtime.bench import plain_matmul, rel_err, tflops, time_ms
 
     plain_cfg = (plan.BM, plan.BN, plan.BK, 8, 3, 8 if plan.BM * plan.BN >= 128 * 256 else 4)
     if args.target == "triton":
         from tilec.runtime.bench import bench_plan
 
-        return bench_plan(plan, plain_cfg=plain_cfg, warmup=args.warmup, rep=args.rep)
+        return bench_plan(plan, plain_cfg=plain_cfg, warmup=args.warmup, rep=args.rep,
+                          session=session)
     from tilec.codegen.cuda.launch import build
 
-    dt = {DType.FP16: torch.float16, DType.BF16: torch.bfloat16, DType.FP32: torch.float32}
-    dtype = dt[plan.dtype]
+    dtype = torch_dtype(plan.dtype)
     g = torch.Generator(device="cuda").manual_seed(0)
     M, N, K = plan.M, plan.N, plan.K
     a = torch.randn((M, K), device="cuda", dtype=dtype, generator=g)
-    b = torch.randn((N, K) if plan.b_transposed else (K, N), device="cuda", dtype=dtype,
+    b = torch.randn((N, K) if plan.b.transposed else (K, N), device="cuda", dtype=dtype,
                     generator=g)
-    b_kn = (b.T if plan.b_transposed else b).contiguous()
+    b_kn = (b.T if plan.b.transposed else b).contiguous()
     kernel = build(plan)
     out = torch.full((M, N), float("nan"), device="cuda", dtype=dtype)
     c = kernel(a, b, out)

@@ -6,9 +6,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
 
 from tilec.app.commands.common import overrides, positive_int, write_output
 from tilec.errors import TilecError
+
+if TYPE_CHECKING:
+    from tilec.runtime.session import Session
 
 
 def shape(text: str) -> tuple[int, int, int]:
@@ -44,7 +48,7 @@ def options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--name", help="the module's name in messages (default: -o's stem)")
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, session: Session) -> int:
     from pathlib import Path
 
     from tilec.library import build_library, module_text

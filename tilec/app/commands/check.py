@@ -18,10 +18,13 @@ import argparse
 import json
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tilec.app.commands.common import nonnegative_int, overrides, positive_int, write_output
 from tilec.errors import TilecError
+
+if TYPE_CHECKING:
+    from tilec.runtime.session import Session
 
 MAX_PROVED = 4  # distinct proved forms per operand and mode checked in pass 2
 REFUSED_FIRST = 10  # refusals before the first accepted launch that end the run (a user error)
@@ -78,10 +81,10 @@ class _Tally:
     failure: Any = None
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, session: Session) -> int:
     """``tilec check``: per operand, ok or the first launch where tilec is wrong."""
-    from tilec.app.commands.masks import nothing_multicast
     from tilec.ir import infer_launch
+    from tilec.runtime.build import nothing_multicast
     from tilec.testing.launch import load
     from tilec.testing.strategies import Kind, kinds
 
@@ -142,10 +145,10 @@ def _launches(args: argparse.Namespace, fixed: dict[str, Any], cluster: Any,
               tally: _Tally) -> None:
     from hypothesis import reject
 
-    from tilec.app.progress import Progress
+    from tilec.runtime.progress import bar as progress_bar
     from tilec.testing import oracle, params
 
-    bar: Progress[int] = Progress(range(args.examples), "launches", unit="launches")
+    bar = progress_bar(total=args.examples, label="launches", unit="launches")
     strategy = params(args.schedule, fixed=fixed, max_size=args.max_size, cluster=cluster)
 
     def body(p: dict[str, Any]) -> None:
@@ -158,7 +161,7 @@ def _launches(args: argparse.Namespace, fixed: dict[str, Any], cluster: Any,
                 raise _Refused from None
             reject()
         tally.launches += 1
-        bar.update(tally.launches)
+        bar.update(1)
         for v in report.verdicts:
             tally.forms.setdefault(v.operand, Counter())[v.form] += 1
             if v.form in CARRIED and v.key not in tally.proved:
@@ -184,7 +187,7 @@ def _launches(args: argparse.Namespace, fixed: dict[str, Any], cluster: Any,
 
 def _proved(args: argparse.Namespace, fixed: dict[str, Any], cluster: Any,
             tally: _Tally) -> None:
-    from tilec.app.progress import Progress
+    from tilec.runtime.progress import bar as progress_bar
     from tilec.testing import params
 
     chosen: list[Any] = []
@@ -197,16 +200,14 @@ def _proved(args: argparse.Namespace, fixed: dict[str, Any], cluster: Any,
         return
     from tilec.testing.launch import derive_at
 
-    bar: Progress[int] = Progress(range(args.examples * len(chosen)), "proved forms",
-                                  unit="launches")
-    done = [0]
+    bar = progress_bar(total=args.examples * len(chosen), label="proved forms", unit="launches")
     try:
         for v in chosen:
             op = derive_at(args.schedule, v.derived_at, v.mode, cluster).operands[v.operand]
             where = " ".join(f"{k}={x}" for k, x in v.derived_at.items()
                              if isinstance(x, int) and not isinstance(x, bool))
 
-            body = _proved_body(args, op, v, where, cluster, tally, bar, done)
+            body = _proved_body(args, op, v, where, cluster, tally, bar)
             strategy = params(args.schedule, fixed=fixed, max_size=args.max_size,
                               cluster=cluster, facts=list(op.facts))
             if not _hypothesis_run(args, strategy, body):
@@ -218,7 +219,7 @@ def _proved(args: argparse.Namespace, fixed: dict[str, Any], cluster: Any,
 
 
 def _proved_body(args: argparse.Namespace, op: Any, v: Any, where: str, cluster: Any,
-                 tally: _Tally, bar: Any, done: list[int]) -> Any:
+                 tally: _Tally, bar: Any) -> Any:
     """Pass 2's test body for one proved form: the form evaluated at a drawn launch."""
     from hypothesis import reject
 
@@ -236,8 +237,7 @@ def _proved_body(args: argparse.Namespace, op: Any, v: Any, where: str, cluster:
                         source=f"{v.form} form derived at {where}",
                         sound_only=v.form == "narrowing")
         tally.held[v.key] += not found
-        done[0] += 1
-        bar.update(done[0])
+        bar.update(1)
         if found:
             raise _Found(found[0])
 

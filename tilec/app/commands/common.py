@@ -14,12 +14,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tilec.app.loader import check_tiles, parse_params
-from tilec.app.progress import Status
 from tilec.errors import TilecError
+from tilec.runtime.loader import check_tiles, parse_params
+from tilec.runtime.progress import Status
 
 if TYPE_CHECKING:
-    from tilec.app.loader import LoadedSchedule
+    from tilec.runtime.loader import LoadedSchedule
+    from tilec.runtime.session import Session
+    from tilec.transforms.multicast.derive import MulticastDerivation
 
 
 def overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -50,9 +52,9 @@ def params_file(path: str) -> dict[str, Any]:
 
 
 def load_args(args: argparse.Namespace) -> LoadedSchedule:
-    """Load the schedule file (every mistake in it is a TilecError: see tilec.app.loader); knobs
+    """Load the schedule file (every mistake in it is a TilecError: see tilec.runtime.loader); knobs
     left "auto" are resolved for the command's target (a tuned record unless --no-tuned)."""
-    from tilec.app.loader import load_schedule
+    from tilec.runtime.loader import load_schedule
 
     rules = None
     if getattr(args, "rules", None):
@@ -144,10 +146,10 @@ def mode_option(p: argparse.ArgumentParser) -> None:
                    help="multicast mode (default: leader)")
 
 
-def derive(args: argparse.Namespace) -> Any:
-    """The multicast derivation of the schedule file at the given parameters and ``--mode``."""
-    from tilec.app.loader import SYMBOLIC, load_schedule
-    from tilec.transforms.multicast.derive import derive_loaded
+def derive(args: argparse.Namespace, session: Session) -> MulticastDerivation:
+    """The multicast derivation of the schedule file at the given parameters and ``--mode``
+    (:meth:`Session.derivation <tilec.runtime.session.Session.derivation>`)."""
+    from tilec.runtime.loader import load_schedule
 
     loaded = load_schedule(args.schedule, overrides(args))
     symbolic = [k for k, v in loaded.params.items() if v == k or hasattr(v, "free_symbols")]
@@ -156,7 +158,7 @@ def derive(args: argparse.Namespace) -> Any:
                          f"{'is' if len(symbolic) == 1 else 'are'} symbolic")
     check_tiles(loaded)
     with Status(f"{args.command}: deriving the multicast forms of {loaded.path.name}"):
-        return derive_loaded(loaded, args.mode, symbolic=SYMBOLIC.get(loaded))
+        return session.derivation(loaded, args.mode)
 
 
 def require_gpu(what: str) -> Any:

@@ -1,21 +1,30 @@
 """``tilec explain``: the derivation as a person reads it, one section per step: the parameters
 and why ("auto"), the views and index maps, the tile order with its proof, the decomposition
 and its modeled cost, the multicast forms with their theorems, the coalescing of a thread-level
-schedule.  :func:`lowered` is the lowering the sections (and ``tilec viz``) share."""
+schedule.  The sections (and ``tilec viz``) share the run's lowering and derivation: the
+:class:`~tilec.runtime.session.Session` keeps them."""
 
 from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from tilec.app.commands.common import derive, load_args, mode_option, write_output
 from tilec.app.commands.masks import readable_form, scope_lines
 from tilec.app.commands.show import show_data
-from tilec.app.progress import Status
 from tilec.errors import TilecError
-from tilec.lru import LRU
 from tilec.runtime.build import is_thread_level
+from tilec.runtime.progress import Status
+
+if TYPE_CHECKING:
+    from tilec.runtime.loader import LoadedSchedule
+    from tilec.runtime.session import Session
+    from tilec.transforms.plan import KernelPlan
+
+Section = dict[str, Any]  # {"text": ..., and the section's data}
+Explainer = Callable[[argparse.Namespace, "LoadedSchedule", "Session"], Section]
 
 
 def options(p: argparse.ArgumentParser) -> None:
@@ -25,10 +34,10 @@ def options(p: argparse.ArgumentParser) -> None:
                    help="resolve 'auto' parameters for this target's kernel (default triton)")
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, session: Session) -> int:
     """``tilec explain``: every section as text (``--json``: :func:`explain_sections`)."""
     loaded = load_args(args)
-    sections = explain_sections(args, loaded)
+    sections = explain_sections(args, loaded, session)
     if args.json:
         write_output(args, json.dumps(sections, indent=1))
         return 0
@@ -39,26 +48,28 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def explain_sections(args: argparse.Namespace, loaded: Any) -> dict[str, Any]:
+def explain_sections(args: argparse.Namespace, loaded: LoadedSchedule, session: Session
+                     ) -> dict[str, Any]:
     """``{"params": ..., "sections": {title: {"applicable": bool, "text": str, ...}}}``."""
     sections: dict[str, Any] = {}
     for title, fn in _explainers():
         try:
             with Status(f"explain: {title}"):  # a long step says what it is doing
-                sec = fn(args, loaded)
+                sec = fn(args, loaded, session)
         except TilecError as e:
             sec = {"applicable": False, "text": f"(not applicable: {e})"}
         sections[title] = {"applicable": True, **sec}
     return {"params": loaded.params, "sections": sections}
 
 
-def _explain_views(args: argparse.Namespace, loaded: Any) -> dict[str, Any]:
+def _explain_views(args: argparse.Namespace, loaded: LoadedSchedule, session: Session
+                   ) -> Section:
     from tilec.app.commands.show import kernel_launch
     from tilec.ir import index_map
 
     fusion = loaded.fusion
-    out = [f"launch: {kernel_launch(loaded, args.target)}", ""]
-    data = show_data(loaded, args.target)  # index maps simplified under their loop bounds
+    out = [f"launch: {kernel_launch(loaded, args.target, session)}", ""]
+    data = show_data(loaded, args.target, session)  # index maps simplified under their loop bounds
     for v, d in zip(fusion.views(), data["views"], strict=True):
         im = index_map(v)
         out += [str(v), f"  {v.name}:"]
@@ -70,36 +81,20 @@ def _explain_views(args: argparse.Namespace, loaded: Any) -> dict[str, Any]:
     return {"text": "\n".join(out).rstrip(), "launch": data["launch"], "views": data["views"]}
 
 
-def lowered(loaded: Any) -> Any:
-    """The plan without multicast (order and work split are the same for every target)."""
-    from tilec.transforms.pipeline import lower
-
+def lowered(loaded: LoadedSchedule, session: Session) -> KernelPlan:
+    """The plan without multicast (order and work split are the same for every target):
+    :meth:`Session.lowered <tilec.runtime.session.Session.lowered>`."""
     if is_thread_level(loaded.fusion):
         raise TilecError("a thread-level (SIMT) schedule has one CTA per C tile in launch order; "
                          "see the coalescing section")
-    return PLANS.get(loaded, lambda: lower(loaded.fusion, target="cuda", params=loaded.params,
-                                           multicast=False))
+    return session.lowered(loaded)
 
 
-class PlanCache:
-    """Lowered plans of one command, keyed by content: the schedule file's text and the
-    parameters it was built with (the explain sections share one lowering)."""
-
-    def __init__(self, size: int = 4) -> None:
-        self._plans: LRU[Any] = LRU(size)
-
-    def get(self, loaded: Any, make: Any) -> Any:
-        key = (loaded.path.read_text(), json.dumps(loaded.params, sort_keys=True, default=str))
-        return self._plans.get_or(key, make)
-
-
-PLANS = PlanCache()
-
-
-def _explain_tile_order(args: argparse.Namespace, loaded: Any) -> dict[str, Any]:
+def _explain_tile_order(args: argparse.Namespace, loaded: LoadedSchedule, session: Session
+                        ) -> Section:
     from tilec.ir import infer_launch
 
-    plan = lowered(loaded)
+    plan = lowered(loaded, session)
     o = plan.order
     launch = infer_launch(loaded.fusion)
     grid = 1
@@ -136,10 +131,11 @@ def _explain_tile_order(args: argparse.Namespace, loaded: Any) -> dict[str, Any]
             "first_tiles": [list(x) for x in first]}
 
 
-def _explain_decomposition(args: argparse.Namespace, loaded: Any) -> dict[str, Any]:
+def _explain_decomposition(args: argparse.Namespace, loaded: LoadedSchedule, session: Session
+                           ) -> Section:
     from tilec.transforms.cost_model import plan_cost
 
-    plan = lowered(loaded)
+    plan = lowered(loaded, session)
     w = plan.work
     kind = loaded.fusion.decomposition.describe()
     reasons = list(plan.notes)
@@ -160,12 +156,13 @@ def _explain_decomposition(args: argparse.Namespace, loaded: Any) -> dict[str, A
             "tiles": plan.tiles, "modeled_critical_path": cost.total, "reasons": reasons}
 
 
-def _explain_multicast(args: argparse.Namespace, loaded: Any) -> dict[str, Any]:
+def _explain_multicast(args: argparse.Namespace, loaded: LoadedSchedule, session: Session
+                       ) -> Section:
     from tilec.ir import infer_launch
 
     if infer_launch(loaded.fusion).cluster_size == 1:
         raise TilecError("no cluster: nothing to multicast")
-    d = derive(args)
+    d = derive(args, session)
     out = []
     for name, op in d.operands.items():
         out.append(f"operand {name}:")
@@ -232,7 +229,8 @@ def _whole_tiles(closer: Any, values: dict[Any, int]) -> Any:
     return replace(closer, change=change)
 
 
-def _explain_coalescing(args: argparse.Namespace, loaded: Any) -> dict[str, Any]:
+def _explain_coalescing(args: argparse.Namespace, loaded: LoadedSchedule, session: Session
+                        ) -> Section:
     from tilec.transforms.simt.banks import analyze_shared
     from tilec.transforms.simt.coalescing import analyze, explain_coalescing
     from tilec.transforms.simt.lower import lower_simt
@@ -250,7 +248,8 @@ def _explain_coalescing(args: argparse.Namespace, loaded: Any) -> dict[str, Any]
     return {"text": explain_coalescing(plan), "accesses": reports, "shared": shared}
 
 
-def _explain_parameters(args: argparse.Namespace, loaded: Any) -> dict[str, Any]:
+def _explain_parameters(args: argparse.Namespace, loaded: LoadedSchedule, session: Session
+                        ) -> Section:
     res = loaded.resolution
     if res is None:
         return {"text": "every parameter is given by the schedule or the user (none is 'auto')",
@@ -263,7 +262,7 @@ def _explain_parameters(args: argparse.Namespace, loaded: Any) -> dict[str, Any]
                          "why": c.why} for c in res.choices]}
 
 
-def _explainers() -> list[tuple[str, Any]]:
+def _explainers() -> list[tuple[str, Explainer]]:
     return [("parameters", _explain_parameters), ("views", _explain_views),
             ("tile order", _explain_tile_order),
             ("decomposition", _explain_decomposition), ("TMA multicast", _explain_multicast),

@@ -6,10 +6,16 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 from tilec.app.commands.common import load_args, mode_option, write_output
-from tilec.app.progress import Status
+from tilec.runtime.progress import Status
+
+if TYPE_CHECKING:
+    from tilec.runtime.loader import LoadedSchedule
+    from tilec.runtime.session import Session
+    from tilec.transforms.plan import KernelPlan
+    from tilec.transforms.simt.lower import SimtPlan
 
 
 def options(p: argparse.ArgumentParser) -> None:
@@ -28,21 +34,22 @@ def options(p: argparse.ArgumentParser) -> None:
                         "in or near the swept set; a tuned record still comes first")
 
 
-def kernel_plan(args: argparse.Namespace, loaded: Any) -> Any:
+def kernel_plan(args: argparse.Namespace, loaded: LoadedSchedule, session: Session
+                ) -> KernelPlan | SimtPlan:
     """The KernelPlan (or SimtPlan) ``tilec gen`` prints for these arguments."""
     from tilec.runtime.build import kernel_plan as build_plan
 
     return build_plan(loaded, target=args.target, mode=args.mode,
-                      multicast=not args.no_multicast)
+                      multicast=not args.no_multicast, session=session)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, session: Session) -> int:
     """``tilec gen``: the kernel source (and with ``--json`` the parameters and notes)."""
     from tilec.runtime.build import kernel_source
 
     loaded = load_args(args)
     with Status(f"gen: lowering {loaded.path.name} and printing its {args.target} kernel"):
-        plan = kernel_plan(args, loaded)
+        plan = kernel_plan(args, loaded, session)
         source = kernel_source(plan, args.target)
     notes = [*loaded.notes, *getattr(plan, "notes", ())]
     if args.json:

@@ -3,7 +3,8 @@ facts that closed them and a table over the cluster's ranks; ``--json`` reads th
 first (a hit needs no sympy).
 
 A schedule with nothing to multicast (a cluster of one CTA, or a thread-level SIMT schedule)
-gets one line saying so and why (:func:`nothing_multicast`), before any derivation or table.
+gets one line saying so and why (:func:`~tilec.runtime.build.nothing_multicast`), before any
+derivation or table.
 """
 
 from __future__ import annotations
@@ -13,37 +14,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tilec.app.commands.common import derive, load_args, write_output
+from tilec.runtime.build import nothing_multicast
 
 if TYPE_CHECKING:
-    from tilec.ir import GemmFusion
-
-
-def nothing_multicast(fusion: GemmFusion) -> str | None:
-    """Why no operand box of ``fusion`` can be multicast, or None when one may be: a
-    thread-level (SIMT) schedule loads its tiles with threads, not TMA; a launch whose clusters
-    hold one CTA has no other CTA to share a box with. Reads the launch only (no derivation).
-
-    >>> from tilec.app.loader import load_schedule
-    >>> nothing_multicast(load_schedule("examples/simt_sgemm.py").fusion).split(":")[0]
-    'a thread-level (SIMT) schedule'
-    >>> print(nothing_multicast(load_schedule("examples/gemm_basic.py").fusion))
-    the launch has no cluster (clusters of 1 CTA, grid (8, 8, 1)); TMA multicast shares a box among the CTAs of one cluster: fusion.set_cluster(n) or an axis bound to RankX makes one
-    >>> nothing_multicast(load_schedule("examples/seed004_persistent_cluster.py").fusion) is None
-    True
-    """
-    from tilec.ir import infer_launch
-    from tilec.runtime.build import is_thread_level
-
-    if is_thread_level(fusion):
-        return ("a thread-level (SIMT) schedule: its threads copy the A and B tiles with "
-                "ordinary loads, not TMA boxes, so there is no box to multicast")
-    launch = infer_launch(fusion)
-    if launch.cluster_size == 1:
-        grid = ", ".join(str(g) for g in launch.grid)
-        return (f"the launch has no cluster (clusters of 1 CTA, grid ({grid})); TMA multicast "
-                f"shares a box among the CTAs of one cluster: fusion.set_cluster(n) or an axis "
-                f"bound to RankX makes one")
-    return None
+    from tilec.runtime.session import Session
 
 
 def nothing_multicast_json(args: argparse.Namespace) -> str | None:
@@ -63,15 +37,15 @@ def nothing_multicast_json(args: argparse.Namespace) -> str | None:
                       separators=(",", ":"), default=str)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, session: Session) -> int:
     """``tilec masks``: per operand the forms, the facts and the table of every rank."""
     if args.json:
-        from tilec.app import cache
-        from tilec.app.loader import parse_params
+        from tilec.runtime import cache
+        from tilec.runtime.loader import parse_params
 
         overrides = parse_params(args.param)
         # a cache hit needs no sympy at all: look it up before importing the derivation
-        key = cache.masks_key(args.schedule, overrides, args.mode) if Path(
+        key = session.masks_key(args.schedule, overrides, args.mode) if Path(
             args.schedule).is_file() else None
         text = cache.read(key)
         if text is None:
@@ -79,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
             if text is not None:
                 cache.write(key, text)
         if text is None:
-            text = cache.masks_json(args.schedule, overrides, mode=args.mode)
+            text = session.masks_json(args.schedule, overrides, mode=args.mode)
         write_output(args, text)
         return 0
     loaded = load_args(args)
@@ -87,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     if reason is not None:
         write_output(args, f"nothing is multicast: {reason}")
         return 0
-    d = derive(args)
+    d = derive(args, session)
     cs = d.cluster_size
     out = [f"cluster of {cs} CTAs, {d.mode.value} mode; "
            + " ".join(f"{k}={v}" for k, v in d.params.items())]

@@ -11,7 +11,9 @@ from tilec.app.commands.common import load_args, write_output
 from tilec.errors import TilecError
 
 if TYPE_CHECKING:
-    from tilec.app.loader import LoadedSchedule
+    from tilec.ir.launch import LaunchDims
+    from tilec.runtime.loader import LoadedSchedule
+    from tilec.runtime.session import Session
 
 
 def readable_map(im: Any) -> tuple[dict[str, Any], list[Any]]:
@@ -34,13 +36,14 @@ def options(p: argparse.ArgumentParser) -> None:
                    help="the kernel whose block is shown (default triton, as tilec gen)")
 
 
-def kernel_launch(loaded: LoadedSchedule, target: str = "triton") -> Any:
+def kernel_launch(loaded: LoadedSchedule, target: str = "triton",
+                  session: Session | None = None) -> LaunchDims:
     """The launch of the kernel ``tilec gen --target`` prints: the IR's grid and cluster, and
     for a tile-level schedule the block of the lowered plan (its warps x 32 threads: the IR
     binds no thread axis, so its own block is (1, 1, 1)). Over symbolic sizes (no lowering) the
     IR's launch.
 
-    >>> from tilec.app.loader import load_schedule
+    >>> from tilec.runtime.loader import load_schedule
     >>> seed = load_schedule("examples/seed004_persistent_cluster.py")
     >>> kernel_launch(seed, "cuda").block, kernel_launch(seed, "triton").block
     ((384, 1, 1), (256, 1, 1))
@@ -51,8 +54,7 @@ def kernel_launch(loaded: LoadedSchedule, target: str = "triton") -> Any:
 
     from tilec.ir import infer_launch
     from tilec.runtime.build import is_thread_level, kernel_plan
-
-    from tilec.app.loader import MAX_TILES, tile_count
+    from tilec.runtime.loader import MAX_TILES, tile_count
 
     launch = infer_launch(loaded.fusion)
     if is_thread_level(loaded.fusion):
@@ -61,20 +63,21 @@ def kernel_launch(loaded: LoadedSchedule, target: str = "triton") -> Any:
     if tiles is None or tiles > MAX_TILES:
         return launch  # symbolic, or too many tiles to lower (show prints any size)
     try:
-        plan = kernel_plan(loaded, target=target)
+        plan = kernel_plan(loaded, target=target, session=session)
     except TilecError:
         return launch  # symbolic sizes, or a schedule this target does not lower
     return replace(launch, block=(sympy.Integer(32 * plan.num_warps), sympy.Integer(1),
                                   sympy.Integer(1)))
 
 
-def show_data(loaded: LoadedSchedule, target: str = "triton") -> dict[str, Any]:
+def show_data(loaded: LoadedSchedule, target: str = "triton", session: Session | None = None
+              ) -> dict[str, Any]:
     """What ``tilec show --json`` prints: per view its loop, index map (readable), bounds and
     predicates, and the launch of the ``target`` kernel (:func:`kernel_launch`)."""
     from tilec.ir import index_map
 
     fusion = loaded.fusion
-    launch = kernel_launch(loaded, target)
+    launch = kernel_launch(loaded, target, session)
     views = []
     for v in fusion.views():
         im = index_map(v)
@@ -101,20 +104,20 @@ def show_data(loaded: LoadedSchedule, target: str = "triton") -> dict[str, Any]:
     }
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, session: Session) -> int:
     """``tilec show``: the views with their loop domains, the launch, the index maps."""
     from tilec.ir import index_map
     from tilec.runtime.build import is_thread_level
 
     loaded = load_args(args)
     if args.json:
-        write_output(args, json.dumps(show_data(loaded, args.target), indent=1))
+        write_output(args, json.dumps(show_data(loaded, args.target, session), indent=1))
         return 0
     fusion = loaded.fusion
     out = [f"# {loaded.path.name}  " + " ".join(f"{k}={v}" for k, v in loaded.params.items()), ""]
     out.append("views (loop domains):")
     out += [f"  {v}" for v in fusion.views()]
-    launch = kernel_launch(loaded, args.target)
+    launch = kernel_launch(loaded, args.target, session)
     unknown = all(b == 1 for b in launch.block) and not is_thread_level(fusion)
     out += ["", f"launch: {launch}" + ("  (block: the lowering's warps, once the sizes are "
                                         "numbers)" if unknown else ""), "", "index maps:"]

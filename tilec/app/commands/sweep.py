@@ -14,10 +14,13 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tilec.app.commands.common import atomic_path, overrides, positive_int, write_output
 from tilec.errors import TilecError
+
+if TYPE_CHECKING:
+    from tilec.runtime.session import Session
 
 
 def _positive_float(text: str) -> float:
@@ -76,7 +79,7 @@ def options(p: argparse.ArgumentParser) -> None:
 
 
 def _baseline(text: str) -> dict[str, Any]:
-    from tilec.app.loader import parse_params
+    from tilec.runtime.loader import parse_params
 
     items = [t for t in text.replace(",", " ").split() if t]
     try:
@@ -106,9 +109,9 @@ def use_interpreter_without_gpu() -> bool:
     return True
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, session: Session) -> int:
     """``tilec sweep``: measure the shapes (``--shapes``), then report what ``--db`` holds."""
-    from tilec.app.loader import load_module
+    from tilec.runtime.loader import load_module
     from tilec.runtime.records import schedule_key
     from tilec.runtime.sweep.run import gpu_list, run_sweep
     from tilec.runtime.sweep.shapes import parse_shapes

@@ -7,10 +7,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
 
 from tilec.app.commands.common import load_args, overrides, positive_int, require_gpu, write_output
 from tilec.errors import TilecError
 from tilec.runtime.build import is_thread_level
+
+if TYPE_CHECKING:
+    from tilec.runtime.session import Session
 
 
 def options(p: argparse.ArgumentParser) -> None:
@@ -24,7 +28,7 @@ def options(p: argparse.ArgumentParser) -> None:
                    help="list the configs that would be timed; needs no GPU")
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, session: Session) -> int:
     """``tilec tune``: the configs ranked by time and the winner recorded (``--dry-run``: the
     configs only)."""
     from tilec.runtime.autotune import space, tune, write_params

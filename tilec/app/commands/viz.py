@@ -11,13 +11,17 @@ import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tilec.app.commands.common import atomic_path, derive, load_args, mode_option, positive_int
 from tilec.app.commands.explain import lowered
-from tilec.app.progress import Status
 from tilec.errors import TilecError
 from tilec.runtime.build import is_thread_level
+from tilec.runtime.progress import Status
+
+if TYPE_CHECKING:
+    from tilec.runtime.loader import LoadedSchedule
+    from tilec.runtime.session import Session
 
 
 def options(p: argparse.ArgumentParser) -> None:
@@ -68,7 +72,7 @@ def _picture_out(name: str) -> Iterator[tuple[Any, str]]:
     print(f"wrote {name}", file=sys.stderr)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, session: Session) -> int:
     """``tilec viz``: the PNG of ``--kind`` (and with ``--json`` the data drawn)."""
     from tilec.app import viz
     from tilec.ir import infer_launch
@@ -90,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
         raise TilecError(f"{loaded.path.name}: viz --kind threads draws thread-level schedules "
                          f"(TIDx/TIDy axes); this one is tile-level")
     with Status(f"viz: lowering {loaded.path.name}"):
-        plan = lowered(loaded)
+        plan = lowered(loaded, session)
     if args.kind in ("timeline", "all") and plan.tiles > viz.MAX_TIMELINE_TILES:
         raise TilecError(f"{loaded.path.name}: viz --kind {args.kind} draws at most "
                          f"{viz.MAX_TIMELINE_TILES} tiles on the SM timeline (a block per tile "
@@ -103,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     cs = launch.cluster_size
     derivation = None
     if cs > 1 and args.kind in ("multicast", "all"):
-        derivation = derive(args)
+        derivation = derive(args, session)
     sms = args.sms if args.sms is not None else min(plan.work.grid, 132)
     path = Path(args.output or f"{loaded.path.stem}_{args.kind}.png")
     with _picture_out(str(path)) as (out, fmt), Status(f"viz: drawing {args.kind}"):
@@ -127,7 +131,8 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _viz_threads(args: argparse.Namespace, loaded: Any, size: tuple[int, int] | None) -> int:
+def _viz_threads(args: argparse.Namespace, loaded: LoadedSchedule, size: tuple[int, int] | None
+                 ) -> int:
     from tilec.app import viz
     from tilec.transforms.simt.lower import lower_simt
 

@@ -37,7 +37,7 @@ from sympy.printing.c import C99CodePrinter
 from tilec.codegen.signs import ProvenSigns, whole_mods
 from tilec.errors import InternalError
 from tilec.proofs import Context, frac
-from tilec.proofs.build import integral_relation
+from tilec.proofs.expand import integral_relation
 
 
 class CudaExprPrinter(C99CodePrinter, ProvenSigns):

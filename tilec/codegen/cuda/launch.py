@@ -7,7 +7,7 @@ split's numbers at the launch's sizes come from :func:`run_split` (the plan's ru
 
 Example (on a machine with an sm_90 GPU)::
 
-    >>> from tilec.app.loader import load_schedule                          # doctest: +SKIP
+    >>> from tilec.runtime.loader import load_schedule                          # doctest: +SKIP
     >>> from tilec.runtime.build import kernel_plan                     # doctest: +SKIP
     >>> s = load_schedule("examples/seed004_persistent_cluster.py", {"M": 4096})  # doctest: +SKIP
     >>> k = build(kernel_plan(s, target="cuda"))                       # doctest: +SKIP
@@ -146,7 +146,7 @@ class CudaKernel:
     """A built kernel: ``kernel(A, B, C=None, stream=None) -> C`` on torch CUDA tensors, for any
     M, N, K >= 0.
 
-    A is M x K, B is N x K (the plan's ``b_transposed``) or K x N, C is M x N, each row-major
+    A is M x K, B is N x K (the plan's ``b.transposed``) or K x N, C is M x N, each row-major
     with a row stride (``stride(0)``) TMA can take: A and B at least the row, a multiple of 16
     bytes, the base 16-byte aligned (else :class:`KernelArgumentError` naming the tensor, its shape and
     strides); ``C=None`` allocates C, its rows padded to 16 bytes where a TMA-store epilogue
@@ -230,14 +230,14 @@ class CudaKernel:
                               f"{getattr(A, 'shape', type(A).__name__)} and "
                               f"{getattr(B, 'shape', type(B).__name__)}")
         M, K = A.shape
-        N = B.shape[0] if p.b_transposed else B.shape[1]
+        N = B.shape[0] if p.b.transposed else B.shape[1]
         check_bounds(p, M, N, K)
         lda = self._operand("A", A, M, K, tdt[p.dtype], None)
         dev = A.device
-        b_shape = (N, K) if p.b_transposed else (K, N)
+        b_shape = (N, K) if p.b.transposed else (K, N)
         if tuple(B.shape) != b_shape:
             raise KernelArgumentError(f"{p.name}: operand B must have shape {b_shape} "
-                              f"({'N x K' if p.b_transposed else 'K x N'}, K = {K} from A) but has "
+                              f"({'N x K' if p.b.transposed else 'K x N'}, K = {K} from A) but has "
                               f"{tuple(B.shape)}")
         ldb = self._operand("B", B, *b_shape, tdt[p.dtype], dev)
         if (dev, self.smem_bytes) not in self._devices:  # checked once per device

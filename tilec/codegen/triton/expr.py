@@ -35,7 +35,7 @@ from sympy.printing.str import StrPrinter
 from tilec.codegen.signs import ProvenSigns, whole_mods
 from tilec.errors import InternalError, UnsupportedError
 from tilec.proofs import Context, frac
-from tilec.proofs.build import integral_relation
+from tilec.proofs.expand import integral_relation
 
 __all__ = ["PythonIntPrinter", "TritonExprPrinter", "print_expr"]
 

@@ -29,9 +29,9 @@ def measure(path: str, params: Mapping[str, Any], *, target: str = "triton",
             device: str | None = None, check: bool = True,
             timer: Callable[..., float] | None = None) -> Any:
     """The cost model's milliseconds for the schedule at ``params`` (a Measurement)."""
-    from tilec.app.loader import load_schedule
     from tilec.runtime.autotune import Measurement
     from tilec.runtime.build import kernel_plan
+    from tilec.runtime.loader import load_schedule
     from tilec.transforms.cost_model import estimate_cost
 
     try:

@@ -25,8 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tilec.app.progress import Progress
 from tilec.errors import TilecError
+from tilec.runtime.progress import bar as progress_bar
+from tilec.runtime.progress import skipped
 from tilec.runtime.sweep.shapes import Shape
 from tilec.runtime.sweep.store import Row, Store, canonical
 from tilec.runtime.sweep.worker import Spec, Task, run_task
@@ -139,8 +140,8 @@ def run_sweep(path: str | Path, shapes: Sequence[Shape], *, db: str | Path,
     shapes = list(dict.fromkeys(shapes))
     remaining: dict[Shape, int] = {}  # tasks of a planned shape not yet recorded
     counts = {"measured": 0, "skipped": 0, "failed": 0, "fresh": 0, "stopped": 0}
-    bar = Progress(range(len(shapes)), f"sweep {Path(path).name}", unit="shapes",
-                   enabled=None if progress else False)
+    bar = progress_bar(total=len(shapes), label=f"sweep {Path(path).name}", unit="shapes",
+                       enabled=None if progress else False)
     t0 = time.monotonic()
 
     def plan() -> Iterator[Task]:
@@ -154,8 +155,7 @@ def run_sweep(path: str | Path, shapes: Sequence[Shape], *, db: str | Path,
             counts["skipped"] += len(ts) - len(todo)
             remaining[s] = len(todo)
             if not todo:  # finished by an earlier run: not this run's throughput
-                bar.initial += 1
-                bar.update(bar.done + 1)
+                skipped(bar)
             for t in todo:
                 if t.label == "(no tuning space)":
                     record(t, {"ok": False, "error": t.params["error"]})
@@ -176,8 +176,8 @@ def run_sweep(path: str | Path, shapes: Sequence[Shape], *, db: str | Path,
         remaining[s] -= 1
         if remaining[s] == 0:
             counts["fresh"] += 1
-            bar.update(bar.done + 1)
-        bar.set_postfix(f"{counts['measured']} configs, {counts['failed']} failed")
+            bar.update(1)
+        bar.set_postfix_str(f"{counts['measured']} configs, {counts['failed']} failed")
 
     workers = 1
     try:

@@ -95,14 +95,15 @@ def device_name() -> str:
 def cublas_measure(path: str, params: dict[str, Any], *, target: str = "triton",
                    timer: Callable[[Callable[[], Any]], float] | None = None) -> Any:
     """torch.matmul of the schedule's shape and dtype, timed like the configs."""
-    from tilec.app.loader import load_schedule
+    from tilec.dtypes import torch_dtype
     from tilec.runtime.autotune import Measurement
+    from tilec.runtime.loader import load_schedule
 
     try:
         import torch
 
         dtype = load_schedule(path, dict(params), target=target, tuned=False).fusion.dtype.value
-        dt = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[dtype]
+        dt = torch_dtype(dtype)
         dev = "cuda" if _gpu() else "cpu"
         M, N, K = (int(params[d]) for d in "MNK")
         g = torch.Generator(device=dev).manual_seed(0)
@@ -170,19 +171,19 @@ def build(spec: Spec, task: Task) -> bool:
     import torch
     from triton.runtime.jit import JITFunction
 
-    from tilec.app.loader import load_schedule
-    from tilec.codegen.triton.printer import load
+    from tilec.dtypes import torch_dtype
     from tilec.runtime.autotune import schedule_params
-    from tilec.runtime.build import kernel_plan
+    from tilec.runtime.build import kernel_plan, load_triton
+    from tilec.runtime.loader import load_schedule
 
     # the very plan measure() builds, so that the kernel source (Triton's cache key) is the same
     loaded = load_schedule(spec.path, schedule_params(spec.path, task.params),
                            target=spec.target, tuned=False)
     plan = kernel_plan(loaded, target=spec.target)
-    mod = load(plan)
-    dt = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[plan.dtype.value]
+    mod = load_triton(plan)
+    dt = torch_dtype(plan.dtype)
     a = torch.empty((plan.M, plan.K), device="cuda", dtype=dt)
-    b = torch.empty((plan.N, plan.K) if plan.b_transposed else (plan.K, plan.N), device="cuda",
+    b = torch.empty((plan.N, plan.K) if plan.b.transposed else (plan.K, plan.N), device="cuda",
                     dtype=dt)
     out = torch.empty((plan.M, plan.N), device="cuda", dtype=dt)
 
@@ -209,7 +210,7 @@ def main(conn: Any, spec: Spec, gpu: str | None, role: str) -> None:
     os.environ["CUDA_VISIBLE_DEVICES"] = "" if gpu is None else gpu
     _orphan_watch(os.getppid())
     try:
-        import tilec.app.loader  # noqa: F401  (before "ready": the first task's clock is fair)
+        import tilec.runtime.loader  # noqa: F401  (before "ready": the first task's clock is fair)
 
         if _gpu():
             import torch

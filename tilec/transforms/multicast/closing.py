@@ -45,7 +45,7 @@ def what_would_close(op: OperandMulticast, values: dict[sympy.Symbol, int], *,
     moved by the least relative change, the cluster kept) is tabulated exactly and must have
     uniform sharing. Weakest first (the smallest divisor: it holds for the most launches).
 
-    >>> from tilec.app.loader import derive_from_file
+    >>> from tilec.runtime.session import derive_from_file
     >>> d = derive_from_file("examples/my_gemm.py", {"M": 4096, "N": 7800})
     >>> values = {sympy.Symbol(k, integer=True, positive=True): v for k, v in d.params.items()
     ...           if isinstance(v, int)}

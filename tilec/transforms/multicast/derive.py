@@ -599,7 +599,7 @@ def derive_loaded(loaded: Any, mode: MulticastMode | str = MulticastMode.LEADER,
                   table: bool = True, closed: bool = True,
                   symbolic: SymbolicInstance | None = None, prove: bool = True
                   ) -> MulticastDerivation:
-    """Derive for a loaded schedule (:func:`tilec.app.loader.load_schedule`): built concretely and
+    """Derive for a loaded schedule (:func:`tilec.runtime.loader.load_schedule`): built concretely and
     over symbols. Loading files and caching on disk are the caller's (the CLI's) business."""
     mode = MulticastMode(mode)
     sym = symbolic or symbolic_build(loaded.module.schedule, loaded.params)

@@ -20,7 +20,7 @@ returns the plan. Modules: :mod:`.state` (the state and the target), :mod:`.tile
 (``tile_axes``, ``tile_order``), :mod:`.work` (``decomposition``), :mod:`.loads` (``multicast``,
 ``legalize``); the pipeline itself is here. Example::
 
-    >>> from tilec.app.loader import load_schedule
+    >>> from tilec.runtime.loader import load_schedule
     >>> s = load_schedule("examples/seed004_persistent_cluster.py", {"M": 512, "N": 512})
     >>> plan = lower(s.fusion, target="triton", params=s.params)
     >>> (plan.BM, plan.BN, plan.BK, plan.order.tiles_m, plan.order.tiles_n, plan.work.grid)

@@ -11,7 +11,7 @@ import sympy
 
 from tilec.errors import UnsupportedError
 from tilec.ir import infer_launch
-from tilec.ir.types import DType
+from tilec.ir.types import SMEM_LIMIT, BLayout, DType, Epilogue, L2Hint
 from tilec.transforms.pipeline.state import Lowering, Target
 from tilec.transforms.pipeline.tiles import over_sizes, tile_axes
 from tilec.transforms.pipeline.work import cluster_work_split
@@ -32,7 +32,7 @@ def multicast(s: Lowering) -> Lowering:
         work: dp, grid 8
         multicast B: leader, closed form, issue Eq(Mod(rank, 2), 0)
 
-    >>> from tilec.app.loader import load_schedule
+    >>> from tilec.runtime.loader import load_schedule
     >>> s = load_schedule("examples/seed004_persistent_cluster.py", dict(M=512, N=512, SMS=8))
     >>> st = multicast(Lowering(s.fusion, Target.CUDA, s.params))
     >>> st.multicasts[0], st.multicasts[1].issue, st.multicasts[1].cluster_size
@@ -120,7 +120,7 @@ def choose_load_kind(cols: int | None, dtype: DType, box: tuple[int, int]) -> Lo
     return LoadKind.TMA
 
 
-def _evict_rule(s: Lowering, given: tuple[str, str] | None) -> tuple[str, str, str]:
+def _evict_rule(s: Lowering, given: tuple[L2Hint, L2Hint] | None) -> tuple[L2Hint, L2Hint, str]:
     """The CUDA kernel's L2 hints of A's and B's loads, and why: the schedule's
     ``set_kernel(evict=)``, else B ``evict_last`` (every tile row reads it again), A
     ``evict_first``; where the tiles make one tile row B is read once and A by every tile: A
@@ -128,10 +128,40 @@ def _evict_rule(s: Lowering, given: tuple[str, str] | None) -> tuple[str, str, s
     if given is not None:
         return (*given, f"cuda: L2 hints A {given[0]}, B {given[1]} (set_kernel(evict=))")
     if s.order is not None and s.order.concrete().tiles_m == 1 and s.order.concrete().tiles_n > 1:
-        return ("last", "first", "cuda: L2 hints A last, B first: one tile row reads each B tile "
-                "once and A in every tile (set_kernel(evict=) changes them)")
-    return ("first", "last", "cuda: L2 hints A first, B last: B's tiles are read again by every "
-            "tile row (set_kernel(evict=) changes them)")
+        return (L2Hint.LAST, L2Hint.FIRST, "cuda: L2 hints A last, B first: one tile row reads "
+                "each B tile once and A in every tile (set_kernel(evict=) changes them)")
+    return (L2Hint.FIRST, L2Hint.LAST, "cuda: L2 hints A first, B last: B's tiles are read again "
+            "by every tile row (set_kernel(evict=) changes them)")
+
+
+BOX_BYTES = 64 * 64 * 2  # one 64x64 16-bit staging box of the CUDA kernel's TMA-store epilogue
+
+
+def cuda_smem_bytes(BM: int, BN: int, BK: int, dtype: DType, stages: int) -> int:
+    """Shared memory of the CUDA kernel's stages, barriers and fix-up flags (without the
+    epilogue's staging boxes), as its printer lays it out.
+
+    >>> cuda_smem_bytes(128, 256, 64, DType.BF16, 4)
+    197712
+    """
+    return stages * (BM + BN) * BK * dtype.nbytes + 1024 + 2 * 8 * stages + 16
+
+
+def cuda_epilogue(given: Epilogue | None, BM: int, BN: int, BK: int, dtype: DType, warps: int,
+                  stages: int) -> Epilogue:
+    """The schedule's epilogue, else overlapped TMA stores where they fit (measured the
+    fastest), else direct stores: TMA stores need a 16-bit C, BN a multiple of 64 and two
+    staging boxes per consumer warpgroup beside the stages in shared memory.
+
+    >>> cuda_epilogue(None, 128, 256, 64, DType.BF16, 12, 4), cuda_epilogue(None, 128, 96, 64, DType.BF16, 12, 4)
+    (<Epilogue.OVERLAP: 'overlap'>, <Epilogue.DIRECT: 'direct'>)
+    """
+    if given is not None:
+        return given
+    boxes = (warps // 4 - 1) * 2 * BOX_BYTES
+    fits = (dtype.nbytes == 2 and BN % 64 == 0
+            and cuda_smem_bytes(BM, BN, BK, dtype, stages) + boxes <= SMEM_LIMIT)
+    return Epilogue.OVERLAP if fits else Epilogue.DIRECT
 
 
 def legalize(s: Lowering) -> Lowering:
@@ -153,7 +183,7 @@ def legalize(s: Lowering) -> Lowering:
         load B: tma box (64, 128)
         launch: cluster (1, 1, 1), 4 warps, 3 stages
 
-    >>> from tilec.app.loader import load_schedule
+    >>> from tilec.runtime.loader import load_schedule
     >>> s = load_schedule("examples/gemm_basic.py", {"M": 256, "N": 256, "K": 64})
     >>> st = Lowering(s.fusion, Target.TRITON)
     >>> print(legalize(st).summary())
@@ -166,7 +196,7 @@ def legalize(s: Lowering) -> Lowering:
     _, N, K = s.sizes
     BM, BN, BK = s.tile or tile_axes(s).tile
     launch = infer_launch(fusion)
-    b_t = fusion.b_layout == "nk"
+    b_t = fusion.b_layout is BLayout.NK
     b_box = (BN, BK) if b_t else (BK, BN)
     notes = list(s.notes)
     cluster = launch.cluster
@@ -196,6 +226,7 @@ def legalize(s: Lowering) -> Lowering:
             raise UnsupportedError(f"triton: warps must be a power of two but the schedule "
                                    f"asks for {warps}")
         stages = ko.stages or 3
+        epilogue = None
         if fusion.dtype is DType.FP32:
             notes.append(f"fp32 dot in {s.input_precision.value} precision")
         if ko.prefetch:
@@ -208,7 +239,7 @@ def legalize(s: Lowering) -> Lowering:
                 "hints; the Triton kernel's loads carry none (leave evict to 'auto')")
         if ko.epilogue is not None:
             raise UnsupportedError(
-                f"triton: set_kernel(epilogue={ko.epilogue!r}) chooses the CUDA kernel's "
+                f"triton: set_kernel(epilogue={ko.epilogue.value!r}) chooses the CUDA kernel's "
                 "epilogue; the Triton kernel stores C itself (leave epilogue to 'auto')")
     else:
         if ko.load is LoadKind.POINTER:
@@ -227,6 +258,7 @@ def legalize(s: Lowering) -> Lowering:
         # 1 producer + 2 consumer warpgroups where BM splits in two m64 multiples, else 1 consumer
         warps = ko.warps or (12 if BM % 128 == 0 else 8)
         stages = ko.stages or 4
+        epilogue = cuda_epilogue(ko.epilogue, BM, BN, BK, fusion.dtype, warps, stages)
         if launch.cluster_size > 2:
             notes.append(
                 f"cuda: a persistent grid of {s.num_ctas} CTAs in clusters of "
@@ -236,5 +268,5 @@ def legalize(s: Lowering) -> Lowering:
                 + f"; CudaKernel.max_active_clusters() tells how many clusters of "
                 f"{launch.cluster_size} fit on the device")
     return replace(s, a=a, b=b, cluster=cluster, num_warps=warps, num_stages=stages,
-                   notes=tuple(notes), work=work, split=split, epilogue=ko.epilogue or "auto",
+                   notes=tuple(notes), work=work, split=split, epilogue=epilogue,
                    prefetch=ko.prefetch or 0)

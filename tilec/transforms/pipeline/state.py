@@ -1,7 +1,6 @@
 """The state the lowering passes hand on: :class:`Lowering` (the schedule, the options of
 :func:`~tilec.transforms.pipeline.lower` and the plan's parts filled in so far, printed by
-:meth:`Lowering.summary` as the passes' before/after docstrings show it) and the
-:class:`Target` it is lowered for."""
+:meth:`Lowering.summary` as the passes' before/after docstrings show it)."""
 
 from __future__ import annotations
 
@@ -10,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tilec.ir import GemmFusion
-from tilec.policy import PolicyEnum
+from tilec.ir.types import Epilogue, L2Hint, Target
 from tilec.transforms.plan import (
     InputPrecision,
     KernelPlan,
@@ -21,20 +20,6 @@ from tilec.transforms.plan import (
     TileOrder,
     WorkSplit,
 )
-
-
-class Target(PolicyEnum, label="target"):
-    """Which backend the plan is for: it decides loads, layouts and what can be kept.
-
-    TRITON: pointer or tensor-descriptor loads; no clusters (Triton cannot issue multicast):
-      a cluster schedule keeps its tile order and each CTA loads its own tiles (noted in the
-      plan).
-    CUDA: sm_90a TMA + WGMMA, clusters and multicast; B given N x K or K x N; with a cluster
-      the work split is made per cluster (every CTA of a cluster keeps one K range).
-    """
-
-    TRITON = "triton"
-    CUDA = "cuda"
 
 
 @dataclass(frozen=True)
@@ -63,7 +48,7 @@ class Lowering:
     cluster: tuple[int, int, int] = (1, 1, 1)  # legalize: the cluster launched
     num_warps: int = 0  # legalize
     num_stages: int = 0  # legalize
-    epilogue: str = "auto"  # legalize
+    epilogue: Epilogue | None = None  # legalize
     prefetch: int = 0  # legalize
     notes: tuple[str, ...] = ()
 
@@ -82,7 +67,7 @@ class Lowering:
             M=M, N=N, K=K, BM=BM, BN=BN, BK=BK, dtype=self.fusion.dtype, order=self.order,
             work=self.work, a=self.a, b=self.b, input_precision=self.input_precision,
             num_warps=self.num_warps, num_stages=self.num_stages, cluster=self.cluster,
-            b_transposed=self.fusion.b_layout == "nk", notes=self.notes, epilogue=self.epilogue,
+            notes=self.notes, epilogue=self.epilogue,
             prefetch=self.prefetch, split=self.split,
         )
 
@@ -116,11 +101,12 @@ class Lowering:
             if op is not None:
                 out.append(f"load {op.name}: {op.kind.value} box {op.box}"
                            + (" multicast" if op.multicast else "")
-                           + (f", L2 evict {op.evict}" if op.evict != "normal" else ""))
+                           + (f", L2 evict {op.evict}" if op.evict is not L2Hint.NORMAL else ""))
         if self.num_warps:
             out.append(f"launch: cluster {self.cluster}, {self.num_warps} warps, "
                        f"{self.num_stages} stages"
-                       + (f", epilogue {self.epilogue}" if self.epilogue != "auto" else "")
+                       + (f", epilogue {self.epilogue}"
+                          if self.fusion.kernel_options.epilogue is not None else "")
                        + (f", L2 prefetch {self.prefetch} k-iterations ahead"
                           if self.prefetch else ""))
         return "\n".join(out)

@@ -30,7 +30,7 @@ def tile_axes(s: Lowering) -> Lowering:
         triton: C[256, 384] += A[256, 128] @ B, bf16
         tile: 128x128x64
 
-    >>> from tilec.app.loader import load_schedule
+    >>> from tilec.runtime.loader import load_schedule
     >>> from tilec.transforms.pipeline import Target
     >>> f = load_schedule("examples/gemm_basic.py", {"M": 256, "N": 384, "K": 128}).fusion
     >>> tile_axes(Lowering(f, Target.TRITON)).tile
@@ -82,7 +82,7 @@ def tile_order(s: Lowering) -> Lowering:
         tile: 128x128x64
         order: t -> (floor(t/ceiling(N/128)), Mod(t, ceiling(N/128))), 4 indices over 2 x 2 tiles, 4 CTAs
 
-    >>> from tilec.app.loader import load_schedule
+    >>> from tilec.runtime.loader import load_schedule
     >>> from tilec.transforms.pipeline import Target
     >>> f = load_schedule("examples/stream_k.py", dict(M=384, N=384, SMS=4)).fusion
     >>> s = tile_order(tile_axes(Lowering(f, Target.TRITON)))
@@ -168,7 +168,7 @@ def over_sizes(fusion: GemmFusion) -> GemmFusion | None:
     ``SIZE_K`` (every other number as recorded): the same configuration for every problem size.
     None when a recorded call cannot be replayed over symbols.
 
-    >>> from tilec.app.loader import load_schedule
+    >>> from tilec.runtime.loader import load_schedule
     >>> f = load_schedule("examples/gemm_basic.py", {"M": 256, "N": 384, "K": 128}).fusion
     >>> g = over_sizes(f)
     >>> g.M, infer_launch(g).grid
@@ -186,12 +186,10 @@ def _replayed(program: str) -> GemmFusion | None:
     text, n = re.subn(r"GemmFusion\(M=[^,]+, N=[^,]+, K=[^,]+,",
                       "GemmFusion(M='M', N='N', K='K',", program, count=1)
     assert n == 1, program.splitlines()[:2]
-    namespace: dict[str, Any] = {}
     try:
-        exec(compile(text, "<tilec schedule over sizes>", "exec"), namespace)
+        return GemmFusion.replay(text)
     except (TilecError, TypeError, ValueError):
         return None
-    return namespace["fusion"]
 
 
 def _walk_end(preds: list[Any], walked: sympy.Expr, num_ctas: sympy.Expr) -> sympy.Expr:

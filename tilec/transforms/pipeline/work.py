@@ -10,7 +10,8 @@ import sympy
 
 from tilec.errors import UnsupportedError
 from tilec.ir import GemmFusion
-from tilec.transforms.decompose import choose_decomposition, make_work_split, over_clusters
+from tilec.transforms.choice import choose_decomposition
+from tilec.transforms.decompose import make_work_split, over_clusters
 from tilec.transforms.pipeline.state import Lowering
 from tilec.transforms.plan import Decomposition, SplitRule, WorkSplit
 
@@ -22,7 +23,7 @@ def decomposition(s: Lowering) -> Lowering:
     num_tiles)``). Split-K: one CTA per (tile, K part), or on a persistent schedule ``grid =
     min(num_ctas, units)`` CTAs walking the units. The Stream-K family spreads its region over
     ``sms`` CTAs (``decompose(sms=...)``, default the schedule's grid). ``auto`` asks the cost
-    model (:func:`~tilec.transforms.decompose.choose_decomposition`) and notes why.
+    model (:func:`~tilec.transforms.choice.choose_decomposition`) and notes why.
 
     before (examples/split_k.py, M = N = 256, K = 1024, SPLITS = 4)::
 
@@ -33,7 +34,7 @@ def decomposition(s: Lowering) -> Lowering:
         order: t -> (floor(t/2), Mod(t, 2)), 4 indices over 2 x 2 tiles, 4 CTAs
         work: splitk, grid 16, splits 4, fix-up atomic
 
-    >>> from tilec.app.loader import load_schedule
+    >>> from tilec.runtime.loader import load_schedule
     >>> from tilec.transforms.pipeline import Target, tile_axes, tile_order
     >>> f = load_schedule("examples/stream_k.py", dict(M=384, N=384, SMS=4)).fusion
     >>> s = decomposition(tile_order(tile_axes(Lowering(f, Target.TRITON))))

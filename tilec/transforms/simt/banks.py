@@ -32,7 +32,7 @@ with the lanes interleaved both are paired, 2 phases each; A's 4-byte ``cp.async
 warp over 1 row x 32 k of A, hit 4 words per bank whatever the pad that keeps the 128-bit reads
 aligned, unless ``smem_swizzle`` rotates the rows as the row does)::
 
-    >>> from tilec.app.loader import load_schedule
+    >>> from tilec.runtime.loader import load_schedule
     >>> from tilec.transforms.simt.lower import lower_simt
     >>> plan = lower_simt(load_schedule("examples/simt_warp_tiled.py", {"SWIZZLE": 0}).fusion)
     >>> [(r.array, r.kind, r.width, r.wavefronts, r.ideal) for r in analyze_shared(plan)]
@@ -47,33 +47,17 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 import sympy
 
 from tilec.proofs import evaluate_grid
 
-if TYPE_CHECKING:
-    from tilec.transforms.simt.lower import SimtPlan
+from tilec.transforms.simt.plan import SimtPlan
 
 BANKS = 32
 WARP = 32
 _MAX_POINTS = 1 << 14  # loop points enumerated per access (the mixed symbols' domain)
-
-
-@dataclass(frozen=True)
-class SharedAccess:
-    """One shared-memory instruction: ``width`` consecutive words from word ``word`` of ``array``
-    (one buffer; the buffer offset is uniform and does not count), per active lane."""
-
-    array: str  # "As" | "Bs"
-    kind: str  # "load" | "store"
-    word: sympy.Expr  # of the thread symbols and loop symbols
-    width: int  # words per lane: 1, 2, 4
-    what: str
-    active: sympy.Boolean = sympy.true  # lanes that take part (a tile copy's last iteration)
-    per_tile: int = 1  # instructions per K tile (register points, copy iterations, k-slices)
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,8 @@ import sympy
 from tilec.errors import InternalError
 from tilec.ir import GemmFusion, index_symbol
 from tilec.proofs import evaluate_grid
-from tilec.transforms.simt.lower import GlobalAccess, SimtPlan, lower_simt
+from tilec.transforms.simt.lower import lower_simt
+from tilec.transforms.simt.plan import GlobalAccess, SimtPlan
 from tilec.transforms.simt.staging import simplify
 
 WARP = 32

@@ -13,7 +13,8 @@ import sympy
 
 from tilec.ir import GemmFusion, ParallelType
 from tilec.proofs import evaluate_grid
-from tilec.transforms.simt.lower import SimtPlan, lower_simt  # noqa: F401 (doctests)
+from tilec.transforms.simt.lower import lower_simt  # noqa: F401 (doctests)
+from tilec.transforms.simt.plan import SimtPlan
 
 P = ParallelType
 
@@ -32,7 +33,7 @@ class WarpTile:
 def warp_tiles(plan: SimtPlan) -> list[WarpTile]:
     """Per warp of the block, the rows and columns of C's tile it covers (exact enumeration).
 
-    >>> from tilec.app.loader import load_schedule
+    >>> from tilec.runtime.loader import load_schedule
     >>> t = warp_tiles(lower_simt(load_schedule("examples/simt_warp_tiled.py", {}).fusion))
     >>> len(t), len(t[1].rows), len(t[1].cols), t[1].dense, t[1].lanes, t[1].rows[:5]
     (8, 32, 64, True, (4, 8), (0, 1, 2, 3, 4))

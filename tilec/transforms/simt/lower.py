@@ -41,218 +41,44 @@ Example::
 
 from __future__ import annotations
 
-import itertools
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from dataclasses import replace
 
 import numpy as np
 import sympy
 
 from tilec.errors import ScheduleError, UnsupportedError
-from tilec.ir import GemmFusion, IterDomain, ParallelType, index_map, index_symbol, infer_launch
+from tilec.ir import GemmFusion, IterDomain, ParallelType, index_map, infer_launch
 from tilec.ir.threads import ThreadOptions
-from tilec.ir.types import Decomposition, DecompositionChoice, DType
+from tilec.ir.types import Decomposition, DType
 from tilec.proofs import Context, evaluate_grid
 from tilec.proofs.bounds import bounds as interval
-from tilec.transforms.plan import SIZE_K, SIZE_M, SIZE_N, WorkSplit
-from tilec.transforms.simt.staging import (
-    IT,
-    TID,
-    SmemStaging,
-    divides,
-    proven_multiple,
-    simplify,
-    stage_tiles,
+from tilec.transforms.simt.plan import (
+    ALIGN,
+    LDA,
+    LDB,
+    LDC,
+    SIZE_K,
+    SIZE_M,
+    SIZE_N,
+    RegAxis,
+    SimtPlan,
+    SimtVariant,
+    register_points,
+    vec0,
 )
+from tilec.transforms.simt.staging import divides, proven_multiple, simplify, stage_tiles
 from tilec.transforms.simt.work import simt_work_split
 
-if TYPE_CHECKING:
-    from tilec.transforms.simt.banks import SharedAccess
+# the plan's types are importable from here too (the printer and the tests name them so)
+__all__ = [
+    "LDA", "LDB", "LDC", "SIZE_K", "SIZE_M", "SIZE_N", "RegAxis", "SimtPlan", "SimtVariant",
+    "lower_simt", "register_points", "run_time_variants", "variants_of",
+]
 
 P = ParallelType
-@dataclass(frozen=True)
-class RegAxis:
-    """One axis of the thread's register tile."""
-
-    symbol: sympy.Symbol
-    extent: int
-    dim: str  # "M" or "N"
-    vector: bool  # bound to Vectorize
-
-
-@dataclass(frozen=True)
-class GlobalAccess:
-    """One global memory instruction of the kernel: element ``index`` of ``tensor``, ``width``
-    consecutive fp32 elements per thread, under ``bounds`` for every symbol but the threads'."""
-
-    tensor: str
-    kind: str  # "load" or "store"
-    index: sympy.Expr
-    width: int
-    what: str
-
-
-@dataclass(frozen=True)
-class SimtPlan:
-    """A SIMT fp32 GEMM kernel: C[M, N] = A[M, K] @ B[K, N], all row-major.
-
-    Lowered at the reference launch (``M``, ``N``, ``K`` integers: the analyses, tables and
-    tests read it) and, in :func:`variants_of` (lowered on first use, cached), over the
-    run-time sizes: each variant a plan whose sizes and leading dimensions are the symbols
-    ``M``, ``N``, ``K``, ``lda``, ``ldb``, ``ldc`` (or multiples of them, the variant's facts).
-    The printer prints the variants only."""
-
-    name: str
-    M: int
-    N: int
-    K: int
-    grid: tuple[int, int, int]
-    block: tuple[int, int, int]
-    thread_symbols: tuple[sympy.Symbol, ...]  # bound tidx/tidy/tidz
-    block_symbols: tuple[sympy.Symbol, ...]  # bound bidx/bidy/bidz
-    m_expr: sympy.Expr
-    n_expr: sympy.Expr
-    k_expr: sympy.Expr
-    m_base: sympy.Expr
-    n_base: sympy.Expr
-    m_local: sympy.Expr
-    n_local: sympy.Expr
-    BM: int
-    BN: int
-    reg: tuple[RegAxis, ...]
-    k_symbol: sympy.Symbol | None  # unstaged: the serial K loop
-    staging: SmemStaging | None
-    vec_m: int  # width of As reads (staged)
-    vec_n: int  # width of B reads and C stores
-    bounds: dict[sympy.Symbol, sympy.Expr]  # every loop symbol -> extent
-    predicates: tuple[sympy.Boolean, ...]  # guard of a thread's C element (IR predicates)
-    guard_a: sympy.Boolean  # unstaged A load guard
-    guard_b: sympy.Boolean
-    options: ThreadOptions = field(default_factory=ThreadOptions)
-    schedule: str = ""
-    notes: tuple[str, ...] = field(default_factory=tuple)
-    work: WorkSplit | None = None  # split-K / Stream-K units over the grid's tiles (simt.work)
-    # the leading dimensions (elements between rows) of A, B, C: K, N, N at the reference
-    lda: sympy.Expr | int = 0
-    ldb: sympy.Expr | int = 0
-    ldc: sympy.Expr | int = 0
-    vec_c: int = 1  # width of the global accesses along N: C stores (and unstaged B loads)
-    decomposition: DecompositionChoice | None = None  # the work split's kind (None: one CTA per tile)
-    variants: tuple[SimtVariant, ...] = ()  # the run-time kernels, most facts first (variants_of)
-
-    @property
-    def threads(self) -> int:
-        x, y, z = self.block
-        return x * y * z
-
-    @property
-    def tid_linear(self) -> sympy.Expr:
-        """``tid = x + Dx*(y + Dy*z)`` over the bound thread symbols."""
-        dx, dy, _ = self.block
-        sx, sy, sz = (index_symbol(n) if index_symbol(n) in self.thread_symbols else sympy.Integer(0)
-                      for n in ("tidx", "tidy", "tidz"))
-        return sx + dx * (sy + dy * sz)
-
-    def thread_axes(self) -> tuple[sympy.Symbol, sympy.Symbol, sympy.Symbol]:
-        """``(tidx, tidy, tidz)``: the symbols a thread's indices are written in."""
-        return tuple(index_symbol(n) for n in ("tidx", "tidy", "tidz"))  # type: ignore[return-value]
-
-    def regs(self, dim: str) -> list[RegAxis]:
-        return [r for r in self.reg if r.dim == dim]
-
-    def reg_count(self, dim: str) -> int:
-        return int(np.prod([r.extent for r in self.regs(dim)], dtype=np.int64))
-
-    def flat(self, dim: str) -> sympy.Expr:
-        """The accumulator index of a register point along ``dim`` (mixed radix, loop order)."""
-        out: sympy.Expr = sympy.Integer(0)
-        for r in self.regs(dim):
-            out = out * r.extent + r.symbol
-        return out
-
-    def vector_axis(self, dim: str) -> RegAxis | None:
-        return next((r for r in self.regs(dim) if r.vector), None)
-
-    def global_accesses(self) -> list[GlobalAccess]:
-        """The kernel's global loads and stores, as the printer emits them."""
-        zero_n = {r.symbol: 0 for r in self.regs("N") if r.vector and self.vec_c > 1}
-        c_index = (self.m_expr * self.ldc + self.n_expr).xreplace(zero_n)
-        out = []
-        if self.staging is None:
-            k = self.k_expr
-            out.append(GlobalAccess("A", "load", self.m_expr * self.lda + k, 1, "A[m, k] per thread"))
-            out.append(GlobalAccess("B", "load", (k * self.ldb + self.n_expr).xreplace(zero_n),
-                                    self.vec_c, "B[k, n] per thread"))
-        else:
-            for cp in (self.staging.a, self.staging.b):
-                idx = cp.global_index.xreplace({TID: self.tid_linear})
-                out.append(GlobalAccess(cp.operand, "load", idx, cp.vec,
-                                        f"{cp.operand} tile copy to shared memory"))
-        out.append(GlobalAccess("C", "store", c_index, self.vec_c, "C[m, n] from registers"))
-        return out
-
-    def shared_accesses(self) -> list[SharedAccess]:
-        """The kernel's shared-memory instructions (word offsets within one buffer), as printed."""
-        from tilec.transforms.simt.banks import SharedAccess
-
-        st = self.staging
-        if st is None:
-            return []
-        out = []
-        for cp, arr in ((st.a, "As"), (st.b, "Bs")):
-            row, col = (e.xreplace({TID: self.tid_linear}) for e in (cp.row, cp.col))
-            active = sympy.true
-            if cp.guard_idx:
-                active = sympy.Lt(self.tid_linear + IT * self.threads, cp.rows * cp.cols // cp.vec)
-            how = "cp.async copy" if self.options.async_copy else "tile copy"
-            if cp.transposed:  # one scalar store per vector element j: T[col + j][row]
-                for j in range(cp.vec):
-                    what = f"{how}, element {j} of each {32 * cp.vec}-bit load" if cp.vec > 1 \
-                        else f"{how}, transposed"
-                    if cp.swizzle:
-                        what += ", swizzled"
-                    out.append(SharedAccess(arr, "store",
-                                            (col + j) * cp.pitch + cp.place(col + j, row), 1,
-                                            what, active, cp.iters))
-            else:
-                out.append(SharedAccess(arr, "store", row * cp.pitch + col, cp.vec, how,
-                                        active, cp.iters))
-        for dim, arr, cp, w, local in (("M", "As", st.a, self.vec_m, self.m_local),
-                                       ("N", "Bs", st.b, self.vec_n, self.n_local)):
-            v0 = _vec0(self.reg, dim) if w > 1 else {}
-            out.append(SharedAccess(arr, "load", st.ki * cp.pitch + local.xreplace(v0), w,
-                                    f"k-slice of the {dim} register tile"
-                                    + (", swizzled" if cp.swizzle else ""), sympy.true,
-                                    st.BK * self.reg_count(dim) // w))
-        return out
-
-    def access_bounds(self) -> dict[sympy.Symbol, sympy.Expr]:
-        b = dict(self.bounds)
-        if self.staging is not None:
-            b[IT] = sympy.Integer(max(self.staging.a.iters, self.staging.b.iters))
-        return b
 
 
 # -- lowering ------------------------------------------------------------------------------------
-
-
-LDA, LDB, LDC = (sympy.Symbol(n, integer=True, positive=True) for n in ("lda", "ldb", "ldc"))
-ALIGN = 4  # fp32 elements of a 16-byte (128-bit) access
-
-
-@dataclass(frozen=True)
-class SimtVariant:
-    """One run-time kernel of a SIMT plan: the plan lowered over the run-time sizes under
-    ``facts`` (C conditions on ``M``, ``N``, ``K``, ``lda``, ``ldb``, ``ldc`` and the pointers
-    ``A``, ``B``, ``C``; none: the general kernel, always correct).  A fact is a size written as a
-    multiple (``N = 128*N_q``), so the IR and the proofs drop the predicates and keep the
-    vectors it makes true; ``back`` maps the multiples' symbols back to the run-time sizes
-    (``N_q -> N/128``) for printing."""
-
-    name: str
-    facts: tuple[str, ...]
-    plan: SimtPlan
-    back: dict[sympy.Symbol, sympy.Expr]
 
 
 def lower_simt(fusion: GemmFusion, *, name: str = "tilec_simt", variants: bool = False) -> SimtPlan:
@@ -449,12 +275,12 @@ def _lower(fusion: GemmFusion, name: str, sizes: tuple, lds: tuple) -> SimtPlan:
                 f"SIMT printer: K must be split once as [Ko, Ki] (K = Ko*BK + Ki) to stage tiles "
                 f"through shared memory but its index is {k_expr}"
             )
-        frag = (m_local.xreplace(_vec0(reg, "M") if vec_m > 1 else {}), vec_m,
-                n_local.xreplace(_vec0(reg, "N") if vec_n > 1 else {}), vec_n)
+        frag = (m_local.xreplace(vec0(reg, "M") if vec_m > 1 else {}), vec_m,
+                n_local.xreplace(vec0(reg, "N") if vec_n > 1 else {}), vec_n)
         k_tiles = int(ao.extent) if ao.extent.is_Integer else ao.extent
         staging = stage_tiles(int(bk), so, si, k_tiles, opts, (M, N, K, lda, ldb), BM, BN,
                               m_base, n_base, block, frag, bounds, notes)
-        if vec_n > 1 and not (proven_multiple(n_local.xreplace(_vec0(reg, "N")), vec_n, bounds)
+        if vec_n > 1 and not (proven_multiple(n_local.xreplace(vec0(reg, "N")), vec_n, bounds)
                               and staging.b.pitch % vec_n == 0):
             notes.append(f"B tile reads in shared memory: alignment to {vec_n} not proven")
     else:
@@ -465,7 +291,7 @@ def _lower(fusion: GemmFusion, name: str, sizes: tuple, lds: tuple) -> SimtPlan:
                            BK=staging.BK if staging else None, async_copy=opts.async_copy,
                            notes=notes, concrete=concrete)
     guard_a = sympy.true if _below(m_expr, bounds, M) else sympy.Lt(m_expr, M)
-    n0 = n_expr.xreplace(_vec0(reg, "N") if vec_c > 1 else {})
+    n0 = n_expr.xreplace(vec0(reg, "N") if vec_c > 1 else {})
     guard_b = sympy.true if _below(n_expr, bounds, N) else sympy.Lt(n0, N)
     return SimtPlan(
         name=name, M=M, N=N, K=K, grid=grid, block=block,  # type: ignore[arg-type]
@@ -496,10 +322,6 @@ def _reg_axis(pos: int, ax: IterDomain, s: sympy.Symbol, m: sympy.Expr, n: sympy
             f"{ax.extent}"
         )
     return RegAxis(s, int(ax.extent), "M" if in_m else "N", vec)
-
-
-def _vec0(reg: list[RegAxis] | tuple[RegAxis, ...], dim: str) -> dict[sympy.Symbol, int]:
-    return {r.symbol: 0 for r in reg if r.dim == dim and r.vector}
 
 
 def _vector_width(dim: str, reg: list[RegAxis], expr: sympy.Expr,
@@ -570,10 +392,3 @@ def _below(expr: sympy.Expr, bounds: dict, size: sympy.Expr | int) -> bool:
         return False
     top = int(np.max(evaluate_grid(expr, syms, _grid_points(syms, bounds)))) if syms else int(expr)
     return top < size
-
-
-def register_points(plan: SimtPlan, dim: str) -> list[dict[sympy.Symbol, int]]:
-    """Every register index point along ``dim`` (loop order)."""
-    axes = plan.regs(dim)
-    return [dict(zip([a.symbol for a in axes], v, strict=True))
-            for v in itertools.product(*(range(a.extent) for a in axes))]

@@ -8,21 +8,21 @@ pads chosen against bank conflicts), with the index simplifier the SIMT lowering
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import sympy
 
 from tilec.errors import ScheduleError, UnsupportedError
 from tilec.ir import index_symbol
 from tilec.ir.threads import ThreadOptions
+from tilec.ir.types import SMEM_LIMIT
 from tilec.proofs import Context
 from tilec.proofs import simplify as prove_simplify
+from tilec.transforms.simt.banks import request_wavefronts
+from tilec.transforms.simt.plan import IT, TID, SmemStaging, TileCopy
 
-TID = index_symbol("tid")  # linear thread id: tidx + Dx*(tidy + Dy*tidz)
-IT = index_symbol("it")  # iteration of a cooperative copy
 VECTOR_WIDTHS = (4, 2, 1)  # fp32 elements per 128-, 64-, 32-bit access
 STATIC_SMEM = 48 * 1024  # static shared memory per CTA; more is dynamic (opted in at launch)
-SMEM_LIMIT = 227 * 1024  # shared memory per CTA on sm_90
 
 
 def simplify(expr: sympy.Expr, bounds: dict[sympy.Symbol, sympy.Expr]) -> sympy.Expr:
@@ -49,75 +49,6 @@ def divides(d: int, size: sympy.Expr | int) -> bool:
     """``size % d == 0`` as sympy decides it without bounds: always for a concrete size, for a
     symbolic one only when it is written as a multiple of ``d`` (a variant's fact)."""
     return sympy.Mod(size, d) == 0
-
-
-@dataclass(frozen=True)
-class TileCopy:
-    """A cooperative global -> shared copy of one operand tile (rows x cols, row-major source).
-
-    Thread ``tid`` at iteration ``it`` moves ``vec`` consecutive elements: row
-    ``row(idx)``, column ``col(idx)`` with ``idx = tid + it * threads`` (guarded by
-    ``idx < rows * cols / vec`` when ``guard_idx``).
-    """
-
-    operand: str
-    rows: int
-    cols: int
-    vec: int
-    iters: int
-    guard_idx: bool
-    row: sympy.Expr  # of TID, IT
-    col: sympy.Expr
-    global_index: sympy.Expr  # element offset in the operand, of TID, IT, bid and K-tile symbols
-    guard: sympy.Boolean  # in-bounds condition of the vector (true when proven)
-    pitch: int  # shared-memory row pitch in elements
-    transposed: bool  # stored [col][row]
-    swizzle: int = 0  # transposed tiles: 0, or the vector width w of the rotation (see ``place``)
-    stride: sympy.Expr | int = 0  # elements between a thread's copies it and it + 1, passed to
-    # the kernel as an argument (``fusion.copy_addresses("stride" / "byte_stride")``; a multiple
-    # of the operand's leading dimension, which the launcher knows at run time); 0: each copy's
-    # index printed whole
-
-    def base_index(self) -> sympy.Expr:
-        """``global_index`` of the thread's first copy (``it = 0``)."""
-        return self.global_index.xreplace({IT: 0})
-
-    def place(self, k: sympy.Expr, m: sympy.Expr) -> sympy.Expr:
-        """The column of shared row ``k`` that holds tile element ``(m, k)`` of a transposed
-        tile: ``m``, or swizzled (``fusion.smem_swizzle``) ``w*(m//w) + (m + k//(32/w)) % w``:
-        each aligned ``w``-vector stays in place, its elements rotated by ``k // (32/w)``.
-
-        With rows ``w`` words past a multiple of 32 (the pad lowering picks), ``32/w``
-        consecutive k rows start in distinct groups of ``w`` banks; the rotation sends the
-        next ``32/w`` rows to the other banks of each group, so the transposed stores of 32
-        consecutive k of one row hit 32 banks.  Elements ``m`` a multiple of ``w`` apart stay
-        as far apart (a copy's iterations keep their immediate offsets)."""
-        w = self.swizzle
-        if w <= 1:
-            return m
-        return w * sympy.floor(m / w) + sympy.Mod(m + self.rotation(k), w)
-
-    def rotation(self, k: sympy.Expr) -> sympy.Expr:
-        """How far the elements of a ``w``-vector of row ``k`` are rotated (swizzled tiles):
-        element ``m0 + v`` of the vector at ``m0`` is its component ``(v + rotation) % w``."""
-        return sympy.floor(k / (32 // self.swizzle)) if self.swizzle > 1 else sympy.Integer(0)
-
-
-@dataclass(frozen=True)
-class SmemStaging:
-    BK: int
-    stages: int
-    ko: sympy.Symbol  # K-tile loop symbol
-    ki: sympy.Symbol  # inner K symbol
-    k_tiles: sympy.Expr | int  # K tiles: ceil(K / BK), an int for the reference launch
-    a: TileCopy
-    b: TileCopy
-
-    @property
-    def smem_bytes(self) -> int:
-        a = self.BK * self.a.pitch
-        b = self.BK * self.b.pitch
-        return 4 * self.stages * (a + b)
 
 
 def stage_tiles(bk: int, ko: sympy.Symbol, ki: sympy.Symbol, k_tiles: sympy.Expr | int,
@@ -257,8 +188,6 @@ def _pad(cp: TileCopy, pad: int | None, ki: sympy.Symbol, frag: sympy.Expr, vec_
     and the fragment reads (ties: the smallest)."""
     if pad is not None:
         return pad
-    from tilec.transforms.simt.banks import request_wavefronts
-
     threads = block[0] * block[1] * block[2]
     tid_linear = _tid_linear(block)
     thread = tuple(index_symbol(n) for n in ("tidx", "tidy", "tidz"))

@@ -18,7 +18,7 @@ Why: a data-parallel grid whose last wave is partly empty loses that part of the
 GFLOP/s than a 4224 x 4096 problem of exactly 4 waves, ``bench/results/simt_tail_probe_*``);
 ``dp_1sk`` runs the whole waves data-parallel and spreads the partial one over every slot.
 
-    >>> from tilec.app.loader import load_schedule
+    >>> from tilec.runtime.loader import load_schedule
     >>> from tilec.transforms.simt.lower import lower_simt
     >>> f = load_schedule("examples/simt_warp_tiled.py",
     ...                   dict(M=512, N=512, K=256, CONFIG="large", DECOMP="streamk",

@@ -29,7 +29,7 @@ workspace slots summed in K order by the last arrival; atomic: fp32 adds into on
 
 Example::
 
-    >>> from tilec.app.loader import load_schedule
+    >>> from tilec.runtime.loader import load_schedule
     >>> from tilec.runtime.build import kernel_plan
     >>> s = load_schedule("examples/seed004_persistent_cluster.py",
     ...                   {"M": 512, "N": 512, "K": 256, "CM": 1, "CN": 2, "SMS": 4})

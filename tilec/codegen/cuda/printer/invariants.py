@@ -32,7 +32,7 @@ from sympy.logic.boolalg import Boolean
 
 from tilec.codegen.signs import whole_mods
 from tilec.proofs import frac
-from tilec.proofs.build import integral_relation
+from tilec.proofs.expand import integral_relation
 
 SIZE_NAMES = frozenset({"M", "N", "K"})
 

@@ -159,7 +159,7 @@ def producer(k: Kernel) -> list[str]:
     if k.loads:
         out += [f"{i2}  tilec::mbar_arrive_expect_tx(&full[stage], {expect});"]
         out += load(p.a, "sA", "m0", p.BM, s.chunks_a, i2 + "  ")
-        out += (load(p.b, "sB", "n0", p.BN, s.chunks_b, i2 + "  ") if p.b_transposed
+        out += (load(p.b, "sB", "n0", p.BN, s.chunks_b, i2 + "  ") if p.b.transposed
                 else load_kn(p.b, s.chunks_b, i2 + "  "))
         if p.prefetch:
             out += [f"{i2}  if (kb + PREFETCH < kb1) {{",
@@ -191,7 +191,7 @@ def prefetch(k: Kernel, kb: str, ind: str) -> list[str]:
         call = "tilec::tma_prefetch_l2" + ("_hint" if hint else "")
         sliced = mc is not None and mc.mode is MulticastMode.SLICED
         first, step = (f"sidx_{x}", f"scnt_{x}") if sliced else ("0", "1")
-        if op.name == "B" and not p.b_transposed:  # K x N: BN/64 boxes of BK x 64
+        if op.name == "B" and not p.b.transposed:  # K x N: BN/64 boxes of BK x 64
             at = f"n0 + c * 64, ({kb}) * BK"
             n = "CHUNKS_B"
         else:
@@ -295,7 +295,7 @@ def consumer(k: Kernel) -> list[str]:
         f"{i2}    tilec::wgmma_fence();",
         f"{i2}    #pragma unroll",
         f"{i2}    for (int kk = 0; kk < BK / 16; ++kk) {{",
-        (f"{i2}      const uint64_t db = tilec::smem_desc_sw128(b + kk * 16);" if p.b_transposed else
+        (f"{i2}      const uint64_t db = tilec::smem_desc_sw128(b + kk * 16);" if p.b.transposed else
          f"{i2}      const uint64_t db = tilec::smem_desc_sw128_mn(b + kk * 16 * 64, 64 * BK * sizeof(TIn));"),
         f"{i2}      #pragma unroll",
         f"{i2}      for (int ms = 0; ms < M_SUB; ++ms)",

@@ -89,7 +89,7 @@ def check(p: KernelPlan, epilogue: str) -> tuple[KernelShape, str]:
     consumers, wg_m, m_sub = warpgroups(p)
     cx = p.cluster[0]
     chunks = [check_multicast(op, cx, rows) for op, rows in ((p.a, p.BM), (p.b, p.BN))]
-    if not p.b_transposed:
+    if not p.b.transposed:
         chunks[1] = p.BN // 64  # 64-column boxes of the K x N tile
     stage_bytes = (p.BM + p.BN) * p.BK * p.dtype.nbytes
     smem = p.num_stages * stage_bytes + 1024 + 2 * 8 * p.num_stages + 16  # + fix-up flags
@@ -173,7 +173,7 @@ def check_supported(p: KernelPlan) -> None:
             )
     if p.a.transposed:
         raise UnsupportedError("CUDA backend: A must be stored M x K (K contiguous)")
-    if not p.b_transposed and p.BN % 64 != 0:  # (B's row stride: checked at launch)
+    if not p.b.transposed and p.BN % 64 != 0:  # (B's row stride: checked at launch)
         raise UnsupportedError(
             f"CUDA backend: B given K x N (N contiguous) is loaded in 64-column TMA boxes: BN "
             f"must be a multiple of 64, but plan {p.name!r} has BN = {p.BN} (store B as N x K: "
@@ -184,7 +184,7 @@ def check_supported(p: KernelPlan) -> None:
             f"CUDA backend: BK must be {128 // p.dtype.nbytes} for {p.dtype.value} (one "
             f"128-byte swizzle row) but got BK = {p.BK}"
         )
-    bbox = (p.BN, p.BK) if p.b_transposed else (p.BK, p.BN)
+    bbox = (p.BN, p.BK) if p.b.transposed else (p.BK, p.BN)
     if p.a.box != (p.BM, p.BK) or p.b.box != bbox:
         raise UnsupportedError(
             f"CUDA backend: boxes must be A ({p.BM}, {p.BK}) and B {bbox} but got "

@@ -7,9 +7,24 @@ ldc, stream)``) and the library picks the variant whose facts the launch meets
 :class:`~tilec.codegen.cuda.launch.KernelArgumentError` naming the tensor, its shape and strides and what
 is allowed.
 
+**Padding** (:func:`padding`, :func:`run_padded`): where a launch's sizes or leading dimensions
+miss a faster variant's facts (N or K not a multiple of 4: the ``general`` variant's scalar
+accesses, about 1.24x the ``tiles`` time; M, N or K not a multiple of the tile: ``aligned``'s
+predicates, about 1.10x), the launcher may copy the operands that miss them into zero-padded
+workspace buffers that meet them (zero K columns of A and rows of B leave the product unchanged;
+rows of A and columns of B past M and N only reach rows and columns of C that are not copied
+back), run that variant at the padded sizes into a padded C when C misses them, and copy C's
+valid part back.  It does when the SIMT cost model (:mod:`tilec.transforms.simt.cost`) expects
+the copies (their bytes at the card's bandwidth, a few microseconds per copy kernel) and the
+faster variant to beat the variant the launch meets as it is: never for small problems, where
+the copies dominate.  ``kernel(A, B, C, pad=...)`` or ``TILEC_SIMT_PAD`` overrides: ``auto``
+(the model), ``never``, ``tiles`` or ``aligned`` (pad to that variant's facts whenever the launch
+misses them); :meth:`SimtKernel.decide` says what a launch does and why.  The workspaces are
+cached per device, stream and operand, grown to the largest launch.
+
 Example (on a machine with an sm_90 GPU)::
 
-    >>> from tilec.app.loader import load_schedule                                # doctest: +SKIP
+    >>> from tilec.runtime.loader import load_schedule                                # doctest: +SKIP
     >>> from tilec.transforms.simt.lower import lower_simt                         # doctest: +SKIP
     >>> k = build(lower_simt(load_schedule("examples/simt_warp_tiled.py", {}).fusion))  # doctest: +SKIP
     >>> C = k(A, B)            # any M x K and K x N fp32 CUDA tensors                # doctest: +SKIP
@@ -19,9 +34,13 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import math
 import os
+import re
 import tempfile
 import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -98,6 +117,164 @@ def _overlap(x: Any, y: Any) -> bool:
     return a0 < b1 and b0 < a1
 
 
+PAD_MODES = ("auto", "never", "tiles", "aligned")
+COPY_LAUNCH = 5e-6  # seconds per copy or zero-fill kernel (launch and tail), H100/H200
+MARGIN = 0.03  # pad only for an expected gain past the model's error (1-2% on its points)
+_MULTIPLE = re.compile(r"^(M|N|K|lda|ldb|ldc) % (\d+) == 0$")
+_POINTERS = re.compile(r"^\(A \| B \| C\) % (\d+) == 0$")
+
+
+def holds(facts: Sequence[str], M: int, N: int, K: int, lda: int, ldb: int, ldc: int,
+          A: int, B: int, C: int) -> bool:
+    """The variant's facts (its ``SimtVariant.facts``, the C of ``pick_variant``) hold at a
+    launch (``A``, ``B``, ``C`` the pointers' addresses)."""
+    env = dict(M=M, N=N, K=K, lda=lda, ldb=ldb, ldc=ldc, A=A, B=B, C=C)
+    for f in facts:
+        m, p = _MULTIPLE.match(f), _POINTERS.match(f)
+        assert m or p, f"launcher: a fact it cannot read: {f!r}"
+        if (m and env[m[1]] % int(m[2])) or (p and (A | B | C) % int(p[1])):
+            return False
+    return True
+
+
+@dataclass(frozen=True)
+class Padding:
+    """What a launch runs: ``variant`` at sizes ``M x N x K``, with A, B (zero-padded) and C
+    in workspace buffers where ``copy_a`` / ``copy_b`` / ``copy_c``; ``seconds`` the model's
+    time, ``options`` every choice weighed (``(name, seconds)``, ``name`` a variant the launch
+    meets as it is, or ``pad:<variant>``), ``why`` one line."""
+
+    variant: str
+    M: int
+    N: int
+    K: int
+    copy_a: bool = False
+    copy_b: bool = False
+    copy_c: bool = False
+    seconds: float = 0.0
+    options: tuple[tuple[str, float], ...] = ()
+    why: str = ""
+
+    @property
+    def padded(self) -> bool:
+        return self.copy_a or self.copy_b or self.copy_c
+
+
+def _up(x: int, f: int) -> int:
+    return -(-x // f) * f
+
+
+def padding(M: int, N: int, K: int, lda: int, ldb: int, ldc: int, ptrs: tuple[int, int, int],
+            variants: Sequence[tuple[str, Sequence[str]]],
+            estimate: Callable[[str, int, int, int], float], dram: float,
+            mode: str = "auto") -> Padding:
+    """How to run ``C = A @ B`` (sizes, leading dimensions, the pointers' addresses ``ptrs``)
+    with a library of ``variants`` (``(name, facts)``, most facts first, the last always
+    correct): the first variant whose facts hold, or a padded launch of a faster one (see the
+    module docstring; ``auto`` pads only where the model expects :data:`MARGIN` or more
+    gained).  ``estimate(variant, M, N, K)`` is the kernel's time in seconds, ``dram`` the
+    copies' bandwidth in bytes/s.
+
+    >>> V = [("tiles", ["M % 128 == 0", "N % 128 == 0", "K % 32 == 0", "lda % 4 == 0",
+    ...                 "ldb % 4 == 0", "ldc % 4 == 0", "(A | B | C) % 16 == 0"]),
+    ...      ("aligned", ["N % 4 == 0", "K % 4 == 0", "lda % 4 == 0", "ldb % 4 == 0",
+    ...                   "ldc % 4 == 0", "(A | B | C) % 16 == 0"]), ("general", [])]
+    >>> t = lambda v, M, N, K: 2 * M * N * K / 50e12 * {"tiles": 1, "aligned": 1.1, "general": 1.24}[v]
+    >>> p = padding(4096, 4095, 4096, 4096, 4095, 4095, (0, 0, 0), V, t, 2.7e12)
+    >>> (p.variant, p.M, p.N, p.K, p.copy_a, p.copy_b, p.copy_c)
+    ('tiles', 4096, 4096, 4096, False, True, True)
+    >>> padding(300, 301, 302, 302, 301, 301, (0, 0, 0), V, t, 2.7e12).variant  # small: as is
+    'general'
+    """
+    if mode not in PAD_MODES:
+        raise KernelArgumentError(f"SIMT kernel: pad must be one of {', '.join(PAD_MODES)} but got "
+                                  f"{mode!r}")
+    A, B, C = ptrs
+    sizes = (M, N, K, lda, ldb, ldc, A, B, C)
+    meets = next(name for name, facts in variants if holds(facts, *sizes))
+    plain = Padding(meets, M, N, K, seconds=estimate(meets, M, N, K))
+    if min(M, N, K) <= 0 or mode == "never":
+        return Padding(**{**plain.__dict__, "options": ((meets, plain.seconds),),
+                          "why": "sizes as given" + (" (pad=never)" if mode == "never" else "")})
+    options = [plain]
+    names = [n for n, _ in variants]
+    for name, facts in variants[:names.index(meets)]:  # the variants faster than the one met
+        need: dict[str, int] = {}
+        align = 1
+        for f in facts:
+            if m := _MULTIPLE.match(f):
+                need[m[1]] = math.lcm(need.get(m[1], 1), int(m[2]))
+            elif p := _POINTERS.match(f):
+                align = int(p[1])
+        Mp = _up(M, need.get("M", 1))
+        Kp = _up(K, math.lcm(need.get("K", 1), need.get("lda", 1)))
+        Np = _up(N, math.lcm(need.get("N", 1), need.get("ldb", 1), need.get("ldc", 1)))
+        ok = {x: v % need.get(x, 1) == 0 for x, v in (("lda", lda), ("ldb", ldb), ("ldc", ldc))}
+        ca = not (Mp == M and Kp == K and ok["lda"] and A % align == 0)
+        cb = not (Kp == K and Np == N and ok["ldb"] and B % align == 0)
+        cc = not (Mp == M and Np == N and ok["ldc"] and C % align == 0)
+        moved = (ca * (M * K + Mp * Kp) + cb * (K * N + Kp * Np) + cc * 2 * M * N) * 4
+        kernels = ca * (1 + (Kp > K)) + cb * (1 + (Kp > K)) + cc
+        t = estimate(name, Mp, Np, Kp) + moved / dram + kernels * COPY_LAUNCH
+        options.append(Padding(name, Mp, Np, Kp, ca, cb, cc, t))
+    table = tuple((o.variant if not o.padded else f"pad:{o.variant}", o.seconds) for o in options)
+    if mode == "auto":
+        best = min(options, key=lambda o: o.seconds)
+        if best.seconds > (1 - MARGIN) * plain.seconds:
+            best = plain
+        why = (f"model: {dict((k, f'{v * 1e6:.1f} us') for k, v in table)}")
+    else:
+        forced = [o for o in options if o.variant == mode and o.padded]
+        best = forced[0] if forced else plain
+        why = f"pad={mode}" + ("" if forced else f": the launch meets {meets} as it is")
+    return Padding(**{**best.__dict__, "options": table, "why": why})
+
+
+class Workspace:
+    """Buffers for padded operands, one per (device, stream, operand), grown to the largest
+    request; :meth:`get` returns a contiguous ``rows x cols`` view of one."""
+
+    def __init__(self) -> None:
+        self._buf: dict[tuple[str, int, str], Any] = {}
+
+    def get(self, like: Any, role: str, rows: int, cols: int, stream: int = 0) -> Any:
+        import torch
+
+        key = (str(like.device), stream, role)
+        buf = self._buf.get(key)
+        if buf is None or buf.numel() < rows * cols:
+            buf = torch.empty(rows * cols, dtype=like.dtype, device=like.device)
+            self._buf[key] = buf
+        return buf[:rows * cols].view(rows, cols)
+
+
+def run_padded(A: Any, B: Any, C: Any, p: Padding, launch: Callable[[Any, Any, Any], Any],
+               workspace: Workspace, stream: int = 0) -> Any:
+    """``C = A @ B`` as ``p`` says: the operands ``p`` copies into workspace buffers of the
+    padded sizes (A's columns and B's rows past K zeroed; the rows and columns past M and N
+    left as they are: they reach only what is not copied back), ``launch(a, b, c)`` on the
+    padded operands, C's valid part copied back.  Torch operations on the current stream."""
+    M, K = A.shape
+    N = B.shape[1]
+    a, b, c = A, B, C
+    if p.copy_a:
+        a = workspace.get(A, "A", p.M, p.K, stream)
+        a[:M, :K].copy_(A)
+        if p.K > K:
+            a[:, K:].zero_()
+    if p.copy_b:
+        b = workspace.get(B, "B", p.K, p.N, stream)
+        b[:K, :N].copy_(B)
+        if p.K > K:
+            b[K:].zero_()
+    if p.copy_c:
+        c = workspace.get(C, "C", p.M, p.N, stream)
+    launch(a, b, c)
+    if p.copy_c:
+        C.copy_(c[:M, :N])
+    return C
+
+
 class SimtKernel:
     """A built SIMT library: ``kernel(A, B, C=None, stream=None) -> C`` for any shape."""
 
@@ -117,6 +294,35 @@ class SimtKernel:
         printer = SimtCudaPrinter(plan)
         printer.emit()  # the variants the file keeps
         self.variants = [v.name for v in printer.variants]
+        self.facts = [(v.name, v.facts) for v in printer.variants]
+        self.pad = os.environ.get("TILEC_SIMT_PAD", "auto")
+        self.workspace = Workspace()
+
+    def estimate(self, variant: str, M: int, N: int, K: int, device_name: str = "H100") -> float:
+        """The cost model's time (s) of a launch of ``variant`` at ``M x N x K``
+        (:func:`tilec.transforms.simt.cost.estimate` with this plan's tile and work split)."""
+        from tilec.transforms.simt import cost
+
+        p = self.plan
+        bk = p.staging.BK if p.staging is not None else 1
+        row = cost.row_of(p.BM, p.BN, bk, p.threads, p.options.min_blocks)
+        kind = p.decomposition.kind.value if p.decomposition and p.decomposition.kind else "dp"
+        decomp = kind if kind in cost.DECOMPS else "streamk"
+        splits = p.decomposition.splits if p.decomposition else 1
+        return cost.estimate(row, decomp, M, N, K, cost.card_of(device_name), variant,
+                             splits=splits)
+
+    def decide(self, A: Any, B: Any, C: Any, pad: str | None = None) -> Padding:
+        """What a launch on these tensors does (:func:`padding`; ``pad`` None: ``self.pad``,
+        ``TILEC_SIMT_PAD`` or ``auto``)."""
+        from tilec.transforms.simt import cost
+
+        M, N, K, lda, ldb, ldc = operands(A, B, C, device_type=A.device.type)
+        name = torch_device_name(A)
+        card = cost.card_of(name)
+        return padding(M, N, K, lda, ldb, ldc, (A.data_ptr(), B.data_ptr(), C.data_ptr()),
+                       self.facts, lambda v, m, n, k: self.estimate(v, m, n, k, name),
+                       card.dram * cost.DEFAULT.dram_efficiency, pad or self.pad)
 
     def variant(self, A: Any, B: Any, C: Any) -> str:
         """The variant a launch on these tensors runs (the first whose facts hold)."""
@@ -124,10 +330,11 @@ class SimtKernel:
         return self.variants[self._variant(A.data_ptr(), B.data_ptr(), C.data_ptr(),
                                            M, N, K, lda, ldb, ldc)]
 
-    def __call__(self, A: Any, B: Any, C: Any = None, stream: Any = None) -> Any:
+    def __call__(self, A: Any, B: Any, C: Any = None, stream: Any = None,
+                 pad: str | None = None) -> Any:
         import torch
 
-        M, N, K, lda, ldb, ldc = operands(A, B, C)
+        M, N, *_ = operands(A, B, C)
         if C is None:
             C = torch.empty((M, N), dtype=torch.float32, device=A.device)
         major, minor = torch.cuda.get_device_capability(A.device)
@@ -135,16 +342,33 @@ class SimtKernel:
             raise KernelArgumentError(f"{self.plan.name}: built for sm_90a but {A.device} has compute "
                               f"capability {major}.{minor}")
         s = stream if stream is not None else torch.cuda.current_stream(A.device)
-        with torch.cuda.device(A.device):
-            rc = self._launch(A.data_ptr(), B.data_ptr(), C.data_ptr(), M, N, K, lda, ldb, ldc,
-                              ctypes.c_void_p(s.cuda_stream))
+        p = self.decide(A, B, C, pad)
+        with torch.cuda.device(A.device), torch.cuda.stream(s):
+            if p.padded:
+                run_padded(A, B, C, p, lambda a, b, c: self._run(a, b, c, s), self.workspace,
+                           s.cuda_stream)
+            else:
+                self._run(A, B, C, s)
+        return C
+
+    def _run(self, A: Any, B: Any, C: Any, s: Any) -> None:
+        """The library's launch on these tensors (checked by :func:`operands`) on stream ``s``."""
+        M, N, K, lda, ldb, ldc = operands(A, B, C)
+        rc = self._launch(A.data_ptr(), B.data_ptr(), C.data_ptr(), M, N, K, lda, ldb, ldc,
+                          ctypes.c_void_p(s.cuda_stream))
         if rc < 0:
             raise KernelArgumentError(f"{self.plan.name}: A {tuple(A.shape)} strides {tuple(A.stride())}, "
                               f"B {tuple(B.shape)} strides {tuple(B.stride())}, C {tuple(C.shape)} "
                               f"strides {tuple(C.stride())}: {CODES.get(rc, rc)}")
         if rc != 0:
             raise KernelArgumentError(f"{self.plan.name}: launch failed with cudaError_t {rc}")
-        return C
+
+
+def torch_device_name(t: Any) -> str:
+    """The name of the device a tensor is on (``cpu`` for host tensors)."""
+    import torch
+
+    return torch.cuda.get_device_name(t.device) if t.device.type == "cuda" else "cpu"
 
 
 def build(plan: SimtPlan, cache_dir: str | os.PathLike[str] | None = None,

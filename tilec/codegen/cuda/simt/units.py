@@ -9,14 +9,13 @@ and the workspace and zeroed rows the launcher needs.  Everything between ``WORK
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import sympy
 
 from tilec.codegen.cuda.expr import CudaExprPrinter
+from tilec.codegen.cuda.simt.body import SimtBody, in_place, partials
 from tilec.codegen.cuda.simt.text import LANE, VT
-from tilec.proofs import Context
 from tilec.ir.types import DecompositionChoice
+from tilec.proofs import Context
 from tilec.transforms.plan import (
     CTA,
     IT_BEGIN,
@@ -28,15 +27,11 @@ from tilec.transforms.plan import (
     TILE,
     UNIT,
     Decomposition,
-    Fixup,
     J,
     SplitRule,
     WorkSplit,
 )
 from tilec.transforms.simt.lower import SimtPlan
-
-if TYPE_CHECKING:
-    from tilec.codegen.cuda.simt.printer import SimtCudaPrinter
 
 WORK_BEGIN = "// -- host-compilable section: shape checks, variant choice, work split --"
 WORK_END = "// -- end of host-compilable section --"
@@ -94,23 +89,6 @@ for _name in ("split_k_unit", "split_k_range", "sk_range", "sk_owner", "sk_tiles
     setattr(RunTimeSplit, _name, WorkSplit.__dict__[_name])
 
 
-def partials(plan: SimtPlan) -> bool:
-    """Some work units may cover part of a tile's K range (a fix-up is printed)."""
-    d = plan.decomposition
-    if d is None:
-        return False
-    if d.kind is Decomposition.SPLIT_K:
-        return d.splits > 1
-    return not (d.kind is Decomposition.STREAM_K_PP and d.sk_waves == 0)
-
-
-def in_place(plan: SimtPlan) -> bool:
-    """The atomic fix-up: C is fp32, so partials are added into C itself (``atomicAdd``),
-    after the launcher zeroes the rows of the partial tiles: no workspace, no tickets."""
-    return partials(plan) and plan.decomposition is not None \
-        and plan.decomposition.fixup is Fixup.ATOMIC
-
-
 def fn(ret: str, name: str, expr: sympy.Basic, *args: str) -> str:
     """One formula as a host-device function of ``long long`` arguments and ``W``."""
     e = sympy.sympify(expr)
@@ -125,7 +103,7 @@ def fn(ret: str, name: str, expr: sympy.Basic, *args: str) -> str:
             f"return ({ret})({body}); }}")
 
 
-def host_section(pr: SimtCudaPrinter) -> str:
+def host_section(pr: SimtBody) -> str:
     """The shape, its checks, the variant choice and (with a split) the work numbers and
     walk, between ``WORK_BEGIN`` and ``WORK_END``."""
     ref, gen = pr.ref, pr.general
@@ -170,7 +148,7 @@ def host_section(pr: SimtCudaPrinter) -> str:
     return "\n".join(lines)
 
 
-def work_section(pr: SimtCudaPrinter) -> list[str]:
+def work_section(pr: SimtBody) -> list[str]:
     """``Work``, ``make_work`` (make_work_split's numbers for the launch's shape), the unit walk
     and the fix-up's functions (WorkSplit's formulas over ``W``), ``tile_row`` and
     ``zeroed_rows`` (the atomic fix-up's rows of C)."""
@@ -392,7 +370,7 @@ def partial_functions(w: RunTimeSplit, contributor: str, tile: str) -> list[str]
     ]
 
 
-def units(pr: SimtCudaPrinter, ind: str) -> list[str]:
+def units(pr: SimtBody, ind: str) -> list[str]:
     """The kernel body of a split plan: CTA ``worker`` runs its units ``j = 0, 1, ...``
     (``work_unit``): tile ``g`` (``bidy = g / W.gx``, ``bidx = g % W.gx``), K tiles [kb0, kb1),
     the fix-up where the unit covers part of the tile's K range, the epilogue where the
@@ -432,7 +410,7 @@ def units(pr: SimtCudaPrinter, ind: str) -> list[str]:
     return out
 
 
-def fixup(pr: SimtCudaPrinter, ind: str) -> list[str]:
+def fixup(pr: SimtBody, ind: str) -> list[str]:
     """A partial unit's fix-up (sets ``last``; whole units write C at once): the partial
     goes to the workspace in the register tile's own layout (float4 ``q`` of thread
     ``tid`` at ``q * THREADS + tid``, a warp's stores contiguous), a barrier and one

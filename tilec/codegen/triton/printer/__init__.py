@@ -19,12 +19,12 @@ them is built by one emitter per feature, so a feature the plan does not use lea
 
 Modules: :mod:`.kernel` (the checked plan every section reads, the code writer), :mod:`.tile`
 (tile order, loads, K loop, epilogue), :mod:`.fixup` (partial tiles), :mod:`.work` (units and
-the kernel), :mod:`.launcher` (``run``), :mod:`.file` (the assembled file, :func:`emit`),
-:mod:`.module` (:func:`load`: the file imported).
+the kernel), :mod:`.launcher` (``run``), :mod:`.file` (the assembled file, :func:`emit`).
+Writing the file and importing it is the runtime's (:func:`tilec.runtime.build.load_triton`).
 
 Example::
 
-    >>> from tilec.app.loader import load_schedule
+    >>> from tilec.runtime.loader import load_schedule
     >>> from tilec.transforms.pipeline import lower
     >>> s = load_schedule("examples/split_k.py", {"M": 100, "N": 70, "K": 50, "BM": 32, "BN": 32,
     ...                                            "BK": 16, "SPLITS": 2})
@@ -34,6 +34,5 @@ Example::
 """
 
 from tilec.codegen.triton.printer.file import TritonPrinter, emit
-from tilec.codegen.triton.printer.module import bench, load, run_plan
 
-__all__ = ["TritonPrinter", "bench", "emit", "load", "run_plan"]
+__all__ = ["TritonPrinter", "emit"]

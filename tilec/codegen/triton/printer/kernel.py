@@ -10,6 +10,7 @@ from functools import cached_property
 import sympy
 
 from tilec.codegen.triton.expr import TritonExprPrinter
+from tilec.dtypes import TORCH_NAME, TRITON_NAME
 from tilec.errors import UnsupportedError
 from tilec.proofs import Context
 from tilec.transforms.plan import (
@@ -18,7 +19,6 @@ from tilec.transforms.plan import (
     SIZE_N,
     WORK_SYMBOLS,
     Decomposition,
-    DType,
     Fixup,
     KernelPlan,
     LoadKind,
@@ -26,9 +26,8 @@ from tilec.transforms.plan import (
     kernel_symbol,
 )
 
-TL_DTYPE = {DType.FP16: "tl.float16", DType.BF16: "tl.bfloat16", DType.FP32: "tl.float32"}
-TORCH_DTYPE = {DType.FP16: "torch.float16", DType.BF16: "torch.bfloat16",
-               DType.FP32: "torch.float32"}
+TL_DTYPE = {d: f"tl.{name}" for d, name in TRITON_NAME.items()}  # as the file spells them
+TORCH_DTYPE = {d: f"torch.{name}" for d, name in TORCH_NAME.items()}
 
 
 def range_takes(arg: str) -> bool:
@@ -104,11 +103,6 @@ def check(p: KernelPlan) -> None:
             f"triton: tile order covers {ref.tiles_m} x {ref.tiles_n} tiles but "
             f"M={p.M}, N={p.N} with BM={p.BM}, BN={p.BN} need "
             f"{-(-p.M // p.BM)} x {-(-p.N // p.BN)}"
-        )
-    if p.b_transposed != p.b.transposed:
-        raise UnsupportedError(
-            f"triton: plan.b_transposed={p.b_transposed} but operand B says "
-            f"transposed={p.b.transposed}"
         )
 
 

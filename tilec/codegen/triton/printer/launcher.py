@@ -117,8 +117,8 @@ def _facts_fn(k: Kernel, c: Code) -> None:
 
 def _check_args_fn(k: Kernel, c: Code, tdt: str, cdt: str) -> None:
     p = k.plan
-    kdim, ndim = (1, 0) if p.b_transposed else (0, 1)
-    b_form = "(N, K)" if p.b_transposed else "(K, N)"
+    kdim, ndim = (1, 0) if p.b.transposed else (0, 1)
+    b_form = "(N, K)" if p.b.transposed else "(K, N)"
     c("def _check(name, x, dtype):")
     c.indent()
     c("if not isinstance(x, torch.Tensor):")
@@ -267,11 +267,11 @@ def _workspace_fn(c: Code) -> None:
 
 def _run_fn(k: Kernel, c: Code, tdt: str, cdt: str) -> None:
     p = k.plan
-    kdim, ndim = (1, 0) if p.b_transposed else (0, 1)
-    b_form = "(N, K)" if p.b_transposed else "(K, N)"
+    kdim, ndim = (1, 0) if p.b.transposed else (0, 1)
+    b_form = "(N, K)" if p.b.transposed else "(K, N)"
     c("def run(a, b, out=None):")
     c.indent()
-    c(f'"""C = A @ B{".T" if p.b_transposed else ""}: a is (M, K), b is {b_form}, '
+    c(f'"""C = A @ B{".T" if p.b.transposed else ""}: a is (M, K), b is {b_form}, '
       f'{p.dtype.value}; returns (M, N).')
     c("")
     c("Any M, N, K >= 0 (M = 0 or N = 0: out untouched; K = 0: C = 0); the operands may be any")
@@ -315,7 +315,7 @@ def _run_fn(k: Kernel, c: Code, tdt: str, cdt: str) -> None:
     c("lda, ldb, ldc = a.stride(0), b.stride(0), out.stride(0)")
     c("if given and (_spans_meet(out, ldc, a, lda) or _spans_meet(out, ldc, b, ldb)):")
     c.indent()("_check_args(a, b, out)  # out overlaps an operand: raises, naming it").dedent()
-    b_rows = "N" if p.b_transposed else "K"
+    b_rows = "N" if p.b.transposed else "K"
     c(f"wide = max(M * lda, {b_rows} * ldb, M * ldc) + K + N >= 2**31  # int64 offsets")
     # pointer arguments the compiled kernel is specialized on (16-byte alignment); TMA operands
     # are descriptors (_desc aligns their bases), the workspace is allocated aligned
@@ -382,5 +382,5 @@ def _run_fn(k: Kernel, c: Code, tdt: str, cdt: str) -> None:
 def _descs(k: Kernel) -> list[tuple[OperandLoad, str, tuple[int, int]]]:
     """Per operand: its load, the argument's name and the TMA box."""
     p = k.plan
-    b_box = (p.BN, p.BK) if p.b_transposed else (p.BK, p.BN)
+    b_box = (p.BN, p.BK) if p.b.transposed else (p.BK, p.BN)
     return [(p.a, "a", (p.BM, p.BK)), (p.b, "b", b_box)]

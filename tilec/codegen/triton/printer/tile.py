@@ -54,7 +54,7 @@ def load_fn(k: Kernel, op: OperandLoad) -> str:
     fn, arg, pid = ("load_a", "a", "pid_m") if is_a else ("load_b", "b", "pid_n")
     rows_n, rows_b, ld, even = (("M", "BM", "lda", "EVEN_M") if is_a
                                 else ("N", "BN", "ldb", "EVEN_N"))
-    stored_t = not is_a and p.b_transposed  # B as N x K
+    stored_t = not is_a and p.b.transposed  # B as N x K
     c = Code()
     c("@triton.jit", f"def {fn}({arg}, {pid}, ki, KMASK: tl.constexpr, {k.params}):")
     c.indent()

@@ -1,7 +1,7 @@
 """Loading schedule files: a Python file with ``PARAMS`` (defaults) and ``schedule(**params)``.
 
 Everything a schedule file can get wrong is a :class:`~tilec.errors.TilecError` here, so every
-caller (the ``tilec`` command, ``derive_from_file``, tests) reports it the same way:
+caller (the ``tilec`` command, :func:`~tilec.runtime.session.derive_from_file`, tests) reports it the same way:
 
 * the file is missing, is not Python, or raises while it is imported or while ``schedule()``
   runs: :class:`~tilec.errors.ScheduleFileError` with ``file:line: Exception: message``;
@@ -14,7 +14,7 @@ An exception raised inside tilec's own code is not the file's fault: it goes on 
 
 Example::
 
-    >>> from tilec.app.loader import parse_params
+    >>> from tilec.runtime.loader import parse_params
     >>> parse_params(["CN=2", "DTYPE=fp16"])
     {'CN': 2, 'DTYPE': 'fp16'}
 """
@@ -31,7 +31,6 @@ from types import ModuleType, TracebackType
 from typing import TYPE_CHECKING, Any, Protocol
 
 from tilec.errors import ParamError, ScheduleFileError, TilecError
-from tilec.lru import LRU
 
 if TYPE_CHECKING:
     from tilec.ir import GemmFusion
@@ -328,7 +327,7 @@ def tile_count(fusion: Any) -> int | None:
     """The linear tiles of a schedule: the product of C's loop extents outside the tile (before
     the first Mma or thread axis), reductions left out; None where an extent is symbolic.
 
-    >>> from tilec.app.loader import load_schedule
+    >>> from tilec.runtime.loader import load_schedule
     >>> tile_count(load_schedule("examples/seed004_persistent_cluster.py").fusion)  # 16 x 132
     2112
     """
@@ -353,43 +352,3 @@ def check_tiles(loaded: LoadedSchedule) -> None:
         raise TilecError(f"{loaded.path.name}: {sizes} walks {n} linear tiles; tilec derives, "
                          f"tabulates and draws at most {MAX_TILES} (2**20): use larger tiles or "
                          f"a smaller problem (tilec show prints the schedule at any size)")
-
-
-class SymbolicCache:
-    """Schedules rebuilt over symbols, keyed by the schedule file's text and the parameters that
-    are not integers (those stay values in the symbolic build): every launch of one schedule
-    file shares one symbolic instance."""
-
-    def __init__(self, size: int = 16) -> None:
-        self._builds: LRU[Any] = LRU(size)
-
-    def get(self, loaded: LoadedSchedule) -> Any:
-        from tilec.transforms.multicast.derive import symbolic_build
-
-        shape = tuple(sorted((k, repr(v)) for k, v in loaded.params.items()
-                             if not isinstance(v, int) or isinstance(v, bool)))
-        key = (loaded.path.read_bytes(), shape)
-        return self._builds.get_or(
-            key, lambda: symbolic_build(loaded.module.schedule, loaded.params))
-
-
-SYMBOLIC = SymbolicCache()
-
-
-def derive_from_file(path: str | Path, overrides: dict[str, Any] | None = None,
-                     mode: Any = "leader", table: bool = True, closed: bool = True,
-                     prove: bool = True) -> Any:
-    """Load a schedule file and derive its multicast forms
-    (:func:`tilec.transforms.multicast.derive.derive_loaded`), the schedule built over symbols once per
-    file text.
-
-    >>> d = derive_from_file("examples/seed004_persistent_cluster.py", {"CM": 1, "CN": 2})
-    >>> d.operands["A"].closed_form, "SMS % CLUSTER == 0" in map(str, d.operands["A"].facts)
-    (True, True)
-    """
-    from tilec.transforms.multicast.derive import derive_loaded
-
-    loaded = load_schedule(path, overrides)
-    check_tiles(loaded)
-    return derive_loaded(loaded, mode, table=table, closed=closed, symbolic=SYMBOLIC.get(loaded),
-                         prove=prove)

@@ -1,0 +1,303 @@
+"""A cost model of the SIMT fp32 kernels: the time of a configuration row and work split at a
+shape, calibrated on the committed measurements, so that ``CONFIG="auto"`` picks per shape.
+
+The model (all times in seconds; ``R`` a row's FLOP/s per SM when the SM is busy):
+
+- a tile of ``BM x BN`` does ``w = 2 BM BN (Kp + o)`` FLOP, ``Kp`` = K rounded up to the K tile,
+  ``o`` the prologue and epilogue as K elements;
+- an SM running ``n`` CTAs of ``warps`` warps each runs at ``r(n) = R min(1, n warps / SAT)``
+  (``SAT`` warps keep the FMA pipes busy): a wave of ``n`` CTAs per SM takes ``n w / r(n)``, so
+  a CTA alone on its SM finishes early when it has warps enough;
+- ``dp`` (one CTA per tile): ``T // S`` whole waves of ``S = SMS x CTAs/SM`` slots, then the
+  partial wave at ``ceil((T % S) / SMS)`` CTAs per SM;
+- ``dp_ft``: the whole waves, then the partial wave's work spread over every slot, ``(1 + ft)``
+  for the fix-up (the partial units' pipeline restarts, the atomic adds into C) plus
+  ``ft_fixed`` (the launcher's zeroing of the partial rows);
+- ``splitk`` / ``streamk``: every tile's K split (``s`` parts) or all the work spread over the
+  slots, with the same fix-up factor (measured never ahead of ``dp_ft``, so ``auto`` offers
+  only ``dp`` and ``dp_ft``, see :func:`choices`);
+- the run-time variant multiplies the compute (``tiles`` 1, ``aligned``, ``general``: their
+  predicates and scalar accesses); the time is at least the DRAM traffic of A, B and C at the
+  card's bandwidth; ``launch`` is added once.
+
+:func:`measurements` reads the points (:data:`CALIBRATION`: the kernels of today's rows in the
+committed ``bench/results/simt_*.json``, H200 and H100), :func:`calibrate` fits the constants
+(least squares on log time, Levenberg-Marquardt), :data:`DEFAULT` holds the fit
+(``tests/simt/test_simt_cost.py`` checks it is the fit, and that a fit without some shapes
+ranks the held-out ones as measured).
+
+    >>> large = Row("large", 128, 128, 32, warps=8, ctas=2)
+    >>> t_dp = estimate(large, "dp", 5120, 5120, 5120)
+    >>> t_ft = estimate(large, "dp_ft", 5120, 5120, 5120)  # a 7th wave of 16 tiles, spread
+    >>> round(t_dp / t_ft, 2) > 1.03
+    True
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+SAT = 8  # warps an SM needs for full FMA throughput (a CTA of the large row has 8)
+
+
+@dataclass(frozen=True)
+class Card:
+    """A GPU: its SMs and DRAM bandwidth (bytes/s, the data sheet's)."""
+
+    name: str
+    sms: int
+    dram: float
+
+
+CARDS = {"H100": Card("H100", 132, 3.35e12), "H200": Card("H200", 132, 4.8e12)}
+
+
+def card_of(device_name: str) -> Card:
+    """The card of ``torch.cuda.get_device_name()`` (an H100 unless it names an H200).
+
+    >>> card_of("NVIDIA H200").dram
+    4800000000000.0
+    """
+    return CARDS["H200"] if "H200" in device_name else CARDS["H100"]
+
+
+@dataclass(frozen=True)
+class Row:
+    """A configuration row: the CTA tile ``BM x BN``, the K tile, warps per CTA and CTAs per SM
+    (``__launch_bounds__``' minimum, or what the registers and shared memory allow)."""
+
+    name: str
+    BM: int
+    BN: int
+    BK: int
+    warps: int
+    ctas: int
+
+
+def ctas_per_sm(min_blocks: int | None, threads: int) -> int:
+    """CTAs per SM of a kernel: ``__launch_bounds__``' minimum where the schedule sets one,
+    else enough to give the SM :data:`SAT` warps (the small rows' registers allow more:
+    ptxas gives 7 and 5; with ``SAT`` warps resident the model's rate is the same).
+
+    >>> ctas_per_sm(2, 256), ctas_per_sm(None, 128), ctas_per_sm(None, 512)
+    (2, 2, 1)
+    """
+    return min_blocks or max(1, SAT // max(threads // 32, 1))
+
+
+@dataclass(frozen=True)
+class Constants:
+    """The model's constants (see the module docstring); ``rate`` per row name, FLOP/s per SM."""
+
+    rate: dict[str, float] = field(default_factory=dict)
+    overhead_k: float = 64.0
+    ft: float = 0.05
+    ft_fixed: float = 5e-6
+    launch: float = 4e-6
+    variant: dict[str, float] = field(default_factory=lambda: {"tiles": 1.0, "aligned": 1.09,
+                                                               "general": 1.21})
+    dram_efficiency: float = 0.8
+
+    def rate_of(self, row: str) -> float:
+        return self.rate.get(row, min(self.rate.values(), default=3.5e11))
+
+
+# the fit of calibrate(measurements()) (tests/simt/test_simt_cost.py checks it)
+DEFAULT = Constants(
+    rate={"large": 3.974e11, "small8": 3.549e11, "small16": 3.490e11},
+    overhead_k=11.59, ft=0.0365, ft_fixed=3.98e-06, launch=1.112e-05,
+    variant={"tiles": 1.0, "aligned": 1.100, "general": 1.236})
+
+DECOMPS = ("dp", "dp_ft", "splitk", "streamk")
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def estimate(row: Row, decomp: str, M: int, N: int, K: int, card: Card = CARDS["H100"],
+             variant: str = "tiles", c: Constants = DEFAULT, splits: int = 1) -> float:
+    """The model's time in seconds of ``row`` with work split ``decomp`` at ``M x N x K``."""
+    if decomp not in DECOMPS:
+        raise ValueError(f"estimate: decomp must be one of {', '.join(DECOMPS)} but got {decomp!r}")
+    if min(M, N) <= 0:
+        return c.launch
+    R = c.rate_of(row.name)
+    kp = _cdiv(max(K, 0), row.BK) * row.BK
+    w = 2.0 * row.BM * row.BN * (kp + c.overhead_k)
+
+    def r(n: int) -> float:
+        return R * min(1.0, n * row.warps / SAT)
+
+    def waves(count: int, work: float) -> float:  # ``count`` CTAs of ``work`` FLOP, one each
+        full, rem = divmod(count, card.sms * row.ctas)
+        n = _cdiv(rem, card.sms)
+        return full * row.ctas * work / r(row.ctas) + (n * work / r(n) if rem else 0.0)
+
+    tiles = _cdiv(M, row.BM) * _cdiv(N, row.BN)
+    slots = card.sms * row.ctas
+    rem = tiles % slots
+    if decomp == "dp" or (decomp == "dp_ft" and rem == 0):
+        t = waves(tiles, w)
+    elif decomp == "dp_ft":  # the whole waves, then the partial wave's work over every slot
+        t = waves(tiles - rem, w) + rem * w / (card.sms * r(row.ctas)) * (1 + c.ft) + c.ft_fixed
+    elif decomp == "splitk":
+        wu = 2.0 * row.BM * row.BN * (kp / splits + c.overhead_k)
+        t = waves(tiles * splits, wu) * (1 + c.ft) + c.ft_fixed if splits > 1 else waves(tiles, w)
+    else:  # streamk: every tile's work over every slot
+        t = tiles * w / (card.sms * r(row.ctas)) * (1 + c.ft) + c.ft_fixed
+    t *= c.variant[variant]
+    dram = 4.0 * (M * K + K * N + M * N) / (card.dram * c.dram_efficiency)
+    return max(t, dram) + c.launch
+
+
+def choices(M: int, N: int, K: int, rows: list[Row], card: Card = CARDS["H100"],
+            c: Constants = DEFAULT) -> list[tuple[float, str, str]]:
+    """``(seconds, row, decomp)`` of every choice ``auto`` weighs, fastest first: each row one
+    CTA per tile, and the ``large`` row's ``dp_ft`` (the last wave spread; the only split that
+    was measured ahead of one CTA per tile).  Ties keep the rows' order."""
+    out = []
+    for i, row in enumerate(rows):
+        for d in ("dp", "dp_ft") if row.name == "large" else ("dp",):
+            out.append((estimate(row, d, M, N, K, card, c=c), i, row.name, d))
+    out.sort()
+    return [(t, name, d) for t, _, name, d in out]
+
+
+def pick(M: int, N: int, K: int, rows: list[Row], card: Card = CARDS["H100"],
+         c: Constants = DEFAULT) -> tuple[str, str]:
+    """``(row, decomp)`` the model expects fastest at ``M x N x K``."""
+    _, name, d = choices(M, N, K, rows, card, c)[0]
+    return name, d
+
+
+# -- calibration ------------------------------------------------------------------------------
+
+
+ROOT = Path(__file__).resolve().parents[3]
+# files whose kernels are today's rows (session 8 on: cp.async, the swizzle, dp_ft); kernels by
+# name: 'warp' / 'dp' / 'warp_large' / 'generic_large' (probes that rewrite a kernel by hand
+# or fix-ups replaced since are left out)
+CALIBRATION = ("simt_h200_2026-11-23_s8.json", "simt_tail_probe_h200_2026-11-23_s8.json",
+               "simt_sk_h200_2026-11-23_s8a.json", "simt_sk_h200_2026-11-23_s8b.json",
+               "simt_front_tail_h200_2026-11-23_s8a.json", "simt_front_tail_h200_2026-11-23_s8b.json",
+               "simt_front_tail_h200_2026-11-23_s8d.json", "simt_front_tail_h200_2026-11-23_s8e.json",
+               "simt_front_tail_ablate_h200_2026-11-23_s8c.json",
+               "simt_atomic_c_h200_2026-11-23_s8f.json", "simt_generic_h100_2026-11-28_partial.json")
+KERNELS = ("warp", "dp", "warp_large", "generic_large")
+# today's rows as the runs' manifests record them: (tile, threads) -> row
+ROWS = {((128, 128), 256): Row("large", 128, 128, 32, warps=8, ctas=2),
+        ((64, 64), 64): Row("small8", 64, 64, 8, warps=2, ctas=7),
+        ((64, 64), 128): Row("small16", 64, 64, 16, warps=4, ctas=5)}
+
+
+def row_of(BM: int, BN: int, BK: int, threads: int, min_blocks: int | None) -> Row:
+    """The row of a built kernel: one of :data:`ROWS` where its tile, K tile and threads are
+    that row's (its fitted rate and CTAs per SM), else a row of its own (the slowest fitted
+    rate, :func:`ctas_per_sm`).
+
+    >>> row_of(128, 128, 32, 256, 2).name, row_of(64, 64, 16, 128, None).ctas
+    ('large', 5)
+    >>> row_of(128, 64, 8, 128, None)
+    Row(name='custom', BM=128, BN=64, BK=8, warps=4, ctas=2)
+    """
+    known = ROWS.get(((BM, BN), threads))
+    if known is not None and known.BK == BK:
+        return known
+    return Row("custom", BM, BN, BK, warps=max(threads // 32, 1), ctas=ctas_per_sm(min_blocks, threads))
+
+
+@dataclass(frozen=True)
+class Point:
+    """One measured kernel: its row, split, variant, shape, card and median time (s)."""
+
+    file: str
+    kernel: str
+    row: Row
+    decomp: str
+    variant: str
+    M: int
+    N: int
+    K: int
+    card: Card
+    seconds: float
+
+
+def measurements(root: Path = ROOT) -> list[Point]:
+    """The points of :data:`CALIBRATION` (the row from the run's tile and threads, the split
+    from its notes, the variant where the run records it, else ``tiles``: square sizes)."""
+    out = []
+    for name in CALIBRATION:
+        d = json.loads((root / "bench" / "results" / name).read_text())
+        card = card_of(d["device"])
+        checks = {(c["kernel"], tuple(c["size"])): c for c in d["checks"]}
+        for t in d["timings"]:
+            shape = tuple(t.get("shape") or [t["size"]] * 3)
+            ch = checks.get((t["kernel"], shape))
+            if t["kernel"] not in KERNELS or ch is None:
+                continue
+            row = ROWS.get((tuple(ch["tile"]), ch["block"][0]))
+            notes = " ".join(ch.get("notes", []))
+            decomp = "dp_ft" if "work: dp_ft" in notes else "dp" if "work:" not in notes else ""
+            if row is None or not decomp:
+                continue
+            out.append(Point(name, t["kernel"], row, decomp, t.get("variant") or "tiles",
+                             *shape, card, t["median_ms"] * 1e-3))
+    return out
+
+
+_FIT = ("rate:large", "rate:small8", "rate:small16", "overhead_k", "ft", "ft_fixed", "launch",
+        "variant:aligned", "variant:general")
+
+
+def _with(c: Constants, x: list[float]) -> Constants:
+    rate, variant, kw = dict(c.rate), dict(c.variant), {}
+    for key, v in zip(_FIT, x, strict=True):
+        group, _, sub = key.partition(":")
+        if group == "rate":
+            rate[sub] = v
+        elif group == "variant":
+            variant[sub] = v
+        else:
+            kw[group] = v
+    return replace(c, rate=rate, variant=variant, **kw)
+
+
+def _get(c: Constants, key: str) -> float:
+    group, _, sub = key.partition(":")
+    return getattr(c, group)[sub] if sub else getattr(c, group)
+
+
+def calibrate(points: list[Point], start: Constants = DEFAULT, iters: int = 60) -> Constants:
+    """The constants minimising the squared log error of :func:`estimate` over ``points``
+    (Levenberg-Marquardt in the logs of the constants; a constant no point depends on keeps
+    its start value)."""
+    import numpy as np
+
+    def residuals(logx: np.ndarray) -> np.ndarray:
+        c = _with(start, [float(v) for v in np.exp(logx)])
+        return np.array([math.log(estimate(p.row, p.decomp, p.M, p.N, p.K, p.card, p.variant, c)
+                                  / p.seconds) for p in points])
+
+    x = np.log([_get(start, k) for k in _FIT])
+    lam = 1e-3
+    r = residuals(x)
+    for _ in range(iters):
+        J = np.empty((len(r), len(x)))
+        for j in range(len(x)):
+            dx = np.zeros_like(x)
+            dx[j] = 1e-5
+            J[:, j] = (residuals(x + dx) - r) / 1e-5
+        A = J.T @ J
+        step = np.linalg.solve(A + lam * np.diag(np.diag(A) + 1e-12), -J.T @ r)
+        r2 = residuals(x + step)
+        if r2 @ r2 < r @ r:
+            x, r, lam = x + step, r2, lam / 3
+            if np.abs(step).max() < 1e-7:
+                break
+        else:
+            lam *= 10
+    return _with(start, [float(v) for v in np.exp(x)])
