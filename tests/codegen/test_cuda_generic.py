@@ -11,6 +11,7 @@ import ctypes
 import dataclasses
 import json
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -34,7 +35,7 @@ from tilec.codegen.cuda.launch import (
 )
 from tilec.codegen.cuda.printer import CudaPrinter, emit
 from tilec.codegen.cuda.printer.file import LAUNCH_ERRORS
-from tilec.errors import KernelArgumentError
+from tilec.errors import KernelArgumentError, UnsupportedError
 from tilec.ir import ceil_div
 from tilec.proofs import compile_int
 from tilec.transforms.plan import MulticastMode
@@ -501,3 +502,61 @@ def test_gpu_generic_times_the_generic_kernel_with_each_files_hints() -> None:
     diff = [(a, b) for a, b in zip(src.splitlines(), other.splitlines(), strict=True) if a != b]
     assert diff and all("evict" in a and "evict" in b for a, b in diff)
     assert "A last, B first" in other and "pol_a = tilec::policy_evict_last()" in other
+
+
+# ------------------------------------------------------------------ size-dependent L2 hints
+
+
+@needs_gxx
+def test_a_size_dependent_l2_hint_is_chosen_per_launch(tmp_path: Path) -> None:
+    """Where the plan carries lowering's size-dependent hint (``OperandLoad.evict_where``: one
+    tile row reads A in every tile and each B tile once: A last, B first there), the kernel
+    picks its L2 policy per launch from the Shape: the printed condition, compiled on the host,
+    agrees with the plan's at sizes on both sides, and the producer selects the policy by it."""
+    from tilec.codegen.cuda.launch import launch_numbers
+    from tilec.codegen.cuda.printer import host_prefix
+    from tilec.ir.types import L2Hint
+    from tilec.transforms.plan import SIZE_M, SIZE_N, OperandLoad
+
+    @dataclasses.dataclass(frozen=True)
+    class RuledLoad(OperandLoad):  # the field lowering would fill
+        evict_where: tuple | None = None
+
+    plan = seed(M=4096, N=4096, K=512, CM=2, CN=1, SMS=132, B_LAYOUT="kn")
+    one_row = sympy.Eq(sympy.ceiling(SIZE_M / plan.BM), 1) & (sympy.ceiling(SIZE_N / plan.BN) > 1)
+
+    def ruled(op: OperandLoad, hint: L2Hint) -> RuledLoad:
+        return RuledLoad(**{f.name: getattr(op, f.name) for f in dataclasses.fields(op)},
+                         evict_where=(one_row, hint))
+
+    p = dataclasses.replace(plan, a=ruled(plan.a, L2Hint.LAST), b=ruled(plan.b, L2Hint.FIRST))
+    assert (p.a.evict, p.b.evict) == ("first", "last")
+    src = emit(p)
+    assert "const uint64_t pol_a = sh.evict_a_where() ? tilec::policy_evict_last() : " \
+           "tilec::policy_evict_first();" in src
+    assert "const uint64_t pol_b = sh.evict_b_where() ? tilec::policy_evict_first() : " \
+           "tilec::policy_evict_last();" in src
+    ns = src.split("namespace ")[1].split(" ")[0]
+    (tmp_path / "s.h").write_text(host_prefix(src))
+    (tmp_path / "h.cpp").write_text(
+        '#include "s.h"\n#include <cstdio>\n#include <cstdlib>\nint main(int c, char** v) {\n'
+        f"  using namespace {ns};\n"
+        "  int a[8]; for (int i = 0; i < 8; ++i) a[i] = std::atoi(v[i + 1]);\n"
+        "  const Shape s = make_shape(a[0], a[1], a[2], a[1], a[3], a[4], a[5], a[6]);\n"
+        '  std::printf("%d %d\\n", (int)s.evict_a_where(), (int)s.evict_b_where());\n}\n')
+    subprocess.run(["g++", "-std=c++17", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Werror",
+                    "-I", str(tmp_path), "-o", str(tmp_path / "h"), str(tmp_path / "h.cpp")],
+                   check=True)
+    seen = set()
+    for M, N in [(64, 28672), (128, 4096), (16, 300), (129, 4096), (4096, 4096), (100, 200), (1, 1)]:
+        want = bool(one_row.subs({SIZE_M: M, SIZE_N: N}))
+        nums = launch_numbers(p, run_split(p, M, N, 4096))
+        out = subprocess.run([str(tmp_path / "h"), str(M), str(N), "4096", *map(str, nums), "0"],
+                             capture_output=True, text=True, check=True).stdout.split()
+        assert out == [str(int(want))] * 2, (M, N)
+        seen.add(want)
+    assert seen == {True, False}
+    # a rule between hints the kernel cannot choose by one condition is refused
+    bad = dataclasses.replace(p, a=dataclasses.replace(p.a, evict_where=(one_row, L2Hint.NORMAL)))
+    with pytest.raises(UnsupportedError, match="chooses between 'first' and 'last'"):
+        emit(bad)

@@ -20,7 +20,15 @@ from tilec.codegen.cuda.printer.work import (
 )
 from tilec.errors import UnsupportedError
 from tilec.proofs import Context
-from tilec.transforms.plan import SIZE_K, SIZE_M, SIZE_N, SIZES, MulticastMode, MulticastPlan
+from tilec.transforms.plan import (
+    SIZE_K,
+    SIZE_M,
+    SIZE_N,
+    SIZES,
+    MulticastMode,
+    MulticastPlan,
+    OperandLoad,
+)
 
 SCHEDULE_BEGIN = "// ---- tilec schedule functions: begin"
 SCHEDULE_END = "// ---- tilec schedule functions: end"
@@ -60,10 +68,32 @@ def counts(k: Kernel) -> dict[str, sympy.Basic]:
     return out
 
 
+def evict_where(op: OperandLoad) -> tuple[sympy.Basic, str] | None:
+    """(condition over M, N, K, hint): lowering's size-dependent L2 hint of ``op``'s loads, the
+    hint where the condition holds at the launch's sizes (``op.evict`` elsewhere), when the plan
+    carries one (``OperandLoad.evict_where``; e.g. one tile row: A last, B first); else None."""
+    rule = getattr(op, "evict_where", None)
+    if rule is None:
+        return None
+    cond, hint = rule
+    for h in (hint, op.evict):
+        if str(getattr(h, "value", h)) not in ("first", "last"):
+            raise UnsupportedError(
+                f"operand {op.name}: a size-dependent L2 hint chooses between 'first' and "
+                f"'last' but the plan gives {getattr(h, 'value', h)!r}")
+    extra = {s.name for s in sympy.sympify(cond).free_symbols} - {"M", "N", "K"}
+    if extra:
+        raise UnsupportedError(f"operand {op.name}: its L2 hint's condition {cond} uses "
+                               f"{sorted(extra)}; the kernel knows only M, N, K")
+    return sympy.sympify(cond), str(getattr(hint, "value", hint))
+
+
 def per_tile_expressions(k: Kernel) -> list[sympy.Basic]:
-    """The plan's expressions the schedule functions print (tile order, multicast forms)."""
+    """The plan's expressions the schedule functions print (tile order, multicast forms, the
+    conditions of size-dependent L2 hints)."""
     o = k.plan.order
     out = [o.tile_m, o.tile_n]
+    out += [rule[0] for op in (k.plan.a, k.plan.b) if (rule := evict_where(op)) is not None]
     for op in (k.plan.a, k.plan.b):
         mc = op.multicast
         if mc is not None:
@@ -119,6 +149,9 @@ def shape_struct(k: Kernel, inv: Invariants) -> list[str]:
     for op in (k.plan.a, k.plan.b):
         if op.multicast is not None:
             members += multicast_functions(op.name.lower(), op.multicast, inv)
+        if (rule := evict_where(op)) is not None:
+            members += [f"// operand {op.name}: L2 hint {rule[1]} where this holds, else {op.evict}",
+                        fn("bool", f"evict_{op.name.lower()}_where", (), rule[0], inv=inv)]
     members = [_const_member(m) for m in members]
     return [
         "// The run-time problem (make_shape): sizes, the counts derived from them, the work split's",
