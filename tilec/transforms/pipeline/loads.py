@@ -248,8 +248,16 @@ def legalize(s: Lowering) -> Lowering:
         mc_a, mc_b = s.multicasts
         ev_a, ev_b, why_ev = _evict_rule(s, ko.evict)
         notes.append(why_ev)
-        a = OperandLoad("A", LoadKind.TMA, (BM, BK), multicast=mc_a, evict=ev_a)
-        b = OperandLoad("B", LoadKind.TMA, b_box, transposed=b_t, multicast=mc_b, evict=ev_b)
+        where_a = where_b = None
+        if ko.evict is None and s.order is not None:  # the rule's condition, decided per launch
+            one_row = sympy.Eq(s.order.tiles_m, 1) & (s.order.tiles_n > 1)
+            if one_row not in (sympy.true, sympy.false):
+                flip = {L2Hint.FIRST: L2Hint.LAST, L2Hint.LAST: L2Hint.FIRST}
+                cond = sympy.Not(one_row) if ev_a is L2Hint.LAST else one_row
+                where_a, where_b = (cond, flip[ev_a]), (cond, flip[ev_b])
+        a = OperandLoad("A", LoadKind.TMA, (BM, BK), multicast=mc_a, evict=ev_a, evict_where=where_a)
+        b = OperandLoad("B", LoadKind.TMA, b_box, transposed=b_t, multicast=mc_b, evict=ev_b,
+                        evict_where=where_b)
         work, why = cluster_work_split(fusion, s.work, K, BK, s.num_ctas,
                                        int(s.order.concrete().num_tiles), launch.cluster_size)
         notes += why
