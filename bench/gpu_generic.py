@@ -10,8 +10,8 @@ cannot read it) and each configuration (``CONFIGS``: the seed schedule's paramet
 * the **per-shape** kernel of the same configuration: the file ``tilec gen`` printed at 9d1b699
   (the last per-shape printer) for that shape, kept in ``bench/static_cuda_9d1b699`` (sizes
   baked in; launched through its own ``launch(A, B, C, ws, tickets, stream)``); where its L2
-  hints differ from the generic plan's (lowering's rule at the shape: A last, B first for one
-  tile row, M <= BM), also **generic_hints**, the generic kernel printed with the per-shape
+  hints differ from those the generic kernel uses at the shape (``hints_at``: the plan's, or its
+  size-dependent rule's), also **generic_hints**, the generic kernel printed with the per-shape
   file's hints, so that the printer's cost (generic_hints vs per-shape) and the hints' (generic
   vs generic_hints) show apart; for a
   configuration without kept files, the plan lowered at the shape with today's printer, timed
@@ -223,12 +223,32 @@ def file_hints(entry: dict[str, Any]) -> tuple[str, str] | None:
 
 
 def with_hints(plan: Any, hints: tuple[str, str]) -> Any:
-    """``plan`` with A's and B's L2 hints replaced (their own type: a string or an enum)."""
+    """``plan`` with A's and B's L2 hints replaced (their own type: a string or an enum), the
+    same at every size (a size-dependent rule, ``evict_where``, dropped)."""
     import dataclasses
 
-    a, b = plan.a, plan.b
-    return dataclasses.replace(plan, a=dataclasses.replace(a, evict=type(a.evict)(hints[0])),
-                               b=dataclasses.replace(b, evict=type(b.evict)(hints[1])))
+    def hinted(op: Any, h: str) -> Any:
+        fixed = {"evict_where": None} if hasattr(op, "evict_where") else {}
+        return dataclasses.replace(op, evict=type(op.evict)(h), **fixed)
+
+    return dataclasses.replace(plan, a=hinted(plan.a, hints[0]), b=hinted(plan.b, hints[1]))
+
+
+def hints_at(plan: Any, M: int, N: int) -> tuple[str, str]:
+    """The L2 hints (A's, B's) the kernel of ``plan`` uses at sizes M, N: each operand's
+    ``evict``, or where its size-dependent rule (``evict_where``) holds there, the rule's."""
+    import sympy
+
+    def at(op: Any) -> str:
+        rule = getattr(op, "evict_where", None)
+        if rule is not None:
+            cond = sympy.sympify(rule[0])
+            sizes = {s: sympy.Integer({"M": M, "N": N}.get(s.name, 1)) for s in cond.free_symbols}
+            if bool(cond.xreplace(sizes)):
+                return hint_name(rule[1])
+        return hint_name(op.evict)
+
+    return at(plan.a), at(plan.b)
 
 
 def hint_name(h: Any) -> str:
@@ -381,7 +401,6 @@ def main(argv: list[str] | None = None) -> int:
             statics = dict(zip(todo, ex.map(build_static, todo), strict=True))
         if todo:
             print(f"   {len(todo)} per-shape files built in {time.time() - t0:.0f}s", flush=True)
-        generic_hints = (hint_name(generic_plan.a.evict), hint_name(generic_plan.b.evict))
         rehinted: dict[tuple[str, str], Any] = {}
         for name, M, N, K in shapes(args):
             kernels: dict[str, Any] = {"generic": generic}
@@ -391,7 +410,7 @@ def main(argv: list[str] | None = None) -> int:
                     kernels["per_shape"] = statics[name]
                     note = "per-shape file of 9d1b699"
                     hints = file_hints(kept[name])
-                    if hints is not None and hints != generic_hints:
+                    if hints is not None and hints != hints_at(generic_plan, M, N):
                         if hints not in rehinted:
                             rehinted[hints] = build(with_hints(generic_plan, hints))
                         kernels["generic_hints"] = rehinted[hints]

@@ -498,6 +498,11 @@ def test_gpu_generic_times_the_generic_kernel_with_each_files_hints() -> None:
                      for n in kept}
     plan = gg.plan_at(gg.config_params("c2x1_128x256", 132, gg.REFERENCE))
     assert (gg.hint_name(plan.a.evict), gg.hint_name(plan.b.evict)) == ("first", "last")
+    if getattr(plan.a, "evict_where", None) is not None:  # lowering's rule, per launch
+        assert {n: gg.hints_at(plan, e["M"], e["N"]) for n, e in kept.items()} == hints
+    plan = gg.with_hints(plan, ("first", "last"))  # the same hints at every size
+    assert {n: gg.hints_at(plan, e["M"], e["N"]) for n, e in kept.items()} == \
+        {n: ("first", "last") for n in kept}
     src, other = emit(plan), emit(gg.with_hints(plan, ("last", "first")))
     diff = [(a, b) for a, b in zip(src.splitlines(), other.splitlines(), strict=True) if a != b]
     assert diff and all("evict" in a and "evict" in b for a, b in diff)
@@ -518,14 +523,16 @@ def test_a_size_dependent_l2_hint_is_chosen_per_launch(tmp_path: Path) -> None:
     from tilec.ir.types import L2Hint
     from tilec.transforms.plan import SIZE_M, SIZE_N, OperandLoad
 
-    @dataclasses.dataclass(frozen=True)
-    class RuledLoad(OperandLoad):  # the field lowering would fill
-        evict_where: tuple | None = None
-
     plan = seed(M=4096, N=4096, K=512, CM=2, CN=1, SMS=132, B_LAYOUT="kn")
     one_row = sympy.Eq(sympy.ceiling(SIZE_M / plan.BM), 1) & (sympy.ceiling(SIZE_N / plan.BN) > 1)
 
-    def ruled(op: OperandLoad, hint: L2Hint) -> RuledLoad:
+    @dataclasses.dataclass(frozen=True)
+    class RuledLoad(OperandLoad):  # the field, where lowering does not have it
+        evict_where: tuple | None = None
+
+    def ruled(op: OperandLoad, hint: L2Hint) -> OperandLoad:
+        if "evict_where" in {f.name for f in dataclasses.fields(OperandLoad)}:
+            return dataclasses.replace(op, evict_where=(one_row, hint))
         return RuledLoad(**{f.name: getattr(op, f.name) for f in dataclasses.fields(op)},
                          evict_where=(one_row, hint))
 
