@@ -267,6 +267,9 @@ class OperandLoad:
     transposed: bool = False  # B given as N x K
     multicast: MulticastPlan | None = None
     evict: L2Hint = L2Hint.NORMAL  # the L2 eviction hint of its loads (CUDA)
+    # lowering's size-dependent hint: (condition over M, N, hint), the hint where the condition
+    # holds at a launch's sizes (the CUDA kernel picks it per launch); None: evict at every size
+    evict_where: tuple[sympy.Basic, L2Hint] | None = None
 
 
 @dataclass(frozen=True)

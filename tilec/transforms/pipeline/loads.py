@@ -183,6 +183,14 @@ def loads(s: Lowering) -> Lowering:
         mc_a, mc_b = s.multicasts
         ev_a, ev_b, why = _evict_rule(s, ko.evict)
         notes = (*notes, why)
-        a = OperandLoad("A", LoadKind.TMA, a_box, multicast=mc_a, evict=ev_a)
-        b = OperandLoad("B", LoadKind.TMA, b_box, transposed=b_t, multicast=mc_b, evict=ev_b)
+        where_a = where_b = None
+        if ko.evict is None and s.order is not None:  # the rule's condition, decided per launch
+            one_row = sympy.Eq(s.order.tiles_m, 1) & (s.order.tiles_n > 1)
+            if one_row not in (sympy.true, sympy.false):
+                flip = {L2Hint.FIRST: L2Hint.LAST, L2Hint.LAST: L2Hint.FIRST}
+                cond = sympy.Not(one_row) if ev_a is L2Hint.LAST else one_row
+                where_a, where_b = (cond, flip[ev_a]), (cond, flip[ev_b])
+        a = OperandLoad("A", LoadKind.TMA, a_box, multicast=mc_a, evict=ev_a, evict_where=where_a)
+        b = OperandLoad("B", LoadKind.TMA, b_box, transposed=b_t, multicast=mc_b, evict=ev_b,
+                        evict_where=where_b)
     return replace(s, a=a, b=b, notes=notes)

@@ -13,6 +13,7 @@ from tilec.codegen.cuda.printer.epilogue import (
     overlap_step,
 )
 from tilec.codegen.cuda.printer.shape import Kernel
+from tilec.codegen.cuda.printer.schedule import evict_where
 from tilec.codegen.cuda.printer.work import fixup_call, order_ctas_fixed
 from tilec.transforms.plan import DType, MulticastMode, OperandLoad
 
@@ -110,8 +111,12 @@ def producer(k: Kernel) -> list[str]:
     ind = "      "
     out = [f"{ind}tilec::tma_prefetch_map(&tmA);", f"{ind}tilec::tma_prefetch_map(&tmB);"]
     for op in (p.a, p.b):
-        if op.evict != "normal":
-            out.append(f"{ind}const uint64_t pol_{op.name.lower()} = tilec::policy_evict_{op.evict}();")
+        x = op.name.lower()
+        if (rule := evict_where(op)) is not None:  # lowering's hint at the launch's sizes
+            out.append(f"{ind}const uint64_t pol_{x} = sh.evict_{x}_where() ? "
+                       f"tilec::policy_evict_{rule[1]}() : tilec::policy_evict_{op.evict}();")
+        elif op.evict != "normal":
+            out.append(f"{ind}const uint64_t pol_{x} = tilec::policy_evict_{op.evict}();")
     out += [f"{ind}int stage = 0; uint32_t phase = 0;",
             f"{ind}int g, kb0, kb1;",
             f"{ind}for (int j = 0; sh.work_unit(worker, j, g, kb0, kb1); ++j) {{"]
@@ -142,6 +147,10 @@ def producer(k: Kernel) -> list[str]:
                 f"{i2}const int sidx_{x} = sh.mc_{x}_slice_index<FACTS>(rank, i_rt, cidx);",
                 f"{i2}const int scnt_{x} = sh.mc_{x}_slice_count<FACTS>(rank, i_rt, cidx);",
             ]
+        else:  # the general variant's dead peer or unshared tile, which a per-shape file
+            # loads plainly (the closed variant keeps one load path: its code stays small)
+            out.append(f"{i2}const bool solo_{x} = !FACTS && mask_{x} == (1 << rank);  "
+                       "// to itself alone: a plain load")
     expect = "alive ? STAGE_BYTES : 0u"
     if p.prefetch and k.loads:
         out += [f"{i2}// L2 look-ahead (the plan's prefetch): this unit's first PREFETCH k-iterations now,",
@@ -168,8 +177,8 @@ def producer(k: Kernel) -> list[str]:
     else:  # a measurement: every stage is released with nothing loaded
         unused = [f"{v}_{op.name.lower()}" for op in (p.a, p.b)
                   for v in (("issue",) + (("mask",) if op.multicast else ())
-                            + (("sidx", "scnt") if op.multicast and
-                               op.multicast.mode is MulticastMode.SLICED else ()))]
+                            + ((("sidx", "scnt") if op.multicast.mode is MulticastMode.SLICED
+                                else ("solo",)) if op.multicast else ()))]
         out += [f"{i2}  tilec::mbar_arrive_expect_tx(&full[stage], 0u);  // MEASUREMENT: no loads",
                 f"{i2}  {' '.join(f'(void){v};' for v in unused)}"]
     out += [
@@ -215,8 +224,10 @@ def load(op: OperandLoad, buf: str, row0: str, rows: int, chunks: int, ind: str)
         return [f"{ind}if (issue_{x}) tilec::tma_load{sfx}({base}, {tm}, &full[stage], kb * BK, {row0}{hint});"]
     if mc.mode is MulticastMode.LEADER:
         return [
-            f"{ind}if (issue_{x}) tilec::tma_load_multicast{sfx}({base}, {tm}, &full[stage], "
-            f"kb * BK, {row0}, mask_{x}{hint});"
+            f"{ind}if (issue_{x} && solo_{x}) tilec::tma_load{sfx}({base}, {tm}, &full[stage], "
+            f"kb * BK, {row0}{hint});",
+            f"{ind}else if (issue_{x}) tilec::tma_load_multicast{sfx}({base}, {tm}, &full[stage], "
+            f"kb * BK, {row0}, mask_{x}{hint});",
         ]
     sub = rows // chunks
     return [
@@ -237,12 +248,15 @@ def load_kn(op: OperandLoad, chunks: int, ind: str) -> list[str]:
     sfx = "_hint" if hint else ""
     dst = "sB + stage * BN * BK + c * 64 * BK"
     at = "n0 + c * 64, kb * BK"
+    plain = f"tilec::tma_load{sfx}({dst}, &tmB, &full[stage], {at}{hint});"
     if mc is None:
-        call, first, step = f"tilec::tma_load{sfx}({dst}, &tmB, &full[stage], {at}{hint});", "0", "1"
+        call, first, step = plain, "0", "1"
     else:
         call = f"tilec::tma_load_multicast{sfx}({dst}, &tmB, &full[stage], {at}, mask_b{hint});"
         sliced = mc.mode is MulticastMode.SLICED
         first, step = ("sidx_b", "scnt_b") if sliced else ("0", "1")
+        if not sliced:  # to itself alone: a plain load
+            call = f"if (solo_b) {plain} else {call}"
     return [
         f"{ind}// B (K x N): {chunks} boxes of BK x 64"
         + (", this CTA's share of them to the whole group" if first != "0" else ""),
