@@ -147,10 +147,6 @@ def producer(k: Kernel) -> list[str]:
                 f"{i2}const int sidx_{x} = sh.mc_{x}_slice_index<FACTS>(rank, i_rt, cidx);",
                 f"{i2}const int scnt_{x} = sh.mc_{x}_slice_count<FACTS>(rank, i_rt, cidx);",
             ]
-        else:  # the general variant's dead peer or unshared tile, which a per-shape file
-            # loads plainly (the closed variant keeps one load path: its code stays small)
-            out.append(f"{i2}const bool solo_{x} = !FACTS && mask_{x} == (1 << rank);  "
-                       "// to itself alone: a plain load")
     expect = "alive ? STAGE_BYTES : 0u"
     if p.prefetch and k.loads:
         out += [f"{i2}// L2 look-ahead (the plan's prefetch): this unit's first PREFETCH k-iterations now,",
@@ -177,8 +173,8 @@ def producer(k: Kernel) -> list[str]:
     else:  # a measurement: every stage is released with nothing loaded
         unused = [f"{v}_{op.name.lower()}" for op in (p.a, p.b)
                   for v in (("issue",) + (("mask",) if op.multicast else ())
-                            + ((("sidx", "scnt") if op.multicast.mode is MulticastMode.SLICED
-                                else ("solo",)) if op.multicast else ()))]
+                            + (("sidx", "scnt") if op.multicast and
+                               op.multicast.mode is MulticastMode.SLICED else ()))]
         out += [f"{i2}  tilec::mbar_arrive_expect_tx(&full[stage], 0u);  // MEASUREMENT: no loads",
                 f"{i2}  {' '.join(f'(void){v};' for v in unused)}"]
     out += [
@@ -224,10 +220,8 @@ def load(op: OperandLoad, buf: str, row0: str, rows: int, chunks: int, ind: str)
         return [f"{ind}if (issue_{x}) tilec::tma_load{sfx}({base}, {tm}, &full[stage], kb * BK, {row0}{hint});"]
     if mc.mode is MulticastMode.LEADER:
         return [
-            f"{ind}if (issue_{x} && solo_{x}) tilec::tma_load{sfx}({base}, {tm}, &full[stage], "
-            f"kb * BK, {row0}{hint});",
-            f"{ind}else if (issue_{x}) tilec::tma_load_multicast{sfx}({base}, {tm}, &full[stage], "
-            f"kb * BK, {row0}, mask_{x}{hint});",
+            f"{ind}if (issue_{x}) tilec::tma_load_multicast{sfx}({base}, {tm}, &full[stage], "
+            f"kb * BK, {row0}, mask_{x}{hint});"
         ]
     sub = rows // chunks
     return [
@@ -248,15 +242,12 @@ def load_kn(op: OperandLoad, chunks: int, ind: str) -> list[str]:
     sfx = "_hint" if hint else ""
     dst = "sB + stage * BN * BK + c * 64 * BK"
     at = "n0 + c * 64, kb * BK"
-    plain = f"tilec::tma_load{sfx}({dst}, &tmB, &full[stage], {at}{hint});"
     if mc is None:
-        call, first, step = plain, "0", "1"
+        call, first, step = f"tilec::tma_load{sfx}({dst}, &tmB, &full[stage], {at}{hint});", "0", "1"
     else:
         call = f"tilec::tma_load_multicast{sfx}({dst}, &tmB, &full[stage], {at}, mask_b{hint});"
         sliced = mc.mode is MulticastMode.SLICED
         first, step = ("sidx_b", "scnt_b") if sliced else ("0", "1")
-        if not sliced:  # to itself alone: a plain load
-            call = f"if (solo_b) {plain} else {call}"
     return [
         f"{ind}// B (K x N): {chunks} boxes of BK x 64"
         + (", this CTA's share of them to the whole group" if first != "0" else ""),
