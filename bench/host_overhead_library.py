@@ -70,7 +70,7 @@ def host_times(mod: Any, *, quick: bool = False, device: str = "cuda",
                  "torch_us": lambda: torch.matmul(a, b)}
         if breakdown:
             mod.matmul(a, b)
-            run = mod._LOADED[mod._MEMO[(M, N, K)].kernel].run
+            run = mod._STATE.loaded[mod._STATE.memo[(M, N, K)].kernel].run
             bk = b.t() if mod.B_LAYOUT == "nk" else b
             key = getattr(mod, "_key", None)
             odt = getattr(torch, mod.OUT_DTYPE)
@@ -79,7 +79,7 @@ def host_times(mod: Any, *, quick: bool = False, device: str = "cuda",
                 "kernel_run_us": lambda: run(a, bk),
                 "kernel_run_out_us": lambda: run(a, bk, out=out)})
             if key is not None:
-                items["key_us"] = lambda: mod._FAST.get(key(a, b, None))
+                items["key_us"] = lambda: mod._FAST_GET(key(a, b, None))
         for fn in items.values():  # compile and warm every path first
             fn()
             fn()
@@ -89,9 +89,9 @@ def host_times(mod: Any, *, quick: bool = False, device: str = "cuda",
                 times[k].append(_per_call(fn, calls, sync))
         row: dict[str, Any] = {"M": M, "N": N, "K": K}
         if breakdown:  # 0: the kernel file's direct launch never engaged (Triton's JIT per call)
-            kmod = mod._LOADED[mod._MEMO[(M, N, K)].kernel]
+            kmod = mod._STATE.loaded[mod._STATE.memo[(M, N, K)].kernel]
             row["direct_launches_cached"] = len(getattr(kmod, "_LAUNCHES", {}))
-            row["config"] = mod.CONFIGS[mod._MEMO[(M, N, K)].config]["label"]
+            row["config"] = mod.CONFIGS[mod._STATE.memo[(M, N, K)].config]["label"]
         for k, v in times.items():
             row[k] = statistics.median(v)
             row[k[:-3] + "_range_us"] = [min(v), max(v)]
