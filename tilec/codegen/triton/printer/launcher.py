@@ -168,9 +168,13 @@ def _check_args_fn(k: Kernel, c: Code, tdt: str, cdt: str) -> None:
     c('"""Whether the memory spans of matrices x and y (rows of unit stride, leading dimensions')
     c('ldx, ldy) meet: the cheap test run() makes on every call with an out."""')
     c("x0, y0 = x.data_ptr(), y.data_ptr()")
-    c("x1 = x0 + ((x.shape[0] - 1) * ldx + x.shape[1]) * x.element_size()")
-    c("y1 = y0 + ((y.shape[0] - 1) * ldy + y.shape[1]) * y.element_size()")
-    c("return x0 < y1 and y0 < x1")
+    c("return x0 < y0 + _extent(y, ldy) and y0 < x0 + _extent(x, ldx)")
+    c.dedent()("", "")
+    c("def _extent(x, ldx):")
+    c.indent()
+    c('"""Bytes from matrix x\'s first element to one past its last (rows of unit stride, leading')
+    c('dimension ldx)."""')
+    c("return ((x.shape[0] - 1) * ldx + x.shape[1]) * x.element_size()")
     c.dedent()("", "")
     c("def _apart(x, y):")
     c.indent()
@@ -215,12 +219,10 @@ def _aligned_fn(c: Code, nbytes: int) -> None:
 def _desc_fn(c: Code, tdt: str) -> None:
     c("_DESCS = {}  # (shape, row stride, box) -> a descriptor Triton built on a meta tensor",
       "", "")
-    c("def _desc(x, box):")
+    c("def _proto(x, box):")
     c.indent()
-    c('"""The tensor descriptor of matrix x (aligned rows of unit stride, see _aligned) with a TMA')
-    c("box: a copy of the prototype Triton built and checked for its shape, row stride and box,")
-    c("with x as its base.")
-    c('"""')
+    c('"""The descriptor Triton built and checked for matrix x\'s shape, row stride and box, on a')
+    c('meta tensor (no user tensor is kept)."""')
     c("key = (x.shape[0], x.shape[1], x.stride(0), box)")
     c("proto = _DESCS.get(key)")
     c("if proto is None:")
@@ -232,8 +234,15 @@ def _desc_fn(c: Code, tdt: str) -> None:
     c.indent()("_DESCS.clear()").dedent()
     c("_DESCS[key] = proto")
     c.dedent()
+    c("return proto")
+    c.dedent()("", "")
+    c("def _desc(x, box):")
+    c.indent()
+    c('"""The tensor descriptor of matrix x (aligned rows of unit stride, see _aligned) with a TMA')
+    c("box: a copy of its prototype (_proto) with x as its base.")
+    c('"""')
     c("d = object.__new__(TensorDescriptor)")
-    c("d.__dict__.update(proto.__dict__)")
+    c("d.__dict__.update(_proto(x, box).__dict__)")
     c("d.base = x")
     c("return d")
     c.dedent()("", "")
@@ -264,9 +273,24 @@ def _workspace_fn(c: Code) -> None:
 
 
 def _run_fn(k: Kernel, c: Code, tdt: str, cdt: str) -> None:
+    """``run`` (a dictionary look-up, then the call's ``_fast`` function), ``_run`` (every check
+    and decision, the JIT launch) and ``_fast`` (what ``_run`` decided, launched directly)."""
     p = k.plan
     kdim, ndim = (1, 0) if p.b.transposed else (0, 1)
     b_form = "(N, K)" if p.b.transposed else "(K, N)"
+    reduce = k.fixup is Fixup.REDUCE_KERNEL
+    c("_FAST = {}  # _key() of a call that launched a compiled kernel -> its _fast() function")
+    c("_Tensor = torch.Tensor", "", "")
+    c("def _key(a, b, out):")
+    c.indent()
+    c('"""What run()\'s checks read but the addresses: the tensors\' shapes, strides, dtypes and')
+    c('devices. A call with the key of one that passed them passes them."""')
+    c("if out is None:")
+    c.indent()("return (a.shape, a.stride(), a.dtype, a.device, b.shape, b.stride(), b.dtype, "
+               "b.device)").dedent()
+    c("return (a.shape, a.stride(), a.dtype, a.device, b.shape, b.stride(), b.dtype, b.device,")
+    c("        out.shape, out.stride(), out.dtype, out.device)")
+    c.dedent()("", "")
     c("def run(a, b, out=None):")
     c.indent()
     c(f'"""C = A @ B{".T" if p.b.transposed else ""}: a is (M, K), b is {b_form}, '
@@ -276,7 +300,24 @@ def _run_fn(k: Kernel, c: Code, tdt: str, cdt: str) -> None:
     c("row-major views (unit column stride, else copied); out: an (M, N) contiguous tensor to")
     c("write into (every element is written), default a new one. The variant is chosen per call:")
     c("EVEN_M/N/K: no boundary mask along the sizes the tiles divide (_facts(M, N, K)).")
-    c("Each variant compiles once per device (Triton's cache); later calls launch it directly.")
+    c("Each variant compiles once per device (Triton's cache). A call whose tensors have the")
+    c("shapes, strides, dtypes and devices of one that launched a compiled kernel (and took its")
+    c("operands as given) repeats that call's decisions (_fast): one dictionary look-up, then")
+    c("the per-call checks its key cannot carry (16-byte aligned addresses, out apart from a and")
+    c("b, the current device) and the launch; any other call takes the checked path (_run).")
+    c('"""')
+    c("if type(a) is _Tensor and type(b) is _Tensor and (out is None or type(out) is _Tensor):")
+    c.indent()
+    c("fast = _FAST.get(_key(a, b, out))")
+    c("if fast is not None:")
+    c.indent()("return fast(a, b, out)").dedent()
+    c.dedent()
+    c("return _run(a, b, out)")
+    c.dedent()("", "")
+    c("def _run(a, b, out):")
+    c.indent()
+    c('"""run()\'s checked path: every check, the variant, descriptors, workspace and launch; a')
+    c("call that launched a compiled kernel on its operands as given leaves _fast() for its key.")
     c('"""')
     c("if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)")
     c(f"        and a.dtype == {tdt} and b.dtype == {tdt} and a.dim() == 2 and b.dim() == 2")
@@ -296,6 +337,7 @@ def _run_fn(k: Kernel, c: Code, tdt: str, cdt: str) -> None:
     c.indent()("return out").dedent()
     c("if K == 0:")
     c.indent()("return out.zero_()").dedent()
+    c("a0, b0 = a, b  # the operands as given: a call that copies one leaves no fast path")
     c("if a.stride(1) != 1:")
     c.indent()("a = a.contiguous()").dedent()
     c("if b.stride(1) != 1:")
@@ -320,17 +362,21 @@ def _run_fn(k: Kernel, c: Code, tdt: str, cdt: str) -> None:
     c("aligned = (out.data_ptr() | a.data_ptr() | b.data_ptr()) % 16 == 0 and "
       "1 not in (lda, ldb, ldc)")
     flags = {"A": "tma_a", "B": "tma_b"}
+    x_of = {"A": "x", "B": "y"}
+    boxes = {}
     for op, var, box in _descs(k):
         if op.kind is LoadKind.TMA:
-            c(f"if {flags[op.name]}:")
-            c.indent()(f"{var} = _desc({var}, {box})").dedent()
+            boxes[op.name] = box
+            c(f"{x_of[op.name]} = _desc({var}, {box}) if {flags[op.name]} else {var}")
         else:
             c(f"{flags[op.name]} = False  # the configuration loads {op.name} through pointers")
+            c(f"{x_of[op.name]} = {var}")
     c("if out.is_cuda:")
     c.indent()("index = out.get_device()", "stream = _current_stream(index)").dedent()
     c("else:  # the interpreter's CPU tensors")
     c.indent()("index, stream = str(out.device), 0").dedent()
-    args = "a, b, out"
+    args = "x, y, out"
+    work = ""
     if k.partials:
         tiles = partial_tiles(k)
         # one fp32 buffer per partial tile (atomic), else one slot per partial
@@ -340,41 +386,120 @@ def _run_fn(k: Kernel, c: Code, tdt: str, cdt: str) -> None:
             slots = "NUM_TILES * SPLITS"
         else:
             slots = "2 * SK_CTAS"
-        c(f"ws, tickets = _workspace((index, stream), out, ({slots}) * {p.BM * p.BN}, {tiles})")
+        c(f"work = (({slots}) * {p.BM * p.BN}, {tiles})  # the workspace's fp32 and int32 "
+          "elements")
+        c("ws, tickets = _workspace((index, stream), out, *work)")
         args += ", ws, tickets"
-    args += ", M, N, K, lda, ldb, ldc"
-    reduce = k.fixup is Fixup.REDUCE_KERNEL
-    red_args = "out, ws, SUBS, M, N, K, lda, ldb, ldc"
+        work = ", work"
+    c("sizes = (M, N, K, lda, ldb, ldc, *even, tma_a, tma_b, wide)  # a compiled kernel takes "
+      "its constexprs too")
     if reduce:
         c(f"programs, SUBS = _reduce_grid({partial_tiles(k)}, GRID)")
     c("key = (index, even, tma_a, tma_b, wide, lda % 16 == 0, ldb % 16 == 0, ldc % 16 == 0)")
     c("launch = _LAUNCHES.get(key)")
     c("if launch is not None and aligned and index == _current_device():")
     c.indent()
-    # a compiled kernel takes every argument, its constexprs too (in signature order)
-    c(f"launch[0][(GRID, 1, 1)]({args}, *even, tma_a, tma_b, wide, stream=stream)")
+    c(f"launch[0][(GRID, 1, 1)]({args}, *sizes, stream=stream)")
     if reduce:
         c("if programs:")
-        c.indent()(f"launch[1][(programs, 1, 1)]({red_args}, *even, tma_a, tma_b, wide, "
-                   "stream=stream)").dedent()
-    c("return out")
+        c.indent()("launch[1][(programs, 1, 1)](out, ws, SUBS, *sizes, stream=stream)").dedent()
     c.dedent()
-    flags = ("EVEN_M=even[0], EVEN_N=even[1], EVEN_K=even[2], TMA_A=tma_a, TMA_B=tma_b, "
-             "WIDE=wide")
-    c(f"kernel = gemm_kernel[(GRID,)]({args}, {flags}, num_warps={p.num_warps}, "
+    c("else:")
+    c.indent()
+    kw = ("EVEN_M=even[0], EVEN_N=even[1], EVEN_K=even[2], TMA_A=tma_a, TMA_B=tma_b, "
+          "WIDE=wide")
+    shape_args = "M, N, K, lda, ldb, ldc"
+    c(f"kernel = gemm_kernel[(GRID,)]({args}, {shape_args}, {kw}, num_warps={p.num_warps}, "
       f"num_stages={p.num_stages})")
     if reduce:
         c("if not programs:  # no partial tile at this size")
         c.indent()("return out").dedent()
-        c(f"reducer = reduce_kernel[(programs,)]({red_args}, {flags}, num_warps=4)")
-        c("if (isinstance(kernel, CompiledKernel) and isinstance(reducer, CompiledKernel) and aligned")
-        c("        and index == _current_device()):")
-        c.indent()("_LAUNCHES[key] = (kernel, reducer)")
+        c(f"reducer = reduce_kernel[(programs,)](out, ws, SUBS, {shape_args}, {kw}, "
+          "num_warps=4)")
+        c("if not (isinstance(kernel, CompiledKernel) and isinstance(reducer, CompiledKernel)")
+        c("        and aligned and index == _current_device()):")
+        c.indent()("return out  # the interpreter, or a launch the compiled kernel cannot take")
+        c.dedent()
+        c("launch = _LAUNCHES[key] = (kernel, reducer)")
     else:
-        c("if isinstance(kernel, CompiledKernel) and aligned and index == _current_device():")
-        c.indent()("_LAUNCHES[key] = (kernel,)")
+        c("if not (isinstance(kernel, CompiledKernel) and aligned and index == _current_device()):")
+        c.indent()("return out  # the interpreter, or a launch the compiled kernel cannot take")
+        c.dedent()
+        c("launch = _LAUNCHES[key] = (kernel,)")
+    c.dedent()
+    c("if a is a0 and b is b0:  # operands as given: later calls with this key take _fast")
+    c.indent()
+    c("if len(_FAST) >= 4096:")
+    c.indent()("_FAST.clear()").dedent()
+    grid = "GRID, programs, SUBS" if reduce else "GRID"
+    protos = ", ".join(f"_proto({var}, {boxes[op.name]}) if {flags[op.name]} else None"
+                       for op, var, _ in _descs(k) if op.name in boxes)
+    c(f"_FAST[_key(a0, b0, out if given else None)] = _fast(")
+    c(f"    launch, sizes, ({grid},), out.dtype, out.device, index{work},")
+    c(f"    (_extent(a, lda), _extent(b, ldb), _extent(out, ldc)), ({protos}{',' if len(boxes) == 1 else ''}))")
     c.dedent()
     c("return out")
+    c.dedent()("", "")
+    _fast_fn(k, c, boxes, reduce)
+
+
+def _fast_fn(k: Kernel, c: Code, boxes: dict[str, tuple[int, int]], reduce: bool) -> None:
+    """``_fast``: a closure over what ``_run`` decided for one key, launching the compiled
+    kernel (its grid already bound) after the per-call checks the key cannot carry."""
+    names = [n for n in ("A", "B") if n in boxes]
+    c(f"def _fast(launch, sizes, grid, dtype, device, index{', work' if k.partials else ''}, "
+      "extents, protos):")
+    c.indent()
+    c('"""What _run decided for one key, as a function of the call\'s tensors: the launch of')
+    c("the compiled kernel on the current stream, after the checks the key cannot carry:")
+    c("16-byte aligned addresses and the current device (else _run, which copies or")
+    c("compiles), out apart from a and b (else _run, which raises). Holds no user tensor.")
+    c('"""')
+    c("M, N = sizes[0], sizes[1]")
+    c("ext_a, ext_b, ext_o = extents")
+    if names:
+        c(f"{', '.join('p_' + n.lower() for n in names)}{',' if len(names) == 1 else ''} = "
+          "(None if d is None else d.__dict__ for d in protos)")
+    c("gemm = launch[0][(grid[0], 1, 1)]  # the compiled kernel's launcher, its grid bound")
+    if reduce:
+        c("programs, SUBS = grid[1], grid[2]")
+        c("reduce = launch[1][(programs, 1, 1)] if programs else None")
+    c('cuda = device.type == "cuda"')
+    c("new = object.__new__", "")
+    c("def fast(a, b, out):")
+    c.indent()
+    c("pa, pb = a.data_ptr(), b.data_ptr()")
+    c("if (pa | pb) & 15 or (cuda and index != _current_device()):")
+    c.indent()("return _run(a, b, out)").dedent()
+    c("if out is None:")
+    c.indent()("out = torch.empty((M, N), dtype=dtype, device=device)").dedent()
+    c("else:")
+    c.indent()
+    c("po = out.data_ptr()")
+    c("if po & 15 or (pa < po + ext_o and po < pa + ext_a) or (pb < po + ext_o and po < pb + ext_b):")
+    c.indent()("return _run(a, b, out)  # copies, or raises naming the overlap").dedent()
+    c.dedent()
+    c("stream = _current_stream(index) if cuda else 0")
+    for n, var in (("A", "a"), ("B", "b")):
+        if n in boxes:
+            pv = "p_" + n.lower()
+            c(f"if {pv} is not None:")
+            c.indent()
+            c(f"d = new(TensorDescriptor)", f"d.__dict__.update({pv})", f"d.base = {var}",
+              f"{var} = d")
+            c.dedent()
+    if k.partials:
+        c("ws, tickets = _workspace((index, stream), out, *work)")
+        c("gemm(a, b, out, ws, tickets, *sizes, stream=stream)")
+    else:
+        c("gemm(a, b, out, *sizes, stream=stream)")
+    if reduce:
+        c("if reduce is not None:")
+        c.indent()("reduce(out, ws, SUBS, *sizes, stream=stream)").dedent()
+    c("return out")
+    c.dedent()
+    c("return fast")
+    c.dedent()
 
 
 def _descs(k: Kernel) -> list[tuple[OperandLoad, str, tuple[int, int]]]:
