@@ -12,8 +12,9 @@ reports. ``--breakdown`` (or ``host_times(..., breakdown=True)``) adds what a ca
 ``empty_us`` (torch.empty of the result), ``kernel_run_us`` / ``kernel_run_out_us`` (the chosen
 kernel file's run() called directly, new out / out=: Triton's launch and the launcher's Python),
 ``key_us`` (the fast path's key and look-up alone), ``direct_launches_cached`` (compiled kernels
-the kernel file keeps for its direct launch: 0 means every call went through Triton's JIT) and
-the ``config``; matmul_us minus kernel_run_us is what the library adds.
+the kernel file keeps for its direct launch: 0 means every call went through Triton's JIT),
+``fast_keys`` (keys run()'s fast path serves: 0 means run() took its checked path) and the
+``config``; matmul_us minus kernel_run_us is what the library adds.
 """
 
 from __future__ import annotations
@@ -91,6 +92,7 @@ def host_times(mod: Any, *, quick: bool = False, device: str = "cuda",
         if breakdown:  # 0: the kernel file's direct launch never engaged (Triton's JIT per call)
             kmod = mod._STATE.loaded[mod._STATE.memo[(M, N, K)].kernel]
             row["direct_launches_cached"] = len(getattr(kmod, "_LAUNCHES", {}))
+            row["fast_keys"] = len(getattr(kmod, "_FAST", {}))  # run()'s fast path engaged
             row["config"] = mod.CONFIGS[mod._STATE.memo[(M, N, K)].config]["label"]
         for k, v in times.items():
             row[k] = statistics.median(v)

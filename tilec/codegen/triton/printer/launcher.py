@@ -10,19 +10,26 @@ needs more, left zeroed by the kernel) and launches ``gemm_kernel`` (and ``reduc
 On small problems the kernel takes less GPU time than Triton's launch path takes CPU time
 (bench/host_overhead.py), so the launcher is lean:
 
-* the checks are one comparison of dtypes, ranks, devices and K; the message naming the tensor
-  comes from ``_check_args``, called only when that comparison fails;
+* ``run`` is one dictionary look-up of the call's key (the tensors' shapes, strides, dtypes and
+  devices), then that key's ``_fast`` function: a closure over everything the checked path
+  ``_run`` decided for it (numbers, variant flags, descriptor prototypes, workspace size, the
+  compiled kernel's launcher with its grid bound), which checks only what the key cannot carry
+  (16-byte aligned addresses, ``out`` apart from ``a`` and ``b``, the current device) and
+  launches. A new key, a call that copies an operand and a failed per-call check take ``_run``;
+* ``_run``'s checks are one comparison of dtypes, ranks, devices and K; the message naming the
+  tensor comes from ``_check_args``, called only when that comparison fails;
 * a TMA descriptor is a copy of one that Triton built and checked (on a meta tensor of the same
   shape, strides and dtype), with the operand as its base;
 * the first launch of a variant on a CUDA device goes through Triton's JIT (it compiles and
   specializes); the compiled kernel it returns is kept per (device, variant, the leading
-  dimensions' 16-alignment) and later calls launch it directly on the current stream, skipping
-  argument binding and specialization. The sizes and the work split's numbers are not
+  dimensions' 16-alignment) and later calls launch it directly on the current stream
+  (``kernel[grid](*args, stream=)``, in Triton 3.6 and 3.9 alike), skipping argument binding and
+  specialization. The sizes and the work split's numbers are not
   specialized (``do_not_specialize``), so one compiled kernel serves every shape of its
   variant. A compiled kernel is specialized on its pointers' 16-byte alignment, so both
   launches need aligned pointers (any other call takes the JIT path), and on the current device.
   The interpreter (``TRITON_INTERPRET=1``) returns no compiled kernel and always takes the JIT
-  path.
+  path (``_run``).
 """
 
 from __future__ import annotations
@@ -434,9 +441,10 @@ def _run_fn(k: Kernel, c: Code, tdt: str, cdt: str) -> None:
     grid = "GRID, programs, SUBS" if reduce else "GRID"
     protos = ", ".join(f"_proto({var}, {boxes[op.name]}) if {flags[op.name]} else None"
                        for op, var, _ in _descs(k) if op.name in boxes)
-    c(f"_FAST[_key(a0, b0, out if given else None)] = _fast(")
+    comma = "," if len(boxes) == 1 else ""
+    c("_FAST[_key(a0, b0, out if given else None)] = _fast(")
     c(f"    launch, sizes, ({grid},), out.dtype, out.device, index{work},")
-    c(f"    (_extent(a, lda), _extent(b, ldb), _extent(out, ldc)), ({protos}{',' if len(boxes) == 1 else ''}))")
+    c(f"    (_extent(a, lda), _extent(b, ldb), _extent(out, ldc)), ({protos}{comma}))")
     c.dedent()
     c("return out")
     c.dedent()("", "")
@@ -476,7 +484,8 @@ def _fast_fn(k: Kernel, c: Code, boxes: dict[str, tuple[int, int]], reduce: bool
     c("else:")
     c.indent()
     c("po = out.data_ptr()")
-    c("if po & 15 or (pa < po + ext_o and po < pa + ext_a) or (pb < po + ext_o and po < pb + ext_b):")
+    c("if po & 15 or (pa < po + ext_o and po < pa + ext_a) or (pb < po + ext_o "
+      "and po < pb + ext_b):")
     c.indent()("return _run(a, b, out)  # copies, or raises naming the overlap").dedent()
     c.dedent()
     c("stream = _current_stream(index) if cuda else 0")
@@ -485,7 +494,7 @@ def _fast_fn(k: Kernel, c: Code, boxes: dict[str, tuple[int, int]], reduce: bool
             pv = "p_" + n.lower()
             c(f"if {pv} is not None:")
             c.indent()
-            c(f"d = new(TensorDescriptor)", f"d.__dict__.update({pv})", f"d.base = {var}",
+            c("d = new(TensorDescriptor)", f"d.__dict__.update({pv})", f"d.base = {var}",
               f"{var} = d")
             c.dedent()
     if k.partials:
