@@ -35,7 +35,7 @@ from tilec.errors import TilecError
 from tilec.ir import infer_launch
 from tilec.proofs import FactKind
 from tilec.proofs.evaluate import compile_int
-from tilec.transforms.multicast.closed import Scope
+from tilec.transforms.multicast.records import Scope
 from tilec.transforms.multicast.derive import derive
 
 MANY = int(os.environ.get("TILEC_HYPOTHESIS_EXAMPLES", "0"))
@@ -278,3 +278,41 @@ def test_one_band_swizzle_is_proved_under_its_band_fact(mode):
     assert any(f.kind is FactKind.NONNEG and str(f.subject) == "G - ceiling(M/BM)"
                for f in op.facts), op.facts
     assert check_generalizes(c, mode, random.Random(2)) > 0
+
+
+# -- classes proved since session 10 (issue 28, reach): each proved and checked elsewhere ------
+
+S10_CLASSES = [
+    # the tile row's split predicate BM*(T/W) < M holds at every CTA of a grid the cluster
+    # divides (T < X*W): B's column groups span tile rows of a 35-row problem (M % BM != 0)
+    ("grid padding", Case("row", 35, 2, 1, 4, 4, 2, (3, 1, 1), 1), "B", ()),
+    # the same through a column-major walk
+    ("grid padding, column-major", Case("col", 26, 28, 11, 3, 3, 8, (6, 1, 1), 1), "A", ()),
+    # a split written with numbers: 2*(2*cidx + rank) < N is evaluated 4*cidx + 2*rank
+    ("evaluated split", Case("grid2d", 26, 11, 14, 3, 2, 8, (2, 1, 1), 1), "A", ("BM", "BN")),
+    # the narrowing's keys 2*r1 == 2*r2: the rank itself (never shared)
+    ("scaled key", Case("grid2d", 26, 11, 14, 3, 2, 8, (2, 1, 1), 1), "B", ("BM", "BN")),
+    # 2*(T1 % D) == 2*(T2 % D): the tile size cancels, the ranks' spread is below D
+    ("scaled congruence", Case("col", 26, 7, 16, 2, 4, 4, (2, 1, 1), 1), "A", ("BM", "N")),
+]
+
+
+@pytest.mark.parametrize("mode", ["leader", "sliced"])
+@pytest.mark.parametrize("what,c,name,literal", S10_CLASSES, ids=[s[0] for s in S10_CLASSES])
+def test_session_10_class_is_proved_and_holds_elsewhere(what, c, name, literal, mode):
+    """Each class was "checked at this launch only" before; now proved, and the proved form
+    equals the brute force at other launches meeting its facts (both modes)."""
+    lit = frozenset(literal)
+    op = derive_symbolic(c, mode, lit).operands[name]
+    assert op.scope is Scope.PROVED, (what, op.notes)
+    syms = symbols(c)
+    ran = 0
+    rnd = random.Random(10)
+    for _ in range(200):
+        values = {**other_values(c, rnd), **{k: params(c)[k] for k in lit}}
+        at = {syms[k]: v for k, v in values.items()}
+        if values != params(c) and all(fact_holds(f, at) for f in op.facts):
+            ran += compare_at(c, name, op, mode, values)
+        if ran >= 4:
+            break
+    assert ran >= 1, (what, [str(f) for f in op.facts])

@@ -253,7 +253,8 @@ class _Narrower:
                 parts = [mk_eq(a1, a2), mk_eq(b1, b2)]
                 after = sympy.And(*parts)
                 facts = list(dict.fromkeys(str(f) for f in used))
-                self.steps.append(Step("tilec.mixed-radix", c, after, LazyConditions(conds), facts))
+                self.steps.append(Step("tilec.mixed-radix", c, after, LazyConditions(conds), facts,
+                                       used=tuple(dict.fromkeys(used))))
                 return [p for p in parts if p is not sympy.true]
         return None
 

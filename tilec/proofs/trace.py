@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import sympy
 from sympy.core.parameters import global_parameters
@@ -187,6 +188,7 @@ class Step:
     conditions: list[tuple[str, str]] = field(default_factory=list)
     facts: list[str] = field(default_factory=list)
     exact: bool = True
+    used: tuple[Any, ...] = ()  # the Fact objects ``facts`` prints (a caller keeps objects)
 
     def __str__(self) -> str:
         arrow = "<=" if not self.exact else "->"
@@ -229,6 +231,11 @@ class Result:
             for fct in step.facts:
                 seen.setdefault(fct, None)
         return list(seen)
+
+    @property
+    def used_facts(self) -> list[Any]:
+        """The Fact objects of :attr:`facts_used`, each once, in first-use order."""
+        return list(dict.fromkeys(f for step in self.trace for f in step.used))
 
     @property
     def exact(self) -> bool:

@@ -63,7 +63,8 @@ class Env:
                 return None
             shown_how.append((shown, how))
         facts = list(dict.fromkeys(map(str, dict.fromkeys(used))))
-        return Step(number, before, after, LazyConditions(shown_how), facts, thm.exact)
+        return Step(number, before, after, LazyConditions(shown_how), facts, thm.exact,
+                    tuple(dict.fromkeys(used)))
 
     def rewrite(self, number: str, before: sympy.Basic, after: sympy.Basic, binding: dict) -> Rewrite | None:
         """``(after, [step])`` for one step of theorem ``number`` (see :meth:`step`), or None."""

@@ -1,7 +1,7 @@
 """What would close it: the single divisibility facts about the parameters, false at this launch,
 under which an operand's sharing becomes uniform (a closed form exists), each with the nearest
 launch that meets it and the form it gives there (``tilec explain``'s suggestions). The forms and
-proofs themselves are :mod:`tilec.transforms.multicast.closed`'s."""
+proofs themselves are :mod:`.closed`'s."""
 
 from __future__ import annotations
 
@@ -10,21 +10,19 @@ from typing import TYPE_CHECKING
 
 import sympy
 
-from tilec.transforms.multicast.closed import (
+from tilec.proofs import Fact, FactKind
+from tilec.transforms.multicast.digits import (
     _boundaries,
     _divisors,
-    _holds,
-    _pairs,
-    _value,
     digit_forms,
     rank_digits,
     uniform_partition,
 )
-from tilec.transforms.multicast.derive import launch_table
+from tilec.transforms.multicast.proof import _pairs
+from tilec.transforms.multicast.table import holds_at, launch_table, value_at
 
 if TYPE_CHECKING:
-    from tilec.proofs import Fact
-    from tilec.transforms.multicast.derive import OperandMulticast
+    from tilec.transforms.multicast.records import OperandMulticast
 
 
 @dataclass(frozen=True)
@@ -53,16 +51,15 @@ def what_would_close(op: OperandMulticast, values: dict[sympy.Symbol, int], *,
     >>> str(c.fact), c.change, str(c.issue)
     ('ceiling(N/BN) % CN == 0', {'N': (7800, 7680)}, 'Eq(Mod(rank, CN), 0)')
     """
-    from tilec.proofs import Fact, FactKind
 
     if op.closed_form or not values:
         return []
     keep = op.rank_extent.free_symbols
     out: list[tuple[int, int, Closer]] = []
     for c, d in _pairs(op, None):  # type: ignore[arg-type]
-        if _holds(c, d, values):
+        if holds_at(c, d, values):
             continue
-        dv = _value(d, values)
+        dv = value_at(d, values)
         if not dv or dv <= 1:
             continue
         moves = [(abs(m[p] - values[p]) / values[p], str(p), p, m) for p in
@@ -100,6 +97,6 @@ def _nearest(c: sympy.Expr, d: sympy.Expr, p: sympy.Symbol, values: dict[sympy.S
         for nv in (v + step, v - step):
             if nv >= 1:
                 moved = {**values, p: nv}
-                if _holds(c, d, moved):
+                if holds_at(c, d, moved):
                     return moved
     return None

@@ -39,315 +39,49 @@ Example::
 
 from __future__ import annotations
 
-import functools
 import itertools
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 import sympy
 
 from tilec.errors import TilecError, UnsupportedError
-from tilec.ir import GemmFusion, IndexMap, ParallelType, index_map, index_symbol, infer_launch
+from tilec.ir import GemmFusion, ParallelType, infer_launch
 from tilec.ir.tensorview import TensorView
 from tilec.ir.types import MulticastMode
-from tilec.lru import LRU
-from tilec.proofs.build import subst
 from tilec.proofs.evaluate import compile_int
-from tilec.proofs.trace import text
+from tilec.transforms.multicast.closed import derive_closed
+from tilec.transforms.multicast.reading import FORMS, FormsCache, operand_forms
+from tilec.transforms.multicast.records import (
+    AlivePart,
+    MulticastDerivation,
+    OperandForms,
+    OperandMulticast,
+)
+from tilec.transforms.multicast.table import R1, R2, RANK, RESERVED, launch_table, same_box
 
-if TYPE_CHECKING:
-    from tilec.proofs import Fact
-    from tilec.transforms.multicast.closed import ClosedForm, Scope
-
-RANK = index_symbol("rank")
-R1, R2 = index_symbol("r1"), index_symbol("r2")
-_R = index_symbol("r")
-# the names a derivation's expressions use for its own variables: a schedule parameter may not
-# take one of them (its symbol would be the same sympy symbol)
-RESERVED = ("rank", "r1", "r2", "r", "j", "t")
-
-
-class Row(NamedTuple):
-    """One CTA at one loop point of the launch (a tuple: a launch has thousands of rows, and a
-    frozen dataclass takes ten times as long to build)."""
-
-    point: dict[str, int]  # the variables (i_rt, cidx, ...) and rank
-    alive: bool
-    issue: bool
-    mask: int
-    slice_index: int | None
-    slice_count: int | None
-
-
-@dataclass(frozen=True)
-class AlivePart:
-    """One predicate of the index map at the box origin, in ``rank`` and the variables.
-
-    ``exact_when = (E, f)``: the predicate comes from a split of extent E by f, and vanishes when
-    ``E % f == 0`` (the closed form then drops it, stating that fact)."""
-
-    pred: sympy.Boolean
-    exact_when: tuple[sympy.Expr, sympy.Expr]
-
-
-@dataclass(frozen=True)
-class OperandForms:
-    """What the operand's index map says, for every launch of one schedule structure."""
-
-    origin: dict[str, sympy.Expr]  # rank-dependent box origin per non-broadcast logical axis
-    parts: tuple[AlivePart, ...]  # predicates that mention the CTA (rank or its loop point)
-    k_parts: tuple[AlivePart, ...]  # predicates over the serial K loop alone (same for all CTAs)
-    cta_vars: tuple[sympy.Symbol, ...]  # the CTA's loop point: rounds, cluster and block indices
-    k_vars: tuple[sympy.Symbol, ...]  # serial K-loop symbols
-    bounds: dict[sympy.Symbol, sympy.Expr]  # exclusive upper bounds of all of the above
-    rank_extent: sympy.Expr  # the number of ranks, as the schedule writes it (CN, CLUSTER, 4)
-    rank_dims: tuple[sympy.Expr, ...]  # per clustered hardware dimension, its rank extent
-
-
-@dataclass(frozen=True)
-class OperandMulticast:
-    """The derivation for one operand. Expressions are over ``variables`` and the parameters."""
-
-    operand: str
-    mode: MulticastMode
-    cluster_size: int
-    variables: tuple[sympy.Symbol, ...]  # rank first, then the loop point
-    origin: dict[str, sympy.Expr]
-    alive: sympy.Boolean
-    alive_parts: tuple[AlivePart, ...]
-    bounds: dict[sympy.Symbol, sympy.Expr]
-    rank_extent: sympy.Expr
-    rank_dims: tuple[sympy.Expr, ...]
-    box_bytes: int
-    table: tuple[Row, ...]
-    closed: ClosedForm | None
-    notes: tuple[str, ...] = ()
-    proof: tuple[dict[str, str], ...] = ()
-    narrowed_same: sympy.Boolean | None = None
-    forms_key: Any = field(default=None, repr=False, compare=False)
-
-    @property
-    def closed_form(self) -> bool:
-        return self.closed is not None
-
-    @property
-    def issue(self) -> sympy.Boolean:
-        return self.closed.issue if self.closed else sympy.false
-
-    @property
-    def mask(self) -> sympy.Expr:
-        return self.closed.mask if self.closed else sympy.S.Zero
-
-    @property
-    def slice_index(self) -> sympy.Expr | None:
-        return self.closed.slice_index if self.closed else None
-
-    @property
-    def slice_count(self) -> sympy.Expr | None:
-        return self.closed.slice_count if self.closed else None
-
-    @property
-    def facts(self) -> tuple[Fact, ...]:
-        """The facts about the parameters the closed form rests on (objects, printable)."""
-        return self.closed.facts if self.closed else ()
-
-    @property
-    def scope(self) -> Scope | None:
-        """Where the closed form holds (:class:`~tilec.transforms.multicast.closed.Scope`), None
-        without one."""
-        return self.closed.scope if self.closed else None
-
-    @property
-    def guard(self) -> sympy.Boolean:
-        """What a run-time guard tests when sizes are only known at launch: a proved (or
-        narrowing) closed form's facts as one condition (true when it rests on none); for a form
-        checked at this launch only, that launch (its parameters at their values)."""
-        return self.closed.guard if self.closed else sympy.true
-
-    @functools.cached_property
-    def _general(self) -> tuple[Any, ...]:
-        return _general(self.origin, self.alive, self.cluster_size)
-
-    @property
-    def same(self) -> sympy.Boolean:
-        """same(r1, r2) over the variables: origins equal and both alive (the general form)."""
-        return self._general[0]
-
-    @property
-    def general_issue(self) -> sympy.Boolean:
-        # sliced: every alive member of a group issues its own slice
-        return self.alive if self.mode is MulticastMode.SLICED else self._general[1]
-
-    @property
-    def general_mask(self) -> sympy.Expr:
-        return self._general[2]
-
-    @property
-    def general_slice_index(self) -> sympy.Expr:
-        return self._general[3]
-
-    @property
-    def general_slice_count(self) -> sympy.Expr:
-        return self._general[4]
-
-    def forms(self) -> tuple[sympy.Boolean, sympy.Expr, sympy.Expr | None, sympy.Expr | None]:
-        """The forms a kernel should use: closed where it holds, else general."""
-        if self.closed:
-            return self.issue, self.mask, self.slice_index, self.slice_count
-        if self.mode is MulticastMode.SLICED:
-            return (self.general_issue, self.general_mask, self.general_slice_index,
-                    self.general_slice_count)
-        return self.general_issue, self.general_mask, None, None
-
-
-@dataclass(frozen=True)
-class MulticastDerivation:
-    params: dict[str, Any]
-    cluster_size: int
-    mode: MulticastMode
-    operands: dict[str, OperandMulticast]
-
-    def to_json(self) -> dict[str, Any]:
-        """The ``tilec masks --json`` object (see docs/cli.md)."""
-        ops = {}
-        sliced = self.mode is MulticastMode.SLICED
-        # one toggle of sympy's evaluate flag for all facts: each toggle clears sympy's cache
-        with sympy.evaluate(False):
-            facts = {name: [_fact_text(f) for f in op.facts] for name, op in self.operands.items()}
-            would = {name: [_fact_text(f) for f in op.closed.would_prove] if op.closed else []
-                     for name, op in self.operands.items()}
-        for name, op in self.operands.items():
-            issue, mask, sidx, scount = op.forms()
-            ops[name] = {
-                "closed_form": op.closed_form,
-                "scope": op.scope.value if op.scope else None,
-                "variables": [str(v) for v in op.variables],
-                "issue_predicate": _text(issue),
-                "mask": _text(mask),
-                "slice_index": _text(sidx) if sliced and sidx is not None else None,
-                "slice_count": _text(scount) if sliced and scount is not None else None,
-                "facts": facts[name],
-                "would_prove": would[name],
-                "proof": [dict(s) for s in op.proof],
-                "table": [
-                    {**row.point, "alive": row.alive, "issue": row.issue, "mask": row.mask,
-                     "slice_index": row.slice_index if sliced else None,
-                     "slice_count": row.slice_count if sliced else None}
-                    for row in op.table
-                ],
-            }
-        return {"params": self.params, "cluster_size": self.cluster_size,
-                "mode": self.mode.value, "operands": ops}
-
-
-def _fact_text(fact: Fact) -> str:
-    """A fact as sympy reads it back (``Eq(Mod(SMS, CN), 0)``; ``CN > 0`` left unevaluated)."""
-    with sympy.evaluate(False):  # (no toggle, no cache clear, inside the caller's block)
-        return text(fact.condition())
-
-
-@functools.lru_cache(maxsize=4096)
-def _text(expr: sympy.Basic) -> str:
-    """str() of a form, memoised: a schedule's general forms are printed for every launch."""
-    return text(expr)
-
-
-# -- reading the operand's index map -------------------------------------------------------
-
-
-def _rank_substitution(im: IndexMap, cluster: tuple[int, int, int],
-                       extra_bounds: dict[sympy.Symbol, sympy.Expr],
-                       ) -> tuple[dict[sympy.Symbol, sympy.Expr], list[sympy.Symbol],
-                                  list[sympy.Expr]]:
-    """Express the per-dimension rank (or blockIdx under set_cluster) in the linear ``rank``."""
-    cx, cy, _ = cluster
-    linear = {0: sympy.Mod(RANK, cx) if (cy, cluster[2]) != (1, 1) else RANK,
-              1: sympy.Mod(sympy.floor(RANK / cx), cy), 2: sympy.floor(RANK / (cx * cy))}
-    if cx == 1:
-        linear[0] = sympy.Integer(0)
-    subs: dict[sympy.Symbol, sympy.Expr] = {}
-    extra: list[sympy.Symbol] = []
-    dims: dict[int, sympy.Expr] = {}
-    for ax, sym in im.loop:
-        pt, d = ax.ptype, ax.ptype.dim
-        if pt.is_rank and d is not None:
-            subs[sym] = linear[d] if cluster[d] > 1 else sympy.Integer(0)
-            if cluster[d] > 1:
-                dims[d] = ax.extent
-        elif pt.is_block and d is not None and cluster[d] > 1:
-            cid = index_symbol(f"cid{'xyz'[d]}")
-            subs[sym] = cid * cluster[d] + linear[d]
-            extra.append(cid)
-            extra_bounds[cid] = sympy.ceiling(ax.extent / cluster[d])
-            dims[d] = sympy.Integer(cluster[d])
-    return subs, extra, [dims[d] for d in sorted(dims)]
-
-
-def operand_forms(view: TensorView, cluster: tuple[int, int, int]) -> OperandForms:
-    """The rank-dependent box origin and the alive predicates of one operand view."""
-    im = index_map(view)
-    with sympy.evaluate(False):
-        return _operand_forms(im, cluster)
-
-
-def _operand_forms(im: IndexMap, cluster: tuple[int, int, int]) -> OperandForms:
-    extra_bounds: dict[sympy.Symbol, sympy.Expr] = {}
-    subs, extra, rank_dims = _rank_substitution(im, cluster, extra_bounds)
-    bulk = {s: sympy.Integer(0) for a, s in im.loop
-            if a.ptype in (ParallelType.Bulk, ParallelType.Multicast)}
-    every = {**bulk, **subs}
-    origin = {name: sympy.sympify(e).xreplace(every) for name, e in im.logical.items()
-              if name not in im.broadcast}
-    # serial K-loop symbols: they index only K and no hardware index runs them; every CTA of a
-    # cluster walks them in lockstep. A K-only axis bound to a CTA index (the part of a split-K)
-    # is part of the CTA's identity instead.
-    mn = set().union(*[sympy.sympify(e).free_symbols for n, e in im.logical.items() if n != "K"])
-    k_only = sympy.sympify(im.logical.get("K", 0)).free_symbols - mn
-    serial_k = [s for a, s in im.loop if s in k_only and s not in every
-                and not a.ptype.is_hardware_index]
-    cta_vars = [s for a, s in im.loop if s not in every and s not in serial_k]
-    # every predicate at the box origin: a CTA whose tile or K part is empty there is dead
-    parts: list[AlivePart] = []
-    k_parts: list[AlivePart] = []
-    cta = {RANK, *cta_vars, *extra}
-    for p, f in zip(im.predicates, im.predicate_facts, strict=True):
-        q = p.xreplace(every)
-        if q is sympy.true or not q.free_symbols & (cta | set(serial_k)):
-            continue  # a predicate of Bulk indices alone holds at the origin
-        (parts if q.free_symbols & cta else k_parts).append(AlivePart(q, f))
-    # an origin coordinate that does not depend on the rank is equal for the whole cluster
-    origin = {n: e for n, e in origin.items() if RANK in e.free_symbols}
-    bounds = {s: b for s, b in im.bounds.items() if s in cta_vars or s in serial_k} | extra_bounds
-    rank_extent = sympy.Mul(*rank_dims) if rank_dims else sympy.Integer(1)
-    return OperandForms(origin, tuple(parts), tuple(k_parts), (*cta_vars, *extra),
-                        tuple(serial_k), bounds, rank_extent, tuple(rank_dims))
-
-
-def same_box(origin: dict[str, sympy.Expr], a: sympy.Expr, b: sympy.Expr) -> sympy.Boolean:
-    """Origins equal for ranks ``a`` and ``b``, left unevaluated (what ``xreplace`` and ``Eq``
-    build under ``sympy.evaluate(False)``, without toggling that flag: each toggle clears
-    sympy's cache)."""
-    return sympy.And(*[sympy.Eq(subst(e, {RANK: a}), subst(e, {RANK: b}), evaluate=False)
-                       for e in origin.values()])
-
-
-class FormsCache:
-    """Operand forms keyed by the view's structure (uid-free content) and the cluster: every
-    launch of one schedule structure shares them. Explicit, so that a caller owns its lifetime."""
-
-    def __init__(self, size: int = 64) -> None:
-        self._forms: LRU[OperandForms] = LRU(size)
-
-    def get(self, view: TensorView, cluster: tuple[int, int, int]) -> tuple[Any, OperandForms]:
-        key = (view.structure(), cluster)
-        return key, self._forms.get_or(key, lambda: operand_forms(view, cluster))
-
-
-FORMS = FormsCache()
-
-
-# -- the derivation ------------------------------------------------------------------------
+__all__ = [
+    "FORMS",
+    "R1",
+    "R2",
+    "RANK",
+    "RESERVED",
+    "AlivePart",
+    "FormsCache",
+    "MulticastDerivation",
+    "OperandForms",
+    "OperandMulticast",
+    "SymbolicInstance",
+    "check_params",
+    "derive",
+    "derive_loaded",
+    "launch_table",
+    "operand_forms",
+    "same_box",
+    "symbolic_build",
+    "symbolic_instance",
+]
 
 
 def derive(
@@ -457,7 +191,6 @@ def _derive_operand(
     values: dict[sympy.Symbol, int], fusion: GemmFusion, table: bool, closed: bool, prove: bool,
     concrete: bool,
 ) -> OperandMulticast:
-    from tilec.transforms.multicast.closed import derive_closed
 
     cs = cluster[0] * cluster[1] * cluster[2]
     used = set().union(alive.free_symbols, *[e.free_symbols for e in forms.origin.values()])
@@ -484,75 +217,6 @@ def _replace(op: OperandMulticast, **kw: Any) -> OperandMulticast:
     from dataclasses import replace
 
     return replace(op, **kw)
-
-
-def _points(variables: tuple[sympy.Symbol, ...], bounds: dict[sympy.Symbol, int]
-            ) -> Iterator[tuple[int, ...]]:
-    return itertools.product(*[range(int(bounds[v])) for v in variables])
-
-
-def launch_values(bounds: dict[sympy.Symbol, sympy.Expr], variables: tuple[sympy.Symbol, ...],
-                  values: dict[sympy.Symbol, int]) -> tuple[list[sympy.Symbol], list[int],
-                                                            dict[sympy.Symbol, int]]:
-    """The parameters as arguments, their values, and each variable's concrete extent."""
-    psyms = sorted(values, key=str)
-    pvals = [values[p] for p in psyms]
-    ext = compile_int([bounds[v] for v in variables], psyms)(*pvals)
-    return psyms, pvals, dict(zip(variables, ext, strict=True))
-
-
-def launch_table(mode: MulticastMode, origin: dict[str, sympy.Expr], alive: sympy.Boolean,
-           variables: tuple[sympy.Symbol, ...], bounds: dict[sympy.Symbol, sympy.Expr],
-           values: dict[sympy.Symbol, int], cs: int) -> list[Row]:
-    """Every (variables, rank) of the concrete launch, by brute force over ranks."""
-    psyms, pvals, ext = launch_values(bounds, variables, values)
-    # the origin only where the CTA is alive: at a padded tile an order's index maps may divide
-    # by an extent that is zero there (a grouped raster's last band past the tile rows)
-    alive_at = functools.partial(compile_int([alive], [*psyms, RANK, *variables]), *pvals)
-    origin_at = functools.partial(compile_int([*origin.values()], [*psyms, RANK, *variables]),
-                                  *pvals)
-    keys = (*[str(v) for v in variables], "rank")
-    sliced = mode is MulticastMode.SLICED
-    rows: list[Row] = []
-    ranks = range(cs)
-    for point in _points(variables, ext):
-        # the alive ranks by their box origin: a group is the ranks of one origin, in order
-        live = [bool(alive_at(r, *point)[0]) for r in ranks]
-        groups: dict[tuple[Any, ...], list[int]] = {}
-        for r in ranks:
-            if live[r]:
-                groups.setdefault(origin_at(r, *point), []).append(r)
-        member: dict[int, tuple[int, int, int]] = {}  # rank -> (its index, group mask, size)
-        for group in groups.values():
-            mask = sum(1 << q for q in group)
-            member.update((q, (i, mask, len(group))) for i, q in enumerate(group))
-        for r in ranks:
-            at = dict(zip(keys, (*point, r), strict=True))
-            if live[r]:
-                i, mask, n = member[r]
-                rows.append(Row(at, True, sliced or i == 0, mask, i, n))
-            else:
-                rows.append(Row(at, False, False, 0, 0, 0))
-    return rows
-
-
-def _general(origin: dict[str, sympy.Expr], alive: sympy.Boolean, cs: int
-             ) -> tuple[sympy.Boolean, sympy.Boolean, sympy.Expr, sympy.Expr, sympy.Expr]:
-    # built unevaluated: these are printed and compiled, never simplified (and sympy's
-    # canonicalisation of Piecewise over floor/Mod costs seconds)
-    with sympy.evaluate(False):
-        same = sympy.And(same_box(origin, R1, R2), alive.xreplace({RANK: R1}),
-                         alive.xreplace({RANK: R2}))
-        same_r = same.xreplace({R1: _R, R2: RANK})
-        before = sympy.Sum(sympy.Piecewise((1, sympy.And(same_r, sympy.Lt(_R, RANK))), (0, True)),
-                           (_R, 0, cs - 1))
-        issue = sympy.And(alive, sympy.Eq(before, 0))
-        mask = sympy.Sum(sympy.Piecewise((2**_R, same_r), (0, True)), (_R, 0, cs - 1))
-        count = sympy.Sum(sympy.Piecewise((1, same_r), (0, True)), (_R, 0, cs - 1))
-    return same, issue, mask, before, count
-
-
-# -- schedules built over symbols ----------------------------------------------------------
 
 
 @dataclass(frozen=True)
