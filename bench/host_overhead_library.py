@@ -14,7 +14,8 @@ kernel file's run() called directly, new out / out=: Triton's launch and the lau
 ``key_us`` (the fast path's key and look-up alone), ``direct_launches_cached`` (compiled kernels
 the kernel file keeps for its direct launch: 0 means every call went through Triton's JIT),
 ``fast_keys`` (keys run()'s fast path serves: 0 means run() took its checked path) and the
-``config``; matmul_us minus kernel_run_us is what the library adds.
+``config``; matmul_us minus kernel_run_us is what the library adds. Each row's ``errors``:
+relative errors of fast-path calls with new tensors (and of an unaligned a) against fp32.
 """
 
 from __future__ import annotations
@@ -47,6 +48,30 @@ def _per_call(fn: Any, calls: int, sync: Any) -> float:
     t = time.perf_counter() - t0
     sync()
     return t / calls * 1e6
+
+
+def _fast_path_errors(mod: Any, a: Any, b: Any, out: Any) -> dict[str, float]:
+    """After the timed calls (every key seen: the fast paths of the library and of the kernel
+    file), relative errors against fp32 torch.matmul of calls with new tensors of the same
+    shapes and strides: new out, out=, a 3-D a, and an a whose base is 2 bytes past an
+    aligned address (the checked path: copied). An error above ~1e-2 is a wrong result."""
+    import torch
+
+    def rel(c: Any, x: Any, y: Any) -> float:
+        ref = x.float() @ y.float()
+        return float((c.float() - ref).abs().max() / ref.abs().max().clamp_min(1.0))
+
+    M, K = a.shape
+    x = torch.randn_like(a)
+    y = torch.randn_like(b)  # b's strides (a dense tensor's are preserved)
+    assert y.stride() == b.stride()
+    o = torch.empty_like(out)
+    odd = torch.empty(M * K + 1, dtype=a.dtype, device=a.device)[1:].view(M, K)
+    odd.copy_(x)
+    return {"new": rel(mod.matmul(x, y), x, y),
+            "out": rel(mod.matmul(x, y, out=o), x, y),
+            "lead": rel(mod.matmul(x.view(1, M, K), y)[0], x, y),
+            "unaligned_a": rel(mod.matmul(odd, y), odd, y)}
 
 
 def host_times(mod: Any, *, quick: bool = False, device: str = "cuda",
@@ -89,6 +114,7 @@ def host_times(mod: Any, *, quick: bool = False, device: str = "cuda",
             for k, fn in items.items():
                 times[k].append(_per_call(fn, calls, sync))
         row: dict[str, Any] = {"M": M, "N": N, "K": K}
+        row["errors"] = _fast_path_errors(mod, a, b, out)
         if breakdown:  # 0: the kernel file's direct launch never engaged (Triton's JIT per call)
             kmod = mod._STATE.loaded[mod._STATE.memo[(M, N, K)].kernel]
             row["direct_launches_cached"] = len(getattr(kmod, "_LAUNCHES", {}))
