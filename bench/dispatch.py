@@ -295,8 +295,8 @@ def choices(mod: Any, schedule: Path, rules: list[str], card: str | None = None
             use.append(Rules.load(f))
     raw = dict(load_schedule(schedule, None, target="triton", tuned=False).raw_params)
     key = schedule_key(schedule.read_text(), "triton")
-    old = mod._CARD[:]
-    mod._CARD[:] = [table]
+    old = mod._STATE.card
+    mod._STATE.card = table
     rows = []
     try:
         for name, M, N, K in shapes():
@@ -307,7 +307,7 @@ def choices(mod: Any, schedule: Path, rules: list[str], card: str | None = None
                          "gen": _label(params), "agree": lib == _label(params), "gen_why": why,
                          "library_why": mod._choose(M, N, K).why})
     finally:
-        mod._CARD[:] = old
+        mod._STATE.card = old
     return rows
 
 

@@ -29,13 +29,40 @@ import time
 
 import torch
 
-_MEMO: dict = {}  # (M, N, K) -> _Choice, at most _MEMO_MAX shapes
-_MEMO_MAX = 4096
-_LOADED: dict = {}  # kernel id -> the imported kernel module
-_SEEN: dict = {}  # _variant() -> seconds its first call took (compile included)
-_LOGGED: set = set()
-_STATS = {"calls": 0, "kernels_loaded": 0, "variants": 0, "compile_s": 0.0, "copies": 0}
-_CARD: list = []  # the card's table name, detected once
+_MEMO_MAX = 4096  # shapes remembered (memo, fast), at most
+
+
+class _State:
+    """Everything the module remembers between calls, in one place: ``clear()`` forgets it all
+    (a fresh process's state; compiled kernels stay in Triton's caches). The dictionaries are
+    only ever cleared in place, never replaced, so a name bound to one (``_FAST_GET``) stays
+    valid."""
+
+    __slots__ = ("memo", "loaded", "seen", "logged", "fact_fns", "fast", "card", "stats")
+
+    def __init__(self) -> None:
+        self.memo: dict = {}  # (M, N, K) -> _Choice, at most _MEMO_MAX shapes
+        self.loaded: dict = {}  # kernel id -> the imported kernel module
+        self.seen: dict = {}  # _variant() -> seconds its first call took (compile included)
+        self.logged: set = set()  # shapes TILEC_LOG has printed
+        self.fact_fns: dict = {}  # a fact's Python condition -> its compiled lambda
+        self.fast: dict = {}  # _key() of a checked call -> a function doing what it did
+        self.card: str | None = None  # the card's table name, detected once
+        self.stats: dict = {"calls": 0, "kernels_loaded": 0, "variants": 0, "compile_s": 0.0,
+                            "copies": 0}
+
+    def clear(self) -> None:
+        """Forget every remembered choice, kernel module, variant, fast path and the card;
+        zero the counters."""
+        for table in (self.memo, self.loaded, self.seen, self.logged, self.fact_fns, self.fast):
+            table.clear()
+        self.card = None
+        for k in self.stats:
+            self.stats[k] = 0.0 if k == "compile_s" else 0
+
+
+_STATE = _State()
+_STATS = _STATE.stats  # the counters, bound once (the hot paths count calls)
 
 
 # --------------------------------------------------------------------------------------------
@@ -46,13 +73,13 @@ _CARD: list = []  # the card's table name, detected once
 def card() -> str:
     """The name of the table this process uses: ``TILEC_CARD`` if set, else the CUDA card's
     (``h100``, ``h200``) when the build embedded a table for it, else ``default``."""
-    if not _CARD:
+    if _STATE.card is None:
         name = os.environ.get("TILEC_CARD", "").lower()
         if not name and torch.cuda.is_available():
             dev = torch.cuda.get_device_name().lower()
             name = next((c for c in TABLES if c != "default" and c in dev), "")
-        _CARD.append(name if name in TABLES else "default")
-    return _CARD[0]
+        _STATE.card = name if name in TABLES else "default"
+    return _STATE.card
 
 
 def shape_class(x: int) -> int:
@@ -70,17 +97,14 @@ class _Choice:
         self.why, self.where, self.copy_note = why, where, copy_note
 
 
-_FACT_FNS: dict = {}
-
-
 def _facts(cfg: dict, M: int, N: int, K: int) -> tuple:
     """The facts the config's specialized variant assumes (the plan's, embedded as Python
     conditions on M, N, K), each with whether it holds at (M, N, K)."""
-    out = []
+    out, fns = [], _STATE.fact_fns
     for text, expr in cfg["facts"]:
-        fn = _FACT_FNS.get(expr)
+        fn = fns.get(expr)
         if fn is None:
-            fn = _FACT_FNS[expr] = eval(f"lambda M, N, K: bool({expr})")  # noqa: S307
+            fn = fns[expr] = eval(f"lambda M, N, K: bool({expr})")  # noqa: S307
         out.append((text, fn(M, N, K)))
     return tuple(out)
 
@@ -165,7 +189,7 @@ def _bucket_text(dim: str, c: int, top: int) -> str:
 
 
 def _kernel(kid: str) -> object:
-    mod = _LOADED.get(kid)
+    mod = _STATE.loaded.get(kid)
     if mod is None:
         import importlib.util
 
@@ -183,7 +207,7 @@ def _kernel(kid: str) -> object:
         mod = importlib.util.module_from_spec(spec)
         sys.modules[name] = mod  # Triton's JIT reads the kernels' source through the module
         spec.loader.exec_module(mod)
-        _LOADED[kid] = mod
+        _STATE.loaded[kid] = mod
         _STATS["kernels_loaded"] += 1
     return mod
 
@@ -225,27 +249,29 @@ def _run(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None) -> torch.Te
         return out
     if K == 0:
         return out.zero_()
-    choice = _MEMO.get((M, N, K))
+    memo, seen = _STATE.memo, _STATE.seen
+    choice = memo.get((M, N, K))
     if choice is None:
         choice = _choose(M, N, K)
-        if len(_MEMO) >= _MEMO_MAX:
-            _MEMO.clear()
-        _MEMO[(M, N, K)] = choice
+        if len(memo) >= _MEMO_MAX:
+            memo.clear()
+        memo[(M, N, K)] = choice
     a_k, b_k, copies = _operands(a, b)
     _STATS["copies"] += copies
     _COPIED[0] = bool(copies)
     key = choice.variant
-    mod = _LOADED.get(choice.kernel) or _kernel(choice.kernel)
-    if key in _SEEN:
+    mod = _STATE.loaded.get(choice.kernel) or _kernel(choice.kernel)
+    if key in seen:
         mod.run(a_k, b_k, out=out)
     else:
         t0 = time.perf_counter()
         mod.run(a_k, b_k, out=out)
-        _SEEN[key] = time.perf_counter() - t0
+        seen[key] = time.perf_counter() - t0
         _STATS["variants"] += 1
-        _STATS["compile_s"] += _SEEN[key]
-    if _LOG and (M, N, K) not in _LOGGED and len(_LOGGED) < _MEMO_MAX:
-        _LOGGED.add((M, N, K))
+        _STATS["compile_s"] += seen[key]
+    logged = _STATE.logged
+    if _LOG and (M, N, K) not in logged and len(logged) < _MEMO_MAX:
+        logged.add((M, N, K))
         print(f"tilec[{NAME}]: " + explain(M, N, K).replace("\n", "\n  "), file=sys.stderr)
     return out
 
@@ -254,7 +280,7 @@ def _run(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None) -> torch.Te
 # the fast path: a call like one checked before
 # --------------------------------------------------------------------------------------------
 
-_FAST: dict = {}  # _key() of a checked call -> a function doing what that call did
+_FAST_GET = _STATE.fast.get  # bound once: the fast path is one dictionary look-up
 _COPIED = [False]  # whether the last _run copied an operand (or ran no kernel)
 _TENSOR = torch.Tensor
 _compiling = torch.compiler.is_compiling
@@ -281,11 +307,18 @@ def _fast_call(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None):
     overlap of out with a or b (else the checked path raises). None where no fast path applies."""
     if a.dim() < 2 or a.numel() == 0 or b.numel() == 0:
         return None
-    run = (_LOADED.get(_MEMO[(a.numel() // a.shape[-1], b.shape[1], b.shape[0])].kernel)
-           .run)
+    choice = _STATE.memo[(a.numel() // a.shape[-1], b.shape[1], b.shape[0])]
+    mod = _STATE.loaded[choice.kernel]
     nk = B_LAYOUT == "nk"
     cpu = a.device.type != "cuda"  # the interpreter: TRITON_INTERPRET is read again per call
     K, lead = a.shape[-1], (tuple(a.shape[:-1]) if a.dim() > 2 else None)
+    # the kernel file's own fast function for these operands (its key: the shapes, strides,
+    # dtypes and devices this key fixes), where its run() left one: skips its look-up
+    direct = getattr(mod, "_FAST", None)
+    if direct is not None:
+        direct = direct.get(mod._key(a.view(-1, K) if lead else a, b.t() if nk else b,
+                                     None if out is None else out.view(-1, out.shape[-1])))
+    run = direct or mod.run  # both take (a, b, out) positionally
     slow = _matmul
     calls = _STATS
 
@@ -294,14 +327,14 @@ def _fast_call(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None):
             if (a.data_ptr() | b.data_ptr()) & 15 or (cpu and not _on_cpu_ok()):
                 return slow(a, b, out)
             calls["calls"] += 1
-            return run(a, b.t() if nk else b)
+            return run(a, b.t() if nk else b, None)
         return fast
     if out is None:
         def fast_lead(a, b, out):
             if (a.data_ptr() | b.data_ptr()) & 15 or (cpu and not _on_cpu_ok()):
                 return slow(a, b, out)
             calls["calls"] += 1
-            res = run(a.view(-1, K), b.t() if nk else b)
+            res = run(a.view(-1, K), b.t() if nk else b, None)
             return res.view(*lead, res.shape[-1])
         return fast_lead
     a_ext, b_ext, o_ext = _extent(a), _extent(b), _extent(out)
@@ -313,9 +346,9 @@ def _fast_call(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None):
             return slow(a, b, out)
         calls["calls"] += 1
         if lead is None:
-            run(a, b.t() if nk else b, out=out)
+            run(a, b.t() if nk else b, out)
         else:
-            run(a.view(-1, K), b.t() if nk else b, out=out.view(-1, out.shape[-1]))
+            run(a.view(-1, K), b.t() if nk else b, out.view(-1, out.shape[-1]))
         return out
     return fast_out
 
@@ -339,7 +372,7 @@ def matmul(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = None
     """
     if (type(a) is _TENSOR and type(b) is _TENSOR and (out is None or type(out) is _TENSOR)
             and not _compiling()):
-        fast = _FAST.get(_key(a, b, out))
+        fast = _FAST_GET(_key(a, b, out))
         if fast is not None and not (a.requires_grad or b.requires_grad):
             return fast(a, b, out)
     return _matmul(a, b, out)
@@ -371,11 +404,12 @@ def _matmul(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None) -> torch
         if (not _COPIED[0] and type(orig_a) is _TENSOR and type(b) is _TENSOR
                 and (given is None or type(given) is _TENSOR)
                 and a.data_ptr() == orig_a.data_ptr()):  # a's reshape (if any) is a view
-            if len(_FAST) >= _MEMO_MAX:
-                _FAST.clear()
+            table = _STATE.fast
+            if len(table) >= _MEMO_MAX:
+                table.clear()
             fast = _fast_call(orig_a, b, given)
             if fast is not None:
-                _FAST[_key(orig_a, b, given)] = fast
+                table[_key(orig_a, b, given)] = fast
     if lead is None:
         return res
     return given if given is not None else res.view(*lead, res.shape[-1])
@@ -407,7 +441,7 @@ def explain(M: int, N: int, K: int) -> str:
              f"why: {c.why} [{c.where}]",
              f"facts: {facts} -> variant {variant}",
              f"compiled with {'int64' if wide else 'int32'} offsets, {lds} "
-             f"({'run before in this process' if c.variant in _SEEN else 'not run yet'})"]
+             f"({'run before in this process' if c.variant in _STATE.seen else 'not run yet'})"]
     if c.copy_note:
         lines.append(c.copy_note)
     return "\n".join(lines)
@@ -435,7 +469,7 @@ def stats() -> dict:
 
 def _triton_compiles() -> int | None:
     total, found = 0, False
-    for mod in _LOADED.values():
+    for mod in _STATE.loaded.values():
         for obj in vars(mod).values():
             caches = getattr(obj, "device_caches", None)
             if isinstance(caches, dict):
