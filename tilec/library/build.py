@@ -18,12 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tilec.dtypes import TORCH_NAME
 from tilec.errors import TilecError, UnsupportedError
+from tilec.ir import ceil_div
 from tilec.library.table import CARDS, ConfigSet, build_tables, card_of, tuned_shapes
 
 __all__ = ["BuildError", "Library", "build_library", "module_text"]
 
-_TORCH_DTYPE = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32"}
 
 
 class BuildError(TilecError):
@@ -87,7 +88,7 @@ def _kernels_of(path: Path, params: dict[str, Any], shape: tuple[int, int, int],
     and K doubled) must be the same text."""
     from tilec.runtime.build import kernel_source
 
-    M, N, K = shape[0], -(-shape[1] // 16) * 16, -(-shape[2] // 16) * 16
+    M, N, K = shape[0], ceil_div(shape[1], 16) * 16, ceil_div(shape[2], 16) * 16
     plan = _lower(path, params, (M, N, K), target)
     src = kernel_source(plan, target)
     other = _lower(path, params, (2 * M + 1, 2 * N, 2 * K), target)
@@ -182,8 +183,8 @@ def _config_kernels(args: tuple[Any, ...]) -> dict[str, Any]:
     plan, src = _kernels_of(path, params, shape, target)
     return {"source": src, "tile": (plan.BM, plan.BN, plan.BK),
             "tma": (plan.a.kind is LoadKind.TMA, plan.b.kind is LoadKind.TMA),
-            "facts": facts_of(plan), "dtype": _TORCH_DTYPE[plan.dtype.value],
-            "out_dtype": _TORCH_DTYPE[plan.c_dtype.value],
+            "facts": facts_of(plan), "dtype": TORCH_NAME[plan.dtype],
+            "out_dtype": TORCH_NAME[plan.c_dtype],
             "b_layout": "nk" if plan.b.transposed else "kn"}
 
 

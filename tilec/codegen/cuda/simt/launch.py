@@ -46,6 +46,7 @@ from typing import Any
 
 from tilec.codegen.cuda.launch import compile_cu
 from tilec.errors import KernelArgumentError
+from tilec.ir import ceil_div
 from tilec.transforms.simt.lower import SimtPlan
 
 CODES = {-2: "a negative size", -3: "a leading dimension shorter than its row",
@@ -161,7 +162,7 @@ class Padding:
 
 
 def _up(x: int, f: int) -> int:
-    return -(-x // f) * f
+    return ceil_div(x, f) * f
 
 
 def padding(M: int, N: int, K: int, lda: int, ldb: int, ldc: int, ptrs: tuple[int, int, int],
