@@ -281,7 +281,7 @@ def choices(mod: Any, schedule: Path, rules: list[str], card: str | None = None
     """Per shape (CPU only): the module's configuration (its table for ``card``, default the
     detected one) beside the one ``tilec gen`` resolves at the shape with the same rules files
     (those of that card or of none), and whether they agree."""
-    from tilec.app.loader import load_schedule
+    from tilec.runtime.loader import load_schedule
     from tilec.library.build import _label
     from tilec.library.table import card_of, resolve_at
     from tilec.runtime.records import schedule_key
@@ -295,8 +295,8 @@ def choices(mod: Any, schedule: Path, rules: list[str], card: str | None = None
             use.append(Rules.load(f))
     raw = dict(load_schedule(schedule, None, target="triton", tuned=False).raw_params)
     key = schedule_key(schedule.read_text(), "triton")
-    old = mod._CARD[:]
-    mod._CARD[:] = [table]
+    old = mod._STATE.card
+    mod._STATE.card = table
     rows = []
     try:
         for name, M, N, K in shapes():
@@ -307,7 +307,7 @@ def choices(mod: Any, schedule: Path, rules: list[str], card: str | None = None
                          "gen": _label(params), "agree": lib == _label(params), "gen_why": why,
                          "library_why": mod._choose(M, N, K).why})
     finally:
-        mod._CARD[:] = old
+        mod._STATE.card = old
     return rows
 
 

@@ -9,7 +9,11 @@ cannot read it) and each configuration (``CONFIGS``: the seed schedule's paramet
   (``REFERENCE``), built once, launched at every shape;
 * the **per-shape** kernel of the same configuration: the file ``tilec gen`` printed at 9d1b699
   (the last per-shape printer) for that shape, kept in ``bench/static_cuda_9d1b699`` (sizes
-  baked in; launched through its own ``launch(A, B, C, ws, tickets, stream)``); for a
+  baked in; launched through its own ``launch(A, B, C, ws, tickets, stream)``); where its L2
+  hints differ from those the generic kernel uses at the shape (``hints_at``: the plan's, or its
+  size-dependent rule's), also **generic_hints**, the generic kernel printed with the per-shape
+  file's hints, so that the printer's cost (generic_hints vs per-shape) and the hints' (generic
+  vs generic_hints) show apart; for a
   configuration without kept files, the plan lowered at the shape with today's printer, timed
   only where its source differs from the generic one (``same source`` otherwise: today's printer
   prints no size);
@@ -212,6 +216,46 @@ class StaticKernel:
         return "per-shape"
 
 
+def file_hints(entry: dict[str, Any]) -> tuple[str, str] | None:
+    """The L2 hints (A's, B's) a kept per-shape file's header names."""
+    m = re.search(r"L2 eviction hints[^:]*: A (\w+), B (\w+)", (STATIC / entry["file"]).read_text())
+    return (m.group(1), m.group(2)) if m else None
+
+
+def with_hints(plan: Any, hints: tuple[str, str]) -> Any:
+    """``plan`` with A's and B's L2 hints replaced (their own type: a string or an enum), the
+    same at every size (a size-dependent rule, ``evict_where``, dropped)."""
+    import dataclasses
+
+    def hinted(op: Any, h: str) -> Any:
+        fixed = {"evict_where": None} if hasattr(op, "evict_where") else {}
+        return dataclasses.replace(op, evict=type(op.evict)(h), **fixed)
+
+    return dataclasses.replace(plan, a=hinted(plan.a, hints[0]), b=hinted(plan.b, hints[1]))
+
+
+def hints_at(plan: Any, M: int, N: int) -> tuple[str, str]:
+    """The L2 hints (A's, B's) the kernel of ``plan`` uses at sizes M, N: each operand's
+    ``evict``, or where its size-dependent rule (``evict_where``) holds there, the rule's."""
+    import sympy
+
+    def at(op: Any) -> str:
+        rule = getattr(op, "evict_where", None)
+        if rule is not None:
+            cond = sympy.sympify(rule[0])
+            sizes = {s: sympy.Integer({"M": M, "N": N}.get(s.name, 1)) for s in cond.free_symbols}
+            if bool(cond.xreplace(sizes)):
+                return hint_name(rule[1])
+        return hint_name(op.evict)
+
+    return at(plan.a), at(plan.b)
+
+
+def hint_name(h: Any) -> str:
+    """An L2 hint's name (a string, or an enum's value)."""
+    return str(getattr(h, "value", h))
+
+
 def plan_at(params: dict[str, Any]) -> Any:
     from tilec.runtime.build import kernel_plan
     from tilec.runtime.loader import load_schedule
@@ -309,6 +353,8 @@ def run_shape(name: str, shape: tuple[int, int, int], kernels: dict[str, Any],
         row[n]["x_torch"] = base / row[n]["ms"]
     if "per_shape" in kernels:
         row["generic_vs_per_shape"] = row["per_shape"]["ms"] / row["generic"]["ms"]
+    if "per_shape" in kernels and "generic_hints" in kernels:
+        row["generic_hints_vs_per_shape"] = row["per_shape"]["ms"] / row["generic_hints"]["ms"]
     row["host_us"] = {"generic": host_us(fns["generic"]), "torch": host_us(fns["torch"])}
     return row
 
@@ -355,6 +401,7 @@ def main(argv: list[str] | None = None) -> int:
             statics = dict(zip(todo, ex.map(build_static, todo), strict=True))
         if todo:
             print(f"   {len(todo)} per-shape files built in {time.time() - t0:.0f}s", flush=True)
+        rehinted: dict[tuple[str, str], Any] = {}
         for name, M, N, K in shapes(args):
             kernels: dict[str, Any] = {"generic": generic}
             note = ""
@@ -362,6 +409,12 @@ def main(argv: list[str] | None = None) -> int:
                 if isinstance(statics.get(name), StaticKernel):
                     kernels["per_shape"] = statics[name]
                     note = "per-shape file of 9d1b699"
+                    hints = file_hints(kept[name])
+                    if hints is not None and hints != hints_at(generic_plan, M, N):
+                        if hints not in rehinted:
+                            rehinted[hints] = build(with_hints(generic_plan, hints))
+                        kernels["generic_hints"] = rehinted[hints]
+                        note += f"; its L2 hints A {hints[0]}, B {hints[1]}"
                 elif name in statics:
                     note = statics[name]
                 else:
@@ -384,16 +437,22 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(row)
             print(format_row(row), flush=True)
         ratios = [r["generic_vs_per_shape"] for r in rows if "generic_vs_per_shape" in r]
+        same_hints = [r.get("generic_hints_vs_per_shape", r["generic_vs_per_shape"]) for r in rows
+                      if "generic_vs_per_shape" in r]
         xt = [r["generic"]["x_torch"] for r in rows if "generic" in r]
         result["configs"][cfg] |= {
             "rows": rows,
-            "all_correct": all(c["ok"] for r in rows for k in ("generic", "per_shape")
+            "all_correct": all(c["ok"] for r in rows
+                               for k in ("generic", "generic_hints", "per_shape")
                                for c in r.get(f"{k}_check", [])) and not any("error" in r for r in rows),
             "geomean_generic_vs_per_shape": geomean(ratios) if ratios else None,
+            # the generic kernel with each per-shape file's own L2 hints: the printer's cost alone
+            "geomean_generic_same_hints_vs_per_shape": geomean(same_hints) if same_hints else None,
             "geomean_generic_x_torch": geomean(xt) if xt else None,
         }
         print(f"   {cfg}: correct {result['configs'][cfg]['all_correct']}, geomean generic/per-shape "
-              f"{result['configs'][cfg]['geomean_generic_vs_per_shape']}, x torch "
+              f"{result['configs'][cfg]['geomean_generic_vs_per_shape']} (same L2 hints "
+              f"{result['configs'][cfg]['geomean_generic_same_hints_vs_per_shape']}), x torch "
               f"{result['configs'][cfg]['geomean_generic_x_torch']}", flush=True)
     path = out_dir / f"gpu_generic_{card}_{result['date']}.json"
     path.write_text(json.dumps(result, indent=1))
@@ -423,6 +482,9 @@ def format_row(r: dict[str, Any]) -> str:
          f"  torch {r['torch']['ms']:.4f} ms")
     if "per_shape" in r:
         s += f"  per-shape {r['per_shape']['ms']:.4f} ms (generic/per-shape {r['generic_vs_per_shape']:.3f})"
+    if "generic_hints" in r:
+        s += (f"  generic with its hints {r['generic_hints']['ms']:.4f} ms "
+              f"({r['generic_hints_vs_per_shape']:.3f})")
     elif r.get("per_shape_note"):
         s += f"  [{r['per_shape_note'][:60]}]"
     return s + f"  host us {r['host_us']['generic']:.1f} vs {r['host_us']['torch']:.1f}"

@@ -12,8 +12,10 @@ reports. ``--breakdown`` (or ``host_times(..., breakdown=True)``) adds what a ca
 ``empty_us`` (torch.empty of the result), ``kernel_run_us`` / ``kernel_run_out_us`` (the chosen
 kernel file's run() called directly, new out / out=: Triton's launch and the launcher's Python),
 ``key_us`` (the fast path's key and look-up alone), ``direct_launches_cached`` (compiled kernels
-the kernel file keeps for its direct launch: 0 means every call went through Triton's JIT) and
-the ``config``; matmul_us minus kernel_run_us is what the library adds.
+the kernel file keeps for its direct launch: 0 means every call went through Triton's JIT),
+``fast_keys`` (keys run()'s fast path serves: 0 means run() took its checked path) and the
+``config``; matmul_us minus kernel_run_us is what the library adds. Each row's ``errors``:
+relative errors of fast-path calls with new tensors (and of an unaligned a) against fp32.
 """
 
 from __future__ import annotations
@@ -48,6 +50,30 @@ def _per_call(fn: Any, calls: int, sync: Any) -> float:
     return t / calls * 1e6
 
 
+def _fast_path_errors(mod: Any, a: Any, b: Any, out: Any) -> dict[str, float]:
+    """After the timed calls (every key seen: the fast paths of the library and of the kernel
+    file), relative errors against fp32 torch.matmul of calls with new tensors of the same
+    shapes and strides: new out, out=, a 3-D a, and an a whose base is 2 bytes past an
+    aligned address (the checked path: copied). An error above ~1e-2 is a wrong result."""
+    import torch
+
+    def rel(c: Any, x: Any, y: Any) -> float:
+        ref = x.float() @ y.float()
+        return float((c.float() - ref).abs().max() / ref.abs().max().clamp_min(1.0))
+
+    M, K = a.shape
+    x = torch.randn_like(a)
+    y = torch.randn_like(b)  # b's strides (a dense tensor's are preserved)
+    assert y.stride() == b.stride()
+    o = torch.empty_like(out)
+    odd = torch.empty(M * K + 1, dtype=a.dtype, device=a.device)[1:].view(M, K)
+    odd.copy_(x)
+    return {"new": rel(mod.matmul(x, y), x, y),
+            "out": rel(mod.matmul(x, y, out=o), x, y),
+            "lead": rel(mod.matmul(x.view(1, M, K), y)[0], x, y),
+            "unaligned_a": rel(mod.matmul(odd, y), odd, y)}
+
+
 def host_times(mod: Any, *, quick: bool = False, device: str = "cuda",
                shapes: list[tuple[int, int, int]] | None = None, breakdown: bool = False
                ) -> list[dict[str, Any]]:
@@ -70,7 +96,7 @@ def host_times(mod: Any, *, quick: bool = False, device: str = "cuda",
                  "torch_us": lambda: torch.matmul(a, b)}
         if breakdown:
             mod.matmul(a, b)
-            run = mod._LOADED[mod._MEMO[(M, N, K)].kernel].run
+            run = mod._STATE.loaded[mod._STATE.memo[(M, N, K)].kernel].run
             bk = b.t() if mod.B_LAYOUT == "nk" else b
             key = getattr(mod, "_key", None)
             odt = getattr(torch, mod.OUT_DTYPE)
@@ -79,7 +105,7 @@ def host_times(mod: Any, *, quick: bool = False, device: str = "cuda",
                 "kernel_run_us": lambda: run(a, bk),
                 "kernel_run_out_us": lambda: run(a, bk, out=out)})
             if key is not None:
-                items["key_us"] = lambda: mod._FAST.get(key(a, b, None))
+                items["key_us"] = lambda: mod._FAST_GET(key(a, b, None))
         for fn in items.values():  # compile and warm every path first
             fn()
             fn()
@@ -88,10 +114,12 @@ def host_times(mod: Any, *, quick: bool = False, device: str = "cuda",
             for k, fn in items.items():
                 times[k].append(_per_call(fn, calls, sync))
         row: dict[str, Any] = {"M": M, "N": N, "K": K}
+        row["errors"] = _fast_path_errors(mod, a, b, out)
         if breakdown:  # 0: the kernel file's direct launch never engaged (Triton's JIT per call)
-            kmod = mod._LOADED[mod._MEMO[(M, N, K)].kernel]
+            kmod = mod._STATE.loaded[mod._STATE.memo[(M, N, K)].kernel]
             row["direct_launches_cached"] = len(getattr(kmod, "_LAUNCHES", {}))
-            row["config"] = mod.CONFIGS[mod._MEMO[(M, N, K)].config]["label"]
+            row["fast_keys"] = len(getattr(kmod, "_FAST", {}))  # run()'s fast path engaged
+            row["config"] = mod.CONFIGS[mod._STATE.memo[(M, N, K)].config]["label"]
         for k, v in times.items():
             row[k] = statistics.median(v)
             row[k[:-3] + "_range_us"] = [min(v), max(v)]

@@ -117,7 +117,7 @@ def schedule(M: int, N: int, K: int, CONFIG: str = "auto", BM: int = 0, BN: int 
     if c["ADDR"] != "index" and (c["ASYNC"] or ADDR):  # the row's choice is for cp.async copies
         fusion.copy_addresses(c["ADDR"])
     slots = SMS_SLOTS or SMS * max(c["MIN_BLOCKS"], 1)
-    decomp = DECOMP or decomposition(name, M, N, K)
+    decomp = DECOMP or (decomposition(name, M, N, K) if c["ASYNC"] else "dp")  # dp_ft: cp.async
     if decomp != "dp":
         fusion.decompose(decomp, splits=SPLITS, sk_waves=SK_WAVES,
                          fixup=FIXUP or ("atomic" if decomp == "dp_ft" else "deterministic"),
@@ -129,7 +129,8 @@ def decomposition(row: str, M: int, N: int, K: int) -> str:
     """The row's work split where ``DECOMP`` is left empty: for the ``large`` row ``dp_ft``
     (the partial last wave's fronts and tails, partials added into C) where the cost model
     expects it faster than one CTA per tile (a partial last wave, or fewer tiles than slots
-    with a long K loop), else ``dp``; the other rows one CTA per tile (``dp``)."""
+    with a long K loop), else ``dp``; the other rows one CTA per tile (``dp``).  (A
+    register-staged pipeline, ``ASYNC=0``, keeps ``dp``: ``dp_ft`` walks cp.async stages.)"""
     from tilec.transforms.simt.cost import estimate
 
     if row != "large":

@@ -1,6 +1,6 @@
-"""A bounded least-recently-used cache, keyed by content: the proofs engine keeps results across
-calls, the multicast derivation its forms and proofs, the loader its symbolic builds, explain its
-lowered plans (imports nothing of tilec or sympy: the CLI loads it cold).
+"""The LRU cache of multicast/derive.py, multicast/closed.py and tilec/testing/launch.py: one class,
+:class:`tilec.proofs.cache.Memo` (cachetools' ``LRUCache`` with ``get_or(key, compute)``), under its
+old name.  When those three import it from there (or use the runtime ``Session``), this file goes.
 
 Example::
 
@@ -11,33 +11,6 @@ Example::
     (False, True)
 """
 
-from __future__ import annotations
+from tilec.proofs.cache import Memo as LRU
 
-from collections import OrderedDict
-from collections.abc import Callable, Hashable
-from typing import Generic, TypeVar
-
-V = TypeVar("V")
-
-
-class LRU(Generic[V]):
-    """At most ``limit`` entries; the least recently used one goes first."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self._data: OrderedDict[Hashable, V] = OrderedDict()
-
-    def get_or(self, key: Hashable, compute: Callable[[], V]) -> V:
-        if key in self._data:
-            self._data.move_to_end(key)
-            return self._data[key]
-        value = self._data[key] = compute()
-        if len(self._data) > self.limit:
-            self._data.popitem(last=False)
-        return value
-
-    def __contains__(self, key: Hashable) -> bool:
-        return key in self._data
-
-    def clear(self) -> None:
-        self._data.clear()
+__all__ = ["LRU"]

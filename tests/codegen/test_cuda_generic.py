@@ -11,13 +11,21 @@ import ctypes
 import dataclasses
 import json
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
 import sympy
 
 from tests.codegen.cuda_plans import mc_values, seed, sizes
-from tests.codegen.test_cuda_emit import DECOMPS, MATRIX, _run_harness, needs_gxx, needs_nvcc, plan_of
+from tests.codegen.test_cuda_emit import (
+    DECOMPS,
+    MATRIX,
+    _run_harness,
+    needs_gxx,
+    needs_nvcc,
+    plan_of,
+)
 from tilec.codegen.cuda.launch import (
     check_rows,
     compile_cu,
@@ -26,9 +34,9 @@ from tilec.codegen.cuda.launch import (
     run_split,
 )
 from tilec.codegen.cuda.printer import CudaPrinter, emit
-from tilec.errors import KernelArgumentError
-from tilec.ir import ceil_div
 from tilec.codegen.cuda.printer.file import LAUNCH_ERRORS
+from tilec.errors import KernelArgumentError, UnsupportedError
+from tilec.ir import ceil_div
 from tilec.proofs import compile_int
 from tilec.transforms.plan import MulticastMode
 
@@ -475,3 +483,87 @@ def test_gpu_generic_arguments_and_suite() -> None:
             src = (gg.STATIC / kept[name]["file"]).read_text()
             assert (kept[name]["M"], kept[name]["N"], kept[name]["K"]) == (M, N, K)
             assert f"constexpr int M = {M};" in src and f"constexpr int K = {K};" in src
+
+
+def test_gpu_generic_times_the_generic_kernel_with_each_files_hints() -> None:
+    """Where a kept per-shape file's L2 hints differ from the generic plan's (lowering's rule at
+    one tile row), the script also builds the generic kernel with the file's hints: its source
+    differs from the generic one in the hints alone."""
+    import bench.gpu_generic as gg
+
+    kept = gg.static_kernels("c2x1_128x256")
+    hints = {n: gg.file_hints(e) for n, e in kept.items()}
+    # lowering's rule at each shape: A last, B first where the tiles make one tile row (M <= BM)
+    assert hints == {n: ("last", "first") if kept[n]["M"] <= 128 else ("first", "last")
+                     for n in kept}
+    plan = gg.plan_at(gg.config_params("c2x1_128x256", 132, gg.REFERENCE))
+    assert (gg.hint_name(plan.a.evict), gg.hint_name(plan.b.evict)) == ("first", "last")
+    if getattr(plan.a, "evict_where", None) is not None:  # lowering's rule, per launch
+        assert {n: gg.hints_at(plan, e["M"], e["N"]) for n, e in kept.items()} == hints
+    plan = gg.with_hints(plan, ("first", "last"))  # the same hints at every size
+    assert {n: gg.hints_at(plan, e["M"], e["N"]) for n, e in kept.items()} == \
+        {n: ("first", "last") for n in kept}
+    src, other = emit(plan), emit(gg.with_hints(plan, ("last", "first")))
+    diff = [(a, b) for a, b in zip(src.splitlines(), other.splitlines(), strict=True) if a != b]
+    assert diff and all("evict" in a and "evict" in b for a, b in diff)
+    assert "A last, B first" in other and "pol_a = tilec::policy_evict_last()" in other
+
+
+# ------------------------------------------------------------------ size-dependent L2 hints
+
+
+@needs_gxx
+def test_a_size_dependent_l2_hint_is_chosen_per_launch(tmp_path: Path) -> None:
+    """Where the plan carries lowering's size-dependent hint (``OperandLoad.evict_where``: one
+    tile row reads A in every tile and each B tile once: A last, B first there), the kernel
+    picks its L2 policy per launch from the Shape: the printed condition, compiled on the host,
+    agrees with the plan's at sizes on both sides, and the producer selects the policy by it."""
+    from tilec.codegen.cuda.launch import launch_numbers
+    from tilec.codegen.cuda.printer import host_prefix
+    from tilec.ir.types import L2Hint
+    from tilec.transforms.plan import SIZE_M, SIZE_N, OperandLoad
+
+    plan = seed(M=4096, N=4096, K=512, CM=2, CN=1, SMS=132, B_LAYOUT="kn")
+    one_row = sympy.Eq(sympy.ceiling(SIZE_M / plan.BM), 1) & (sympy.ceiling(SIZE_N / plan.BN) > 1)
+
+    @dataclasses.dataclass(frozen=True)
+    class RuledLoad(OperandLoad):  # the field, where lowering does not have it
+        evict_where: tuple | None = None
+
+    def ruled(op: OperandLoad, hint: L2Hint) -> OperandLoad:
+        if "evict_where" in {f.name for f in dataclasses.fields(OperandLoad)}:
+            return dataclasses.replace(op, evict_where=(one_row, hint))
+        return RuledLoad(**{f.name: getattr(op, f.name) for f in dataclasses.fields(op)},
+                         evict_where=(one_row, hint))
+
+    p = dataclasses.replace(plan, a=ruled(plan.a, L2Hint.LAST), b=ruled(plan.b, L2Hint.FIRST))
+    assert (p.a.evict, p.b.evict) == ("first", "last")
+    src = emit(p)
+    assert "const uint64_t pol_a = sh.evict_a_where() ? tilec::policy_evict_last() : " \
+           "tilec::policy_evict_first();" in src
+    assert "const uint64_t pol_b = sh.evict_b_where() ? tilec::policy_evict_first() : " \
+           "tilec::policy_evict_last();" in src
+    ns = src.split("namespace ")[1].split(" ")[0]
+    (tmp_path / "s.h").write_text(host_prefix(src))
+    (tmp_path / "h.cpp").write_text(
+        '#include "s.h"\n#include <cstdio>\n#include <cstdlib>\nint main(int c, char** v) {\n'
+        f"  using namespace {ns};\n"
+        "  int a[8]; for (int i = 0; i < 8; ++i) a[i] = std::atoi(v[i + 1]);\n"
+        "  const Shape s = make_shape(a[0], a[1], a[2], a[1], a[3], a[4], a[5], a[6]);\n"
+        '  std::printf("%d %d\\n", (int)s.evict_a_where(), (int)s.evict_b_where());\n}\n')
+    subprocess.run(["g++", "-std=c++17", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Werror",
+                    "-I", str(tmp_path), "-o", str(tmp_path / "h"), str(tmp_path / "h.cpp")],
+                   check=True)
+    seen = set()
+    for M, N in [(64, 28672), (128, 4096), (16, 300), (129, 4096), (4096, 4096), (100, 200), (1, 1)]:
+        want = bool(one_row.subs({SIZE_M: M, SIZE_N: N}))
+        nums = launch_numbers(p, run_split(p, M, N, 4096))
+        out = subprocess.run([str(tmp_path / "h"), str(M), str(N), "4096", *map(str, nums), "0"],
+                             capture_output=True, text=True, check=True).stdout.split()
+        assert out == [str(int(want))] * 2, (M, N)
+        seen.add(want)
+    assert seen == {True, False}
+    # a rule between hints the kernel cannot choose by one condition is refused
+    bad = dataclasses.replace(p, a=dataclasses.replace(p.a, evict_where=(one_row, L2Hint.NORMAL)))
+    with pytest.raises(UnsupportedError, match="chooses between 'first' and 'last'"):
+        emit(bad)

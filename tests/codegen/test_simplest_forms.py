@@ -39,7 +39,7 @@ OTHER_SIZES = [(1, 1), (300, 257), (1000, 96)]
 
 def _order(example: str, params: dict, simplified: bool = True):  # type: ignore[no-untyped-def]
     fusion = load_schedule(EX / example, params, tuned=False).fusion
-    state = lower_mod.Lowering(fusion, lower_mod.Target.TRITON)
+    state = lower_mod.Lowering(fusion, lower_mod.LowerOptions(target="triton"))
     order = lower_mod.tile_order(lower_mod.tile_axes(state)).order
     if simplified:
         return order

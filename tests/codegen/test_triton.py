@@ -259,6 +259,100 @@ def test_repeated_calls_with_new_tensors(kind):
     assert mod._LAUNCHES == {}  # the interpreter returns no compiled kernel: always the JIT path
 
 
+FAST_PLANS = {**LAUNCH_PLANS,  # B's rows of 30 fp16 are copied per call: no fast path
+              "pointer_dp_rows32": lambda: plan(20, 32, 40, 16, 16, 16, dtype=DType.FP16,
+                                                load=LoadKind.POINTER),
+              "tma_reduce": lambda: plan(40, 48, 64, 16, 16, 32, dtype=DType.FP32,
+                                         load=LoadKind.TMA, decomposition="splitk", splits=2,
+                                         fixup=Fixup.REDUCE_KERNEL)}
+
+
+@pytest.mark.parametrize("kind", list(FAST_PLANS))
+def test_fast_path_repeats_a_checked_call(kind, monkeypatch):
+    """run()'s fast path, which the interpreter never takes (it returns no compiled kernel): the
+    JIT is wrapped to return a stand-in for Triton's CompiledKernel whose launch runs the real
+    kernel in the interpreter with the arguments (constexprs included) the direct launch passes.
+    A call with the key of a checked one launches directly and is correct with new tensors; the
+    checked path runs once per key, and again for what the key cannot carry: unaligned
+    addresses (copied), an out overlapping an operand (refused), another layout or dtype."""
+    p = FAST_PLANS[kind]()
+    mod = load_triton(p)
+    dt = TORCH[p.dtype]
+    direct = []
+
+    class Compiled:  # what the JIT returns on a GPU; kernel[grid](*args, stream=) launches it
+        def __init__(self, jit, warps):
+            self.jit, self.warps = jit, warps
+
+        def __getitem__(self, grid):
+            def launch(*args, stream=None):
+                assert stream == 0  # the interpreter's CPU tensors: no stream
+                direct.append(grid)
+                self.jit[grid[:1]](*args, num_warps=self.warps)
+            return launch
+
+    class Jit:
+        def __init__(self, jit):
+            self.jit = jit
+
+        def __getitem__(self, grid):
+            def launch(*args, **kw):
+                self.jit[grid](*args, **kw)
+                return Compiled(self.jit, kw["num_warps"])
+            return launch
+
+    monkeypatch.setattr(mod, "CompiledKernel", Compiled)
+    monkeypatch.setattr(mod, "_current_device", lambda: "cpu")
+    monkeypatch.setattr(mod, "_FAST", {})
+    monkeypatch.setattr(mod, "_LAUNCHES", {})
+    for name in ("gemm_kernel", "reduce_kernel"):
+        if hasattr(mod, name):
+            monkeypatch.setattr(mod, name, Jit(getattr(mod, name)))
+    checked = []
+    inner = mod._run
+    monkeypatch.setattr(mod, "_run", lambda a, b, out: checked.append(1) or inner(a, b, out))
+    for seed in range(3):  # new operands and outs: one key each for out=None and out given
+        a, b, ref = operands(p, seed)
+        assert close(mod.run(a, b), ref, p.dtype)
+        out = torch.full((p.M, p.N), float("nan"), dtype=dt)
+        assert mod.run(a, b, out=out) is out and close(out, ref, p.dtype)
+    if (p.N * p.dtype.nbytes) % 16:  # B copied into aligned rows each call: every call checked
+        assert len(checked) == 6 and not mod._FAST
+        return
+    assert len(checked) == 2 and len(mod._FAST) == 2
+    launches = len(direct)
+    assert launches >= 4  # the last two calls of each key, at least
+    for fast in mod._FAST.values():  # no user tensor kept (only meta prototypes)
+        cells = [c.cell_contents for c in fast.__closure__]
+        held = [t for t in cells if isinstance(t, torch.Tensor)]
+        held += [d["base"] for d in cells if isinstance(d, dict) and "base" in d]
+        assert all(t.device.type == "meta" for t in held)
+    # what the key cannot carry: an unaligned base (same shape and strides) is taken the checked
+    # way (copied when TMA reads it), correct
+    a, b, ref = operands(p, 5)
+    odd = torch.cat([a.new_zeros(1), a.flatten()])[1:].view(a.shape)
+    assert odd.stride() == a.stride() and odd.data_ptr() % 16
+    assert close(mod.run(odd, b), ref, p.dtype) and len(checked) == 3
+    # an out that overlaps b, with the key of a call that ran with a disjoint out: refused
+    big = torch.zeros(b.numel() + p.M * p.N, dtype=dt)
+    bb = big[:b.numel()].view(b.shape)
+    bb.copy_(b)
+    out = big[b.numel():].view(p.M, p.N)
+    assert mod.run(a, bb, out=out) is out and close(out, ref, p.dtype)
+    keys = len(mod._FAST)
+    assert mod.run(a, bb, out=big[b.numel():].view(p.M, p.N)) is not None
+    assert len(mod._FAST) == keys  # the second call took the fast path of the first
+    over = big[b.numel() - p.N:b.numel() - p.N + p.M * p.N].view(p.M, p.N)
+    with pytest.raises(ValueError, match=r"out \(\d+, \d+\) overlaps B"):
+        mod.run(a, bb, out=over)
+    # another layout or dtype is a new key, checked: copied or refused
+    col = a.T.contiguous().T
+    assert close(mod.run(col, b), ref, p.dtype)
+    with pytest.raises(TypeError, match="A must have dtype"):
+        mod.run(a.double(), b)
+    assert len(direct) > launches
+
+
 def test_descriptor_copies_match_the_constructor():
     from triton.tools.tensor_descriptor import TensorDescriptor
 

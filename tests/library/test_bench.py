@@ -83,5 +83,7 @@ def test_host_times_loop_on_cpu(tmp_path: Path) -> None:
     assert rows[0]["M"] == 4 and all(rows[0][k] > 0 for k in
                                      ("matmul_us", "matmul_out_us", "custom_op_us", "torch_us",
                                       "empty_us", "kernel_run_us", "kernel_run_out_us", "key_us"))
-    assert rows[0]["direct_launches_cached"] == 0  # the fake kernel keeps none
+    assert rows[0]["direct_launches_cached"] == 0 and rows[0]["fast_keys"] == 0  # fake: none
+    errors = rows[0]["errors"]  # the fast path's calls with new tensors, against fp32
+    assert set(errors) == {"new", "out", "lead", "unaligned_a"} and max(errors.values()) < 1e-5
     assert dispatch.geomean([1.0, 4.0]) == pytest.approx(2.0)

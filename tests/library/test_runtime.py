@@ -322,3 +322,29 @@ def test_eager_autograd_goes_through_the_op(tmp_path: Path) -> None:
         m.matmul(a, b, out=torch.empty(9, 5))
     with torch.no_grad():  # no graph wanted: the kernel itself
         assert m.matmul(a, b).grad_fn is None
+
+
+def test_state_clear_forgets_everything(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Everything the module remembers lives in one object whose clear() empties every field
+    (read from the object, so a field added later is covered), after which a call is checked
+    and dispatched again, as in a fresh process."""
+    m = fake_module(tmp_path)
+    checked = _counting(m, monkeypatch)
+    monkeypatch.setattr(m, "_LOG", True)
+    a, b = _operands(17, 33, 8)
+    for _ in range(2):
+        m.matmul(a, b)
+    m.explain(17, 33, 8)
+    state = m._STATE
+    fields = state.__slots__
+    filled = [f for f in fields if getattr(state, f)]
+    assert set(filled) == set(fields), f"the calls left {set(fields) - set(filled)} empty"
+    state.clear()
+    for f in fields:
+        value = getattr(state, f)
+        assert not value or (isinstance(value, dict) and not any(value.values())), f
+    assert len(checked) == 1
+    torch.testing.assert_close(m.matmul(a, b), (a.double() @ b.double()).float())
+    assert len(checked) == 2 and m.stats()["kernels_loaded"] == 1
+    m.matmul(a, b)  # the fast path's bound look-up reads the cleared (same) table again
+    assert len(checked) == 2 and m.stats()["calls"] == 2

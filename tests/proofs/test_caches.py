@@ -89,7 +89,7 @@ def test_a_session_passed_down_is_the_one_used() -> None:
     _use_the_engine(mine)
     assert {k: n for k, n in SESSION.sizes().items() if n} == {}
     assert all(n > 0 for n in mine.sizes().values()), mine.sizes()
-    assert all(r.cache is mine for r in mine.reasoners._data.values())
+    assert all(r.cache is mine for r in mine.reasoners.values())
     # and the answers are those of the default session
     ctx = Context().bound(r, CN)
     e = Eq(floor((CN * x + r) / CN), floor((CN * y + r) / CN))

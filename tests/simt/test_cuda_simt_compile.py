@@ -22,13 +22,14 @@ KERNELS = {
     "reg1d": ("simt_sgemm.py", dict(M=511, N=769, K=333, KIND="reg1d")),
     "reg2d": ("simt_sgemm.py", dict(M=1024, N=1024, K=1024, KIND="reg2d")),
     "vec": ("simt_sgemm.py", dict(M=1000, N=1000, K=1001, KIND="vec")),
-    # examples/simt_warp_tiled.py: the three rows of CONFIGS at the sizes that pick them, the
+    # examples/simt_warp_tiled.py: the three rows of CONFIGS (the small ones named: the cost
+    # model's CONFIG=auto takes the large row at these sizes), the
     # register-staged pipeline, 4 stages of 128 x 256, and ragged shapes (vector fallbacks)
     "wt_large": ("simt_warp_tiled.py", dict(M=4096, N=4096, K=4096, DECOMP="dp")),
     # the row's own choice at 4096^3 (3.88 waves): dp_ft, partials added into C
     "wt_large_ft": ("simt_warp_tiled.py", dict(M=4096, N=4096, K=4096)),
-    "wt_small8": ("simt_warp_tiled.py", dict(M=3072, N=3072, K=3072)),
-    "wt_small16": ("simt_warp_tiled.py", dict(M=1024, N=1024, K=1024)),
+    "wt_small8": ("simt_warp_tiled.py", dict(M=3072, N=3072, K=3072, CONFIG="small8")),
+    "wt_small16": ("simt_warp_tiled.py", dict(M=1024, N=1024, K=1024, CONFIG="small16")),
     "wt_sync": ("simt_warp_tiled.py", dict(M=1000, N=1000, K=1001, CONFIG="large", ASYNC=0,
                                            STAGES=2, BK=8)),
     "wt_s4": ("simt_warp_tiled.py", dict(M=256, N=512, K=96, CONFIG="large", STAGES=4, BN=256,
@@ -42,7 +43,8 @@ KERNELS = {
                                                    ASYNC=0, STAGES=2, BK=16, SWIZZLE=1,
                                                    LANES_A=4, MIN_BLOCKS=1)),
     "wt_ragged_lanes_spread": ("simt_warp_tiled.py", dict(M=257, N=131, K=300, CONFIG="large",
-                                                          SWIZZLE=0, LANES_A=8, SPREAD=4)),
+                                                          SWIZZLE=0, LANES_A=8, SPREAD=4,
+                                                          DECOMP="dp")),
     # copy_addresses: the large row with whole indices; a ragged K whose A copies fold
     "wt_large_index": ("simt_warp_tiled.py", dict(M=4096, N=4096, K=4096, ADDR="index",
                                                    DECOMP="dp")),

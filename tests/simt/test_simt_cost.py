@@ -111,3 +111,25 @@ def test_auto_follows_the_model() -> None:
     assert ex.decomposition("large", 128, 4096, 7168) == "dp_ft"
     # whole waves: one CTA per tile (nothing to spread)
     assert ex.decomposition("large", 128 * 66, 128 * 4, 4096) == "dp"
+
+
+def test_calibrate_recovers_known_constants() -> None:
+    """Points made by the model from chosen constants (the committed points' rows, splits,
+    variants and shapes, plus shapes that separate the constants), fitted from a start 30%
+    off: the chosen constants come back."""
+    truth = cost.Constants(rate={"large": 4.2e11, "small8": 3.1e11, "small16": 3.6e11},
+                           overhead_k=40.0, ft=0.08, ft_fixed=8e-6, launch=6e-6,
+                           variant={"tiles": 1.0, "aligned": 1.05, "general": 1.3})
+    pts = measurements()
+    rows = {p.row.name: p.row for p in pts}
+    extra = [(r, "dp", "tiles", s, s, k) for r in rows.values() for s in (512, 2048, 3000)
+             for k in (64, 1024)]
+    shapes = [(p.row, p.decomp, p.variant, p.M, p.N, p.K) for p in pts] + extra
+    synth = [cost.Point("synthetic", "k", r, d, v, M, N, K, CARDS["H100"],
+                        estimate(r, d, M, N, K, CARDS["H100"], v, truth))
+             for r, d, v, M, N, K in shapes]
+    start = cost._with(truth, [cost._get(truth, k) * (1.3 if i % 2 else 0.7)
+                               for i, k in enumerate(cost._FIT)])
+    fit = calibrate(synth, start=start, iters=200)
+    for key in cost._FIT:
+        assert cost._get(fit, key) == pytest.approx(cost._get(truth, key), rel=0.01), key

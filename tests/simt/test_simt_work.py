@@ -181,7 +181,7 @@ def test_dp_ft_is_the_plain_kernel_without_a_partial_wave_and_refused_off_simt()
 
 
 def test_data_parallel_kernel_walks_no_units_and_splits_take_a_run_time_workspace() -> None:
-    dp = lower_simt(load(WT, M=300, N=257, K=777, CONFIG="large"), name="dp")
+    dp = lower_simt(load(WT, M=300, N=257, K=777, CONFIG="large", DECOMP="dp"), name="dp")
     assert dp.work is None and dp.decomposition is None
     dp_src = emit_simt(dp)
     assert "work_unit" not in dp_src and "const int bidy = blockIdx.y;" in dp_src

@@ -11,7 +11,7 @@ from matplotlib.figure import Figure
 from simt_helpers import EXAMPLES, load
 
 from tilec.app.cli import main
-from tilec.app.viz import draw_threads, render_threads, thread_map
+from tilec.app.viz_threads import draw_threads, render_threads, thread_map
 from tilec.errors import TilecError
 from tilec.ir import index_map, index_symbol
 from tilec.transforms.simt.lower import lower_simt

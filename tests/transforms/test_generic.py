@@ -15,9 +15,9 @@ import sympy
 from tests.plans import plan, schedule
 from tilec.runtime.loader import load_schedule
 from tilec.ir.iterdomain import as_extent
-from tilec.transforms.decompose import split_at, split_forms, work_units
+from tilec.transforms.decompose import split_at, work_units
 from tilec.transforms.pipeline import lower
-from tilec.transforms.pipeline.tiles import over_sizes
+from tilec.transforms.pipeline import over_sizes
 from tilec.transforms.plan import SIZE_K, SIZE_M, SIZE_N, Decomposition
 
 SIZES = [(1, 1, 1), (16, 16, 16), (17, 33, 15), (80, 16, 256), (100, 70, 50), (160, 96, 64),

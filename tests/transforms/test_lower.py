@@ -64,9 +64,9 @@ def test_lowerings_epilogue_is_the_cuda_printers_own_choice(BN: int, stages: int
 
 
 def legalize_summary(f) -> str:  # type: ignore[no-untyped-def]
-    from tilec.transforms.pipeline import lower_steps
+    from tilec.transforms.pipeline import LowerOptions, lower_steps
 
-    return dict(lower_steps(f, target="cuda"))["legalize"].summary()
+    return dict(lower_steps(f, LowerOptions(target="cuda")))["legalize"].summary()
 
 
 def test_multicast_plan_carries_its_facts_as_objects_and_the_guard_they_make() -> None:
@@ -92,20 +92,21 @@ def test_multicast_plan_carries_its_facts_as_objects_and_the_guard_they_make() -
 
 
 def test_the_pipeline_fills_one_part_per_pass() -> None:
-    from tilec.transforms.pipeline import PIPELINE, lower_steps
+    from tilec.transforms.pipeline import PIPELINE, LowerOptions, lower_steps
 
     f = schedule(100, 70, 50, 16, 16, 16, decomposition="streamk", sms=5, order="grouped",
                  group_m=2)
-    steps = list(lower_steps(f, target="triton"))
+    steps = list(lower_steps(f, LowerOptions(target="triton")))
     assert [n for n, _ in steps] == ["input", *(p.__name__ for p in PIPELINE)]
     states = dict(steps)
-    filled = {"tile_axes": "tile", "tile_order": "order", "decomposition": "work",
-              "legalize": "a"}
+    filled = {"tile_axes": "tile", "tile_order": "order", "decomposition": "work", "loads": "a"}
     for (_, before), (name, after) in zip(steps, steps[1:], strict=False):
         if name in filled:  # the pass fills its part, on a new value
             assert getattr(before, filled[name]) is None and getattr(after, filled[name])
             assert after is not before
     assert states["multicast"] is states["decomposition"]  # Triton: the pass does not apply
+    # what the passes ask of the IR is asked once, when the first state is made
+    assert all(st.ir is states["input"].ir for st in states.values())
     assert states["legalize"].plan() == lower(f, target="triton")
     lines = states["legalize"].summary().splitlines()
     assert lines[1] == "tile: 16x16x16" and lines[-1].startswith("launch: cluster (1, 1, 1)")
@@ -133,3 +134,36 @@ def test_plans_pickle_without_their_compiled_evaluators() -> None:
     alive = dict(p.order.alive_tiles())  # compiles and caches
     q = pickle.loads(pickle.dumps(p))
     assert q == p and dict(q.order.alive_tiles()) == alive and copy.deepcopy(p) == p
+
+
+def test_lowering_asks_the_ir_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # every tilec module's index_map / infer_launch counted: C's index map is built once per
+    # lowering, the launch inferred at the fusion's sizes and over the symbols (the multicast
+    # derivation infers its own)
+    import sys
+    from collections import Counter
+
+    import tilec.ir.indexing
+    import tilec.ir.launch
+    from tilec.runtime.loader import load_schedule
+
+    calls: Counter[str] = Counter()
+    real_map, real_launch = tilec.ir.indexing.index_map, tilec.ir.launch.infer_launch
+
+    def counted_map(view, *a, **k):  # type: ignore[no-untyped-def]
+        calls[f"index_map {view.name}"] += 1
+        return real_map(view, *a, **k)
+
+    def counted_launch(*a, **k):  # type: ignore[no-untyped-def]
+        calls["infer_launch"] += 1
+        return real_launch(*a, **k)
+
+    for mod in [m for n, m in sys.modules.items() if n.startswith("tilec") and m is not None]:
+        if getattr(mod, "index_map", None) is real_map:
+            monkeypatch.setattr(mod, "index_map", counted_map)
+        if getattr(mod, "infer_launch", None) is real_launch:
+            monkeypatch.setattr(mod, "infer_launch", counted_launch)
+    s = load_schedule("examples/seed004_persistent_cluster.py", {"M": 512, "N": 512, "SMS": 8})
+    calls.clear()
+    lower(s.fusion, target="triton", params=s.params)
+    assert calls == {"index_map C": 1, "infer_launch": 2}

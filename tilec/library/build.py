@@ -4,8 +4,8 @@ for any shape (see :mod:`tilec.library`).
 The module holds, in this order: a docstring (what was built, its configurations and how shapes
 find them), the data block (``NAME``, ``DTYPE``, ``KERNELS``: the generated kernel sources,
 ``CONFIGS``, ``TABLES``: one dispatch table per card, :mod:`tilec.library.table`), the run-time
-code (:mod:`tilec.library.checks` and :mod:`tilec.library.runtime`, copied from their marker
-line on) and ``_setup()``, which registers the custom op.
+code (:mod:`tilec.library.checks`, :mod:`tilec.library.runtime` and :mod:`tilec.library.ops`,
+copied from their marker line on) and ``_setup()``, which registers the custom op.
 """
 
 from __future__ import annotations
@@ -18,12 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tilec.dtypes import TORCH_NAME
 from tilec.errors import TilecError, UnsupportedError
+from tilec.ir import ceil_div
 from tilec.library.table import CARDS, ConfigSet, build_tables, card_of, tuned_shapes
 
 __all__ = ["BuildError", "Library", "build_library", "module_text"]
 
-_TORCH_DTYPE = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32"}
 
 
 class BuildError(TilecError):
@@ -87,7 +88,7 @@ def _kernels_of(path: Path, params: dict[str, Any], shape: tuple[int, int, int],
     and K doubled) must be the same text."""
     from tilec.runtime.build import kernel_source
 
-    M, N, K = shape[0], -(-shape[1] // 16) * 16, -(-shape[2] // 16) * 16
+    M, N, K = shape[0], ceil_div(shape[1], 16) * 16, ceil_div(shape[2], 16) * 16
     plan = _lower(path, params, (M, N, K), target)
     src = kernel_source(plan, target)
     other = _lower(path, params, (2 * M + 1, 2 * N, 2 * K), target)
@@ -182,8 +183,8 @@ def _config_kernels(args: tuple[Any, ...]) -> dict[str, Any]:
     plan, src = _kernels_of(path, params, shape, target)
     return {"source": src, "tile": (plan.BM, plan.BN, plan.BK),
             "tma": (plan.a.kind is LoadKind.TMA, plan.b.kind is LoadKind.TMA),
-            "facts": facts_of(plan), "dtype": _TORCH_DTYPE[plan.dtype.value],
-            "out_dtype": _TORCH_DTYPE[plan.c_dtype.value],
+            "facts": facts_of(plan), "dtype": TORCH_NAME[plan.dtype],
+            "out_dtype": TORCH_NAME[plan.c_dtype],
             "b_layout": "nk" if plan.b.transposed else "kn"}
 
 
@@ -246,7 +247,7 @@ def _copied(name: str) -> str:
 
 def module_text(lib: Library, *, built: str | None = None) -> str:
     """The built module's source (see the module docstring)."""
-    runtime = "\n\n".join(_copied(name) for name in ("checks.py", "runtime.py"))
+    runtime = "\n\n".join(_copied(name) for name in ("checks.py", "runtime.py", "ops.py"))
     any_table = next(iter(lib.tables.values()))
     top = any_table["classes"] - 1
     layout = "N x K" if lib.b_layout == "nk" else "K x N"

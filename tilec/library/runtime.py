@@ -1,6 +1,7 @@
 """The run-time half of a built library: this file's text is copied into every module that
 ``tilec build`` writes, after the data block (``NAME``, ``KERNELS``, ``CONFIGS``, ``TABLES``, ...),
-and ends with ``_setup()``. It imports torch (and Triton, lazily, through the kernels), never
+followed by :mod:`tilec.library.ops` (the custom ops; the module ends with its ``_setup()``). It
+imports torch (and Triton, lazily, through the kernels), never
 tilec: the built module runs where tilec is not installed.
 
 Per call, :func:`matmul` checks its tensors (:mod:`tilec.library.checks`, copied ahead of this
@@ -28,13 +29,40 @@ import time
 
 import torch
 
-_MEMO: dict = {}  # (M, N, K) -> _Choice, at most _MEMO_MAX shapes
-_MEMO_MAX = 4096
-_LOADED: dict = {}  # kernel id -> the imported kernel module
-_SEEN: dict = {}  # _variant() -> seconds its first call took (compile included)
-_LOGGED: set = set()
-_STATS = {"calls": 0, "kernels_loaded": 0, "variants": 0, "compile_s": 0.0, "copies": 0}
-_CARD: list = []  # the card's table name, detected once
+_MEMO_MAX = 4096  # shapes remembered (memo, fast), at most
+
+
+class _State:
+    """Everything the module remembers between calls, in one place: ``clear()`` forgets it all
+    (a fresh process's state; compiled kernels stay in Triton's caches). The dictionaries are
+    only ever cleared in place, never replaced, so a name bound to one (``_FAST_GET``) stays
+    valid."""
+
+    __slots__ = ("memo", "loaded", "seen", "logged", "fact_fns", "fast", "card", "stats")
+
+    def __init__(self) -> None:
+        self.memo: dict = {}  # (M, N, K) -> _Choice, at most _MEMO_MAX shapes
+        self.loaded: dict = {}  # kernel id -> the imported kernel module
+        self.seen: dict = {}  # _variant() -> seconds its first call took (compile included)
+        self.logged: set = set()  # shapes TILEC_LOG has printed
+        self.fact_fns: dict = {}  # a fact's Python condition -> its compiled lambda
+        self.fast: dict = {}  # _key() of a checked call -> a function doing what it did
+        self.card: str | None = None  # the card's table name, detected once
+        self.stats: dict = {"calls": 0, "kernels_loaded": 0, "variants": 0, "compile_s": 0.0,
+                            "copies": 0}
+
+    def clear(self) -> None:
+        """Forget every remembered choice, kernel module, variant, fast path and the card;
+        zero the counters."""
+        for table in (self.memo, self.loaded, self.seen, self.logged, self.fact_fns, self.fast):
+            table.clear()
+        self.card = None
+        for k in self.stats:
+            self.stats[k] = 0.0 if k == "compile_s" else 0
+
+
+_STATE = _State()
+_STATS = _STATE.stats  # the counters, bound once (the hot paths count calls)
 
 
 # --------------------------------------------------------------------------------------------
@@ -45,13 +73,13 @@ _CARD: list = []  # the card's table name, detected once
 def card() -> str:
     """The name of the table this process uses: ``TILEC_CARD`` if set, else the CUDA card's
     (``h100``, ``h200``) when the build embedded a table for it, else ``default``."""
-    if not _CARD:
+    if _STATE.card is None:
         name = os.environ.get("TILEC_CARD", "").lower()
         if not name and torch.cuda.is_available():
             dev = torch.cuda.get_device_name().lower()
             name = next((c for c in TABLES if c != "default" and c in dev), "")
-        _CARD.append(name if name in TABLES else "default")
-    return _CARD[0]
+        _STATE.card = name if name in TABLES else "default"
+    return _STATE.card
 
 
 def shape_class(x: int) -> int:
@@ -69,17 +97,14 @@ class _Choice:
         self.why, self.where, self.copy_note = why, where, copy_note
 
 
-_FACT_FNS: dict = {}
-
-
 def _facts(cfg: dict, M: int, N: int, K: int) -> tuple:
     """The facts the config's specialized variant assumes (the plan's, embedded as Python
     conditions on M, N, K), each with whether it holds at (M, N, K)."""
-    out = []
+    out, fns = [], _STATE.fact_fns
     for text, expr in cfg["facts"]:
-        fn = _FACT_FNS.get(expr)
+        fn = fns.get(expr)
         if fn is None:
-            fn = _FACT_FNS[expr] = eval(f"lambda M, N, K: bool({expr})")  # noqa: S307
+            fn = fns[expr] = eval(f"lambda M, N, K: bool({expr})")  # noqa: S307
         out.append((text, fn(M, N, K)))
     return tuple(out)
 
@@ -164,7 +189,7 @@ def _bucket_text(dim: str, c: int, top: int) -> str:
 
 
 def _kernel(kid: str) -> object:
-    mod = _LOADED.get(kid)
+    mod = _STATE.loaded.get(kid)
     if mod is None:
         import importlib.util
 
@@ -182,7 +207,7 @@ def _kernel(kid: str) -> object:
         mod = importlib.util.module_from_spec(spec)
         sys.modules[name] = mod  # Triton's JIT reads the kernels' source through the module
         spec.loader.exec_module(mod)
-        _LOADED[kid] = mod
+        _STATE.loaded[kid] = mod
         _STATS["kernels_loaded"] += 1
     return mod
 
@@ -224,27 +249,29 @@ def _run(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None) -> torch.Te
         return out
     if K == 0:
         return out.zero_()
-    choice = _MEMO.get((M, N, K))
+    memo, seen = _STATE.memo, _STATE.seen
+    choice = memo.get((M, N, K))
     if choice is None:
         choice = _choose(M, N, K)
-        if len(_MEMO) >= _MEMO_MAX:
-            _MEMO.clear()
-        _MEMO[(M, N, K)] = choice
+        if len(memo) >= _MEMO_MAX:
+            memo.clear()
+        memo[(M, N, K)] = choice
     a_k, b_k, copies = _operands(a, b)
     _STATS["copies"] += copies
     _COPIED[0] = bool(copies)
     key = choice.variant
-    mod = _LOADED.get(choice.kernel) or _kernel(choice.kernel)
-    if key in _SEEN:
+    mod = _STATE.loaded.get(choice.kernel) or _kernel(choice.kernel)
+    if key in seen:
         mod.run(a_k, b_k, out=out)
     else:
         t0 = time.perf_counter()
         mod.run(a_k, b_k, out=out)
-        _SEEN[key] = time.perf_counter() - t0
+        seen[key] = time.perf_counter() - t0
         _STATS["variants"] += 1
-        _STATS["compile_s"] += _SEEN[key]
-    if _LOG and (M, N, K) not in _LOGGED and len(_LOGGED) < _MEMO_MAX:
-        _LOGGED.add((M, N, K))
+        _STATS["compile_s"] += seen[key]
+    logged = _STATE.logged
+    if _LOG and (M, N, K) not in logged and len(logged) < _MEMO_MAX:
+        logged.add((M, N, K))
         print(f"tilec[{NAME}]: " + explain(M, N, K).replace("\n", "\n  "), file=sys.stderr)
     return out
 
@@ -253,7 +280,7 @@ def _run(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None) -> torch.Te
 # the fast path: a call like one checked before
 # --------------------------------------------------------------------------------------------
 
-_FAST: dict = {}  # _key() of a checked call -> a function doing what that call did
+_FAST_GET = _STATE.fast.get  # bound once: the fast path is one dictionary look-up
 _COPIED = [False]  # whether the last _run copied an operand (or ran no kernel)
 _TENSOR = torch.Tensor
 _compiling = torch.compiler.is_compiling
@@ -280,11 +307,18 @@ def _fast_call(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None):
     overlap of out with a or b (else the checked path raises). None where no fast path applies."""
     if a.dim() < 2 or a.numel() == 0 or b.numel() == 0:
         return None
-    run = (_LOADED.get(_MEMO[(a.numel() // a.shape[-1], b.shape[1], b.shape[0])].kernel)
-           .run)
+    choice = _STATE.memo[(a.numel() // a.shape[-1], b.shape[1], b.shape[0])]
+    mod = _STATE.loaded[choice.kernel]
     nk = B_LAYOUT == "nk"
     cpu = a.device.type != "cuda"  # the interpreter: TRITON_INTERPRET is read again per call
     K, lead = a.shape[-1], (tuple(a.shape[:-1]) if a.dim() > 2 else None)
+    # the kernel file's own fast function for these operands (its key: the shapes, strides,
+    # dtypes and devices this key fixes), where its run() left one: skips its look-up
+    direct = getattr(mod, "_FAST", None)
+    if direct is not None:
+        direct = direct.get(mod._key(a.view(-1, K) if lead else a, b.t() if nk else b,
+                                     None if out is None else out.view(-1, out.shape[-1])))
+    run = direct or mod.run  # both take (a, b, out) positionally
     slow = _matmul
     calls = _STATS
 
@@ -293,14 +327,14 @@ def _fast_call(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None):
             if (a.data_ptr() | b.data_ptr()) & 15 or (cpu and not _on_cpu_ok()):
                 return slow(a, b, out)
             calls["calls"] += 1
-            return run(a, b.t() if nk else b)
+            return run(a, b.t() if nk else b, None)
         return fast
     if out is None:
         def fast_lead(a, b, out):
             if (a.data_ptr() | b.data_ptr()) & 15 or (cpu and not _on_cpu_ok()):
                 return slow(a, b, out)
             calls["calls"] += 1
-            res = run(a.view(-1, K), b.t() if nk else b)
+            res = run(a.view(-1, K), b.t() if nk else b, None)
             return res.view(*lead, res.shape[-1])
         return fast_lead
     a_ext, b_ext, o_ext = _extent(a), _extent(b), _extent(out)
@@ -312,9 +346,9 @@ def _fast_call(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None):
             return slow(a, b, out)
         calls["calls"] += 1
         if lead is None:
-            run(a, b.t() if nk else b, out=out)
+            run(a, b.t() if nk else b, out)
         else:
-            run(a.view(-1, K), b.t() if nk else b, out=out.view(-1, out.shape[-1]))
+            run(a.view(-1, K), b.t() if nk else b, out.view(-1, out.shape[-1]))
         return out
     return fast_out
 
@@ -338,7 +372,7 @@ def matmul(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None = None
     """
     if (type(a) is _TENSOR and type(b) is _TENSOR and (out is None or type(out) is _TENSOR)
             and not _compiling()):
-        fast = _FAST.get(_key(a, b, out))
+        fast = _FAST_GET(_key(a, b, out))
         if fast is not None and not (a.requires_grad or b.requires_grad):
             return fast(a, b, out)
     return _matmul(a, b, out)
@@ -370,11 +404,12 @@ def _matmul(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None) -> torch
         if (not _COPIED[0] and type(orig_a) is _TENSOR and type(b) is _TENSOR
                 and (given is None or type(given) is _TENSOR)
                 and a.data_ptr() == orig_a.data_ptr()):  # a's reshape (if any) is a view
-            if len(_FAST) >= _MEMO_MAX:
-                _FAST.clear()
+            table = _STATE.fast
+            if len(table) >= _MEMO_MAX:
+                table.clear()
             fast = _fast_call(orig_a, b, given)
             if fast is not None:
-                _FAST[_key(orig_a, b, given)] = fast
+                table[_key(orig_a, b, given)] = fast
     if lead is None:
         return res
     return given if given is not None else res.view(*lead, res.shape[-1])
@@ -406,7 +441,7 @@ def explain(M: int, N: int, K: int) -> str:
              f"why: {c.why} [{c.where}]",
              f"facts: {facts} -> variant {variant}",
              f"compiled with {'int64' if wide else 'int32'} offsets, {lds} "
-             f"({'run before in this process' if c.variant in _SEEN else 'not run yet'})"]
+             f"({'run before in this process' if c.variant in _STATE.seen else 'not run yet'})"]
     if c.copy_note:
         lines.append(c.copy_note)
     return "\n".join(lines)
@@ -434,7 +469,7 @@ def stats() -> dict:
 
 def _triton_compiles() -> int | None:
     total, found = 0, False
-    for mod in _LOADED.values():
+    for mod in _STATE.loaded.values():
         for obj in vars(mod).values():
             caches = getattr(obj, "device_caches", None)
             if isinstance(caches, dict):
@@ -451,69 +486,3 @@ def reset_stats() -> None:
     """Zero the counters (the compiled kernels stay cached)."""
     for k in _STATS:
         _STATS[k] = 0.0 if k == "compile_s" else 0
-
-
-# --------------------------------------------------------------------------------------------
-# the custom op
-# --------------------------------------------------------------------------------------------
-
-_OPS: list = []  # the ops' overloads: matmul, matmul_out
-_OPS_LIB: list = []  # their torch.library.Library
-
-
-def _namespace() -> str:
-    digest = hashlib.sha1(repr((NAME, sorted(KERNELS), CONFIGS)).encode()).hexdigest()[:8]
-    base = "".join(ch if ch.isalnum() else "_" for ch in f"tilec_{NAME}_{digest}")
-    for i in range(1000):
-        ns = base if i == 0 else f"{base}_{i}"
-        try:
-            getattr(getattr(torch.ops, ns), "matmul")
-        except (AttributeError, RuntimeError):
-            return ns
-    raise RuntimeError("no free torch.library namespace")  # pragma: no cover
-
-
-def _setup() -> None:
-    """Register the custom ops (``matmul`` and ``matmul_out``) with their fake kernels and a
-    backward through torch.matmul; set the module's dtypes and log flag."""
-    global _DTYPE, _OUT_DTYPE, _LOG, OP_NAMESPACE
-    _DTYPE = getattr(torch, DTYPE)
-    _OUT_DTYPE = getattr(torch, OUT_DTYPE)
-    _LOG = os.environ.get("TILEC_LOG", "") not in ("", "0")
-    OP_NAMESPACE = _namespace()
-    # defined with torch.library.Library, not torch.library.custom_op: the same op for the
-    # dispatcher, torch.compile and opcheck, without custom_op's Python wrapper on every call
-    # (on CPU 7 us per call against 25)
-    lib = torch.library.Library(OP_NAMESPACE, "DEF")
-    _OPS_LIB[:] = [lib]  # the registrations live as long as the module
-    lib.define("matmul(Tensor a, Tensor b) -> Tensor")
-    lib.define("matmul_out(Tensor a, Tensor b, Tensor(a!) out) -> ()")
-    lib.impl("matmul", lambda a, b: _run(a, b, None), "CompositeExplicitAutograd")
-
-    def matmul_out(a, b, out):
-        _run(a, b, out)
-
-    lib.impl("matmul_out", matmul_out, "CompositeExplicitAutograd")
-
-    def fake(a, b):
-        M, N, _ = _check(a, b, None)
-        return a.new_empty((M, N), dtype=_OUT_DTYPE)
-
-    def fake_out(a, b, out):
-        _check(a, b, out)
-
-    torch.library.register_fake(f"{OP_NAMESPACE}::matmul", fake, lib=lib)
-    torch.library.register_fake(f"{OP_NAMESPACE}::matmul_out", fake_out, lib=lib)
-
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(*inputs)
-
-    def backward(ctx, grad):
-        a, b = ctx.saved_tensors
-        g = grad.to(a.dtype)
-        return torch.matmul(g, b.t()), torch.matmul(a.t(), g)
-
-    torch.library.register_autograd(f"{OP_NAMESPACE}::matmul", backward,
-                                    setup_context=setup_context, lib=lib)
-    ops = getattr(torch.ops, OP_NAMESPACE)
-    _OPS[:] = [ops.matmul.default, ops.matmul_out.default]

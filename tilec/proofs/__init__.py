@@ -1,9 +1,10 @@
 """tilec.proofs: integer-division theorems as data, an assumption context, a simplifier with a
 proof trace, a prover for equalities and sufficient conditions, and tilec's one exact integer
-evaluator (:mod:`.evaluate`).  Pure sympy (numpy for grids); imports nothing else of tilec.  Its
-memo tables are held by two objects (:mod:`.cache`): a :class:`ProofCache` per proof session, which
-the entry points take as ``cache=`` (:data:`SESSION` by default), and the :data:`CONTENT` cache of
-pure functions of an expression; :func:`clear_caches` empties both.
+evaluator (:mod:`.evaluate`).  Built on sympy (numpy for grids, cachetools for LRU tables); it
+imports nothing of tilec.  Its memo tables are held by two objects (:mod:`.cache`): a
+:class:`ProofCache` per proof session, which the entry points take as ``cache=`` (:data:`SESSION`
+by default), and the :data:`CONTENT` cache of pure functions of an expression;
+:func:`clear_caches` empties both.
 
 The modules, from the ground up: :mod:`.cache` (the memo tables), :mod:`.evaluate` (exact integer
 values), :mod:`.trace` (steps, results, printing), :mod:`.algebra` (integer polynomials),

@@ -1,4 +1,4 @@
-"""The proof engine's memo tables, held by two objects instead of module globals (stdlib only).
+"""The proof engine's memo tables, held by two objects instead of module globals.
 
 * :class:`ProofCache` -- one proof session: results that depend on a :class:`~.context.Context`
   (simplified expressions, narrowed conditions, shared reasoners and what they proved).  The
@@ -27,43 +27,33 @@ Example::
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any, Generic, TypeVar
+
+from cachetools import LRUCache
 
 V = TypeVar("V")
 
 
-class Memo(Generic[V]):
-    """At most ``limit`` entries; the least recently used one goes first."""
+class Memo(LRUCache, Generic[V]):  # type: ignore[type-arg]
+    """cachetools' LRU cache of at most ``limit`` entries, with :meth:`get_or`."""
 
     def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self._data: OrderedDict[Hashable, V] = OrderedDict()
+        super().__init__(maxsize=limit)
 
     def get_or(self, key: Hashable, compute: Callable[[], V]) -> V:
         """The value under ``key``, computed (and kept) on a miss."""
-        if key in self._data:
-            self._data.move_to_end(key)
-            return self._data[key]
-        value = self._data[key] = compute()
-        if len(self._data) > self.limit:
-            self._data.popitem(last=False)
+        if key in self:
+            hit: V = self[key]
+            return hit
+        value = self[key] = compute()
         return value
-
-    def __contains__(self, key: Hashable) -> bool:
-        return key in self._data
-
-    def __len__(self) -> int:
-        return len(self._data)
-
-    def clear(self) -> None:
-        self._data.clear()
 
 
 class Table(dict):  # type: ignore[type-arg]
-    """A dict that empties itself when it outgrows ``limit`` (for the hottest tables: a plain
-    ``dict.get`` costs less than an LRU's bookkeeping, and their entries are cheap to recompute)."""
+    """A dict that empties itself when it outgrows ``limit``, for the hottest tables (``is_int``,
+    ``canon``: called hundreds of thousands of times in a derivation): a plain ``dict.get`` costs
+    less than an LRU's bookkeeping, and their entries are cheap to recompute."""
 
     def __init__(self, limit: int) -> None:
         super().__init__()

@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tilec.dtypes import torch_dtype
 from tilec.errors import TilecError
@@ -35,6 +35,10 @@ from tilec.runtime.loader import load_schedule
 from tilec.runtime.progress import bar
 from tilec.runtime.records import Records, default_records, schedule_key
 from tilec.transforms.heuristic import AUTO, KNOBS, Config, candidates, parse_knob
+from tilec.transforms.plan import KernelPlan
+
+if TYPE_CHECKING:
+    from tilec.runtime.session import Session
 
 __all__ = ["Built", "Measurement", "TuneResult", "build", "gpu_timer", "measure", "schedule_params",
            "space", "tune", "write_params"]
@@ -128,14 +132,19 @@ class Built:
 
 
 def build(path: str | Path, params: Mapping[str, Any], *, target: str = "triton",
-          device: str | None = None, check: bool = True) -> Built:
-    """Build the schedule's kernel at ``params`` and check it against torch (``check``). Every
-    failure (compile, launch, wrong result) is a Built with ``run=None`` and the reason."""
+          device: str | None = None, check: bool = True, session: Session | None = None
+          ) -> Built:
+    """Build the schedule's kernel at ``params`` (in ``session``) and check it against torch
+    (``check``). Every failure (compile, launch, wrong result) is a Built with ``run=None`` and
+    the reason."""
     try:
         import torch
 
         loaded = load_schedule(path, schedule_params(path, params), target=target, tuned=False)
-        plan = kernel_plan(loaded, target=target)
+        plan = kernel_plan(loaded, target=target, session=session)
+        if not isinstance(plan, KernelPlan):
+            raise TilecError(f"{Path(path).name}: tilec tune times tile-level schedules; a "
+                             f"thread-level (SIMT) kernel is not tuned by tilec yet")
         dev = device or ("cuda" if torch.cuda.is_available() else "cpu")
         dt = torch_dtype(plan.dtype)
         g = torch.Generator(device=dev).manual_seed(0)
@@ -143,7 +152,7 @@ def build(path: str | Path, params: Mapping[str, Any], *, target: str = "triton"
         b = torch.randn((plan.N, plan.K) if plan.b.transposed else (plan.K, plan.N), device=dev,
                         dtype=dt, generator=g)
         out = torch.full((plan.M, plan.N), float("nan"), device=dev, dtype=dt)
-        fn = kernel(plan, target)
+        fn = kernel(plan, target, session)
         err = None
         if check:
             c = fn(a, b, out)
@@ -179,7 +188,8 @@ def tune(path: str | Path, overrides: Mapping[str, Any] | None = None, *,
          target: str = "triton", sms: int | None = None, limit: int | None = None,
          timer: Callable[[Mapping[str, Any]], float] | None = None, check: bool = True,
          records: Records | None = None, progress: bool = True,
-         device: str | None = None, rounds: int = ROUNDS) -> TuneResult:
+         device: str | None = None, rounds: int = ROUNDS, session: Session | None = None
+         ) -> TuneResult:
     """Time every config of :func:`space` and record the fastest correct one.
 
     Two phases: every config is built and checked first (the GPU idles while Triton compiles
@@ -191,7 +201,8 @@ def tune(path: str | Path, overrides: Mapping[str, Any] | None = None, *,
     the idle of its compile, measured 3.3x its real time.)
 
     ``timer(params) -> ms`` replaces building and timing (tests, dry runs); ``records``
-    defaults to ``$TILEC_CACHE/tuned.sqlite``.
+    defaults to ``$TILEC_CACHE/tuned.sqlite``; the kernels are built in ``session`` (default
+    :data:`~tilec.runtime.session.SESSION`).
     """
     overrides = dict(overrides or {})
     loaded = load_schedule(path, overrides, target=target, tuned=False)
@@ -210,7 +221,8 @@ def tune(path: str | Path, overrides: Mapping[str, Any] | None = None, *,
     built: dict[Config, Built] = {}
     for cfg in bar(configs, f"build {Path(path).name}", enabled=None if progress else False):
         if timer is None:
-            built[cfg] = build(path, params_of(cfg), target=target, device=device, check=check)
+            built[cfg] = build(path, params_of(cfg), target=target, device=device, check=check,
+                               session=session)
         else:
             built[cfg] = Built(functools.partial(timer, params_of(cfg)), Measurement(None, True))
     # phase 2: time every built config in turn, `rounds` times
@@ -228,6 +240,7 @@ def tune(path: str | Path, overrides: Mapping[str, Any] | None = None, *,
                 continue
             try:
                 fn = built[cfg].run
+                assert fn is not None  # only configs that built are timed
                 times[cfg].append(float(fn() if timer is not None else gpu_timer(fn)))
             except Exception as e:
                 errors[cfg] = f"{type(e).__name__}: {e}"[:400]

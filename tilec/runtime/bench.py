@@ -18,6 +18,7 @@ Example (GPU)::
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import triton
@@ -27,6 +28,8 @@ from tilec.dtypes import torch_dtype
 from tilec.transforms.plan import DType, KernelPlan  # noqa: F401  (DType: the example)
 
 if TYPE_CHECKING:
+    import torch
+
     from tilec.runtime.session import Session
 
 __all__ = ["bench_plan", "plain_matmul", "rel_err", "tflops", "time_ms"]
@@ -66,7 +69,8 @@ def _plain_kernel(
     tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=mask)
 
 
-def plain_matmul(a: Any, b: Any, cfg: tuple[int, ...] = (128, 256, 64, 8, 3, 8)) -> Any:
+def plain_matmul(a: torch.Tensor, b: torch.Tensor, cfg: tuple[int, ...] = (128, 256, 64, 8, 3, 8)
+                 ) -> torch.Tensor:
     """The plain Triton kernel; ``cfg`` = (BM, BN, BK, GROUP_M, num_stages, num_warps)."""
     import torch
 
@@ -83,7 +87,7 @@ def plain_matmul(a: Any, b: Any, cfg: tuple[int, ...] = (128, 256, 64, 8, 3, 8))
     return c
 
 
-def time_ms(fn: Any, warmup: int = 25, rep: int = 100, *, launch: str = "hidden") -> float:
+def time_ms(fn: Callable[[], Any], warmup: int = 25, rep: int = 100, *, launch: str = "hidden") -> float:
     """Median milliseconds of ``fn()`` on the GPU, the L2 flushed (256 MB written) before each replay.
 
     ``launch="hidden"`` (the default) measures the kernels, not the host: before each batch of
@@ -154,7 +158,7 @@ def tflops(M: int, N: int, K: int, ms: float) -> float:
     return 2.0 * M * N * K / (ms * 1e-3) / 1e12
 
 
-def rel_err(c: Any, ref: Any) -> float:
+def rel_err(c: torch.Tensor, ref: torch.Tensor) -> float:
     """``max|c - ref| / max|ref|`` in fp32."""
     d = (c.float() - ref.float()).abs().max().item()
     return d / max(ref.float().abs().max().item(), 1e-30)

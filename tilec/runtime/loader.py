@@ -65,7 +65,7 @@ class LoadedSchedule:
         return self.resolution.notes if self.resolution else []
 
 
-def parse_value(text: str) -> Any:
+def parse_value(text: str) -> int | bool | str:
     """``--param`` values: Python ints (``0x80`` too), ``true``/``false``, else the text."""
     try:
         return int(text, 0)
@@ -323,7 +323,7 @@ MAX_TILES = 2**20  # linear tiles a command walks: past it lowering, tables and 
 # minutes (a 131072^2 GEMM of 128x256 tiles, 524288 tiles: masks 16 s, explain 23 s)
 
 
-def tile_count(fusion: Any) -> int | None:
+def tile_count(fusion: GemmFusion) -> int | None:
     """The linear tiles of a schedule: the product of C's loop extents outside the tile (before
     the first Mma or thread axis), reductions left out; None where an extent is symbolic.
 

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from tilec.transforms.multicast.derive import MulticastDerivation, SymbolicInstance
     from tilec.transforms.plan import KernelPlan
 
-__all__ = ["SESSION", "Session", "derive_from_file"]
+__all__ = ["SESSION", "Session", "clear_caches", "derive_from_file"]
 
 V = TypeVar("V")
 
@@ -157,3 +157,16 @@ def derive_from_file(path: str | Path, overrides: dict[str, Any] | None = None,
     ['A', 'B']
     """
     return (session or SESSION).derive_from_file(path, overrides, mode, table, closed, prove)
+
+
+def clear_caches() -> None:
+    """Forget everything tilec keeps in memory across calls, in one call: the process's
+    :data:`SESSION`, the transforms' tables (:data:`tilec.transforms.memo.TRANSFORMS`) and the
+    proof engine's (:func:`tilec.proofs.clear_caches`).  Results never depend on them; this is
+    for benchmarks, tests and memory.  (A built library's module keeps its own state.)"""
+    from tilec.proofs import clear_caches as clear_proofs
+    from tilec.transforms.memo import TRANSFORMS
+
+    SESSION.clear()
+    TRANSFORMS.clear()
+    clear_proofs()

@@ -11,8 +11,6 @@ Example::
 
 from __future__ import annotations
 
-from typing import Any
-
 from tilec.ir import ceil_div
 from tilec.ir.types import Decomposition, Fixup
 from tilec.transforms.cost_model import Cost, describe_model, estimate_cost
@@ -69,7 +67,7 @@ def rank_decompositions(
     ['split-K S=8', 'split-K S=7']
     """
     check_positive(M=M, N=N, K=K, BM=BM, BN=BN, BK=BK, sms=sms)
-    scored: list[Any] = []
+    scored: list[tuple[float, int, str, WorkSplit, Cost]] = []
     for name, split in _candidates(M, N, K, BM, BN, BK, sms, fixup):
         cost = estimate_cost(split, sms, BM, BN, BK)
         scored.append((cost.total, len(scored), name, split, cost))

@@ -345,8 +345,8 @@ def split_forms(rule: SplitRule) -> dict[str, sympy.Expr]:
         raise TilecError("work split: front/tail (dp_ft) numbers have no closed forms; "
                          "use split_at per launch")
     n = sympy.sympify(rule.num_tiles)
-    tiles = sympy.ceiling(SIZE_M / rule.BM) * sympy.ceiling(SIZE_N / rule.BN)
-    k_iters = sympy.ceiling(SIZE_K / rule.BK)
+    tiles = ceil_div(SIZE_M, rule.BM) * ceil_div(SIZE_N, rule.BN)
+    k_iters = ceil_div(SIZE_K, rule.BK)
     zero = sympy.Integer(0)
     out: dict[str, sympy.Expr] = {"k_iters": k_iters, "splits": sympy.Integer(1),
                                   "sk_tiles": zero, "sk_ctas": zero, "sk_start": zero}
@@ -354,10 +354,10 @@ def split_forms(rule: SplitRule) -> dict[str, sympy.Expr]:
     if kind is Decomposition.DATA_PARALLEL:
         grid = ops.min(rule.ctas, n) if rule.ctas else n
         if g > 1:
-            grid = sympy.ceiling(grid / g) * g
+            grid = ceil_div(grid, g) * g
         out.update(grid=grid, num_tiles=n)
         return out
-    units_n = sympy.ceiling(n / g) if g > 1 else n
+    units_n = ceil_div(n, g) if g > 1 else n
     if kind is Decomposition.SPLIT_K:
         splits = ops.min(rule.splits, k_iters)
         units = units_n * splits

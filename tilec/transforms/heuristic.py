@@ -44,6 +44,8 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from tilec.errors import ParamError
+from tilec.ir import ceil_div
+from tilec.ir.types import Target
 from tilec.policy import PolicyEnum
 from tilec.transforms.cost_model import estimate_cost
 from tilec.transforms.choice import choose_decomposition, rank_decompositions
@@ -154,9 +156,6 @@ LARGE_TILES = (
 )
 
 
-def _cdiv(a: int, b: int) -> int:
-    return -(-a // b)
-
 # how much faster (modeled) the reduce-kernel fix-up must be to be chosen over the deterministic
 # one: a second launch costs host time the model does not see. Only split-K with at least
 # REDUCE_MIN_SPLITS parts: measured faster at 8 and 16 parts, slower at 2 (1024^2 x 32768: 0.94x
@@ -170,7 +169,7 @@ def _tile_rule(M: int, N: int, K: int, sms: int) -> tuple[Config, str]:
     """The tile of a shape class, with the rule's name (measured on the H200, Triton)."""
     if M <= 32:
         return Config(BM=16, BN=64, BK=256, WARPS=4, STAGES=3), "decode (M <= 32): stream B"
-    if M <= 128 and sms // 2 <= _cdiv(M, 64) * _cdiv(N, 256):
+    if M <= 128 and sms // 2 <= ceil_div(M, 64) * ceil_div(N, 256):
         return Config(BM=64, BN=256, BK=64, WARPS=8, STAGES=4), "small M, enough 64x256 tiles"
     if M <= 128:
         # 128x4096x7168: data-parallel 64x64x128 ran 270 TFLOP/s = 1.61x the plain kernel
@@ -180,7 +179,7 @@ def _tile_rule(M: int, N: int, K: int, sms: int) -> tuple[Config, str]:
     if M * N <= 1024 * 1024 and K <= 4096:
         # sq1024: 226 TFLOP/s with TMA loads, 200-215 with the plain kernel's 64x128x64
         return Config(BM=64, BN=128, BK=128, WARPS=4, STAGES=4), "small problem"
-    if _cdiv(M, 128) * _cdiv(N, 128) * 8 <= sms and K >= 16384:
+    if ceil_div(M, 128) * ceil_div(N, 128) * 8 <= sms and K >= 16384:
         # 512^2 x 65536: 128x256 split-K 16 with the reduce kernel 0.81x cuBLAS, 128x128 split-K
         # 8 0.78x (0.73x with the deterministic fix-up): fewer bytes from L2 per flop
         return Config(BM=128, BN=256, BK=64, WARPS=8, STAGES=3), "very few tiles, deep K"
@@ -191,7 +190,7 @@ def _tile_rule(M: int, N: int, K: int, sms: int) -> tuple[Config, str]:
 
 def _cuda_rule(M: int, N: int, K: int) -> tuple[Config, str]:
     """The CUDA backend's tiles: WGMMA wants BM in 64s, 128x256 with two consumer warpgroups."""
-    if 64 < M <= 128 and _cdiv(N, 64) >= 32:
+    if 64 < M <= 128 and ceil_div(N, 64) >= 32:
         # one 128-row tile row, N streamed: 128x4096x7168 split-K 2 ran 25.0 us = 1.07x cuBLAS
         # with 128x64 tiles and 8 stages (192 KB in flight per SM), 27.5 us with 128x128 and 4
         # or 6, 29.7 with 64x256 and 5 (bench/results/cuda_perf_2026-11-23_s7b.json)
@@ -199,7 +198,7 @@ def _cuda_rule(M: int, N: int, K: int) -> tuple[Config, str]:
                 "cuda: one tile row (M <= 128), 128x64 tiles, 8 stages deep")
     if M >= 256 and N >= 256 and M * N >= 4096 * 2048:
         return Config(BM=128, BN=256, BK=64, WARPS=12, STAGES=4), "cuda: large"
-    if K >= 8192 and _cdiv(M, 128) * _cdiv(N, 256) >= 32:
+    if K >= 8192 and ceil_div(M, 128) * ceil_div(N, 256) >= 32:
         # few tiles, deep K: 1024^2 x 32768 split-K 4 with 128x256 tiles ran 99.6-101.8 us
         # (0.95-0.96x cuBLAS), 128x128 split-K 2 108.9-111.0 (0.86-0.89x): the wider tile reads
         # less shared memory per flop (bench/results/cuda_perf_2026-11-23_s7a.json, _s7c.json)
@@ -216,7 +215,8 @@ def _pinned(cfg: Config, fixed: Mapping[str, Any]) -> Config:
 
 
 def _decomposition(M: int, N: int, K: int, cfg: Config, sms: int,
-                   fixed: Mapping[str, Any], target: str = "triton") -> tuple[Config, list[str]]:
+                   fixed: Mapping[str, Any], target: Target = Target.TRITON
+                   ) -> tuple[Config, list[str]]:
     """``cfg`` with the decomposition knobs the user left auto chosen by the cost model.
 
     An auto fix-up is deterministic (one kernel, bitwise reproducible) unless, on Triton, the
@@ -234,7 +234,7 @@ def _decomposition(M: int, N: int, K: int, cfg: Config, sms: int,
         alts = [r for r in rank_decompositions(M, N, K, cfg.BM, cfg.BN, cfg.BK, sms,
                                                fixup=Fixup.REDUCE_KERNEL)
                 if r[3].kind is Decomposition.SPLIT_K and r[3].splits >= REDUCE_MIN_SPLITS]
-        if fixup == AUTO and target == "triton" and alts:
+        if fixup == AUTO and target is Target.TRITON and alts:
             t_red, _, name, alt, _ = alts[0]
             t_det = estimate_cost(split, sms, cfg.BM, cfg.BN, cfg.BK).total
             if t_red < t_det * (1 - REDUCE_MARGIN):
@@ -260,16 +260,17 @@ def _decomposition(M: int, N: int, K: int, cfg: Config, sms: int,
 
 
 def heuristic(M: int, N: int, K: int, *, sms: int = 132, fixed: Mapping[str, Any] | None = None,
-              target: str = "triton") -> tuple[Config, list[str]]:
+              target: Target | str = Target.TRITON) -> tuple[Config, list[str]]:
     """A config for an M x N x K problem on ``sms`` SMs, honouring the knobs in ``fixed``
     (parsed values, as :func:`parse_knob` gives); with the reasons, one line each.
 
     Large problems weigh each of :data:`LARGE_TILES` with its best decomposition: the modeled
     critical path times the tile's flops per k-iteration over its measured relative rate.
     """
+    target = Target(target)
     fixed = {k: v for k, v in (fixed or {}).items() if v != AUTO}
     tile_fixed = any(k in fixed for k in ("BM", "BN", "BK"))
-    if target == "cuda":
+    if target is Target.CUDA:
         base, rule = _cuda_rule(M, N, K)
         cfg, why = _decomposition(M, N, K, _pinned(base, fixed), sms, fixed, target)
         return cfg, [f"tile {cfg.BM}x{cfg.BN}x{cfg.BK} by the rule '{rule}'", *why]
@@ -296,14 +297,14 @@ def heuristic(M: int, N: int, K: int, *, sms: int = 132, fixed: Mapping[str, Any
 
 
 def candidates(M: int, N: int, K: int, *, sms: int = 132, fixed: Mapping[str, Any] | None = None,
-               target: str = "triton") -> list[Config]:
+               target: Target | str = Target.TRITON) -> list[Config]:
     """The tuning space around the heuristic: its choice first; the tiles of the shape class,
     each with data-parallel and the cost model's two best other decompositions; the other
     fix-up; pointer loads. Every config keeps the knobs in ``fixed``."""
     fixed = {k: v for k, v in (fixed or {}).items() if v != AUTO}
     best, _ = heuristic(M, N, K, sms=sms, fixed=fixed, target=target)
     tiles = [best]
-    if target == "cuda":
+    if target is Target.CUDA:
         tiles += [Config(BM=128, BN=256, BK=64, WARPS=12, STAGES=4),
                   Config(BM=128, BN=128, BK=64, WARPS=12, STAGES=5),
                   Config(BM=128, BN=256, BK=64, WARPS=12, STAGES=3)]
@@ -340,7 +341,7 @@ def candidates(M: int, N: int, K: int, *, sms: int = 132, fixed: Mapping[str, An
     if best.DECOMP is not Decomposition.DATA_PARALLEL and "FIXUP" not in fixed:
         other = Fixup.ATOMIC if best.FIXUP is Fixup.DETERMINISTIC else Fixup.DETERMINISTIC
         out.append(replace(best, FIXUP=other))
-    if target != "cuda" and "LOAD" not in fixed and M > 64:
+    if target is not Target.CUDA and "LOAD" not in fixed and M > 64:
         out.append(replace(best, LOAD=LoadKind.POINTER))
     return list(dict.fromkeys(out))
 
@@ -387,7 +388,8 @@ class Resolution:
         return out
 
 
-def resolve(params: Mapping[str, Any], *, sms: int | None = None, target: str = "triton",
+def resolve(params: Mapping[str, Any], *, sms: int | None = None,
+            target: Target | str = Target.TRITON,
             tuned: Mapping[str, Any] | None = None, rules: tuple[Mapping[str, Any], str] | None = None,
             ) -> Resolution:
     """``params`` with each knob whose value is ``"auto"`` chosen (see the module docstring).

@@ -267,6 +267,9 @@ class OperandLoad:
     transposed: bool = False  # B given as N x K
     multicast: MulticastPlan | None = None
     evict: L2Hint = L2Hint.NORMAL  # the L2 eviction hint of its loads (CUDA)
+    # lowering's size-dependent hint: (condition over M, N, hint), the hint where the condition
+    # holds at a launch's sizes (the CUDA kernel picks it per launch); None: evict at every size
+    evict_where: tuple[sympy.Basic, L2Hint] | None = None
 
 
 @dataclass(frozen=True)
@@ -372,7 +375,7 @@ class KernelPlan:
         o = self.order
         return Counts(tiles_m=sympy.sympify(o.tiles_m), tiles_n=sympy.sympify(o.tiles_n),
                       num_tiles=sympy.sympify(o.num_tiles),
-                      k_iters=sympy.ceiling(SIZE_K / self.BK))
+                      k_iters=ceil_div(SIZE_K, self.BK))
 
     @property
     def c_dtype(self) -> DType:

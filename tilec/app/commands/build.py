@@ -25,7 +25,7 @@ def shape(text: str) -> tuple[int, int, int]:
     if len(dims) != 3 or min(dims) < 1:
         raise argparse.ArgumentTypeError(f"must look like MxNxK (positive integers) but got "
                                          f"{text!r}")
-    return dims  # type: ignore[return-value]
+    return dims
 
 
 def options(p: argparse.ArgumentParser) -> None:

@@ -12,6 +12,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from tilec.errors import TilecError
@@ -161,7 +162,7 @@ def derive(args: argparse.Namespace, session: Session) -> MulticastDerivation:
         return session.derivation(loaded, args.mode)
 
 
-def require_gpu(what: str) -> Any:
+def require_gpu(what: str) -> ModuleType:
     """``torch`` when a CUDA GPU is usable, else the one-line user error."""
     try:
         import torch

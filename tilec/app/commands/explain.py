@@ -92,7 +92,7 @@ def lowered(loaded: LoadedSchedule, session: Session) -> KernelPlan:
 
 def _explain_tile_order(args: argparse.Namespace, loaded: LoadedSchedule, session: Session
                         ) -> Section:
-    from tilec.ir import infer_launch
+    from tilec.ir import ceil_div, infer_launch
 
     plan = lowered(loaded, session)
     o = plan.order
@@ -103,7 +103,7 @@ def _explain_tile_order(args: argparse.Namespace, loaded: LoadedSchedule, sessio
     alive = plan.order.alive_tiles()
     first = [(t, *mn) for t, mn in list(alive.items())[:8]]
     c = o.concrete()  # the forms hold for every size; the numbers are this launch's
-    rounds = -(-int(c.num_tiles) // grid)
+    rounds = ceil_div(int(c.num_tiles), grid)
     text = [f"t = r * {grid} + pid   (r: persistent round, pid: linear CTA id"
             + (f" = cidx * {launch.cluster_size} + rank)" if launch.cluster_size > 1 else ")"),
             f"tile_m(t) = {o.tile_m}", f"tile_n(t) = {o.tile_n}",
@@ -216,13 +216,15 @@ def _whole_tiles(closer: Any, values: dict[Any, int]) -> Any:
 
     import sympy
 
+    from tilec.ir import ceil_div
+
     by_name = {str(k): (k, v) for k, v in values.items()}
     change = dict(closer.change)
     for name, (now, then) in closer.change.items():
         tile = by_name.get(TILE_OF.get(name, ""), (None, None))[1]
         if not tile or now % tile or then % tile == 0:
             continue
-        rounded = -(-then // tile) * tile if then > now else then // tile * tile
+        rounded = ceil_div(then, tile) * tile if then > now else then // tile * tile
         moved = {k: (rounded if str(k) == name else v) for k, v in values.items()}
         if rounded > 0 and bool(closer.fact.condition().subs(moved) == sympy.true):
             change[name] = (now, rounded)

@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tilec.app.commands.common import derive, load_args, write_output
 from tilec.runtime.build import nothing_multicast
 
 if TYPE_CHECKING:
+    import sympy
+
     from tilec.runtime.session import Session
+    from tilec.transforms.multicast.derive import OperandMulticast
 
 
 def nothing_multicast_json(args: argparse.Namespace) -> str | None:
@@ -93,7 +96,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
     return 0
 
 
-def scope_lines(op: Any, indent: str = "  ") -> list[str]:
+def scope_lines(op: OperandMulticast, indent: str = "  ") -> list[str]:
     """Where the closed form holds: its scope, the facts it rests on (a proved or narrowing
     form) or the fact that would prove it (a form checked at this launch only)."""
     if op.closed is None:
@@ -107,7 +110,7 @@ def scope_lines(op: Any, indent: str = "  ") -> list[str]:
     return out
 
 
-def readable_form(e: Any) -> Any:
+def readable_form(e: sympy.Basic | int | None) -> sympy.Basic | int | None:
     """A form as printed: simplified by the theorems under no facts but the default signs (a
     general form stays general), so no ``+ 0``, ``/1`` or split left to undo by hand."""
     from tilec.proofs import simplify

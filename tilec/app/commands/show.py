@@ -11,12 +11,13 @@ from tilec.app.commands.common import load_args, write_output
 from tilec.errors import TilecError
 
 if TYPE_CHECKING:
+    from tilec.ir.indexing import IndexMap
     from tilec.ir.launch import LaunchDims
     from tilec.runtime.loader import LoadedSchedule
     from tilec.runtime.session import Session
 
 
-def readable_map(im: Any) -> tuple[dict[str, Any], list[Any]]:
+def readable_map(im: IndexMap) -> tuple[dict[str, Any], list[Any]]:
     """An index map's logical indices and predicates as printed: simplified by the theorems under
     its loop bounds (the IR builds them unevaluated, with ``/1``, ``*1`` and the splits' digits)."""
     from sympy import true
@@ -55,6 +56,7 @@ def kernel_launch(loaded: LoadedSchedule, target: str = "triton",
     from tilec.ir import infer_launch
     from tilec.runtime.build import is_thread_level, kernel_plan
     from tilec.runtime.loader import MAX_TILES, tile_count
+    from tilec.transforms.plan import KernelPlan
 
     launch = infer_launch(loaded.fusion)
     if is_thread_level(loaded.fusion):
@@ -66,6 +68,7 @@ def kernel_launch(loaded: LoadedSchedule, target: str = "triton",
         plan = kernel_plan(loaded, target=target, session=session)
     except TilecError:
         return launch  # symbolic sizes, or a schedule this target does not lower
+    assert isinstance(plan, KernelPlan)  # a tile-level schedule's plan
     return replace(launch, block=(sympy.Integer(32 * plan.num_warps), sympy.Integer(1),
                                   sympy.Integer(1)))
 

@@ -54,7 +54,8 @@ def run(args: argparse.Namespace, session: Session) -> int:
                                     f"(heuristic first)", *(f"  {c.short()}" for c in configs)]))
         return 0
     require_gpu("tune")
-    res = tune(args.schedule, given, target=args.target, sms=args.sms, limit=args.limit)
+    res = tune(args.schedule, given, target=args.target, sms=args.sms, limit=args.limit,
+               session=session)
     M, N, K = res.shape
     ranked = sorted(res.results, key=lambda r: (r[1].ms is None, r[1].ms or 0.0))
     if args.output and args.output.endswith(".json") and not args.json:

@@ -133,7 +133,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
 
 def _viz_threads(args: argparse.Namespace, loaded: LoadedSchedule, size: tuple[int, int] | None
                  ) -> int:
-    from tilec.app import viz
+    from tilec.app import viz, viz_threads
     from tilec.transforms.simt.lower import lower_simt
 
     try:
@@ -144,7 +144,7 @@ def _viz_threads(args: argparse.Namespace, loaded: LoadedSchedule, size: tuple[i
     plan = lower_simt(loaded.fusion)
     path = args.output or f"{loaded.path.stem}_threads.png"
     with _picture_out(path) as (out, fmt):
-        _, maps = viz.render_threads(out, plan, warps, size=size, fmt=fmt)
+        _, maps = viz_threads.render_threads(out, plan, warps, size=size, fmt=fmt)
     if args.json:
         print(json.dumps({"kind": "threads", "file": str(path),
                           "size": list(size or viz.DEFAULT_SIZE["threads"]), "warps": warps,

@@ -66,7 +66,7 @@ class CudaExprPrinter(C99CodePrinter, ProvenSigns):
     def _fast(self, den: sympy.Expr) -> str | None:
         """The ``tilec_fastdiv`` of run-time divisor ``den`` (the dividend proven nonnegative
         and ``den`` positive by the caller), else None."""
-        return None if self._wide else self._divisors.get(den)
+        return self._divisors.get(den)
 
     def doprint(self, expr: Any, assign_to: Any = None) -> str:
         expr = whole_mods(sympy.sympify(expr))
@@ -102,7 +102,7 @@ class CudaExprPrinter(C99CodePrinter, ProvenSigns):
             return self._print(num)
         if self.truncation_is_floor(num, den):
             if fd := self._fast(den):
-                return f"{fd}.div({self._print(num)})"
+                return f"{fd}.div{self._sfx}({self._print(num)})"
             return f"({self.parenthesize(num, 50)} / {self.parenthesize(den, 50)})"
         return f"tilec_floordiv{self._sfx}({self._print(num)}, {self._print(den)})"
 
@@ -113,7 +113,7 @@ class CudaExprPrinter(C99CodePrinter, ProvenSigns):
             return self._print(num)
         if self.truncation_is_floor(num, den):
             if fd := self._fast(den):
-                return f"{fd}.div({self._print(num)} + {fd}.d - 1)"
+                return f"{fd}.div{self._sfx}({self._print(num)} + {fd}.d - 1)"
             return f"(({self._print(num)} + {self.parenthesize(den - 1, 50)}) / {self.parenthesize(den, 50)})"
         return f"(-tilec_floordiv{self._sfx}(-({self._print(num)}), {self._print(den)}))"
 
@@ -122,7 +122,7 @@ class CudaExprPrinter(C99CodePrinter, ProvenSigns):
         a, b = expr.args
         if self.truncation_is_floor(a, b):
             if fd := self._fast(b):
-                return f"{fd}.mod({self._print(a)})"
+                return f"{fd}.mod{self._sfx}({self._print(a)})"
             return f"({self.parenthesize(a, 50)} % {self.parenthesize(b, 50)})"
         return f"tilec_mod{self._sfx}({self._print(a)}, {self._print(b)})"
 

@@ -29,6 +29,7 @@ from typing import Any
 from tilec.codegen.cuda.printer import CudaPrinter
 from tilec.codegen.cuda.printer.file import LAUNCH_ERRORS
 from tilec.codegen.cuda.printer.work import RUN_BOUNDS, STREAM_K_KINDS
+from tilec.dtypes import torch_dtype
 from tilec.errors import KernelArgumentError, TilecError
 from tilec.ir import ceil_div
 from tilec.transforms.plan import DType, KernelPlan, WorkSplit
@@ -223,7 +224,7 @@ class CudaKernel:
         import torch
 
         p = self.plan
-        tdt = {DType.BF16: torch.bfloat16, DType.FP16: torch.float16, DType.FP32: torch.float32}
+        tdt = {d: torch_dtype(d) for d in (DType.BF16, DType.FP16, DType.FP32)}
         if not isinstance(A, torch.Tensor) or A.dim() != 2 or not isinstance(B, torch.Tensor) \
                 or B.dim() != 2:
             raise KernelArgumentError(f"{p.name}: A and B must be 2-D torch tensors but got "

@@ -40,23 +40,44 @@ TILEC_HD unsigned tilec_umulhi(unsigned a, unsigned b) {
   return (unsigned)(((unsigned long long)a * b) >> 32);
 #endif
 }
-// Division by a run-time divisor d (0 < d < 2^31) of a dividend 0 <= n < 2^31 as a multiply-high,
-// an add and a shift (Granlund & Montgomery 1994, as CUTLASS's FastDivmod): with l = ceil(log2 d)
-// and m = floor(2^(32+l) / d) + 1 = 2^32 + mul, floor(n / d) = floor(m * n / 2^(32+l))
-// = (umulhi(n, mul) + n) >> l (the sum stays below 2^32: umulhi(n, mul) < n).  Made once per
-// launch (make_shape, on the host), used per tile instead of a ~20-instruction division.
+TILEC_HD unsigned long long tilec_umul64hi(unsigned long long a, unsigned long long b) {
+#if defined(__CUDA_ARCH__)
+  return __umul64hi(a, b);
+#else
+  const unsigned long long a0 = a & 0xFFFFFFFFull, a1 = a >> 32, b0 = b & 0xFFFFFFFFull, b1 = b >> 32;
+  const unsigned long long p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
+  const unsigned long long mid = (p00 >> 32) + (p01 & 0xFFFFFFFFull) + (p10 & 0xFFFFFFFFull);
+  return p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32);
+#endif
+}
+// Division by a run-time divisor 0 < d < 2^31 as a multiply-high, an add and a shift (Granlund &
+// Montgomery 1994, as CUTLASS's FastDivmod), of a dividend 0 <= n < 2^31 (div) or 0 <= n < 2^63
+// (div64): with l = ceil(log2 d) and m = floor(2^(W+l) / d) + 1 = 2^W + mul (W = 32, 64),
+// floor(n / d) = floor(m * n / 2^(W+l)) = (umulhi(n, mul) + n) >> l; the sum stays below 2^W
+// (umulhi(n, mul) < n < 2^(W-1)).  Made once per launch (make_shape, on the host), used per
+// tile or work unit instead of a ~20-instruction (64-bit: ~70) division.  No padding: launchers
+// compare Shapes bytewise.
 struct tilec_fastdiv {
+  unsigned long long mul64;
   int d;
-  unsigned mul, shift;
+  unsigned mul, shift, unused;
   TILEC_HD int div(int n) const { return (int)((tilec_umulhi((unsigned)n, mul) + (unsigned)n) >> shift); }
   TILEC_HD int mod(int n) const { return n - div(n) * d; }
+  TILEC_HD long long div64(long long n) const {
+    return (long long)((tilec_umul64hi((unsigned long long)n, mul64) + (unsigned long long)n) >> shift);
+  }
+  TILEC_HD long long mod64(long long n) const { return n - div64(n) * d; }
 };
 TILEC_HD tilec_fastdiv tilec_fastdiv_of(int d) {
   tilec_fastdiv f;
-  f.d = d; f.mul = 0; f.shift = 0;
+  f.mul64 = 0; f.d = d; f.mul = 0; f.shift = 0; f.unused = 0;
   if (d <= 0) return f;  // (never divided by: the printer divides by it where d > 0 is proven)
   while ((1ull << f.shift) < (unsigned long long)d) ++f.shift;
-  f.mul = (unsigned)((1ull << (32 + f.shift)) / (unsigned long long)d + 1 - (1ull << 32));
+  // floor(2^(32+l) / d) = q1, and floor(2^(64+l) / d) = q1 * 2^32 + floor(r1 * 2^32 / d)
+  const unsigned long long top = 1ull << (32 + f.shift), q1 = top / (unsigned long long)d;
+  const unsigned long long r1 = top - q1 * (unsigned long long)d;
+  f.mul = (unsigned)(q1 + 1 - (1ull << 32));
+  f.mul64 = (q1 << 32) + (r1 << 32) / (unsigned long long)d + 1;  // mod 2^64
   return f;
 }
 """

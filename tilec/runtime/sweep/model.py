@@ -17,7 +17,10 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tilec.runtime.autotune import Measurement
 
 __all__ = ["CUBLAS_TFLOPS", "ITER_MS", "cublas", "measure"]
 
@@ -27,7 +30,7 @@ CUBLAS_TFLOPS = 700.0
 
 def measure(path: str, params: Mapping[str, Any], *, target: str = "triton",
             device: str | None = None, check: bool = True,
-            timer: Callable[..., float] | None = None) -> Any:
+            timer: Callable[..., float] | None = None) -> Measurement:
     """The cost model's milliseconds for the schedule at ``params`` (a Measurement)."""
     from tilec.runtime.autotune import Measurement
     from tilec.runtime.build import kernel_plan
@@ -50,7 +53,7 @@ def measure(path: str, params: Mapping[str, Any], *, target: str = "triton",
 
 
 def cublas(path: str, params: Mapping[str, Any], *, target: str = "triton",
-           timer: Callable[..., float] | None = None) -> Any:
+           timer: Callable[..., float] | None = None) -> Measurement:
     """cuBLAS at :data:`CUBLAS_TFLOPS`."""
     from tilec.runtime.autotune import Measurement
 

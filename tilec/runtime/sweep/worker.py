@@ -22,7 +22,10 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tilec.runtime.autotune import Measurement
 
 __all__ = ["Spec", "Task", "cublas_measure", "run_task", "wall_timer"]
 
@@ -93,7 +96,7 @@ def device_name() -> str:
 
 
 def cublas_measure(path: str, params: dict[str, Any], *, target: str = "triton",
-                   timer: Callable[[Callable[[], Any]], float] | None = None) -> Any:
+                   timer: Callable[[Callable[[], Any]], float] | None = None) -> Measurement:
     """torch.matmul of the schedule's shape and dtype, timed like the configs."""
     from tilec.dtypes import torch_dtype
     from tilec.runtime.autotune import Measurement

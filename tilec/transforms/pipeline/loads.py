@@ -1,6 +1,6 @@
-"""The last two passes: :func:`multicast` (per operand, the derivation's multicast TMA load,
-CUDA with clusters) and :func:`legalize` (what the target runs: operand loads, chosen by
-:func:`choose_load_kind` for Triton, the cluster launched, warps, stages and epilogue)."""
+"""The operand passes: :func:`multicast` (per operand, the derivation's multicast TMA load, CUDA
+with clusters) and :func:`loads` (how each operand is loaded: its kind, chosen by
+:func:`choose_load_kind` for Triton, its box, multicast and L2 hint)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,8 @@ from typing import Any
 import sympy
 
 from tilec.errors import UnsupportedError
-from tilec.ir import infer_launch
-from tilec.ir.types import SMEM_LIMIT, BLayout, DType, Epilogue, L2Hint
-from tilec.transforms.pipeline.state import Lowering, Target
-from tilec.transforms.pipeline.tiles import over_sizes, tile_axes
-from tilec.transforms.pipeline.work import cluster_work_split
+from tilec.ir.types import BLayout, DType, L2Hint, Target
+from tilec.transforms.pipeline.state import Lowering
 from tilec.transforms.plan import SIZES, LoadKind, MulticastMode, MulticastPlan, OperandLoad
 
 
@@ -34,29 +31,28 @@ def multicast(s: Lowering) -> Lowering:
 
     >>> from tilec.runtime.loader import load_schedule
     >>> s = load_schedule("examples/seed004_persistent_cluster.py", dict(M=512, N=512, SMS=8))
-    >>> st = multicast(Lowering(s.fusion, Target.CUDA, s.params))
+    >>> from tilec.transforms.pipeline import LowerOptions
+    >>> st = multicast(Lowering(s.fusion, LowerOptions(target="cuda", params=s.params)))
     >>> st.multicasts[0], st.multicasts[1].issue, st.multicasts[1].cluster_size
     (None, Eq(Mod(rank, 2), 0), 2)
-    >>> triton = replace(st, target=Target.TRITON)
+    >>> triton = replace(st, options=LowerOptions(target="triton"))
     >>> multicast(triton) is triton  # Triton issues no multicast: the pass does not apply
     True
     """
-    if s.target is not Target.CUDA or not s.use_multicast:
-        return s
-    if infer_launch(s.fusion).cluster_size == 1:
+    if s.target is not Target.CUDA or not s.options.multicast or s.ir.launch.cluster_size == 1:
         return s
     from tilec.transforms.multicast.derive import derive
 
-    params = dict(s.params)
+    params, mode = dict(s.options.params), s.options.mode
     # over symbols: the schedule's parameters (for the closed forms' facts), else its replay
     # over M, N, K; the forms keep M, N, K, every other parameter takes its value
-    symbolic = s.symbolic if s.symbolic is not None else over_sizes(s.fusion)
-    d = derive(s.fusion, s.mode, symbolic=symbolic, params=params, table=True,
-               cluster_k_ranges=True)  # legalize runs the cluster work split
+    symbolic = s.options.symbolic if s.options.symbolic is not None else s.ir.generic
+    d = derive(s.fusion, mode, symbolic=symbolic, params=params, table=True,
+               cluster_k_ranges=True)  # cluster_split runs the work split over clusters
     values = {sympy.Symbol(k, integer=True, positive=True): v for k, v in params.items()
               if isinstance(v, int) and not isinstance(v, bool) and k not in SIZES}
 
-    def conc(e: Any) -> Any:
+    def conc(e: sympy.Basic | None) -> Any:
         return None if e is None else sympy.sympify(e).xreplace(values)
 
     out: dict[str, MulticastPlan | None] = {}
@@ -71,12 +67,12 @@ def multicast(s: Lowering) -> Lowering:
         guard = _at_launch(conc(op.guard))
         closed = op.closed_form and guard is not sympy.false
         if not closed:
-            sliced = s.mode is MulticastMode.SLICED
+            sliced = mode is MulticastMode.SLICED
             issue, mask = op.general_issue, op.general_mask
             sidx, scount = ((op.general_slice_index, op.general_slice_count) if sliced
                             else (None, None))
         out[name] = MulticastPlan(
-            mode=s.mode, cluster_size=d.cluster_size, variables=tuple(op.variables),
+            mode=mode, cluster_size=d.cluster_size, variables=tuple(op.variables),
             same=conc(op.same), issue=conc(issue), mask=conc(mask),
             slice_index=conc(sidx), slice_count=conc(scount), closed_form=closed,
             guard=guard if closed else sympy.true, facts=op.facts if closed else (),
@@ -134,43 +130,14 @@ def _evict_rule(s: Lowering, given: tuple[L2Hint, L2Hint] | None) -> tuple[L2Hin
             "by every tile row (set_kernel(evict=) changes them)")
 
 
-BOX_BYTES = 64 * 64 * 2  # one 64x64 16-bit staging box of the CUDA kernel's TMA-store epilogue
+def loads(s: Lowering) -> Lowering:
+    """How each operand reaches shared memory: its load kind, box and layout, and on CUDA its
+    multicast plan and L2 eviction hint.
 
-
-def cuda_smem_bytes(BM: int, BN: int, BK: int, dtype: DType, stages: int) -> int:
-    """Shared memory of the CUDA kernel's stages, barriers and fix-up flags (without the
-    epilogue's staging boxes), as its printer lays it out.
-
-    >>> cuda_smem_bytes(128, 256, 64, DType.BF16, 4)
-    197712
-    """
-    return stages * (BM + BN) * BK * dtype.nbytes + 1024 + 2 * 8 * stages + 16
-
-
-def cuda_epilogue(given: Epilogue | None, BM: int, BN: int, BK: int, dtype: DType, warps: int,
-                  stages: int) -> Epilogue:
-    """The schedule's epilogue, else overlapped TMA stores where they fit (measured the
-    fastest), else direct stores: TMA stores need a 16-bit C, BN a multiple of 64 and two
-    staging boxes per consumer warpgroup beside the stages in shared memory.
-
-    >>> cuda_epilogue(None, 128, 256, 64, DType.BF16, 12, 4), cuda_epilogue(None, 128, 96, 64, DType.BF16, 12, 4)
-    (<Epilogue.OVERLAP: 'overlap'>, <Epilogue.DIRECT: 'direct'>)
-    """
-    if given is not None:
-        return given
-    boxes = (warps // 4 - 1) * 2 * BOX_BYTES
-    fits = (dtype.nbytes == 2 and BN % 64 == 0
-            and cuda_smem_bytes(BM, BN, BK, dtype, stages) + boxes <= SMEM_LIMIT)
-    return Epilogue.OVERLAP if fits else Epilogue.DIRECT
-
-
-def legalize(s: Lowering) -> Lowering:
-    """What the target runs: operand loads, the cluster launched, warps and stages.
-
-    Triton: TMA where the strides allow it (:func:`choose_load_kind`), else pointer loads; the
-    schedule's cluster is not launched (noted). CUDA: TMA loads with the multicast plans and L2
-    eviction hints. ``set_kernel(stages, warps, load)`` choices are kept; a load kind the target
-    cannot run is refused here.
+    Triton: TMA where the box allows it (:func:`choose_load_kind`), else pointer loads (the
+    launcher copies rows TMA cannot take into aligned ones, so the kind never depends on the
+    size lowered at). CUDA: TMA loads with the multicast plans and L2 hints
+    (:func:`_evict_rule`). A ``set_kernel(load=)`` the target cannot run is refused here.
 
     before (examples/gemm_basic.py, Triton)::
 
@@ -181,37 +148,25 @@ def legalize(s: Lowering) -> Lowering:
         work: dp, grid 4
         load A: tma box (128, 64)
         load B: tma box (64, 128)
-        launch: cluster (1, 1, 1), 4 warps, 3 stages
 
     >>> from tilec.runtime.loader import load_schedule
-    >>> s = load_schedule("examples/gemm_basic.py", {"M": 256, "N": 256, "K": 64})
-    >>> st = Lowering(s.fusion, Target.TRITON)
-    >>> print(legalize(st).summary())
+    >>> from tilec.transforms.pipeline import tile_axes
+    >>> f = load_schedule("examples/gemm_basic.py", {"M": 256, "N": 256, "K": 64}).fusion
+    >>> print(loads(tile_axes(Lowering(f))).summary())
     triton: C[256, 256] += A[256, 64] @ B, bf16
+    tile: 128x128x64
     load A: tma box (128, 64)
     load B: tma box (64, 128)
-    launch: cluster (1, 1, 1), 4 warps, 3 stages
     """
+    assert s.tile is not None
     fusion, ko = s.fusion, s.fusion.kernel_options
-    _, N, K = s.sizes
-    BM, BN, BK = s.tile or tile_axes(s).tile
-    launch = infer_launch(fusion)
+    BM, BN, BK = s.tile
     b_t = fusion.b_layout is BLayout.NK
-    b_box = (BN, BK) if b_t else (BK, BN)
-    notes = list(s.notes)
-    cluster = launch.cluster
-    work, split = s.work, s.split
+    a_box, b_box = (BM, BK), ((BN, BK) if b_t else (BK, BN))
+    notes = s.notes
     if s.target is Target.TRITON:
-        if launch.cluster_size > 1:
-            notes.append(
-                f"triton: the schedule's cluster {cluster} is not launched (Triton issues no "
-                f"multicast); its tile order is kept and each CTA loads its own tiles")
-            cluster = (1, 1, 1)
-        # the launcher copies rows TMA cannot take into aligned ones (on a ragged shape that
-        # beat pointer loads' masks: 4096 x 4096 x 4100 took 1.2 ms with pointer loads, 0.2
-        # at 4096^3), so the kind depends on the box only, never on the size lowered at
         kinds = {}
-        for op, box in (("A", (BM, BK)), ("B", b_box)):
+        for op, box in (("A", a_box), ("B", b_box)):
             auto = choose_load_kind(None, fusion.dtype, box)
             if ko.load is LoadKind.TMA and auto is not LoadKind.TMA:
                 raise UnsupportedError(
@@ -219,54 +174,23 @@ def legalize(s: Lowering) -> Lowering:
                     f"wide or more; operand {op} has box {box} of {fusion.dtype.nbytes}-byte "
                     f"elements: use load='pointer'")
             kinds[op] = ko.load or auto
-        a = OperandLoad("A", kinds["A"], (BM, BK))
+        a = OperandLoad("A", kinds["A"], a_box)
         b = OperandLoad("B", kinds["B"], b_box, transposed=b_t)
-        warps = ko.warps or (8 if BM * BN >= 128 * 256 else 4)
-        if warps & (warps - 1):
-            raise UnsupportedError(f"triton: warps must be a power of two but the schedule "
-                                   f"asks for {warps}")
-        stages = ko.stages or 3
-        epilogue = None
-        if fusion.dtype is DType.FP32:
-            notes.append(f"fp32 dot in {s.input_precision.value} precision")
-        if ko.prefetch:
-            raise UnsupportedError(
-                f"triton: set_kernel(prefetch={ko.prefetch}) is the CUDA producer's L2 prefetch; "
-                "Triton pipelines its loads itself (leave prefetch to 'auto')")
-        if ko.evict is not None:
-            raise UnsupportedError(
-                f"triton: set_kernel(evict={','.join(ko.evict)!r}) sets the CUDA kernel's L2 "
-                "hints; the Triton kernel's loads carry none (leave evict to 'auto')")
-        if ko.epilogue is not None:
-            raise UnsupportedError(
-                f"triton: set_kernel(epilogue={ko.epilogue.value!r}) chooses the CUDA kernel's "
-                "epilogue; the Triton kernel stores C itself (leave epilogue to 'auto')")
     else:
         if ko.load is LoadKind.POINTER:
             raise UnsupportedError("cuda: operands are loaded by TMA; set_kernel(load='pointer') "
                                    "is for the Triton target")
         mc_a, mc_b = s.multicasts
-        ev_a, ev_b, why_ev = _evict_rule(s, ko.evict)
-        notes.append(why_ev)
-        a = OperandLoad("A", LoadKind.TMA, (BM, BK), multicast=mc_a, evict=ev_a)
-        b = OperandLoad("B", LoadKind.TMA, b_box, transposed=b_t, multicast=mc_b, evict=ev_b)
-        work, why = cluster_work_split(fusion, s.work, K, BK, s.num_ctas,
-                                       int(s.order.concrete().num_tiles), launch.cluster_size)
-        notes += why
-        if split is not None and launch.cluster_size > 1:
-            split = replace(split, group=launch.cluster_size)
-        # 1 producer + 2 consumer warpgroups where BM splits in two m64 multiples, else 1 consumer
-        warps = ko.warps or (12 if BM % 128 == 0 else 8)
-        stages = ko.stages or 4
-        epilogue = cuda_epilogue(ko.epilogue, BM, BN, BK, fusion.dtype, warps, stages)
-        if launch.cluster_size > 2:
-            notes.append(
-                f"cuda: a persistent grid of {s.num_ctas} CTAs in clusters of "
-                f"{launch.cluster_size} runs in waves if the GPU cannot hold them all at once"
-                + (" (an H200 holds 30 clusters of 4: use SMS=120)" if launch.cluster_size == 4
-                   else "")
-                + f"; CudaKernel.max_active_clusters() tells how many clusters of "
-                f"{launch.cluster_size} fit on the device")
-    return replace(s, a=a, b=b, cluster=cluster, num_warps=warps, num_stages=stages,
-                   notes=tuple(notes), work=work, split=split, epilogue=epilogue,
-                   prefetch=ko.prefetch or 0)
+        ev_a, ev_b, why = _evict_rule(s, ko.evict)
+        notes = (*notes, why)
+        where_a = where_b = None
+        if ko.evict is None and s.order is not None:  # the rule's condition, decided per launch
+            one_row = sympy.Eq(s.order.tiles_m, 1) & (s.order.tiles_n > 1)
+            if one_row not in (sympy.true, sympy.false):
+                flip = {L2Hint.FIRST: L2Hint.LAST, L2Hint.LAST: L2Hint.FIRST}
+                cond = sympy.Not(one_row) if ev_a is L2Hint.LAST else one_row
+                where_a, where_b = (cond, flip[ev_a]), (cond, flip[ev_b])
+        a = OperandLoad("A", LoadKind.TMA, a_box, multicast=mc_a, evict=ev_a, evict_where=where_a)
+        b = OperandLoad("B", LoadKind.TMA, b_box, transposed=b_t, multicast=mc_b, evict=ev_b,
+                        evict_where=where_b)
+    return replace(s, a=a, b=b, notes=notes)

@@ -4,16 +4,15 @@ simplified by the theorems; :func:`coordinate_proof` keeps the proof for ``tilec
 
 from __future__ import annotations
 
-import functools
 from dataclasses import replace
-from typing import Any
 
 import sympy
 
 from tilec.errors import UnsupportedError
-from tilec.ir import GemmFusion, ParallelType, index_map, index_symbol, infer_launch
+from tilec.ir import IndexMap, ParallelType, ceil_div, index_symbol
+from tilec.proofs import Context, Result, simplify
 from tilec.transforms.pipeline.state import Lowering
-from tilec.transforms.plan import SIZE_K, SIZE_M, SIZE_N, TileOrder
+from tilec.transforms.plan import SIZE_M, SIZE_N, TileOrder
 
 T = index_symbol("t")
 
@@ -31,18 +30,16 @@ def tile_axes(s: Lowering) -> Lowering:
         tile: 128x128x64
 
     >>> from tilec.runtime.loader import load_schedule
-    >>> from tilec.transforms.pipeline import Target
     >>> f = load_schedule("examples/gemm_basic.py", {"M": 256, "N": 384, "K": 128}).fusion
-    >>> tile_axes(Lowering(f, Target.TRITON)).tile
+    >>> tile_axes(Lowering(f)).tile
     (128, 128, 64)
     """
-    found = mma_axes(s.fusion)
+    found = mma_axes(s.ir.c_map)
     return replace(s, tile=(found["M"][1], found["N"][1], found["K"][1]))
 
 
-def mma_axes(fusion: GemmFusion) -> dict[str, tuple[sympy.Symbol, int]]:
-    """The Mma axis of each GEMM dimension: its loop symbol and extent."""
-    im = index_map(fusion.c)
+def mma_axes(im: IndexMap) -> dict[str, tuple[sympy.Symbol, int]]:
+    """The Mma axis of each GEMM dimension in C's index map: its loop symbol and extent."""
     found: dict[str, tuple[sympy.Symbol, int]] = {}
     for ax, sym in im.loop:
         if ax.ptype is not ParallelType.Mma:
@@ -83,18 +80,14 @@ def tile_order(s: Lowering) -> Lowering:
         order: t -> (floor(t/ceiling(N/128)), Mod(t, ceiling(N/128))), 4 indices over 2 x 2 tiles, 4 CTAs
 
     >>> from tilec.runtime.loader import load_schedule
-    >>> from tilec.transforms.pipeline import Target
     >>> f = load_schedule("examples/stream_k.py", dict(M=384, N=384, SMS=4)).fusion
-    >>> s = tile_order(tile_axes(Lowering(f, Target.TRITON)))
+    >>> s = tile_order(tile_axes(Lowering(f)))
     >>> [s.order.evaluate(t) for t in range(5)], s.num_ctas, s.persistent
     ([(0, 0), (0, 1), (0, 2), (1, 0), (1, 1)], 4, True)
     """
     assert s.tile is not None
-    generic = over_sizes(s.fusion)
-    fusion = generic if generic is not None else s.fusion
-    im = index_map(fusion.c)
-    launch = infer_launch(fusion)
-    tiles = mma_axes(fusion)
+    generic, fusion, im, launch = s.ir.generic, s.ir.view, s.ir.c_map, s.ir.view_launch
+    tiles = mma_axes(im)
     gx, gy, gz = (sympy.sympify(g) for g in launch.grid)
     cx, cy, cz = launch.cluster
     num_ctas = gx * gy * gz
@@ -102,7 +95,7 @@ def tile_order(s: Lowering) -> Lowering:
     mn_syms = sympy.sympify(im.logical["M"]).free_symbols | sympy.sympify(im.logical["N"]).free_symbols
     zero = {tiles[d][0]: sympy.Integer(0) for d in "MNK"}
     rounds: list[tuple[sympy.Symbol, sympy.Expr]] = []
-    grid_axes: list[tuple[sympy.Symbol, Any]] = []
+    grid_axes: list[tuple[sympy.Symbol, ParallelType]] = []
     subs: dict[sympy.Symbol, sympy.Expr] = {}
     for ax, sym in im.loop:
         pt, d = ax.ptype, ax.ptype.dim
@@ -133,14 +126,15 @@ def tile_order(s: Lowering) -> Lowering:
         stride = stride / e
         subs[sym] = r if len(rounds) == 1 else sympy.Mod(sympy.floor(r / stride), e)
     BM, BN, _ = s.tile
-    names = {"t": T, "M": SIZE_M, "N": SIZE_N, "K": SIZE_K}
-    m0 = sympy.sympify(str(sympy.sympify(im.logical["M"]).xreplace(subs)), locals=names)
-    n0 = sympy.sympify(str(sympy.sympify(im.logical["N"]).xreplace(subs)), locals=names)
+    # C's origin at the tile t: substituted, then evaluated (the IR keeps its ceilings of
+    # irreducible ratios unevaluated; with t in place they may fold)
+    m0 = sympy.sympify(im.logical["M"]).xreplace(subs).doit()
+    n0 = sympy.sympify(im.logical["N"]).xreplace(subs).doit()
     walked = total_rounds * num_ctas
     # the persistent split pads the walk to whole rounds; a predicate t < E of the schedule
     # (the merged tile count) ends it where the real tiles end, so a Stream-K region or a
     # grouped raster's last group is placed on real tiles, not on padding
-    preds = [sympy.sympify(str(p.xreplace(subs)), locals=names) for p in im.predicates]
+    preds = [sympy.sympify(p).xreplace(subs).doit() for p in im.predicates]
     num_tiles = _walk_end(preds, walked, num_ctas)
     # simplified under 0 <= t < num_tiles (the real tiles): a grouped raster's last-group size
     # min(G, tiles_m - g*G) is G on every real tile when G divides tiles_m
@@ -150,8 +144,8 @@ def tile_order(s: Lowering) -> Lowering:
                                               if a.ptype is not ParallelType.Mma)
     M, N, _ = s.sizes
     ref = ((SIZE_M, M), (SIZE_N, N)) if generic is not None else ()
-    order = TileOrder(T, tile_m, tile_n, num_tiles, sympy.ceiling(SIZE_M / BM) if ref else
-                      -(-M // BM), sympy.ceiling(SIZE_N / BN) if ref else -(-N // BN), desc,
+    order = TileOrder(T, tile_m, tile_n, num_tiles, ceil_div(SIZE_M if ref else M, BM),
+                      ceil_div(SIZE_N if ref else N, BN), desc,
                       ctas=num_ctas, raw_tile_m=sympy.expand(raw_m),
                       raw_tile_n=sympy.expand(raw_n), sizes=ref)
     notes = s.notes if generic is not None else (*s.notes, _FIXED_SIZES)
@@ -163,40 +157,9 @@ _FIXED_SIZES = ("sizes fixed: the schedule could not be replayed over symbolic M
                 "order holds at the fusion's sizes only")
 
 
-def over_sizes(fusion: GemmFusion) -> GemmFusion | None:
-    """The fusion's schedule replayed with M, N, K the symbols ``SIZE_M``, ``SIZE_N``,
-    ``SIZE_K`` (every other number as recorded): the same configuration for every problem size.
-    None when a recorded call cannot be replayed over symbols.
-
-    >>> from tilec.runtime.loader import load_schedule
-    >>> f = load_schedule("examples/gemm_basic.py", {"M": 256, "N": 384, "K": 128}).fusion
-    >>> g = over_sizes(f)
-    >>> g.M, infer_launch(g).grid
-    (M, (ceiling(N/128), ceiling(M/128), 1))
-    """
-    return _replayed(str(fusion.schedule))
-
-
-@functools.lru_cache(maxsize=256)
-def _replayed(program: str) -> GemmFusion | None:
-    import re
-
-    from tilec.errors import TilecError
-
-    text, n = re.subn(r"GemmFusion\(M=[^,]+, N=[^,]+, K=[^,]+,",
-                      "GemmFusion(M='M', N='N', K='K',", program, count=1)
-    assert n == 1, program.splitlines()[:2]
-    try:
-        return GemmFusion.replay(text)
-    except (TilecError, TypeError, ValueError):
-        return None
-
-
-def _walk_end(preds: list[Any], walked: sympy.Expr, num_ctas: sympy.Expr) -> sympy.Expr:
+def _walk_end(preds: list[sympy.Basic], walked: sympy.Expr, num_ctas: sympy.Expr) -> sympy.Expr:
     """The linear indices walked: ``walked`` (rounds x CTAs), ended by the schedule's
     predicates of the form ``t < E`` (E free of t) at the smallest E."""
-    from tilec.proofs import Context, simplify
-
     ends = []
     for p in preds:
         if not isinstance(p, sympy.StrictLessThan):
@@ -210,7 +173,7 @@ def _walk_end(preds: list[Any], walked: sympy.Expr, num_ctas: sympy.Expr) -> sym
         return walked
     end = sympy.Min(*ends)
     # a persistent split of E indices walks ceiling(E / ctas) * ctas >= E of them
-    if walked == sympy.ceiling(end / num_ctas) * num_ctas or walked == end:
+    if walked == ceil_div(end, num_ctas) * num_ctas or walked == end:
         return end
     return sympy.Min(walked, end)
 
@@ -220,11 +183,9 @@ def _simplified(expr: sympy.Expr, num_tiles: sympy.Expr) -> sympy.Expr:
     return coordinate_proof(expr, num_tiles).expr
 
 
-def coordinate_proof(expr: sympy.Expr, num_tiles: sympy.Expr) -> Any:
+def coordinate_proof(expr: sympy.Expr, num_tiles: sympy.Expr) -> Result:
     """The simplification of a tile coordinate under ``0 <= t < num_tiles``, with its proof
     trace (a :class:`tilec.proofs.Result`; ``tilec explain`` prints it)."""
-    from tilec.proofs import Context, simplify
-
     ctx = Context()
     ctx.bound(T, sympy.sympify(num_tiles))
     return simplify(sympy.expand(expr), ctx)

@@ -1,6 +1,6 @@
-"""The decomposition pass: the schedule's ``decompose(...)`` choice as a
-:class:`~tilec.transforms.plan.WorkSplit` over the order's tiles, and
-:func:`cluster_work_split`, the same split over clusters (CUDA, run by ``legalize``)."""
+"""The work passes: :func:`decomposition` (the schedule's ``decompose(...)`` choice as a
+:class:`~tilec.transforms.plan.WorkSplit` over the order's tiles) and :func:`cluster_split` (the
+cluster launched, and the same split over clusters: CUDA)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from dataclasses import replace
 import sympy
 
 from tilec.errors import UnsupportedError
-from tilec.ir import GemmFusion
+from tilec.ir import ceil_div
+from tilec.ir.types import Target
 from tilec.transforms.choice import choose_decomposition
 from tilec.transforms.decompose import make_work_split, over_clusters
 from tilec.transforms.pipeline.state import Lowering
@@ -35,9 +36,9 @@ def decomposition(s: Lowering) -> Lowering:
         work: splitk, grid 16, splits 4, fix-up atomic
 
     >>> from tilec.runtime.loader import load_schedule
-    >>> from tilec.transforms.pipeline import Target, tile_axes, tile_order
+    >>> from tilec.transforms.pipeline import tile_axes, tile_order
     >>> f = load_schedule("examples/stream_k.py", dict(M=384, N=384, SMS=4)).fusion
-    >>> s = decomposition(tile_order(tile_axes(Lowering(f, Target.TRITON))))
+    >>> s = decomposition(tile_order(tile_axes(Lowering(f))))
     >>> print(s.summary().splitlines()[-1])
     work: streamk, grid 4, Stream-K tiles [0, 9) over 4 CTAs, fix-up deterministic
     """
@@ -71,8 +72,8 @@ def decomposition(s: Lowering) -> Lowering:
         # launch cuts K into at most k_iters parts (SplitRule.at), this one too
         if splits < 1:
             raise UnsupportedError(f"split-K: SPLITS must be at least 1 but got {splits}")
-        units = num_tiles * min(splits, -(-K // BK))
-        work = split(kind, splits=min(splits, -(-K // BK)),
+        units = num_tiles * min(splits, ceil_div(K, BK))
+        work = split(kind, splits=min(splits, ceil_div(K, BK)),
                      grid=min(num_ctas, units) if s.persistent else units)
     else:
         work = split(kind, sk_waves=sk_waves)
@@ -84,25 +85,62 @@ def decomposition(s: Lowering) -> Lowering:
     return replace(s, work=work, split=rule, notes=(*s.notes, *why))
 
 
-def cluster_work_split(fusion: GemmFusion, work: WorkSplit, K: int, BK: int, num_ctas: int,
-                        num_tiles: int, cluster: int) -> tuple[WorkSplit, list[str]]:
-    """CUDA with clusters: the same decomposition, over groups of ``cluster`` consecutive linear
-    tiles and clusters of CTAs, so every CTA of a cluster runs one K range (multicast shares each
-    stage between them).  Data-parallel needs no change: a cluster's CTAs walk one group a round.
+def cluster_split(s: Lowering) -> Lowering:
+    """The cluster launched, and the work split over it.
+
+    Triton launches no cluster (it issues no multicast): the schedule's tile order is kept and
+    each CTA loads its own tiles (noted). CUDA with clusters of more than one CTA: the same
+    decomposition over groups of ``cluster`` consecutive linear tiles and clusters of CTAs, so
+    every CTA of a cluster runs one K range (multicast shares each stage between them);
+    data-parallel needs no change (a cluster's CTAs walk one group a round) unless its grid
+    is rounded up to whole clusters.
+
+    before (examples/seed004_persistent_cluster.py, M = N = 512, SMS = 8, CUDA, Stream-K)::
+
+        work: streamk, grid 8, Stream-K tiles [0, 8) over 8 CTAs, fix-up atomic
+
+    after::
+
+        work: streamk, grid 8, Stream-K tiles [0, 4) over 4 CTAs, fix-up atomic
+
+    >>> from tilec.runtime.loader import load_schedule
+    >>> from tilec.transforms.pipeline import LowerOptions, tile_axes, tile_order
+    >>> f = load_schedule("examples/seed004_persistent_cluster.py",
+    ...                   dict(M=512, N=512, SMS=8, DECOMP="streamk")).fusion
+    >>> s = decomposition(tile_order(tile_axes(Lowering(f, LowerOptions(target="cuda")))))
+    >>> c = cluster_split(s)
+    >>> c.cluster, c.work.group, c.split.group, c.work.sk_ctas
+    ((2, 1, 1), 2, 2, 4)
     """
-    if cluster == 1:
-        return work, []
-    d = fusion.decomposition
-    split = over_clusters(work, d.sms or num_ctas, cluster)
-    if work.kind is Decomposition.DATA_PARALLEL:
-        if split.grid == work.grid:
-            return work, []
-        # fewer tiles than CTAs and not a whole number of clusters: round the grid up to whole
-        # clusters; the extra CTAs' tiles are past NUM_TILES, so they are dead (no loads, no
-        # stores) and their cluster runs the all-cluster release with alive masks
-        return split, [
-            f"cuda: grid {work.grid} rounded up to {split.grid}, whole clusters of {cluster} (the "
-            f"last {split.grid - work.grid} CTA(s) dead)"]
-    return split, [f"cuda: {work.kind.value} over {split.num_tiles} groups of {cluster} tiles and "
-                   f"{split.grid // cluster} clusters: every CTA of a cluster keeps the same K "
-                   f"range"]
+    assert s.work is not None and s.order is not None
+    launch, notes = s.ir.launch, list(s.notes)
+    size = launch.cluster_size
+    if s.target is Target.TRITON:
+        if size > 1:
+            notes.append(
+                f"triton: the schedule's cluster {launch.cluster} is not launched (Triton issues "
+                f"no multicast); its tile order is kept and each CTA loads its own tiles")
+        return replace(s, cluster=(1, 1, 1), notes=tuple(notes))
+    work, split = s.work, s.split
+    if size > 1:
+        work = over_clusters(s.work, s.fusion.decomposition.sms or s.num_ctas, size)
+        if s.work.kind is not Decomposition.DATA_PARALLEL:
+            notes.append(f"cuda: {work.kind.value} over {work.num_tiles} groups of {size} tiles "
+                         f"and {work.grid // size} clusters: every CTA of a cluster keeps the "
+                         f"same K range")
+        elif work.grid != s.work.grid:
+            # fewer tiles than CTAs and not a whole number of clusters: the extra CTAs' tiles
+            # are past NUM_TILES, so they are dead (no loads, no stores) and their cluster runs
+            # the all-cluster release with alive masks
+            notes.append(f"cuda: grid {s.work.grid} rounded up to {work.grid}, whole clusters of "
+                         f"{size} (the last {work.grid - s.work.grid} CTA(s) dead)")
+        if split is not None:
+            split = replace(split, group=size)
+    if size > 2:
+        notes.append(
+            f"cuda: a persistent grid of {s.num_ctas} CTAs in clusters of {size} runs in waves if "
+            f"the GPU cannot hold them all at once"
+            + (" (an H200 holds 30 clusters of 4: use SMS=120)" if size == 4 else "")
+            + f"; CudaKernel.max_active_clusters() tells how many clusters of {size} fit on the "
+            f"device")
+    return replace(s, cluster=launch.cluster, work=work, split=split, notes=tuple(notes))

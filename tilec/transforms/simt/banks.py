@@ -51,6 +51,7 @@ from dataclasses import dataclass
 import numpy as np
 import sympy
 
+from tilec.ir import ceil_div
 from tilec.proofs import evaluate_grid
 
 from tilec.transforms.simt.plan import SimtPlan
@@ -98,7 +99,7 @@ def phases(words: Sequence[int] | np.ndarray, width: int, load: bool = True) -> 
     """The phases of one warp request (the ideal wavefront count, see the module docstring)."""
     w = np.asarray(words, dtype=np.int64)
     per = max(1, WARP // width) * (2 if load and width > 1 and paired(w) else 1)
-    return -(-len(w) // per)
+    return ceil_div(len(w), per)
 
 
 def wavefronts(words: Sequence[int] | np.ndarray, width: int, load: bool = True) -> int:
@@ -147,7 +148,7 @@ def request_wavefronts(word: sympy.Expr, width: int, block: tuple[int, int, int]
     coords = [tids % dx, (tids // dx) % dy, tids // (dx * dy)][:len(thread)]
     points = list(itertools.product(*(range(int(bounds[s])) for s in others)))
     if len(points) > _MAX_POINTS:
-        step = -(-len(points) // _MAX_POINTS)
+        step = ceil_div(len(points), _MAX_POINTS)
         points = points[::step]  # a regular sample of a large domain (noted by ``checked``)
     syms = [*thread, *others]
     worst, ideal, best, checked, example = 0, 1, 1 << 30, 0, ()
@@ -195,7 +196,7 @@ def predicted_counters(plan: SimtPlan) -> dict[str, int]:
     st = plan.staging
     if st is None:
         return {}
-    warps = plan.grid[0] * plan.grid[1] * plan.grid[2] * -(-plan.threads // WARP)
+    warps = plan.grid[0] * plan.grid[1] * plan.grid[2] * ceil_div(plan.threads, WARP)
     out: dict[str, int] = {}
     for r in analyze_shared(plan):
         if r.kind == "store":  # cp.async copies exactly the K tiles

@@ -41,7 +41,7 @@ import numpy as np
 import sympy
 
 from tilec.errors import InternalError
-from tilec.ir import GemmFusion, index_symbol
+from tilec.ir import GemmFusion, ceil_div, index_symbol
 from tilec.proofs import evaluate_grid
 from tilec.transforms.simt.lower import lower_simt
 from tilec.transforms.simt.plan import GlobalAccess, SimtPlan
@@ -382,7 +382,7 @@ def predicted_counters(plan: SimtPlan) -> dict[str, int]:
     Requests per warp: staged, each tile copy ``iters`` per K tile; unstaged, one A load per M
     register point and one B load per N vector per k; the C store once per register point.
     """
-    warps = plan.grid[0] * plan.grid[1] * plan.grid[2] * -(-plan.threads // WARP)
+    warps = plan.grid[0] * plan.grid[1] * plan.grid[2] * ceil_div(plan.threads, WARP)
     rm, rn = plan.reg_count("M"), plan.reg_count("N") // plan.vec_c
     out = {"global_ld_sectors": 0, "global_st_sectors": 0, "global_ld_requests": 0,
            "global_st_requests": 0}

@@ -40,6 +40,8 @@ import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from tilec.ir import ceil_div
+
 SAT = 8  # warps an SM needs for full FMA throughput (a CTA of the large row has 8)
 
 
@@ -114,8 +116,7 @@ DEFAULT = Constants(
 DECOMPS = ("dp", "dp_ft", "splitk", "streamk")
 
 
-def _cdiv(a: int, b: int) -> int:
-    return -(-a // b)
+_cdiv = ceil_div
 
 
 def estimate(row: Row, decomp: str, M: int, N: int, K: int, card: Card = CARDS["H100"],

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import sympy
 
-from tilec.ir import GemmFusion, ParallelType
+from tilec.ir import GemmFusion, ParallelType, ceil_div
 from tilec.proofs import evaluate_grid
 from tilec.transforms.simt.lower import lower_simt  # noqa: F401 (doctests)
 from tilec.transforms.simt.plan import SimtPlan
@@ -42,7 +42,7 @@ def warp_tiles(plan: SimtPlan) -> list[WarpTile]:
     regs = [r.symbol for r in plan.reg]
     dx, dy, _ = plan.block
     out = []
-    for w in range(-(-plan.threads // 32)):
+    for w in range(ceil_div(plan.threads, 32)):
         tids = np.arange(32 * w, min(32 * w + 32, plan.threads))
         coords = [tids % dx, (tids // dx) % dy, tids // (dx * dy)]
         cells: set[tuple[int, int]] = set()

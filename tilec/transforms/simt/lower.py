@@ -49,8 +49,9 @@ import sympy
 from tilec.errors import ScheduleError, UnsupportedError
 from tilec.ir import GemmFusion, IterDomain, ParallelType, index_map, infer_launch
 from tilec.ir.threads import ThreadOptions
-from tilec.ir.types import Decomposition, DType
+from tilec.ir.types import BLayout, Decomposition, DType
 from tilec.proofs import Context, evaluate_grid
+from tilec.transforms.memo import TRANSFORMS
 from tilec.proofs.bounds import bounds as interval
 from tilec.transforms.simt.plan import (
     ALIGN,
@@ -108,21 +109,16 @@ def lower_simt(fusion: GemmFusion, *, name: str = "tilec_simt", variants: bool =
     return replace(ref, variants=variants_of(ref))
 
 
-_VARIANTS: dict[int, tuple[SimtPlan, tuple[SimtVariant, ...]]] = {}
-
-
 def variants_of(plan: SimtPlan) -> tuple[SimtVariant, ...]:
     """The plan's run-time variants (:func:`run_time_variants` of the schedule it was lowered
     from, ``plan.schedule``), lowered once per plan object."""
     if plan.variants:
         return plan.variants
-    hit = _VARIANTS.get(id(plan))
+    hit = TRANSFORMS.simt_variants.get(id(plan))
     if hit is not None and hit[0] is plan:
         return hit[1]
     out = run_time_variants(plan.schedule, plan)
-    if len(_VARIANTS) > 64:
-        _VARIANTS.clear()
-    _VARIANTS[id(plan)] = (plan, out)
+    TRANSFORMS.simt_variants[id(plan)] = (plan, out)
     return out
 
 
@@ -187,7 +183,7 @@ def _lower(fusion: GemmFusion, name: str, sizes: tuple, lds: tuple) -> SimtPlan:
     opts = fusion.thread_options
     if fusion.dtype is not DType.FP32:
         raise UnsupportedError(f"SIMT printer: dtype must be fp32 but got {fusion.dtype.value}")
-    if fusion.b_layout != "kn":
+    if fusion.b_layout is not BLayout.KN:
         raise UnsupportedError("SIMT printer: B must be K x N row-major (b_layout='kn')")
     M, N, K = sizes
     lda, ldb, ldc = lds

@@ -13,7 +13,7 @@ from dataclasses import replace
 import sympy
 
 from tilec.errors import ScheduleError, UnsupportedError
-from tilec.ir import index_symbol
+from tilec.ir import ceil_div, index_symbol
 from tilec.ir.threads import ThreadOptions
 from tilec.ir.types import SMEM_LIMIT
 from tilec.proofs import Context
@@ -147,10 +147,10 @@ def _copy(op: str, rows: int, cols: int, vec: int, threads: int,
     if n == per_row:  # one column block: q is the row
         row, col = q, vec * lane
     else:
-        b = {TID: sympy.Integer(threads), IT: sympy.Integer(-(-total // threads))}
+        b = {TID: sympy.Integer(threads), IT: sympy.Integer(ceil_div(total, threads))}
         row = simplify(sympy.Mod(q, rows), b)
         col = simplify(vec * (n * sympy.floor(q / rows) + lane), b)
-    return TileCopy(op, rows, cols, vec, -(-total // threads), total % threads != 0, row, col,
+    return TileCopy(op, rows, cols, vec, ceil_div(total, threads), total % threads != 0, row, col,
                     index(row, col), guard(row, col), 0, transposed)
 
 

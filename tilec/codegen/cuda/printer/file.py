@@ -10,12 +10,12 @@ import sympy
 
 from tilec.codegen.cuda.printer.epilogue import epilogue_name
 from tilec.codegen.cuda.printer.mainloop import kernel_function
-from tilec.codegen.cuda.printer.schedule import SCHEDULE_END, schedule_functions
+from tilec.codegen.cuda.printer.schedule import SCHEDULE_END, evict_where, schedule_functions
 from tilec.codegen.cuda.printer.shape import BOX_BYTES, Kernel, KernelShape, check
 from tilec.codegen.cuda.printer.work import (
     fixup_function,
-    partials,
     order_ctas_fixed,
+    partials,
     work_constants,
     workspace,
 )
@@ -118,7 +118,8 @@ def header(k: Kernel) -> str:
         "no boundary predicates) where facts_hold(shape), else gemm_kernel<false>.",
         f"// Epilogue: {epilogue_name(k)}.",
         f"// L2 eviction hints of the TMA loads (the schedule's set_kernel(evict=)): A {p.a.evict}, "
-        f"B {p.b.evict}"
+        f"B {p.b.evict}" + "".join(f" ({op.name} {rule[1]} where {rule[0]})" for op in (p.a, p.b)
+                                   if (rule := evict_where(op)) is not None)
         + (f"; L2 prefetch {p.prefetch} k-iterations ahead of the loads (set_kernel(prefetch=))."
            if p.prefetch else "."),
         "// Build: nvcc -gencode=arch=compute_90a,code=sm_90a -O3 -std=c++17 (-shared -Xcompiler -fPIC)",

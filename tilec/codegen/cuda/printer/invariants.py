@@ -37,6 +37,22 @@ from tilec.proofs.expand import integral_relation
 SIZE_NAMES = frozenset({"M", "N", "K"})
 
 
+def _safe(e: sympy.Basic) -> bool:
+    """Every division in ``e`` is by a positive divisor at every size (sympy's assumptions on
+    the positive sizes): ``make_shape`` may compute ``e`` at any launch, where the kernel may have
+    reached it only behind a condition.
+
+    >>> from tilec.transforms.plan import SIZE_M
+    >>> _safe(sympy.ceiling(SIZE_M / 128)), _safe(sympy.Mod(5, sympy.ceiling(SIZE_M / 128) - 1))
+    (True, False)
+    """
+    for d in e.atoms(sympy.floor, sympy.ceiling, sympy.Mod):
+        den = frac(d)[1] if isinstance(d, (sympy.floor, sympy.ceiling)) else d.args[1]
+        if not (den.is_Number or den.is_positive):
+            return False
+    return True
+
+
 class Invariants:
     """The size-only parts of the expressions given to :meth:`add`: ``fields`` (expression ->
     its ``Shape`` field name; ``known`` names first, e.g. the counts make_shape computes anyway)
@@ -77,7 +93,7 @@ class Invariants:
     def _walk(self, e: sympy.Basic) -> None:
         if e.is_Atom or not e.args:
             return
-        if self._size_only(e) and (e.is_integer or isinstance(e, Boolean)):
+        if self._size_only(e) and (e.is_integer or isinstance(e, Boolean)) and _safe(e):
             self._field(e)
             return
         if isinstance(e, (sympy.floor, sympy.ceiling)):

@@ -13,6 +13,7 @@ from tilec.codegen.cuda.printer.epilogue import (
     overlap_step,
 )
 from tilec.codegen.cuda.printer.shape import Kernel
+from tilec.codegen.cuda.printer.schedule import evict_where
 from tilec.codegen.cuda.printer.work import fixup_call, order_ctas_fixed
 from tilec.transforms.plan import DType, MulticastMode, OperandLoad
 
@@ -110,8 +111,12 @@ def producer(k: Kernel) -> list[str]:
     ind = "      "
     out = [f"{ind}tilec::tma_prefetch_map(&tmA);", f"{ind}tilec::tma_prefetch_map(&tmB);"]
     for op in (p.a, p.b):
-        if op.evict != "normal":
-            out.append(f"{ind}const uint64_t pol_{op.name.lower()} = tilec::policy_evict_{op.evict}();")
+        x = op.name.lower()
+        if (rule := evict_where(op)) is not None:  # lowering's hint at the launch's sizes
+            out.append(f"{ind}const uint64_t pol_{x} = sh.evict_{x}_where() ? "
+                       f"tilec::policy_evict_{rule[1]}() : tilec::policy_evict_{op.evict}();")
+        elif op.evict != "normal":
+            out.append(f"{ind}const uint64_t pol_{x} = tilec::policy_evict_{op.evict}();")
     out += [f"{ind}int stage = 0; uint32_t phase = 0;",
             f"{ind}int g, kb0, kb1;",
             f"{ind}for (int j = 0; sh.work_unit(worker, j, g, kb0, kb1); ++j) {{"]

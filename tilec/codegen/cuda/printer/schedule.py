@@ -11,10 +11,24 @@ import sympy
 from tilec.codegen.cuda.expr import CudaExprPrinter, cexpr, nonneg_symbols
 from tilec.codegen.cuda.printer.invariants import Invariants
 from tilec.codegen.cuda.printer.shape import LOOP_VARS, PAIR_VARS, Kernel
-from tilec.codegen.cuda.printer.work import order_clusters, order_ctas_fixed, shape_fields, work_functions
+from tilec.codegen.cuda.printer.work import (
+    fast_divisors,
+    order_clusters,
+    order_ctas_fixed,
+    shape_fields,
+    work_functions,
+)
 from tilec.errors import UnsupportedError
 from tilec.proofs import Context
-from tilec.transforms.plan import SIZE_K, SIZE_M, SIZE_N, SIZES, MulticastMode, MulticastPlan
+from tilec.transforms.plan import (
+    SIZE_K,
+    SIZE_M,
+    SIZE_N,
+    SIZES,
+    MulticastMode,
+    MulticastPlan,
+    OperandLoad,
+)
 
 SCHEDULE_BEGIN = "// ---- tilec schedule functions: begin"
 SCHEDULE_END = "// ---- tilec schedule functions: end"
@@ -54,10 +68,32 @@ def counts(k: Kernel) -> dict[str, sympy.Basic]:
     return out
 
 
+def evict_where(op: OperandLoad) -> tuple[sympy.Basic, str] | None:
+    """(condition over M, N, K, hint): lowering's size-dependent L2 hint of ``op``'s loads, the
+    hint where the condition holds at the launch's sizes (``op.evict`` elsewhere), when the plan
+    carries one (``OperandLoad.evict_where``; e.g. one tile row: A last, B first); else None."""
+    rule = getattr(op, "evict_where", None)
+    if rule is None:
+        return None
+    cond, hint = rule
+    for h in (hint, op.evict):
+        if str(getattr(h, "value", h)) not in ("first", "last"):
+            raise UnsupportedError(
+                f"operand {op.name}: a size-dependent L2 hint chooses between 'first' and "
+                f"'last' but the plan gives {getattr(h, 'value', h)!r}")
+    extra = {s.name for s in sympy.sympify(cond).free_symbols} - {"M", "N", "K"}
+    if extra:
+        raise UnsupportedError(f"operand {op.name}: its L2 hint's condition {cond} uses "
+                               f"{sorted(extra)}; the kernel knows only M, N, K")
+    return sympy.sympify(cond), str(getattr(hint, "value", hint))
+
+
 def per_tile_expressions(k: Kernel) -> list[sympy.Basic]:
-    """The plan's expressions the schedule functions print (tile order, multicast forms)."""
+    """The plan's expressions the schedule functions print (tile order, multicast forms, the
+    conditions of size-dependent L2 hints)."""
     o = k.plan.order
     out = [o.tile_m, o.tile_n]
+    out += [rule[0] for op in (k.plan.a, k.plan.b) if (rule := evict_where(op)) is not None]
     for op in (k.plan.a, k.plan.b):
         mc = op.multicast
         if mc is not None:
@@ -69,6 +105,11 @@ def per_tile_expressions(k: Kernel) -> list[sympy.Basic]:
                 if mc.guard != sympy.true:
                     out.append(mc.guard)
     return out
+
+
+def work_divisors(k: Kernel) -> list[str]:
+    """The work split's run-time numbers its printed functions divide by (fast: ``fd_X``)."""
+    return fast_divisors(work_functions(k))
 
 
 def invariants(k: Kernel) -> Invariants:
@@ -89,7 +130,7 @@ def shape_struct(k: Kernel, inv: Invariants) -> list[str]:
     t = o.index.name
     fields = ["M", "N", "K", "K_ITERS", "TILES_M", "TILES_N", "NUM_TILES", "GROUPS", "GRID",
               "WORKERS", *shape_fields(k)]
-    divisors = sorted(inv.divisors.values())
+    divisors = sorted(set(inv.divisors.values()) | {f"fd_{n}" for n in work_divisors(k)})
     if not order_ctas_fixed(k):
         fields += ["ORDER_CTAS", "ORDER_CLUSTERS"]
         divisors.append("fd_ORDER_CLUSTERS")
@@ -108,6 +149,9 @@ def shape_struct(k: Kernel, inv: Invariants) -> list[str]:
     for op in (k.plan.a, k.plan.b):
         if op.multicast is not None:
             members += multicast_functions(op.name.lower(), op.multicast, inv)
+        if (rule := evict_where(op)) is not None:
+            members += [f"// operand {op.name}: L2 hint {rule[1]} where this holds, else {op.evict}",
+                        fn("bool", f"evict_{op.name.lower()}_where", (), rule[0], inv=inv)]
     members = [_const_member(m) for m in members]
     return [
         "// The run-time problem (make_shape): sizes, the counts derived from them, the work split's",
@@ -162,6 +206,9 @@ def make_shape(k: Kernel, inv: Invariants) -> list[str]:
     else:
         body += ["  (void)sk_tiles; (void)sk_ctas;"]
     body += ["  s.SPLITS = splits;" if "SPLITS" in fields else "  (void)splits;"]
+    known = set(inv.divisors.values())
+    body += [f"  s.fd_{n} = tilec_fastdiv_of(s.{n});" for n in work_divisors(k)
+             if f"fd_{n}" not in known]
     return [
         "// The Shape of a launch: M, N, K and C's row stride; grid, splits (split-K's parts),",
         "// sk_tiles, sk_ctas (the Stream-K region) are the work split's at these sizes (the",

@@ -84,8 +84,8 @@ def check(p: KernelPlan, epilogue: str) -> tuple[KernelShape, str]:
     UnsupportedError naming what this backend does not print.  The cluster's agreement and
     release protocol are decided from the plan alone (:mod:`tilec.codegen.cuda.release`,
     lowering's to take over)."""
-    check_supported(p)
     check_cluster_agreement(p)
+    check_supported(p)
     consumers, wg_m, m_sub = warpgroups(p)
     cx = p.cluster[0]
     chunks = [check_multicast(op, cx, rows) for op, rows in ((p.a, p.BM), (p.b, p.BN))]

@@ -163,17 +163,28 @@ def work_fn(ret: str, name: str, expr: sympy.Basic, **bounds: int) -> str:
     args = ", ".join(f"{'long long' if wide else 'int'} {n}" for n in names)
     ctx = Context().positive(IT_END)
     fields = (K_ITERS, SK_CTAS, SK_TILES, GROUPS, SPLITS)
+    field_of = {f.name: f.name for f in fields}
     if wide:  # the Shape's int fields, widened where they enter the 64-bit arithmetic
         cast = {f: kernel_symbol(f"((long long){f.name})") for f in fields}
         e = e.xreplace(cast)
+        field_of = {cast[f].name: f.name for f in fields}
         fields = tuple(cast.values())
     for v in fields:  # divisors where they are used (nonempty regions)
         ctx.positive(v)
-    body = CudaExprPrinter(ctx=ctx, wide=wide).doprint(nonneg_symbols(e))
+    # a division by one of them: its tilec_fastdiv (make_shape makes those the functions use:
+    # fast_divisors)
+    divisors = {nonneg_symbols(v): f"fd_{field_of[v.name]}" for v in fields}
+    body = CudaExprPrinter(ctx=ctx, wide=wide, divisors=divisors).doprint(nonneg_symbols(e))
     if wide and ret == "int":
         body = f"(int)({body})"
     unused = "".join(f"(void){n}; " for n in names if n not in {v.name for v in e.free_symbols})
     return f"TILEC_HD {ret} {name}({args}) {{ {unused}return {body}; }}"
+
+
+def fast_divisors(lines: list[str]) -> list[str]:
+    """The run-time numbers whose ``tilec_fastdiv`` (``fd_X``) printed work functions use."""
+    text = "\n".join(lines)
+    return [f.name for f in (K_ITERS, SK_CTAS, SK_TILES, GROUPS, SPLITS) if f"fd_{f.name}." in text]
 
 
 def work_functions(k: Kernel) -> list[str]:

@@ -14,6 +14,7 @@ import sympy
 from tilec.codegen.cuda.expr import CudaExprPrinter
 from tilec.codegen.cuda.simt.body import SimtBody, in_place, partials
 from tilec.codegen.cuda.simt.text import LANE, VT
+from tilec.ir import ceil_div
 from tilec.ir.types import DecompositionChoice
 from tilec.proofs import Context
 from tilec.transforms.plan import (
@@ -225,8 +226,8 @@ def forms_lines(gen: SimtPlan, d: DecompositionChoice) -> list[str]:
 
     st = gen.staging
     assert st is not None
-    tm_, tn_ = sympy.ceiling(SIZE_M / gen.BM), sympy.ceiling(SIZE_N / gen.BN)
-    kt_ = sympy.ceiling(SIZE_K / st.BK)
+    tm_, tn_ = ceil_div(SIZE_M, gen.BM), ceil_div(SIZE_N, gen.BN)
+    kt_ = ceil_div(SIZE_K, st.BK)
     tiles = tm_ * tn_
     rule = SplitRule(d.kind, ctas=0, sms=d.sms or tiles, BM=gen.BM, BN=gen.BN, BK=st.BK,  # type: ignore[arg-type]
                      num_tiles=tiles, splits=d.splits, sk_waves=d.sk_waves, fixup=d.fixup)

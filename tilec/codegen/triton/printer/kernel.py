@@ -12,6 +12,7 @@ import sympy
 from tilec.codegen.triton.expr import TritonExprPrinter
 from tilec.dtypes import TORCH_NAME, TRITON_NAME
 from tilec.errors import UnsupportedError
+from tilec.ir import ceil_div
 from tilec.proofs import Context
 from tilec.transforms.plan import (
     SIZE_K,
@@ -98,11 +99,11 @@ def check(p: KernelPlan) -> None:
         if v < 16 or v & (v - 1):
             raise UnsupportedError(f"triton: {name} must be a power of two >= 16 but got {v}")
     ref = p.order.concrete()
-    if ref.tiles_m != -(-p.M // p.BM) or ref.tiles_n != -(-p.N // p.BN):
+    need = (ceil_div(p.M, p.BM), ceil_div(p.N, p.BN))
+    if (ref.tiles_m, ref.tiles_n) != need:
         raise UnsupportedError(
             f"triton: tile order covers {ref.tiles_m} x {ref.tiles_n} tiles but "
-            f"M={p.M}, N={p.N} with BM={p.BM}, BN={p.BN} need "
-            f"{-(-p.M // p.BM)} x {-(-p.N // p.BN)}"
+            f"M={p.M}, N={p.N} with BM={p.BM}, BN={p.BN} need {need[0]} x {need[1]}"
         )
 
 

@@ -10,29 +10,35 @@ needs more, left zeroed by the kernel) and launches ``gemm_kernel`` (and ``reduc
 On small problems the kernel takes less GPU time than Triton's launch path takes CPU time
 (bench/host_overhead.py), so the launcher is lean:
 
-* the checks are one comparison of dtypes, ranks, devices and K; the message naming the tensor
-  comes from ``_check_args``, called only when that comparison fails;
+* ``run`` is one dictionary look-up of the call's key (the tensors' shapes, strides, dtypes and
+  devices), then that key's ``_fast`` function: a closure over everything the checked path
+  ``_run`` decided for it (numbers, variant flags, descriptor prototypes, workspace size, the
+  compiled kernel's launcher with its grid bound), which checks only what the key cannot carry
+  (16-byte aligned addresses, ``out`` apart from ``a`` and ``b``, the current device) and
+  launches. A new key, a call that copies an operand and a failed per-call check take ``_run``;
+* ``_run``'s checks are one comparison of dtypes, ranks, devices and K; the message naming the
+  tensor comes from ``_check_args``, called only when that comparison fails;
 * a TMA descriptor is a copy of one that Triton built and checked (on a meta tensor of the same
   shape, strides and dtype), with the operand as its base;
 * the first launch of a variant on a CUDA device goes through Triton's JIT (it compiles and
   specializes); the compiled kernel it returns is kept per (device, variant, the leading
-  dimensions' 16-alignment) and later calls launch it directly on the current stream, skipping
-  argument binding and specialization. The sizes and the work split's numbers are not
+  dimensions' 16-alignment) and later calls launch it directly on the current stream
+  (``kernel[grid](*args, stream=)``, in Triton 3.6 and 3.9 alike), skipping argument binding and
+  specialization. The sizes and the work split's numbers are not
   specialized (``do_not_specialize``), so one compiled kernel serves every shape of its
   variant. A compiled kernel is specialized on its pointers' 16-byte alignment, so both
   launches need aligned pointers (any other call takes the JIT path), and on the current device.
   The interpreter (``TRITON_INTERPRET=1``) returns no compiled kernel and always takes the JIT
-  path.
+  path (``_run``).
 """
 
 from __future__ import annotations
 
-import sympy
-
 from tilec.codegen.triton.expr import PythonIntPrinter
-from tilec.codegen.triton.printer.fixup import partial_tiles, reduce_grid_fn
+from tilec.codegen.triton.printer.fixup import reduce_grid_fn
 from tilec.codegen.triton.printer.kernel import TORCH_DTYPE, Code, Kernel
-from tilec.transforms.plan import SIZE_K, SIZE_M, SIZE_N, Fixup, LoadKind, OperandLoad
+from tilec.codegen.triton.printer.run import run_fn
+from tilec.transforms.plan import SIZE_K, SIZE_M, SIZE_N, Fixup, LoadKind
 
 SIZE_NAMES = {SIZE_M: "M", SIZE_N: "N", SIZE_K: "K"}
 
@@ -59,7 +65,7 @@ def launcher(k: Kernel) -> str:
         _workspace_fn(c)
     if k.fixup is Fixup.REDUCE_KERNEL:
         c(reduce_grid_fn(k).rstrip("\n"), "", "")
-    _run_fn(k, c, tdt, cdt)
+    run_fn(k, c, tdt, cdt)
     return c.text()
 
 
@@ -170,9 +176,13 @@ def _check_args_fn(k: Kernel, c: Code, tdt: str, cdt: str) -> None:
     c('"""Whether the memory spans of matrices x and y (rows of unit stride, leading dimensions')
     c('ldx, ldy) meet: the cheap test run() makes on every call with an out."""')
     c("x0, y0 = x.data_ptr(), y.data_ptr()")
-    c("x1 = x0 + ((x.shape[0] - 1) * ldx + x.shape[1]) * x.element_size()")
-    c("y1 = y0 + ((y.shape[0] - 1) * ldy + y.shape[1]) * y.element_size()")
-    c("return x0 < y1 and y0 < x1")
+    c("return x0 < y0 + _extent(y, ldy) and y0 < x0 + _extent(x, ldx)")
+    c.dedent()("", "")
+    c("def _extent(x, ldx):")
+    c.indent()
+    c('"""Bytes from matrix x\'s first element to one past its last (rows of unit stride, leading')
+    c('dimension ldx)."""')
+    c("return ((x.shape[0] - 1) * ldx + x.shape[1]) * x.element_size()")
     c.dedent()("", "")
     c("def _apart(x, y):")
     c.indent()
@@ -217,12 +227,10 @@ def _aligned_fn(c: Code, nbytes: int) -> None:
 def _desc_fn(c: Code, tdt: str) -> None:
     c("_DESCS = {}  # (shape, row stride, box) -> a descriptor Triton built on a meta tensor",
       "", "")
-    c("def _desc(x, box):")
+    c("def _proto(x, box):")
     c.indent()
-    c('"""The tensor descriptor of matrix x (aligned rows of unit stride, see _aligned) with a TMA')
-    c("box: a copy of the prototype Triton built and checked for its shape, row stride and box,")
-    c("with x as its base.")
-    c('"""')
+    c('"""The descriptor Triton built and checked for matrix x\'s shape, row stride and box, on a')
+    c('meta tensor (no user tensor is kept)."""')
     c("key = (x.shape[0], x.shape[1], x.stride(0), box)")
     c("proto = _DESCS.get(key)")
     c("if proto is None:")
@@ -234,8 +242,15 @@ def _desc_fn(c: Code, tdt: str) -> None:
     c.indent()("_DESCS.clear()").dedent()
     c("_DESCS[key] = proto")
     c.dedent()
+    c("return proto")
+    c.dedent()("", "")
+    c("def _desc(x, box):")
+    c.indent()
+    c('"""The tensor descriptor of matrix x (aligned rows of unit stride, see _aligned) with a TMA')
+    c("box: a copy of its prototype (_proto) with x as its base.")
+    c('"""')
     c("d = object.__new__(TensorDescriptor)")
-    c("d.__dict__.update(proto.__dict__)")
+    c("d.__dict__.update(_proto(x, box).__dict__)")
     c("d.base = x")
     c("return d")
     c.dedent()("", "")
@@ -263,124 +278,3 @@ def _workspace_fn(c: Code) -> None:
     c.dedent()
     c("return ws")
     c.dedent()("", "")
-
-
-def _run_fn(k: Kernel, c: Code, tdt: str, cdt: str) -> None:
-    p = k.plan
-    kdim, ndim = (1, 0) if p.b.transposed else (0, 1)
-    b_form = "(N, K)" if p.b.transposed else "(K, N)"
-    c("def run(a, b, out=None):")
-    c.indent()
-    c(f'"""C = A @ B{".T" if p.b.transposed else ""}: a is (M, K), b is {b_form}, '
-      f'{p.dtype.value}; returns (M, N).')
-    c("")
-    c("Any M, N, K >= 0 (M = 0 or N = 0: out untouched; K = 0: C = 0); the operands may be any")
-    c("row-major views (unit column stride, else copied); out: an (M, N) contiguous tensor to")
-    c("write into (every element is written), default a new one. The variant is chosen per call:")
-    c("EVEN_M/N/K: no boundary mask along the sizes the tiles divide (_facts(M, N, K)).")
-    c("Each variant compiles once per device (Triton's cache); later calls launch it directly.")
-    c('"""')
-    c("if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)")
-    c(f"        and a.dtype == {tdt} and b.dtype == {tdt} and a.dim() == 2 and b.dim() == 2")
-    c(f"        and a.shape[1] == b.shape[{kdim}] and a.is_cuda and b.is_cuda")
-    c("        and a.get_device() == b.get_device()")
-    c(f"        and (out is None or isinstance(out, torch.Tensor) and out.dtype == {cdt}")
-    c(f"             and out.shape == (a.shape[0], b.shape[{ndim}]) and out.is_cuda")
-    c("             and out.get_device() == a.get_device() and out.is_contiguous())):")
-    c.indent()("_check_args(a, b, out)  # raises, or passes for tensors off CUDA (the interpreter)")
-    c.dedent()
-    c("M, K = a.shape")
-    c(f"N = b.shape[{ndim}]")
-    c("given = out is not None")
-    c("if not given:")
-    c.indent()(f"out = torch.empty((M, N), dtype={cdt}, device=a.device)").dedent()
-    c("if M == 0 or N == 0:")
-    c.indent()("return out").dedent()
-    c("if K == 0:")
-    c.indent()("return out.zero_()").dedent()
-    c("if a.stride(1) != 1:")
-    c.indent()("a = a.contiguous()").dedent()
-    c("if b.stride(1) != 1:")
-    c.indent()("b = b.contiguous()").dedent()
-    c("tma_a, tma_b = _rows_aligned(a), _rows_aligned(b)")
-    c("if _COPY_UNALIGNED:  # copy rows TMA cannot take into aligned ones")
-    c.indent()
-    c("if not tma_a:")
-    c.indent()("a, tma_a = _aligned(a), True").dedent()
-    c("if not tma_b:")
-    c.indent()("b, tma_b = _aligned(b), True").dedent()
-    c.dedent()
-    c(f"{', '.join(k.numbers)} = _numbers(M, N, K)")
-    c("even = _facts(M, N, K)")
-    c("lda, ldb, ldc = a.stride(0), b.stride(0), out.stride(0)")
-    c("if given and (_spans_meet(out, ldc, a, lda) or _spans_meet(out, ldc, b, ldb)):")
-    c.indent()("_check_args(a, b, out)  # out overlaps an operand: raises, naming it").dedent()
-    b_rows = "N" if p.b.transposed else "K"
-    c(f"wide = max(M * lda, {b_rows} * ldb, M * ldc) + K + N >= 2**31  # int64 offsets")
-    # pointer arguments the compiled kernel is specialized on (16-byte alignment); TMA operands
-    # are descriptors (_desc aligns their bases), the workspace is allocated aligned
-    c("aligned = (out.data_ptr() | a.data_ptr() | b.data_ptr()) % 16 == 0 and "
-      "1 not in (lda, ldb, ldc)")
-    flags = {"A": "tma_a", "B": "tma_b"}
-    for op, var, box in _descs(k):
-        if op.kind is LoadKind.TMA:
-            c(f"if {flags[op.name]}:")
-            c.indent()(f"{var} = _desc({var}, {box})").dedent()
-        else:
-            c(f"{flags[op.name]} = False  # the configuration loads {op.name} through pointers")
-    c("if out.is_cuda:")
-    c.indent()("index = out.get_device()", "stream = _current_stream(index)").dedent()
-    c("else:  # the interpreter's CPU tensors")
-    c.indent()("index, stream = str(out.device), 0").dedent()
-    args = "a, b, out"
-    if k.partials:
-        tiles = partial_tiles(k)
-        # one fp32 buffer per partial tile (atomic), else one slot per partial
-        if k.fixup is Fixup.ATOMIC:
-            slots = tiles
-        elif k.split_k:
-            slots = "NUM_TILES * SPLITS"
-        else:
-            slots = "2 * SK_CTAS"
-        c(f"ws, tickets = _workspace((index, stream), out, ({slots}) * {p.BM * p.BN}, {tiles})")
-        args += ", ws, tickets"
-    args += ", M, N, K, lda, ldb, ldc"
-    reduce = k.fixup is Fixup.REDUCE_KERNEL
-    red_args = "out, ws, SUBS, M, N, K, lda, ldb, ldc"
-    if reduce:
-        c(f"programs, SUBS = _reduce_grid({partial_tiles(k)}, GRID)")
-    c("key = (index, even, tma_a, tma_b, wide, lda % 16 == 0, ldb % 16 == 0, ldc % 16 == 0)")
-    c("launch = _LAUNCHES.get(key)")
-    c("if launch is not None and aligned and index == _current_device():")
-    c.indent()
-    # a compiled kernel takes every argument, its constexprs too (in signature order)
-    c(f"launch[0][(GRID, 1, 1)]({args}, *even, tma_a, tma_b, wide, stream=stream)")
-    if reduce:
-        c("if programs:")
-        c.indent()(f"launch[1][(programs, 1, 1)]({red_args}, *even, tma_a, tma_b, wide, "
-                   "stream=stream)").dedent()
-    c("return out")
-    c.dedent()
-    flags = ("EVEN_M=even[0], EVEN_N=even[1], EVEN_K=even[2], TMA_A=tma_a, TMA_B=tma_b, "
-             "WIDE=wide")
-    c(f"kernel = gemm_kernel[(GRID,)]({args}, {flags}, num_warps={p.num_warps}, "
-      f"num_stages={p.num_stages})")
-    if reduce:
-        c("if not programs:  # no partial tile at this size")
-        c.indent()("return out").dedent()
-        c(f"reducer = reduce_kernel[(programs,)]({red_args}, {flags}, num_warps=4)")
-        c("if (isinstance(kernel, CompiledKernel) and isinstance(reducer, CompiledKernel) and aligned")
-        c("        and index == _current_device()):")
-        c.indent()("_LAUNCHES[key] = (kernel, reducer)")
-    else:
-        c("if isinstance(kernel, CompiledKernel) and aligned and index == _current_device():")
-        c.indent()("_LAUNCHES[key] = (kernel,)")
-    c.dedent()
-    c("return out")
-
-
-def _descs(k: Kernel) -> list[tuple[OperandLoad, str, tuple[int, int]]]:
-    """Per operand: its load, the argument's name and the TMA box."""
-    p = k.plan
-    b_box = (p.BN, p.BK) if p.b.transposed else (p.BK, p.BN)
-    return [(p.a, "a", (p.BM, p.BK)), (p.b, "b", b_box)]
