@@ -68,11 +68,15 @@ class Session:
         self._derived: LRUCache[Hashable, MulticastDerivation] = LRUCache(4)
         self._lowered: LRUCache[Hashable, KernelPlan] = LRUCache(4)
         self.triton_modules: dict[str, ModuleType] = {}  # load_triton's, by source hash
+        # tilec.testing's oracle: its derivations and brute-force truths at drawn parameters
+        self.oracle_derived: LRUCache[Hashable, Any] = LRUCache(64)
+        self.oracle_truth: LRUCache[Hashable, Any] = LRUCache(64)
         self._fingerprint: str | None = None
 
     def clear(self) -> None:
         """Forget everything kept in memory (the disk cache stays)."""
-        for c in (self._symbolic, self._derived, self._lowered, self.triton_modules):
+        for c in (self._symbolic, self._derived, self._lowered, self.triton_modules,
+                  self.oracle_derived, self.oracle_truth):
             c.clear()
         self._fingerprint = None
 

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from tilec.errors import TilecError
-from tilec.lru import LRU
 from tilec.testing.brute import Mismatch, Truth, brute_force, compare
 from tilec.testing.facts import holds
 
@@ -80,10 +79,6 @@ class Report:
         return not self.mismatches
 
 
-_DERIVED: LRU[Any] = LRU(64)
-_TRUTH: LRU[Truth] = LRU(64)
-
-
 def _key(path: str | Path, params: Mapping[str, Any], *rest: Any) -> tuple[Any, ...]:
     return (Path(path).read_bytes(), tuple(sorted((k, repr(v)) for k, v in params.items())),
             *rest)
@@ -115,14 +110,22 @@ def derive_at(path: str | Path, params: Mapping[str, Any], mode: str = "leader",
             sym.fusion.set_cluster(*cluster)
         return derive_loaded(loaded, mode, symbolic=sym)
 
-    return _DERIVED.get_or(_key(path, params, mode, cluster), make)
+    key = _key(path, params, mode, cluster)
+    if key not in SESSION.oracle_derived:
+        SESSION.oracle_derived[key] = make()
+    return SESSION.oracle_derived[key]
 
 
 def truth_at(path: str | Path, params: Mapping[str, Any], operand: str,
              cluster: tuple[int, ...] | None = None) -> Truth:
     """The brute force of ``operand`` at ``params``."""
-    return _TRUTH.get_or(_key(path, params, operand, cluster),
-                         lambda: brute_force(load(path, params, cluster).fusion, operand))
+    from tilec.runtime.session import SESSION
+
+    key = _key(path, params, operand, cluster)
+    if key not in SESSION.oracle_truth:
+        SESSION.oracle_truth[key] = brute_force(load(path, params, cluster).fusion, operand)
+    truth: Truth = SESSION.oracle_truth[key]
+    return truth
 
 
 def oracle(path: str | Path, params: Mapping[str, Any], *, mode: str = "both",

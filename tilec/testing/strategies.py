@@ -90,8 +90,8 @@ def defaults(path: str | Path) -> dict[str, Any]:
 def builds(path: str | Path, p: Mapping[str, Any],
            cluster: tuple[int, ...] | None = None) -> bool:
     """Whether the schedule builds at ``p`` and its launch is valid."""
-    from tilec.runtime.loader import load_schedule
     from tilec.ir import infer_launch
+    from tilec.runtime.loader import load_schedule
 
     try:
         fusion = load_schedule(path, dict(p)).fusion

@@ -32,6 +32,13 @@ class TransformCache(_Tables):
     def __init__(self) -> None:
         self.replayed: Memo[Any] = Memo(256)  # schedule text over symbols -> GemmFusion | None
         self.simt_variants: Memo[Any] = Memo(64)  # id(SimtPlan) -> (plan, its variants)
+        # the multicast derivation's: proofs keyed by content (the operand's forms, which
+        # candidate facts hold, the exact splits and groups: launches agreeing on these share
+        # one), printed forms, and compiled exact evaluators of divisors
+        self.multicast_forms: Memo[Any] = Memo(64)  # (view structure, cluster) -> its forms
+        self.multicast_proofs: Memo[Any] = Memo(256)
+        self.multicast_text: Memo[Any] = Memo(4096)  # form -> str()
+        self.multicast_evaluators: Memo[Any] = Memo(4096)  # expr -> (its symbols, evaluator)
 
 
 TRANSFORMS = TransformCache()

@@ -52,7 +52,7 @@ from tilec.ir.tensorview import TensorView
 from tilec.ir.types import MulticastMode
 from tilec.proofs.evaluate import compile_int
 from tilec.transforms.multicast.closed import derive_closed
-from tilec.transforms.multicast.reading import FORMS, FormsCache, operand_forms
+from tilec.transforms.multicast.reading import FormsCache, forms_of, operand_forms
 from tilec.transforms.multicast.records import (
     AlivePart,
     MulticastDerivation,
@@ -62,7 +62,6 @@ from tilec.transforms.multicast.records import (
 from tilec.transforms.multicast.table import R1, R2, RANK, RESERVED, launch_table, same_box
 
 __all__ = [
-    "FORMS",
     "R1",
     "R2",
     "RANK",
@@ -76,6 +75,7 @@ __all__ = [
     "check_params",
     "derive",
     "derive_loaded",
+    "forms_of",
     "launch_table",
     "operand_forms",
     "same_box",
@@ -178,7 +178,7 @@ def _read_operand(sview: TensorView, cluster: tuple[int, int, int],
                   ) -> tuple[Any, OperandForms, tuple[AlivePart, ...], sympy.Boolean]:
     """The operand's forms, its alive predicates at this launch and their conjunction (built
     unevaluated: a conjunction to print and compile, not to decide)."""
-    key, forms = FORMS.get(sview, cluster)
+    key, forms = forms_of(sview, cluster)
     parts = _selected_parts(forms, values)
     with sympy.evaluate(False):
         alive = sympy.And(*[p.pred for p in parts])

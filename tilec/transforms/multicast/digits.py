@@ -11,7 +11,6 @@ rank keys (``rank % CN``, ``rank / (CM*CN)``) give the same digits with symbolic
 
 from __future__ import annotations
 
-import functools
 import itertools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -113,7 +112,6 @@ def _at(point: dict[str, int]) -> str:
     return " ".join(f"{k}={v}" for k, v in point.items() if k != "rank")
 
 
-@functools.lru_cache(maxsize=64)
 def _factorizations(n: int) -> tuple[tuple[int, ...], ...]:
     """Ordered factorizations of n into factors > 1, fewest factors first."""
     if n == 1:

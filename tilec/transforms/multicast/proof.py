@@ -19,8 +19,8 @@ import sympy
 from tilec.proofs import Context, Fact, FactKind, narrow, simplify
 from tilec.proofs.bounds import Reasoner
 from tilec.proofs.build import as_expr, canon
-from tilec.proofs.cache import Memo
 from tilec.proofs.evaluate import compile_int
+from tilec.transforms.memo import TRANSFORMS
 from tilec.transforms.multicast.digits import _coefficients, _divisors
 from tilec.transforms.multicast.table import R1, R2, RANK, holds_at, same_box, value_at
 
@@ -33,7 +33,7 @@ _Row = tuple[str, sympy.Basic, sympy.Basic]  # a proof row: (theorem, before, af
 
 # proofs keyed by content: the operand's forms, which candidate facts hold, which splits are
 # exact and the groups; launches that agree on all of these share one proof
-PROOFS: Memo[Any] = Memo(256)
+PROOFS = TRANSFORMS.multicast_proofs
 
 
 def _context(op: OperandMulticast, values: dict[sympy.Symbol, int]) -> Context:

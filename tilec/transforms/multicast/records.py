@@ -13,6 +13,7 @@ import sympy
 
 from tilec.ir.types import MulticastMode
 from tilec.proofs.trace import text
+from tilec.transforms.memo import TRANSFORMS
 from tilec.transforms.multicast.table import Row, _general
 
 if TYPE_CHECKING:
@@ -240,7 +241,6 @@ def _fact_text(fact: Fact) -> str:
         return text(fact.condition())
 
 
-@functools.lru_cache(maxsize=4096)
 def _text(expr: sympy.Basic) -> str:
     """str() of a form, memoised: a schedule's general forms are printed for every launch."""
-    return text(expr)
+    return TRANSFORMS.multicast_text.get_or(expr, lambda: text(expr))

@@ -23,6 +23,7 @@ from tilec.ir import index_symbol
 from tilec.ir.types import MulticastMode
 from tilec.proofs.build import subst
 from tilec.proofs.evaluate import compile_int
+from tilec.transforms.memo import TRANSFORMS
 
 RANK = index_symbol("rank")
 
@@ -138,12 +139,15 @@ def value_at(expr: sympy.Expr, values: dict[sympy.Symbol, int]) -> int | None:
         return None
 
 
-@functools.lru_cache(maxsize=4096)
 def _evaluator(expr: sympy.Expr) -> tuple[list[sympy.Symbol], Any]:
     """The parameters of ``expr`` and its compiled exact value (a derivation asks for the values
     of the same few divisors many times)."""
-    syms = sorted(expr.free_symbols, key=str)
-    return syms, compile_int([expr], syms)
+    def make() -> tuple[list[sympy.Symbol], Any]:
+        syms = sorted(expr.free_symbols, key=str)
+        return syms, compile_int([expr], syms)
+
+    out: tuple[list[sympy.Symbol], Any] = TRANSFORMS.multicast_evaluators.get_or(expr, make)
+    return out
 
 
 def holds_at(c: sympy.Expr, d: sympy.Expr, values: dict[sympy.Symbol, int]) -> bool:
