@@ -9,6 +9,8 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 os.environ["TRITON_INTERPRET"] = "1"
@@ -140,3 +142,46 @@ def test_gen_sizes_static_and_its_refusal_for_cuda(tmp_path: Path, capsys) -> No
     assert main(["gen", example, *sizes, "--target", "cuda", "--sizes", "static"]) != 0
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "--sizes static is Triton-only" in err, err
+
+
+
+# compiles gemm_kernel of the file argv[1] for sm_90 (no GPU needed) and prints its arguments
+_COMPILE = """
+import importlib.util, re, sys
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource, compile
+spec = importlib.util.spec_from_file_location("k", sys.argv[1])
+mod = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(mod)
+fn, const = mod.gemm_kernel, eval(sys.argv[2])
+sig = {n: "constexpr" if n in const else "*fp16" if n in "abc" else "i32" for n in fn.arg_names}
+src = ASTSource(fn, sig, {(fn.arg_names.index(n),): v for n, v in const.items()})
+ttir = compile(src, target=GPUTarget("cuda", 90, 32), options=dict(num_warps=4, num_stages=2))
+entry = next(l for l in ttir.asm["ttir"].splitlines() if "tt.func public @gemm_kernel" in l)
+print(" ".join(re.findall(r"%(\\w+): ", entry)))
+"""
+
+
+@pytest.mark.parametrize("static", [False, True])
+def test_static_kernel_compiles_for_sm90_with_its_sizes_folded(static: bool, tmp_path: Path) -> None:
+    # compiled for sm_90 without a GPU (Triton's own compiler, in a process without the
+    # interpreter): the static kernel's only arguments are its pointers (M, N, K and the leading
+    # dimensions folded); the generic kernel's carry the sizes
+    pytest.importorskip("triton.compiler")
+    p = plan(80, 48, 40, 16, 16, 16, dtype=DType.FP16, load=LoadKind.POINTER)
+    path = tmp_path / f"compiled_{static}.py"
+    path.write_text(emit(p, static=static))
+    const: dict[str, object] = dict(EVEN_M=True, EVEN_N=True, EVEN_K=False, TMA_A=False,
+                                    TMA_B=False, WIDE=False)
+    if static:
+        const.update(zip(SHAPE_ARGS, (80, 48, 40, 40, 48, 48), strict=True))
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    env["TRITON_DEFAULT_FP_FUSION"] = "1"
+    res = subprocess.run([sys.executable, "-c", _COMPILE, str(path), repr(const)], env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-2000:]
+    args = res.stdout.split()
+    if static:
+        assert args == ["a", "b", "c"], args
+    else:
+        assert {"M", "N", "K", "lda", "ldb", "ldc"} <= set(args), args
