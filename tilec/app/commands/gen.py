@@ -66,7 +66,9 @@ def run(args: argparse.Namespace, session: Session) -> int:
         plan = kernel_plan(args, loaded, session)
         if static:
             from tilec.codegen.triton.printer import emit
+            from tilec.transforms.plan import KernelPlan
 
+            assert isinstance(plan, KernelPlan), "--target triton lowers to a KernelPlan"
             source = emit(plan, static=True)
         else:
             source = kernel_source(plan, args.target)
