@@ -1,7 +1,10 @@
 """The cost of run-time sizes (issue 26): on every shape of shared/bench/suite.json, the
 shape-generic Triton kernel that ``tilec gen`` writes today against the per-shape kernel that
 ``tilec gen`` wrote at 9d1b699 for the same configuration (bench/static_9d1b699: the files and the
-heuristic's configs), with torch.matmul (cuBLAS) timed in the same rounds.
+heuristic's configs), with torch.matmul (cuBLAS) timed in the same rounds. With
+``--static-from-gen`` the per-shape kernel is instead the file ``tilec gen --sizes static`` prints
+today for that configuration (the generic file's text with M, N, K and the leading dimensions
+``tl.constexpr``), so the two differ only in the sizes being fixed.
 
 Per shape: both kernels and cuBLAS checked against an fp32 product (NaN-poisoned output, fresh
 random inputs), then ``--rounds`` rounds, each timing static, generic and cuBLAS once in turn with
@@ -10,6 +13,7 @@ gives the median over rounds, generic/static = static time / generic time (> 1: 
 is faster), and the spread (max-min over median) of each. Clocks are read (nvidia-smi), never set.
 
     PYTHONPATH=. python bench/generic_vs_static.py [--rounds 5] [--shapes sq1024,...] [--out DIR]
+                                                   [--static-from-gen]
 """
 
 from __future__ import annotations
@@ -59,11 +63,11 @@ def load(path: Path, tag: str) -> object:
     return mod
 
 
-def gen_generic(cfg: dict, out_dir: Path, tag: str) -> object:
-    """``tilec gen`` with the static kernel's configuration pinned (sizes given only as the
-    reference launch: the generic file must not depend on them)."""
-    path = out_dir / f"{tag}.py"
-    argv = ["gen", str(EXAMPLE), "--no-tuned", "-o", str(path)]
+def gen_file(cfg: dict, out_dir: Path, tag: str, sizes: str = "generic") -> object:
+    """``tilec gen --sizes SIZES`` with the static kernel's configuration pinned (generic: the
+    sizes are given only as the reference launch, the file must not depend on them)."""
+    path = out_dir / f"{sizes}_{tag}.py"
+    argv = ["gen", str(EXAMPLE), "--no-tuned", "--sizes", sizes, "-o", str(path)]
     argv += [f"--param={d}={cfg[d]}" for d in "MNK"]
     argv += [f"--param={k}={v}" for k, v in cfg["params"].items()]
     err = io.StringIO()
@@ -71,7 +75,7 @@ def gen_generic(cfg: dict, out_dir: Path, tag: str) -> object:
         status = tilec(argv)
     if status != 0:
         raise RuntimeError(f"tilec gen failed: {err.getvalue()}")
-    return load(path, f"generic_{tag}")
+    return load(path, f"{sizes}_{tag}")
 
 
 def main() -> int:
@@ -79,6 +83,9 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--shapes", default="", help="comma-separated suite names (default: all)")
     ap.add_argument("--out", default=os.environ.get("OUT", ""))
+    ap.add_argument("--static-from-gen", action="store_true",
+                    help="the per-shape kernel: tilec gen --sizes static of today's tree (default: "
+                         "the files 9d1b699 printed, bench/static_9d1b699)")
     args = ap.parse_args()
     configs = json.loads((STATIC / "configs.json").read_text())
     names = [n for n in configs if not args.shapes or n in args.shapes.split(",")]
@@ -89,6 +96,8 @@ def main() -> int:
                   "method": "per round static, generic, cublas once each in turn; time_ms median "
                             "of replays, L2 flushed before each, launches hidden; median over "
                             "rounds; spread = (max-min)/median",
+                  "static": "tilec gen --sizes static" if args.static_from_gen
+                            else "bench/static_9d1b699",
                   "clocks_before": clocks(), "torch": torch.__version__,
                   "triton": __import__("triton").__version__, "rows": []}
     w = torch.randn((8192, 8192), device="cuda", dtype=torch.bfloat16)
@@ -100,7 +109,7 @@ def main() -> int:
     data["clocks_after_warmup"] = clocks()
     card = "h200" if "H200" in data["device"] else "h100" if "H100" in data["device"] else "gpu"
     dest = (Path(args.out) if args.out else ROOT / "bench" / "results") / (
-        f"generic_vs_static_{card}_{data['date']}.json")
+        f"generic_vs_static_{card}_{data['date']}{'_gen' if args.static_from_gen else ''}.json")
     dest.parent.mkdir(parents=True, exist_ok=True)
     for name in names:
         cfg = configs[name]
@@ -112,9 +121,10 @@ def main() -> int:
         out = torch.empty((M, N), device="cuda", dtype=torch.bfloat16)
         fns = {"cublas": lambda a=a, b=b: torch.matmul(a, b)}
         try:
-            st = load(STATIC / f"{name}.py", f"static_{name}")
+            st = (gen_file(cfg, work, name, "static") if args.static_from_gen
+                  else load(STATIC / f"{name}.py", f"static_{name}"))
             fns["static"] = lambda m=st, a=a, b=b, out=out: m.run(a, b, out=out)
-            ge = gen_generic(cfg, work, name)
+            ge = gen_file(cfg, work, name)
             fns["generic"] = lambda m=ge, a=a, b=b, out=out: m.run(a, b, out=out)
         except Exception as e:  # noqa: BLE001 - recorded in the row
             row["error"] = f"{type(e).__name__}: {e}"[:800]

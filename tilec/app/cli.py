@@ -55,7 +55,7 @@ COMMANDS: tuple[Command, ...] = (
     Command("show", "print the views, loop domains, launch dims and index maps", show.run,
             show.options),
     Command("gen", "emit a standalone kernel file (Triton with run(a, b), or CUDA .cu)",
-            gen.run, gen.options),
+            gen.run, gen.gen_options),
     Command("masks", "TMA multicast issue predicates and masks per operand",
             masks.run, mode_option),
     Command("check", "test the multicast masks against a brute force over drawn launches "

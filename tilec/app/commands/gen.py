@@ -9,6 +9,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from tilec.app.commands.common import load_args, mode_option, write_output
+from tilec.errors import UnsupportedError
 from tilec.runtime.progress import Status
 
 if TYPE_CHECKING:
@@ -34,6 +35,15 @@ def options(p: argparse.ArgumentParser) -> None:
                         "in or near the swept set; a tuned record still comes first")
 
 
+def gen_options(p: argparse.ArgumentParser) -> None:
+    """gen's own options: :func:`options` and ``--sizes``."""
+    options(p)
+    p.add_argument("--sizes", choices=["generic", "static"], default="generic",
+                   help="triton: generic (default) takes M, N, K at run time; static fixes them "
+                        "(and the leading dimensions) to the schedule's as tl.constexpr, and "
+                        "its run() refuses any other shape")
+
+
 def kernel_plan(args: argparse.Namespace, loaded: LoadedSchedule, session: Session
                 ) -> KernelPlan | SimtPlan:
     """The KernelPlan (or SimtPlan) ``tilec gen`` prints for these arguments."""
@@ -47,10 +57,21 @@ def run(args: argparse.Namespace, session: Session) -> int:
     """``tilec gen``: the kernel source (and with ``--json`` the parameters and notes)."""
     from tilec.runtime.build import kernel_source
 
+    static = args.sizes == "static"
+    if static and args.target != "triton":
+        raise UnsupportedError(f"--sizes static is Triton-only but --target is {args.target}; "
+                         "the CUDA kernel takes M, N, K at run time")
     loaded = load_args(args)
     with Status(f"gen: lowering {loaded.path.name} and printing its {args.target} kernel"):
         plan = kernel_plan(args, loaded, session)
-        source = kernel_source(plan, args.target)
+        if static:
+            from tilec.codegen.triton.printer import emit
+            from tilec.transforms.plan import KernelPlan
+
+            assert isinstance(plan, KernelPlan), "--target triton lowers to a KernelPlan"
+            source = emit(plan, static=True)
+        else:
+            source = kernel_source(plan, args.target)
     notes = [*loaded.notes, *getattr(plan, "notes", ())]
     if args.json:
         write_output(args, json.dumps({"target": args.target, "params": loaded.params,

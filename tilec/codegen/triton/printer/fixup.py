@@ -98,8 +98,9 @@ def unspecialized(k: Kernel) -> list[str]:
     change with every shape, and a specialization would compile
     the kernel again for a shape that meets the same facts (and a kernel kept for the direct
     launch would be wrong at another). The leading dimensions stay specialized (their
-    16-alignment lets pointer loads vectorize) and are part of the direct launch's key."""
-    return list(SHAPE_ARGS[:3])
+    16-alignment lets pointer loads vectorize) and are part of the direct launch's key. A static
+    kernel has none (its sizes are ``tl.constexpr``)."""
+    return [] if k.static else list(SHAPE_ARGS[:3])
 
 
 def partial_tiles(k: Kernel) -> str:

@@ -128,10 +128,27 @@ class Kernel:
     the size the plan was lowered at). The variant's ``tl.constexpr`` flags (:data:`FLAGS`):
     ``EVEN_M``, ``EVEN_N``, ``EVEN_K``, the plan's facts (the tile divides that size: no
     boundary mask along it; all three: the facts variant), and ``WIDE`` (int64 offsets).
+
+    ``static=True`` prints the per-shape kernel of the same text (``tilec gen --sizes static``):
+    the kernels take M, N, K and the leading dimensions as ``tl.constexpr`` (Triton folds
+    them), and the launcher serves the plan's M, N, K only, with the operands in rows of
+    :attr:`leading` elements.
     """
 
     plan: KernelPlan
     warp_specialize: bool = False
+    static: bool = False
+
+    @property
+    def leading(self) -> tuple[int, int, int]:
+        """The static file's (lda, ldb, ldc): A's and B's rows padded to 16 bytes (the rows the
+        launcher copies an operand into where TMA cannot take it), C's rows contiguous."""
+        p, nb = self.plan, self.plan.dtype.nbytes
+
+        def pad(n: int) -> int:  # as the launcher's _aligned pads rows
+            return -(-n * nb // 16) * 16 // nb
+
+        return pad(p.K), pad(p.K if p.b.transposed else p.N), p.N
 
     @cached_property
     def work(self) -> WorkSplit:
@@ -202,8 +219,10 @@ class Kernel:
     @property
     def launch_params(self) -> str:
         """The kernels' own parameters after their pointers: the sizes and the flags (the work
-        split's numbers are computed on the device: fewer arguments, a cheaper launch)."""
-        return ", ".join((*SHAPE_ARGS, *(f"{f}: tl.constexpr" for f in FLAGS)))
+        split's numbers are computed on the device: fewer arguments, a cheaper launch); static:
+        the sizes compile-time too."""
+        sizes = (f"{a}: tl.constexpr" for a in SHAPE_ARGS) if self.static else SHAPE_ARGS
+        return ", ".join((*sizes, *(f"{f}: tl.constexpr" for f in FLAGS)))
 
     def number_steps(self) -> list[tuple[sympy.Symbol, sympy.Expr]]:
         """The work split's numbers as assignments in order, each over M, N, K and the names

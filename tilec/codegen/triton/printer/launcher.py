@@ -58,6 +58,8 @@ def launcher(k: Kernel) -> str:
     _numbers_fn(k, c)
     _facts_fn(k, c)
     _check_args_fn(k, c, tdt, cdt)
+    if k.static:
+        _static_fn(k, c)
     _aligned_fn(c, p.dtype.nbytes)
     if LoadKind.TMA in (p.a.kind, p.b.kind):
         _desc_fn(c, tdt)
@@ -193,6 +195,33 @@ def _check_args_fn(k: Kernel, c: Code, tdt: str, cdt: str) -> None:
     c("x1 = x0 + (sum((n - 1) * s for n, s in zip(x.shape, x.stride())) + 1) * x.element_size()")
     c("y1 = y0 + (sum((n - 1) * s for n, s in zip(y.shape, y.stride())) + 1) * y.element_size()")
     c("return x1 <= y0 or y1 <= x0")
+    c.dedent()("", "")
+
+
+def _static_fn(k: Kernel, c: Code) -> None:
+    """The static file's one shape, its leading dimensions, ``_check_shape`` (the refusal of
+    any other shape) and ``_rows`` (an operand copied into the rows the kernels take)."""
+    p = k.plan
+    b_shape = (p.N, p.K) if p.b.transposed else (p.K, p.N)
+    c(f"_SHAPES = (({p.M}, {p.K}), {b_shape})  # A's and B's: the one shape this file serves")
+    c(f"_LEADING = {k.leading}  # lda, ldb, ldc: constexpr in the kernels", "", "")
+    c("def _check_shape(a, b):")
+    c.indent()
+    c('"""Raise naming the operand whose shape is not the one this file serves."""')
+    c('for name, x, want in (("A", a, _SHAPES[0]), ("B", b, _SHAPES[1])):')
+    c.indent()
+    c("if tuple(x.shape) != want:")
+    c.indent()
+    c(f'raise ArgumentError(f"{{name}} has shape {{tuple(x.shape)}} but this file serves only '
+      f'M, N, K = {p.M}, {p.N}, {p.K} ({{name}} of shape {{want}}); print the shape-generic '
+      'kernel (tilec gen) for other shapes")')
+    c.dedent().dedent().dedent()("", "")
+    c("def _rows(x, ld):")
+    c.indent()
+    c('"""x copied into rows of ld elements (the leading dimension the kernels are compiled for)."""')
+    c("buf = torch.empty((x.shape[0], ld), dtype=x.dtype, device=x.device)")
+    c("buf[:, :x.shape[1]].copy_(x)")
+    c("return buf[:, :x.shape[1]]")
     c.dedent()("", "")
 
 

@@ -71,6 +71,9 @@ def run_fn(k: Kernel, c: Code, tdt: str, cdt: str) -> None:
     c("             and out.get_device() == a.get_device() and out.is_contiguous())):")
     c.indent()("_check_args(a, b, out)  # raises, or passes for tensors off CUDA (the interpreter)")
     c.dedent()
+    if k.static:
+        c("if a.shape != _SHAPES[0] or b.shape != _SHAPES[1]:")
+        c.indent()("_check_shape(a, b)  # raises: this file serves one shape").dedent()
     c("M, K = a.shape")
     c(f"N = b.shape[{ndim}]")
     c("given = out is not None")
@@ -85,6 +88,11 @@ def run_fn(k: Kernel, c: Code, tdt: str, cdt: str) -> None:
     c.indent()("a = a.contiguous()").dedent()
     c("if b.stride(1) != 1:")
     c.indent()("b = b.contiguous()").dedent()
+    if k.static:
+        c("if a.stride(0) != _LEADING[0]:")
+        c.indent()("a = _rows(a, _LEADING[0])").dedent()
+        c("if b.stride(0) != _LEADING[1]:")
+        c.indent()("b = _rows(b, _LEADING[1])").dedent()
     c("tma_a, tma_b = _rows_aligned(a), _rows_aligned(b)")
     c("if _COPY_UNALIGNED:  # copy rows TMA cannot take into aligned ones")
     c.indent()
@@ -95,7 +103,10 @@ def run_fn(k: Kernel, c: Code, tdt: str, cdt: str) -> None:
     c.dedent()
     c(f"{', '.join(k.numbers)} = _numbers(M, N, K)")
     c("even = _facts(M, N, K)")
-    c("lda, ldb, ldc = a.stride(0), b.stride(0), out.stride(0)")
+    if k.static:  # out is contiguous: ldc = N (or any, where M = 1)
+        c("lda, ldb, ldc = _LEADING")
+    else:
+        c("lda, ldb, ldc = a.stride(0), b.stride(0), out.stride(0)")
     c("if given and (_spans_meet(out, ldc, a, lda) or _spans_meet(out, ldc, b, ldb)):")
     c.indent()("_check_args(a, b, out)  # out overlaps an operand: raises, naming it").dedent()
     b_rows = "N" if p.b.transposed else "K"
