@@ -421,7 +421,7 @@ def _arg(value: int | str | sympy.Expr) -> str:
 _E = TypeVar("_E", Epilogue, L2Hint)
 
 
-def _option(kind: type[_E], value: object) -> _E | None | Literal[False]:
+def _option(kind: type[_E], value: object) -> _E | Literal[False] | None:
     """A member of ``kind`` named by ``value`` (a member or its text, any case); None for None or
     ``auto``; False for anything else (the caller says what it takes)."""
     if value is None or (isinstance(value, str) and value.strip().lower() == "auto"):

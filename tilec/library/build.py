@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from tilec.dtypes import TORCH_NAME
-from tilec.errors import TilecError, UnsupportedError
+from tilec.errors import TilecError
 from tilec.ir import ceil_div
 from tilec.library.table import CARDS, ConfigSet, build_tables, card_of, tuned_shapes
 
@@ -73,8 +73,8 @@ def _label(params: dict[str, Any]) -> str:
 
 
 def _lower(path: Path, params: dict[str, Any], shape: tuple[int, int, int], target: str) -> Any:
-    from tilec.runtime.loader import load_schedule
     from tilec.runtime.build import kernel_plan
+    from tilec.runtime.loader import load_schedule
 
     loaded = load_schedule(path, dict(params, M=shape[0], N=shape[1], K=shape[2]),
                            target=target, tuned=False)

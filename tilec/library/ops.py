@@ -10,14 +10,14 @@ where a or b requires grad.
 
 from __future__ import annotations
 
-from tilec.library.checks import _check
-from tilec.library.runtime import _run
-
 # ---- the built module's code: copied from here on (tilec.library.build.module_text) ----
 import hashlib
 import os
 
 import torch
+
+from tilec.library.checks import _check
+from tilec.library.runtime import _run
 
 _OPS: list = []  # the ops' overloads: matmul, matmul_out
 _OPS_LIB: list = []  # their torch.library.Library
@@ -29,7 +29,7 @@ def _namespace() -> str:
     for i in range(1000):
         ns = base if i == 0 else f"{base}_{i}"
         try:
-            getattr(getattr(torch.ops, ns), "matmul")
+            getattr(torch.ops, ns).matmul
         except (AttributeError, RuntimeError):
             return ns
     raise RuntimeError("no free torch.library namespace")  # pragma: no cover

@@ -18,8 +18,6 @@ built module alone.
 
 from __future__ import annotations
 
-from tilec.library.checks import TilecError, _check, _check_overlap, _on_cpu_ok, _operands
-
 # ---- the built module's code: copied from here on (tilec.library.build.module_text) ----
 import hashlib
 import math
@@ -28,6 +26,8 @@ import sys
 import time
 
 import torch
+
+from tilec.library.checks import TilecError, _check, _check_overlap, _on_cpu_ok, _operands
 
 _MEMO_MAX = 4096  # shapes remembered (memo, fast), at most
 
@@ -38,7 +38,7 @@ class _State:
     only ever cleared in place, never replaced, so a name bound to one (``_FAST_GET``) stays
     valid."""
 
-    __slots__ = ("memo", "loaded", "seen", "logged", "fact_fns", "fast", "card", "stats")
+    __slots__ = ("card", "fact_fns", "fast", "loaded", "logged", "memo", "seen", "stats")
 
     def __init__(self) -> None:
         self.memo: dict = {}  # (M, N, K) -> _Choice, at most _MEMO_MAX shapes
@@ -90,7 +90,7 @@ def shape_class(x: int) -> int:
 class _Choice:
     """What runs for one shape: the config, its kernel, the facts that hold, and why."""
 
-    __slots__ = ("config", "kernel", "facts", "variant", "why", "where", "copy_note")
+    __slots__ = ("config", "copy_note", "facts", "kernel", "variant", "where", "why")
 
     def __init__(self, config, kernel, facts, variant, why, where, copy_note):
         self.config, self.kernel, self.facts, self.variant = config, kernel, facts, variant
@@ -104,7 +104,7 @@ def _facts(cfg: dict, M: int, N: int, K: int) -> tuple:
     for text, expr in cfg["facts"]:
         fn = fns.get(expr)
         if fn is None:
-            fn = fns[expr] = eval(f"lambda M, N, K: bool({expr})")  # noqa: S307
+            fn = fns[expr] = eval(f"lambda M, N, K: bool({expr})")
         out.append((text, fn(M, N, K)))
     return tuple(out)
 

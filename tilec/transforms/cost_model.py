@@ -38,8 +38,8 @@ from tilec.transforms.plan import KernelPlan
 from tilec.transforms.worksplit import WorkSplit
 
 __all__ = [
-    "REDUCE_LAUNCH",
     "FIXUP_SCALE",
+    "REDUCE_LAUNCH",
     "SK_L2_PENALTY",
     "SK_L2_PENALTY_WIDE",
     "UNIT_OVERHEAD",

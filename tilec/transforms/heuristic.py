@@ -47,8 +47,8 @@ from tilec.errors import ParamError
 from tilec.ir import ceil_div
 from tilec.ir.types import Target
 from tilec.policy import PolicyEnum
-from tilec.transforms.cost_model import estimate_cost
 from tilec.transforms.choice import choose_decomposition, rank_decompositions
+from tilec.transforms.cost_model import estimate_cost
 from tilec.transforms.decompose import make_work_split
 from tilec.transforms.plan import Decomposition, Fixup, LoadKind
 

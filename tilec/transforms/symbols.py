@@ -11,8 +11,22 @@ from __future__ import annotations
 import sympy
 
 __all__ = [
-    "CTA", "Formula", "ITER", "IT_BEGIN", "IT_END", "J", "PART", "PID", "SIZES", "SIZE_K",
-    "SIZE_M", "SIZE_N", "TILE", "UNIT", "WORK_SYMBOLS", "kernel_symbol",
+    "CTA",
+    "ITER",
+    "IT_BEGIN",
+    "IT_END",
+    "PART",
+    "PID",
+    "SIZES",
+    "SIZE_K",
+    "SIZE_M",
+    "SIZE_N",
+    "TILE",
+    "UNIT",
+    "WORK_SYMBOLS",
+    "Formula",
+    "J",
+    "kernel_symbol",
 ]
 
 

@@ -39,7 +39,16 @@ from .quotients import (
     rule_ceil_4,
 )
 from .recombine import rule_merge_quotients, rule_recombine
-from .sums import rule_2_7_1, rule_2_7_2, rule_2_10, rule_2_15, rule_2_15_1, rule_2_15_2, rule_radix_div, rule_radix_mod
+from .sums import (
+    rule_2_7_1,
+    rule_2_7_2,
+    rule_2_10,
+    rule_2_15,
+    rule_2_15_1,
+    rule_2_15_2,
+    rule_radix_div,
+    rule_radix_mod,
+)
 
 __all__ = ["DISTRIBUTE", "ROOT_DEPENDENT", "RULES", "STRUCTURE", "TIDY", "Env", "Rewrite", "Rule", "Shape"]
 

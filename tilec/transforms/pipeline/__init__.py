@@ -46,7 +46,7 @@ from tilec.ir import GemmFusion
 from tilec.ir.types import Target
 from tilec.transforms.pipeline.legalize import cuda_epilogue, legalize
 from tilec.transforms.pipeline.loads import choose_load_kind, loads, multicast
-from tilec.transforms.pipeline.state import IRFacts, LowerOptions, Lowering, over_sizes
+from tilec.transforms.pipeline.state import IRFacts, Lowering, LowerOptions, over_sizes
 from tilec.transforms.pipeline.tiles import coordinate_proof, tile_axes, tile_order
 from tilec.transforms.pipeline.work import cluster_split, decomposition
 from tilec.transforms.plan import InputPrecision, KernelPlan, MulticastMode

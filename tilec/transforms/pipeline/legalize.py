@@ -11,7 +11,6 @@ from tilec.errors import UnsupportedError
 from tilec.ir.types import SMEM_LIMIT, DType, Epilogue, Target
 from tilec.transforms.pipeline.state import Lowering
 
-
 BOX_BYTES = 64 * 64 * 2  # one 64x64 16-bit staging box of the CUDA kernel's TMA-store epilogue
 
 

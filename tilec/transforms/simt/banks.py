@@ -53,7 +53,6 @@ import sympy
 
 from tilec.ir import ceil_div
 from tilec.proofs import evaluate_grid
-
 from tilec.transforms.simt.plan import SimtPlan
 
 BANKS = 32

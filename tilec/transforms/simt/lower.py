@@ -51,8 +51,8 @@ from tilec.ir import GemmFusion, IterDomain, ParallelType, index_map, infer_laun
 from tilec.ir.threads import ThreadOptions
 from tilec.ir.types import BLayout, Decomposition, DType
 from tilec.proofs import Context, evaluate_grid
-from tilec.transforms.memo import TRANSFORMS
 from tilec.proofs.bounds import bounds as interval
+from tilec.transforms.memo import TRANSFORMS
 from tilec.transforms.simt.plan import (
     ALIGN,
     LDA,

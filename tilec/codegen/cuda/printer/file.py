@@ -144,7 +144,7 @@ def header(k: Kernel) -> str:
     return "\n".join(lines)
 
 
-def ORDER_CTAS(k: Kernel) -> int:  # noqa: N802 (the constant's name)
+def ORDER_CTAS(k: Kernel) -> int:
     """The CTAs of the schedule's own walk (a configuration number: the schedule's SMS)."""
     return k.plan.order.ctas or k.plan.work.grid
 
