@@ -10,14 +10,17 @@ where a or b requires grad.
 
 from __future__ import annotations
 
+# ruff: noqa: I001 (the imports above the marker below are tilec's; the built module copies
+# the text after it, so an import sorted past the marker would break it)
+
+from tilec.library.checks import _check
+from tilec.library.runtime import _run
+
 # ---- the built module's code: copied from here on (tilec.library.build.module_text) ----
 import hashlib
 import os
 
 import torch
-
-from tilec.library.checks import _check
-from tilec.library.runtime import _run
 
 _OPS: list = []  # the ops' overloads: matmul, matmul_out
 _OPS_LIB: list = []  # their torch.library.Library
@@ -29,7 +32,7 @@ def _namespace() -> str:
     for i in range(1000):
         ns = base if i == 0 else f"{base}_{i}"
         try:
-            getattr(torch.ops, ns).matmul
+            getattr(getattr(torch.ops, ns), "matmul")
         except (AttributeError, RuntimeError):
             return ns
     raise RuntimeError("no free torch.library namespace")  # pragma: no cover

@@ -18,6 +18,11 @@ built module alone.
 
 from __future__ import annotations
 
+# ruff: noqa: I001 (the imports above the marker below are tilec's; the built module copies
+# the text after it, so an import sorted past the marker would break it)
+
+from tilec.library.checks import TilecError, _check, _check_overlap, _on_cpu_ok, _operands
+
 # ---- the built module's code: copied from here on (tilec.library.build.module_text) ----
 import hashlib
 import math
@@ -26,8 +31,6 @@ import sys
 import time
 
 import torch
-
-from tilec.library.checks import TilecError, _check, _check_overlap, _on_cpu_ok, _operands
 
 _MEMO_MAX = 4096  # shapes remembered (memo, fast), at most
 
@@ -38,7 +41,7 @@ class _State:
     only ever cleared in place, never replaced, so a name bound to one (``_FAST_GET``) stays
     valid."""
 
-    __slots__ = ("card", "fact_fns", "fast", "loaded", "logged", "memo", "seen", "stats")
+    __slots__ = ("memo", "loaded", "seen", "logged", "fact_fns", "fast", "card", "stats")
 
     def __init__(self) -> None:
         self.memo: dict = {}  # (M, N, K) -> _Choice, at most _MEMO_MAX shapes
@@ -90,7 +93,7 @@ def shape_class(x: int) -> int:
 class _Choice:
     """What runs for one shape: the config, its kernel, the facts that hold, and why."""
 
-    __slots__ = ("config", "copy_note", "facts", "kernel", "variant", "where", "why")
+    __slots__ = ("config", "kernel", "facts", "variant", "why", "where", "copy_note")
 
     def __init__(self, config, kernel, facts, variant, why, where, copy_note):
         self.config, self.kernel, self.facts, self.variant = config, kernel, facts, variant
@@ -104,7 +107,7 @@ def _facts(cfg: dict, M: int, N: int, K: int) -> tuple:
     for text, expr in cfg["facts"]:
         fn = fns.get(expr)
         if fn is None:
-            fn = fns[expr] = eval(f"lambda M, N, K: bool({expr})")
+            fn = fns[expr] = eval(f"lambda M, N, K: bool({expr})")  # noqa: S307
         out.append((text, fn(M, N, K)))
     return tuple(out)
 
