@@ -49,9 +49,50 @@ def test_a_run_derives_once(argv: list[str], calls: Counter[str], tmp_path: Path
     assert calls == Counter(derive_loaded=1, symbolic_build=1)
 
 
-def test_gen_builds_over_symbols_through_the_session(calls: Counter[str], capsys) -> None:
+def test_gen_derives_through_the_session(calls: Counter[str], capsys) -> None:
     assert main(["gen", SEED, *ARGS, "--target", "cuda"]) == 0
-    assert calls == Counter(symbolic_build=1)  # the lowering derives from the session's build
+    assert calls == Counter(derive_loaded=1, symbolic_build=1)
+
+
+def test_gen_and_masks_share_one_derivation(calls: Counter[str]) -> None:
+    """The CUDA lowering asks the session (cluster_k_ranges, the replay fallback); for a
+    data-parallel schedule that can be built over symbols neither changes the answer, so a
+    later masks (or explain, viz) in the same session reuses gen's derivation, and the plan's
+    multicast is read from that very derivation."""
+    from tilec.runtime.build import kernel_plan
+
+    s = Session()
+    loaded = load_schedule(SEED, Q)
+    plan = kernel_plan(loaded, target="cuda", session=s)
+    assert calls == Counter(derive_loaded=1, symbolic_build=1)
+    d = s.derivation(loaded, "leader")  # what masks asks
+    assert calls["derive_loaded"] == 1
+    assert plan.b.multicast is None  # CN = 2: the cluster's CTAs share A's box only
+    assert plan.a.multicast is not None and plan.a.multicast.closed_form
+    assert plan.a.multicast.facts is d.operands["A"].facts  # read from this very derivation
+    kernel_plan(load_schedule(SEED, Q), target="cuda", session=s)  # a second gen: no new one
+    kernel_plan(loaded, target="triton", session=s)  # Triton issues no multicast: asks nothing
+    assert calls["derive_loaded"] == 1
+    kernel_plan(loaded, target="cuda", mode="sliced", session=s)
+    assert calls["derive_loaded"] == 2
+
+
+def test_the_lowerings_options_key_where_they_change_the_answer(calls: Counter[str]) -> None:
+    """A cluster schedule that splits K: masks refuses it (the schedule's index map does not
+    show the K parts), gen's lowering derives it under its cluster work split: two entries,
+    and the refusal does not poison gen's."""
+    from tilec.errors import UnsupportedError
+    from tilec.runtime.build import kernel_plan
+
+    s = Session()
+    loaded = load_schedule(SEED, {**Q, "K": 256, "DECOMP": "splitk", "SPLITS": 2})
+    with pytest.raises(UnsupportedError, match="one K range"):
+        s.derivation(loaded, "leader")
+    plan = kernel_plan(loaded, target="cuda", session=s)
+    assert plan.work is not None and plan.work.split_k
+    assert calls["derive_loaded"] == 2
+    kernel_plan(loaded, target="cuda", session=s)
+    assert calls["derive_loaded"] == 2
 
 
 def test_the_same_question_is_answered_once() -> None:

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from tilec.ir import GemmFusion
     from tilec.runtime.loader import LoadedSchedule
     from tilec.runtime.session import Session
+    from tilec.transforms.multicast.derive import MulticastDerivation
     from tilec.transforms.plan import KernelPlan
     from tilec.transforms.simt.lower import SimtPlan
 
@@ -69,7 +70,9 @@ def nothing_multicast(fusion: GemmFusion) -> str | None:
 def kernel_plan(loaded: LoadedSchedule, *, target: str = "triton", mode: str = "leader",
                 multicast: bool = True, session: Session | None = None) -> KernelPlan | SimtPlan:
     """The KernelPlan (a SimtPlan for a thread-level schedule) of ``loaded`` for ``target``;
-    the CUDA lowering derives multicast over ``session``'s schedule built over symbols."""
+    the CUDA lowering takes its multicast derivation from ``session``
+    (:meth:`~tilec.runtime.session.Session.derivation`, default
+    :data:`~tilec.runtime.session.SESSION`): derived once per session, shared with masks."""
     from tilec.transforms.pipeline import lower
 
     fusion = loaded.fusion
@@ -82,13 +85,17 @@ def kernel_plan(loaded: LoadedSchedule, *, target: str = "triton", mode: str = "
         from tilec.transforms.simt.lower import lower_simt
 
         return lower_simt(fusion, name=name)
-    sym = None
+    derivation = None
     if target == "cuda":
         from tilec.runtime.session import SESSION
 
-        sym = (session or SESSION).symbolic(loaded).fusion
-    return lower(fusion, target=target, params=loaded.params, symbolic=sym, mode=mode,
-                 multicast=multicast, name=name)
+        s = session or SESSION
+
+        def derivation() -> MulticastDerivation:
+            return s.derivation(loaded, mode, cluster_k_ranges=True, sizes_fallback=True)
+
+    return lower(fusion, target=target, params=loaded.params, mode=mode, multicast=multicast,
+                 name=name, derivation=derivation)
 
 
 def kernel_source(plan: KernelPlan | SimtPlan, target: str = "triton") -> str:

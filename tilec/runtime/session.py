@@ -1,7 +1,7 @@
 """One run's memory: a :class:`Session` keeps, keyed by content, what the steps of one run share,
 and is the one road to the multicast derivation (``tilec masks``, ``explain``, ``viz`` and
 :func:`derive_from_file` ask :meth:`Session.derivation`; ``tilec gen``'s lowering takes the
-session's schedule built over symbols, :meth:`Session.symbolic`).
+derivation from it too, :meth:`Session.derivation` with the lowering's options).
 
 It holds, as nvFuser's HeuristicDataCache does, caches passed down rather than globals:
 
@@ -93,18 +93,31 @@ class Session:
                        lambda: symbolic_build(loaded.module.schedule, loaded.params))
 
     def derivation(self, loaded: LoadedSchedule, mode: MulticastMode | str = "leader", *,
-                   table: bool = True, closed: bool = True, prove: bool = True
+                   table: bool = True, closed: bool = True, prove: bool = True,
+                   cluster_k_ranges: bool = False, sizes_fallback: bool = False
                    ) -> MulticastDerivation:
         """The multicast derivation of ``loaded`` in ``mode``
-        (:func:`~tilec.transforms.multicast.derive.derive_loaded`, over :meth:`symbolic`)."""
-        from tilec.transforms.multicast.derive import derive_loaded
+        (:func:`~tilec.transforms.multicast.derive.derive_loaded`, over :meth:`symbolic`).
 
+        The CUDA lowering asks with ``cluster_k_ranges`` (its cluster work split gives a
+        cluster's CTAs one K range) and ``sizes_fallback`` (where the schedule cannot be built
+        over its parameters, derive over its replay over M, N, K,
+        :func:`~tilec.transforms.pipeline.state.over_sizes`). Each is part of the key only
+        where it changes the answer (a schedule that splits K; one that cannot be built over
+        symbols), so ``tilec gen`` and ``tilec masks`` of one schedule share a derivation."""
+        from tilec.transforms.multicast.derive import derive_loaded, splits_k
+        from tilec.transforms.pipeline.state import over_sizes
+
+        sym = self.symbolic(loaded)
+        k_ranges = cluster_k_ranges and splits_k(loaded.fusion)
+        fallback = sizes_fallback and sym.fusion is None
         mode_name = str(getattr(mode, "value", mode))
         key = (loaded.path.read_bytes(), _params_key(loaded.params), mode_name, table, closed,
-               prove)
+               prove, k_ranges, fallback)
         return _get_or(self._derived, key, lambda: derive_loaded(
-            loaded, mode, table=table, closed=closed, symbolic=self.symbolic(loaded),
-            prove=prove))
+            loaded, mode, table=table, closed=closed, symbolic=sym, prove=prove,
+            cluster_k_ranges=k_ranges,
+            fallback=over_sizes(loaded.fusion) if fallback else None))
 
     def derive_from_file(self, path: str | Path, overrides: dict[str, Any] | None = None,
                          mode: MulticastMode | str = "leader", table: bool = True,

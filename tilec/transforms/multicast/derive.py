@@ -79,6 +79,7 @@ __all__ = [
     "launch_table",
     "operand_forms",
     "same_box",
+    "splits_k",
     "symbolic_build",
     "symbolic_instance",
 ]
@@ -119,7 +120,7 @@ def derive(
     launch = infer_launch(fusion)
     cs = launch.cluster_size
     kind = fusion.decomposition.describe()
-    if cs > 1 and kind not in ("dp", "auto") and not cluster_k_ranges:
+    if cs > 1 and splits_k(fusion) and not cluster_k_ranges:
         raise UnsupportedError(
             f"multicast needs the CTAs of a cluster on one K range, but fusion.decompose("
             f"{kind!r}) hands them different K parts at lowering, which the schedule's index map "
@@ -259,17 +260,35 @@ def symbolic_build(schedule: Callable[..., GemmFusion], params: dict[str, Any]
         return SymbolicInstance(None, f"{type(e).__name__}: {e}")
 
 
+def splits_k(fusion: GemmFusion) -> bool:
+    """Whether ``fusion.decompose(...)`` hands the CTAs of a cluster different K parts at
+    lowering (split-K, Stream-K): only then does :func:`derive`'s ``cluster_k_ranges`` change
+    its answer (it accepts such a schedule rather than refusing it).
+
+    >>> from tilec.runtime.loader import load_schedule
+    >>> splits_k(load_schedule("examples/seed004_persistent_cluster.py").fusion)
+    False
+    """
+    return fusion.decomposition.describe() not in ("dp", "auto")
+
+
 def derive_loaded(loaded: Any, mode: MulticastMode | str = MulticastMode.LEADER,
                   table: bool = True, closed: bool = True,
-                  symbolic: SymbolicInstance | None = None, prove: bool = True
+                  symbolic: SymbolicInstance | None = None, prove: bool = True, *,
+                  cluster_k_ranges: bool = False, fallback: GemmFusion | None = None
                   ) -> MulticastDerivation:
     """Derive for a loaded schedule (:func:`tilec.runtime.loader.load_schedule`): built concretely and
-    over symbols. Loading files and caching on disk are the caller's (the CLI's) business."""
+    over symbols. Loading files and caching on disk are the caller's (the CLI's) business.
+
+    ``cluster_k_ranges``: as :func:`derive`'s. ``fallback``: the schedule over symbols to derive
+    over where it cannot be built over its parameters (the CUDA lowering's replay over M, N, K);
+    None: the forms are then over numbers, and a note says so."""
     mode = MulticastMode(mode)
     sym = symbolic or symbolic_build(loaded.module.schedule, loaded.params)
-    d = derive(loaded.fusion, mode, symbolic=sym.fusion, params=loaded.params, table=table,
-               closed=closed, prove=prove)
-    if sym.fusion is None:
+    over = sym.fusion if sym.fusion is not None else fallback
+    d = derive(loaded.fusion, mode, symbolic=over, params=loaded.params, table=table,
+               closed=closed, prove=prove, cluster_k_ranges=cluster_k_ranges)
+    if over is None:
         note = (f"the schedule could not be built over symbolic parameters ({sym.why}): "
                 f"closed forms are over numbers")
         d = MulticastDerivation(d.params, d.cluster_size, d.mode, {

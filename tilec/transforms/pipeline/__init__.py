@@ -39,7 +39,7 @@ intermediate state (tests, the docs); :func:`lower` returns the plan. Modules: :
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tilec.errors import UnsupportedError
 from tilec.ir import GemmFusion
@@ -50,6 +50,9 @@ from tilec.transforms.pipeline.state import IRFacts, Lowering, LowerOptions, ove
 from tilec.transforms.pipeline.tiles import coordinate_proof, tile_axes, tile_order
 from tilec.transforms.pipeline.work import cluster_split, decomposition
 from tilec.transforms.plan import InputPrecision, KernelPlan, MulticastMode
+
+if TYPE_CHECKING:
+    from tilec.transforms.multicast.derive import MulticastDerivation
 
 __all__ = [
     "PIPELINE",
@@ -103,16 +106,18 @@ def lower(
     multicast: bool = True,
     input_precision: InputPrecision = InputPrecision.IEEE,
     name: str | None = None,
+    derivation: Callable[[], MulticastDerivation] | None = None,
 ) -> KernelPlan:
     """The KernelPlan of a scheduled fusion: every pass of :data:`PIPELINE`, in order.
 
     ``options`` (a :class:`LowerOptions`), or its fields as keywords: ``target``, ``params``
     (the schedule's parameters, for the multicast derivation), ``symbolic`` (the schedule built
     with symbolic sizes, for closed forms), ``mode``, ``multicast`` (False: plain loads),
-    ``input_precision`` (fp32 dots), ``name`` (the kernel's name).
+    ``input_precision`` (fp32 dots), ``name`` (the kernel's name), ``derivation`` (a callable
+    returning the multicast derivation: the caller's cache).
     """
     if options is None:
         options = LowerOptions(target, params or {}, symbolic, mode, multicast, input_precision,
-                               name)
+                               name, derivation)
     *_, (_, state) = lower_steps(fusion, options)
     return state.plan()

@@ -41,14 +41,18 @@ def multicast(s: Lowering) -> Lowering:
     """
     if s.target is not Target.CUDA or not s.options.multicast or s.ir.launch.cluster_size == 1:
         return s
-    from tilec.transforms.multicast.derive import derive
-
     params, mode = dict(s.options.params), s.options.mode
-    # over symbols: the schedule's parameters (for the closed forms' facts), else its replay
-    # over M, N, K; the forms keep M, N, K, every other parameter takes its value
-    symbolic = s.options.symbolic if s.options.symbolic is not None else s.ir.generic
-    d = derive(s.fusion, mode, symbolic=symbolic, params=params, table=True,
-               cluster_k_ranges=True)  # cluster_split runs the work split over clusters
+    if s.options.derivation is not None:  # the caller's (its session's cache)
+        d = s.options.derivation()
+        assert d.mode is mode, (d.mode, mode)
+    else:
+        from tilec.transforms.multicast.derive import derive
+
+        # over symbols: the schedule's parameters (for the closed forms' facts), else its
+        # replay over M, N, K; the forms keep M, N, K, every other parameter takes its value
+        symbolic = s.options.symbolic if s.options.symbolic is not None else s.ir.generic
+        d = derive(s.fusion, mode, symbolic=symbolic, params=params, table=True,
+                   cluster_k_ranges=True)  # cluster_split runs the work split over clusters
     values = {sympy.Symbol(k, integer=True, positive=True): v for k, v in params.items()
               if isinstance(v, int) and not isinstance(v, bool) and k not in SIZES}
 

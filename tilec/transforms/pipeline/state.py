@@ -6,10 +6,10 @@ passes' before/after docstrings show it)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tilec.errors import TilecError
 from tilec.ir import GemmFusion, IndexMap, LaunchDims, index_map, infer_launch
@@ -27,6 +27,9 @@ from tilec.transforms.plan import (
     WorkSplit,
 )
 
+if TYPE_CHECKING:
+    from tilec.transforms.multicast.derive import MulticastDerivation
+
 
 @dataclass(frozen=True)
 class LowerOptions:
@@ -36,7 +39,11 @@ class LowerOptions:
     parameters (for the multicast derivation); ``symbolic``: the schedule built with symbolic
     parameters (for closed forms; None: its replay over M, N, K); ``mode``: the multicast mode;
     ``multicast``: False loads every operand plainly; ``input_precision``: of fp32 dots;
-    ``name``: the kernel's name (None: ``tilec_gemm_BMxBNxBK``). Text is parsed into the enums.
+    ``name``: the kernel's name (None: ``tilec_gemm_BMxBNxBK``); ``derivation``: a callable
+    returning the multicast derivation of the schedule in ``mode``, derived with
+    ``cluster_k_ranges`` and over ``symbolic`` (else its replay over M, N, K), called only where
+    the multicast pass applies (the caller's cache: :meth:`tilec.runtime.session.Session.derivation`);
+    None: the pass derives it itself. Text is parsed into the enums.
 
     >>> LowerOptions(target="CUDA", mode="sliced").mode
     <MulticastMode.SLICED: 'sliced'>
@@ -49,6 +56,8 @@ class LowerOptions:
     multicast: bool = True
     input_precision: InputPrecision = InputPrecision.IEEE
     name: str | None = None
+    derivation: Callable[[], MulticastDerivation] | None = field(default=None, compare=False,
+                                                                 repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "target", Target(self.target))
