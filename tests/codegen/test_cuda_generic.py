@@ -168,7 +168,9 @@ def _narrowed(plan, guard: sympy.Basic):  # type: ignore[no-untyped-def]
     rank = sympy.Symbol("rank", integer=True, nonnegative=True)
     closed = dataclasses.replace(mc, closed_form=True, issue=sympy.true, mask=2**rank,
                                  guard=guard)
-    return dataclasses.replace(plan, a=dataclasses.replace(plan.a, multicast=closed))
+    # (release=None: the printer decides the stage release of the edited forms, not lowering's)
+    return dataclasses.replace(plan, a=dataclasses.replace(plan.a, multicast=closed),
+                               release=None)
 
 
 CIDX = sympy.Symbol("cidx", integer=True, nonnegative=True)

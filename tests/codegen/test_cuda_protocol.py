@@ -8,8 +8,9 @@ import itertools
 import pytest
 
 from tests.codegen.cuda_plans import mc_values, seed, sizes
-from tilec.codegen.cuda.printer import CudaPrinter, cluster_all_or_none, emit
+from tilec.codegen.cuda.printer import CudaPrinter, emit
 from tilec.errors import UnsupportedError
+from tilec.transforms.pipeline.release import cluster_all_or_none
 from tilec.transforms.plan import DType, MulticastMode
 
 L, S = MulticastMode.LEADER, MulticastMode.SLICED

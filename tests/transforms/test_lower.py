@@ -167,3 +167,66 @@ def test_lowering_asks_the_ir_once(monkeypatch: pytest.MonkeyPatch) -> None:
     calls.clear()
     lower(s.fusion, target="triton", params=s.params)
     assert calls == {"index_map C": 1, "infer_launch": 2}
+
+
+CLUSTERED = [  # seed004 lowered for CUDA: no cluster, clusters of 2 and 4, leader and sliced,
+    # closed and general forms, a partly dead cluster, split-K and Stream-K over clusters
+    ("leader", True, dict(M=2048, N=2048, K=256, CM=2, CN=2, SMS=16)),
+    ("sliced", True, dict(M=2048, N=2048, K=256, CM=2, CN=2, SMS=16)),
+    ("sliced", False, dict(M=1300, N=1100, K=512, CM=2, CN=2, SMS=8)),
+    ("leader", True, dict(M=1300, N=1024, K=256, CM=2, CN=1, SMS=8)),
+    ("leader", True, dict(M=1000, N=1500, K=776, CM=1, CN=1, SMS=6, DECOMP="splitk", SPLITS=3)),
+    ("leader", True, dict(M=1024, N=2048, K=512, CM=1, CN=2, SMS=8, DECOMP="streamk")),
+]
+
+
+@pytest.mark.parametrize("mode,closed,params", CLUSTERED, ids=[str(i) for i in range(6)])
+def test_cuda_plans_carry_the_release_and_epilogue_the_printer_prints(
+        mode: str, closed: bool, params: dict, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lowering decides the stage release and the epilogue of a CUDA plan: the printer prints
+    them and never decides them itself (its fallbacks, for plans without them, are not taken)."""
+    from dataclasses import replace
+
+    from tests.codegen.cuda_plans import mc_values, seed, sizes
+    from tilec.codegen.cuda.printer import CudaPrinter
+    from tilec.transforms.pipeline import release
+
+    p = seed(mode, closed, **dict(params))
+    assert p.epilogue is not None and p.release is not None
+    cl = p.cluster[0]
+    # oracle: R'(X) from the plan's sympy forms at the reference launch's round 0, cluster 0
+    want = []
+    for x in range(cl):
+        m = 1 << x
+        for op in (p.a, p.b):
+            if op.multicast is not None:
+                v = mc_values(op.multicast, x, 0, 0, sizes=sizes(p))
+                m |= v["mask"] if v["issue"] else 0
+        want.append(m)
+    if p.release.exact:
+        assert list(p.release.receivers) == want
+        assert all((p.release.senders[y] >> x & 1) == (want[x] >> y & 1)
+                   for x in range(cl) for y in range(cl))
+
+    def refuse(*_: object) -> None:
+        raise AssertionError("the printer decided the stage release itself")
+
+    monkeypatch.setattr(release, "release_protocol", refuse)
+    printer = CudaPrinter(p)
+    assert printer.epilogue == p.epilogue.value  # not "auto" resolved by the printer
+    assert printer.shape.receivers == (p.release.receivers or None)
+    with pytest.raises(AssertionError, match="decided the stage release"):
+        CudaPrinter(replace(p, release=None))  # a plan without it takes the fallback
+
+
+def test_clustered_plans_meet_both_releases() -> None:
+    from tests.codegen.cuda_plans import seed
+
+    got = {(p.cluster[0] > 1, p.release.exact)
+           for p in (seed(m, c, **dict(kw)) for m, c, kw in CLUSTERED)}
+    assert {(True, True), (True, False)} <= got
+
+
+def test_triton_plans_decide_no_release() -> None:
+    p = plan(256, 256, 128, 128, 128, 64, target="triton", b_transposed=True)
+    assert p.release is None and p.epilogue is None

@@ -90,6 +90,7 @@ __all__ = [
     "MulticastMode",
     "MulticastPlan",
     "OperandLoad",
+    "ReleaseProtocol",
     "SplitRule",
     "TileOrder",
     "WorkSplit",
@@ -273,6 +274,28 @@ class OperandLoad:
 
 
 @dataclass(frozen=True)
+class ReleaseProtocol:
+    """How the CTAs of a CUDA cluster release a pipeline stage (docs/cuda_backend.md, "Stage
+    release"), decided by lowering (:mod:`tilec.transforms.pipeline.release`).  The exact
+    release: per rank X, ``receivers[X]`` the bit mask of the CTAs X's loads land in, X itself
+    included (R'(X)), and ``senders[X]`` the CTAs that load into X (S'(X) = {Y : X in R'(Y)}),
+    whose empty barriers X's consumers arrive on.  Empty tuples: the all-cluster release (the
+    masks vary per round, or no cluster is wholly alive with them).
+
+    >>> ReleaseProtocol((0b11, 0b10), (0b01, 0b11)).exact, ReleaseProtocol().exact
+    (True, False)
+    """
+
+    receivers: tuple[int, ...] = ()
+    senders: tuple[int, ...] = ()
+
+    @property
+    def exact(self) -> bool:
+        """Whether the exact release is printed (else the all-cluster one)."""
+        return bool(self.receivers)
+
+
+@dataclass(frozen=True)
 class Counts:
     """The counts a kernel derives from its run-time sizes, as sympy expressions of
     :data:`SIZE_M`, :data:`SIZE_N`, :data:`SIZE_K`.
@@ -324,6 +347,8 @@ class KernelPlan:
     prefetch: int = 0
     # how ``work`` follows the sizes (``work`` is this rule at M, N, K); None: fixed sizes
     split: SplitRule | None = None
+    # CUDA: the cluster's stage release (lowering's choice); None: not decided (Triton plans)
+    release: ReleaseProtocol | None = None
 
     @property
     def k_iters(self) -> int:

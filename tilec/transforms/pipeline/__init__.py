@@ -15,14 +15,14 @@ plan filled in (a pass that does not apply returns its input)::
 * :func:`loads`: per operand, its load kind, box, multicast plan and L2 hint;
 * :func:`cluster_split`: the cluster launched, and (CUDA) the work split over clusters;
 * :func:`legalize`: warps, stages, epilogue and prefetch (the schedule's ``set_kernel``
-  choices, else the target's defaults).
+  choices, else the target's defaults), and (CUDA) the cluster's stage release.
 
 What the passes ask of the IR (the schedule over symbolic sizes, C's index map, the launch) is
 asked once, when the first state is made (:class:`IRFacts`). :func:`lower_steps` yields every
 intermediate state (tests, the docs); :func:`lower` returns the plan. Modules: :mod:`.state`
 (the state, the options, the IR's facts), :mod:`.tiles` (``tile_axes``, ``tile_order``),
 :mod:`.work` (``decomposition``, ``cluster_split``), :mod:`.loads` (``multicast``, ``loads``),
-:mod:`.legalize`; the pipeline itself is here. Example::
+:mod:`.legalize` (with :mod:`.release`, the CUDA stage release); the pipeline itself is here. Example::
 
     >>> from tilec.runtime.loader import load_schedule
     >>> s = load_schedule("examples/seed004_persistent_cluster.py", {"M": 512, "N": 512})

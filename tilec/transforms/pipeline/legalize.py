@@ -1,7 +1,8 @@
 """The last pass, :func:`legalize`: what the target runs besides the loads and the work
 split: warps, pipeline stages, the CUDA epilogue (``auto`` resolved here, by the shared memory
-the kernel needs: :func:`cuda_epilogue`) and the L2 prefetch; a kernel-level choice the target
-cannot honour is refused here."""
+the kernel needs: :func:`cuda_epilogue`), the CUDA cluster's stage release
+(:func:`~tilec.transforms.pipeline.release.release_protocol`) and the L2 prefetch; a
+kernel-level choice the target cannot honour is refused here."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ from dataclasses import replace
 
 from tilec.errors import UnsupportedError
 from tilec.ir.types import SMEM_LIMIT, DType, Epilogue, Target
+from tilec.transforms.pipeline.release import release_protocol
 from tilec.transforms.pipeline.state import Lowering
+from tilec.transforms.plan import SIZE_K, SIZE_M, SIZE_N
 
 BOX_BYTES = 64 * 64 * 2  # one 64x64 16-bit staging box of the CUDA kernel's TMA-store epilogue
 
@@ -45,7 +48,8 @@ def legalize(s: Lowering) -> Lowering:
     """Warps per CTA, pipeline stages, the epilogue and the L2 prefetch: the schedule's
     ``set_kernel`` choices, else the target's defaults (Triton: 8 warps for tiles of 128x256 or
     more, else 4, and 3 stages; CUDA: a producer and two consumer warpgroups where BM splits in
-    two m64 multiples, else one, 4 stages, and :func:`cuda_epilogue`).
+    two m64 multiples, else one, 4 stages, and :func:`cuda_epilogue`); for CUDA also the
+    cluster's stage release (:func:`~tilec.transforms.pipeline.release.release_protocol`).
 
     before (examples/gemm_basic.py, Triton)::
 
@@ -66,7 +70,7 @@ def legalize(s: Lowering) -> Lowering:
     fusion, ko = s.fusion, s.fusion.kernel_options
     BM, BN, BK = s.tile
     notes = list(s.notes)
-    epilogue = None
+    epilogue = release = None
     if s.target is Target.TRITON:
         warps = ko.warps or (8 if BM * BN >= 128 * 256 else 4)
         if warps & (warps - 1):
@@ -92,5 +96,9 @@ def legalize(s: Lowering) -> Lowering:
         warps = ko.warps or (12 if BM % 128 == 0 else 8)
         stages = ko.stages or 4
         epilogue = cuda_epilogue(ko.epilogue, BM, BN, BK, fusion.dtype, warps, stages)
-    return replace(s, num_warps=warps, num_stages=stages, epilogue=epilogue,
+        assert s.order is not None and s.work is not None and s.a is not None and s.b is not None
+        M, N, K = s.sizes
+        release = release_protocol(s.order, s.work.grid, s.cluster[0], (s.a, s.b),
+                                   {SIZE_M: M, SIZE_N: N, SIZE_K: K})
+    return replace(s, num_warps=warps, num_stages=stages, epilogue=epilogue, release=release,
                    prefetch=ko.prefetch or 0, notes=tuple(notes))

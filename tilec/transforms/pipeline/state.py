@@ -21,6 +21,7 @@ from tilec.transforms.plan import (
     MulticastMode,
     MulticastPlan,
     OperandLoad,
+    ReleaseProtocol,
     SplitRule,
     TileOrder,
     WorkSplit,
@@ -145,6 +146,7 @@ class Lowering:
     num_warps: int = 0  # legalize
     num_stages: int = 0  # legalize
     epilogue: Epilogue | None = None  # legalize (CUDA)
+    release: ReleaseProtocol | None = None  # legalize (CUDA): the cluster's stage release
     prefetch: int = 0  # legalize
     notes: tuple[str, ...] = ()
 
@@ -172,7 +174,7 @@ class Lowering:
             work=self.work, a=self.a, b=self.b, input_precision=self.options.input_precision,
             num_warps=self.num_warps, num_stages=self.num_stages, cluster=self.cluster,
             notes=self.notes, epilogue=self.epilogue,
-            prefetch=self.prefetch, split=self.split,
+            prefetch=self.prefetch, split=self.split, release=self.release,
         )
 
     def summary(self) -> str:

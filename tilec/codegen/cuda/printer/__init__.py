@@ -41,7 +41,6 @@ Example::
 from tilec.codegen.cuda.printer.file import CudaPrinter, emit, emit_schedule, host_prefix
 from tilec.codegen.cuda.printer.schedule import SCHEDULE_BEGIN, SCHEDULE_END
 from tilec.codegen.cuda.printer.shape import Kernel, KernelShape
-from tilec.codegen.cuda.release import cluster_all_or_none
 
 __all__ = [
     "SCHEDULE_BEGIN",
@@ -49,7 +48,6 @@ __all__ = [
     "CudaPrinter",
     "Kernel",
     "KernelShape",
-    "cluster_all_or_none",
     "emit",
     "emit_schedule",
     "host_prefix",

@@ -1,7 +1,7 @@
 """What the CUDA kernel is built from: the plan checked against what this backend prints, its
 launch and tiling numbers (:class:`KernelShape`, with the stage-release protocol's receiver sets
-that :mod:`tilec.codegen.cuda.release` decides), and the :class:`Kernel` every section of the
-file is printed from."""
+that lowering decided: ``KernelPlan.release``, :mod:`tilec.transforms.pipeline.release`), and the
+:class:`Kernel` every section of the file is printed from."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from dataclasses import dataclass
 
 import sympy
 
-from tilec.codegen.cuda.release import check_cluster_agreement, release_protocol
 from tilec.errors import UnsupportedError
 from tilec.ir import ceil_div
+from tilec.transforms.pipeline.release import check_cluster_agreement, plan_release
 from tilec.transforms.plan import (
     Decomposition,
     DType,
@@ -80,10 +80,11 @@ def _const_int(expr: sympy.Expr | None) -> int | None:
 
 
 def check(p: KernelPlan, epilogue: str) -> tuple[KernelShape, str]:
-    """The plan's launch and tiling numbers, and the epilogue ("auto" resolved), or an
-    UnsupportedError naming what this backend does not print.  The cluster's agreement and
-    release protocol are decided from the plan alone (:mod:`tilec.codegen.cuda.release`,
-    lowering's to take over)."""
+    """The plan's launch and tiling numbers, and the epilogue ("auto" resolved: a plan lowered
+    for CUDA carries its epilogue), or an UnsupportedError naming what this backend does not
+    print.  The stage release is the plan's (``KernelPlan.release``, lowering's choice; a plan
+    without one, lowered for Triton or edited after lowering, gets
+    :func:`~tilec.transforms.pipeline.release.plan_release`'s)."""
     check_cluster_agreement(p)
     check_supported(p)
     consumers, wg_m, m_sub = warpgroups(p)
@@ -100,10 +101,12 @@ def check(p: KernelPlan, epilogue: str) -> tuple[KernelShape, str]:
         )
     epilogue, boxes, epi = epilogue_staging(p, epilogue, smem, consumers, m_sub)
     tma_store = epilogue not in ("direct", "none")
-    rp = release_protocol(p)
+    rp = plan_release(p)
+    assert not rp.exact or len(rp.receivers) == cx, (p.name, rp, cx)
     return KernelShape(consumers, wg_m, m_sub, cx, p.num_stages, chunks[0], chunks[1],
                        smem + (epi if tma_store else 0), tma_store,
-                       rp.receivers if rp else None, rp.senders if rp else None, boxes), epilogue
+                       rp.receivers if rp.exact else None, rp.senders if rp.exact else None,
+                       boxes), epilogue
 
 
 def epilogue_staging(p: KernelPlan, epilogue: str, smem: int, consumers: int,

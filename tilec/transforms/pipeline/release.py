@@ -1,33 +1,40 @@
-"""What the CUDA kernel's cluster protocol needs from a plan, decided from the plan alone (no
-printing): whether the cluster sizes of the plan agree, and the exact stage-release protocol's
-receiver sets (docs/cuda_backend.md, "Stage release").
+"""The CUDA cluster's stage-release protocol, decided in lowering from the plan's parts (no
+printing): whether the cluster sizes of a plan agree, and the exact release's receiver sets
+(docs/cuda_backend.md, "Stage release").  :func:`~tilec.transforms.pipeline.legalize.legalize`
+records :func:`release_protocol`'s answer as ``KernelPlan.release`` for target ``cuda``; the
+CUDA printer reads it (and asks :func:`plan_release` only of a plan that carries none).
 
-These are lowering's decisions (issue 27: the KernelPlan the only truth, printers only print):
-this module imports nothing of tilec.codegen, so that lowering (tilec/transforms) can take it
-over as it is and record :func:`release_protocol`'s answer in the plan; until then the CUDA
-printer calls it (printer/shape.py).
+Example::
+
+    >>> from tilec.runtime.loader import load_schedule
+    >>> from tilec.transforms.pipeline import lower
+    >>> s = load_schedule("examples/seed004_persistent_cluster.py",
+    ...                   {"M": 2048, "N": 2048, "CM": 2, "CN": 2, "CLUSTER": 4, "SMS": 16})
+    >>> p = lower(s.fusion, target="cuda", params=s.params, mode="sliced")
+    >>> p.release  # rank r = 2 * row + col: A goes along the row, B along the column
+    ReleaseProtocol(receivers=(7, 11, 13, 14), senders=(7, 11, 13, 14))
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
 
 import sympy
 
 from tilec.errors import UnsupportedError
 from tilec.ir import ceil_div
 from tilec.proofs import compile_int
-from tilec.transforms.plan import Decomposition, KernelPlan, MulticastMode
+from tilec.transforms.plan import (
+    Decomposition,
+    KernelPlan,
+    MulticastMode,
+    OperandLoad,
+    ReleaseProtocol,
+    TileOrder,
+)
 
-
-@dataclass(frozen=True)
-class ReleaseProtocol:
-    """The exact stage release of a cluster: per rank X, ``receivers[X]`` the bit mask of the
-    CTAs X's loads land in, X itself included (R'(X)), and ``senders[X]`` the CTAs that load
-    into X (S'(X) = {Y : X in R'(Y)}), whose empty barriers X's consumers arrive on."""
-
-    receivers: tuple[int, ...]
-    senders: tuple[int, ...]
+__all__ = ["ReleaseProtocol", "check_cluster_agreement", "cluster_all_or_none", "plan_release",
+           "release_protocol"]
 
 
 def check_cluster_agreement(p: KernelPlan) -> None:
@@ -64,18 +71,20 @@ def cluster_all_or_none(p: KernelPlan, cluster: int) -> bool:
     return True
 
 
-def release_protocol(p: KernelPlan) -> ReleaseProtocol | None:
+def release_protocol(order: TileOrder, grid: int, cluster: int,
+                     loads: tuple[OperandLoad, OperandLoad],
+                     sizes: Mapping[sympy.Symbol, int]) -> ReleaseProtocol:
     """R'(X) and S'(X) per rank when every load's destination set depends on the rank alone
     wherever the kernel uses it (closed forms, evaluated at every wholly alive group of the
-    reference launch's walk); else None (the all-cluster release).  The kernel runs the exact
-    release only in its closed variant, where the launch's ``facts_hold`` finds every cluster
-    wholly alive or dead with these receivers at every alive group (printer/schedule.py).
+    reference launch's walk: ``order`` at ``sizes``, ``grid`` CTAs in clusters of ``cluster``);
+    else the all-cluster release (``ReleaseProtocol()``).  The kernel runs the exact release
+    only in its closed variant, where the launch's ``facts_hold`` finds every cluster wholly
+    alive or dead with these receivers at every alive group (the CUDA printer's schedule.py).
 
     R'(X) = {X} | OR over operands of (issue_x(X) ? mask_x(X) : 0); S'(Y) = {X : Y in R'(X)}.
     """
-    cluster = p.cluster[0]
-    o = p.order.concrete()  # the reference launch
-    oc = max(int(o.ctas or p.work.grid) // cluster, 1)
+    o = order.concrete()  # the reference launch
+    oc = max(int(o.ctas or grid) // cluster, 1)
     n, tiles_m, tiles_n = int(o.num_tiles), int(o.tiles_m), int(o.tiles_n)
 
     def alive(t: int) -> bool:
@@ -85,23 +94,31 @@ def release_protocol(p: KernelPlan) -> ReleaseProtocol | None:
     alive_groups = [g for g in range(ceil_div(n, cluster))
                     if all(g * cluster + r < n and alive(g * cluster + r) for r in range(cluster))]
     recv = [1 << r for r in range(cluster)]
-    for op in (p.a, p.b):
+    for op in loads:
         mc = op.multicast
         if mc is None:
             continue
         if not mc.closed_form:  # (its guard: the closed variant runs where it holds)
-            return None
+            return ReleaseProtocol()
         exprs = [mc.issue, mc.mask]
         if mc.mode is MulticastMode.SLICED:
             exprs += [mc.slice_index, mc.slice_count]
-        exprs = [sympy.sympify(e).xreplace(p.sizes) for e in exprs]
+        exprs = [sympy.sympify(e).xreplace(sizes) for e in exprs]
         f = compile_int(exprs, sympy.symbols("rank i_rt cidx"))  # exact; symbols match by name
         for r in range(cluster):
             seen = {tuple(int(v) for v in f(r, g // oc, g % oc)) for g in alive_groups}
             if len(seen) > 1:
-                return None
+                return ReleaseProtocol()
             if seen:
                 issue, mask = next(iter(seen))[:2]
                 recv[r] |= mask if issue else 0
     send = [sum(1 << x for x in range(cluster) if recv[x] >> y & 1) for y in range(cluster)]
     return ReleaseProtocol(tuple(recv), tuple(send))
+
+
+def plan_release(p: KernelPlan) -> ReleaseProtocol:
+    """The plan's stage release: the one lowering recorded, else (a plan lowered for Triton,
+    or one a test edited after lowering) :func:`release_protocol` of its parts."""
+    if p.release is not None:
+        return p.release
+    return release_protocol(p.order, p.work.grid, p.cluster[0], (p.a, p.b), p.sizes)
