@@ -49,7 +49,9 @@ __all__ = ["SESSION", "Session", "clear_caches", "derive_from_file"]
 V = TypeVar("V")
 
 
-def _get_or(store: LRUCache[Hashable, V], key: Hashable, make: Callable[[], V]) -> V:
+def get_or(store: LRUCache[Hashable, V], key: Hashable, make: Callable[[], V]) -> V:
+    """``store[key]``, made (and kept) on a miss.  (cachetools' LRU directly, not tilec.proofs'
+    Memo: a ``tilec masks`` cache hit must not import sympy, which the proofs package does.)"""
     if key in store:
         return store[key]
     value = store[key] = make()
@@ -89,7 +91,7 @@ class Session:
         kept = tuple(sorted((k, "+" if _positive_int(v) else repr(v))
                             for k, v in loaded.params.items()))
         key = (loaded.path.read_bytes(), kept)
-        return _get_or(self._symbolic, key,
+        return get_or(self._symbolic, key,
                        lambda: symbolic_build(loaded.module.schedule, loaded.params))
 
     def derivation(self, loaded: LoadedSchedule, mode: MulticastMode | str = "leader", *,
@@ -114,7 +116,7 @@ class Session:
         mode_name = str(getattr(mode, "value", mode))
         key = (loaded.path.read_bytes(), _params_key(loaded.params), mode_name, table, closed,
                prove, k_ranges, fallback)
-        return _get_or(self._derived, key, lambda: derive_loaded(
+        return get_or(self._derived, key, lambda: derive_loaded(
             loaded, mode, table=table, closed=closed, symbolic=sym, prove=prove,
             cluster_k_ranges=k_ranges,
             fallback=over_sizes(loaded.fusion) if fallback else None))
@@ -152,7 +154,7 @@ class Session:
         from tilec.transforms.pipeline import lower
 
         key = (loaded.path.read_text(), _params_key(loaded.params))
-        return _get_or(self._lowered, key, lambda: lower(
+        return get_or(self._lowered, key, lambda: lower(
             loaded.fusion, target="cuda", params=loaded.params, multicast=False))
 
 

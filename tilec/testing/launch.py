@@ -98,7 +98,7 @@ def load(path: str | Path, params: Mapping[str, Any], cluster: tuple[int, ...] |
 def derive_at(path: str | Path, params: Mapping[str, Any], mode: str = "leader",
               cluster: tuple[int, ...] | None = None) -> Any:
     """tilec's derivation at ``params``, as ``tilec masks`` makes it (over symbols, proved)."""
-    from tilec.runtime.session import SESSION
+    from tilec.runtime.session import SESSION, get_or
     from tilec.transforms.multicast.derive import derive_loaded, symbolic_build
 
     def make() -> Any:
@@ -110,21 +110,18 @@ def derive_at(path: str | Path, params: Mapping[str, Any], mode: str = "leader",
             sym.fusion.set_cluster(*cluster)
         return derive_loaded(loaded, mode, symbolic=sym)
 
-    key = _key(path, params, mode, cluster)
-    if key not in SESSION.oracle_derived:
-        SESSION.oracle_derived[key] = make()
-    return SESSION.oracle_derived[key]
+    return get_or(SESSION.oracle_derived, _key(path, params, mode, cluster), make)
 
 
 def truth_at(path: str | Path, params: Mapping[str, Any], operand: str,
              cluster: tuple[int, ...] | None = None) -> Truth:
     """The brute force of ``operand`` at ``params``."""
-    from tilec.runtime.session import SESSION
+    from tilec.runtime.session import SESSION, get_or
 
-    key = _key(path, params, operand, cluster)
-    if key not in SESSION.oracle_truth:
-        SESSION.oracle_truth[key] = brute_force(load(path, params, cluster).fusion, operand)
-    truth: Truth = SESSION.oracle_truth[key]
+    truth: Truth = get_or(
+        SESSION.oracle_truth,
+        _key(path, params, operand, cluster),
+        lambda: brute_force(load(path, params, cluster).fusion, operand))
     return truth
 
 

@@ -52,7 +52,7 @@ from tilec.ir.tensorview import TensorView
 from tilec.ir.types import MulticastMode
 from tilec.proofs.evaluate import compile_int
 from tilec.transforms.multicast.closed import derive_closed
-from tilec.transforms.multicast.reading import FormsCache, forms_of, operand_forms
+from tilec.transforms.multicast.reading import forms_of, operand_forms
 from tilec.transforms.multicast.records import (
     AlivePart,
     MulticastDerivation,
@@ -67,7 +67,6 @@ __all__ = [
     "RANK",
     "RESERVED",
     "AlivePart",
-    "FormsCache",
     "MulticastDerivation",
     "OperandForms",
     "OperandMulticast",

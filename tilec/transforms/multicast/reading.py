@@ -10,7 +10,6 @@ import sympy
 
 from tilec.ir import IndexMap, ParallelType, index_map, index_symbol
 from tilec.ir.tensorview import TensorView
-from tilec.proofs.cache import Memo
 from tilec.transforms.memo import TRANSFORMS
 from tilec.transforms.multicast.records import AlivePart, OperandForms
 from tilec.transforms.multicast.table import RANK
@@ -84,24 +83,9 @@ def _operand_forms(im: IndexMap, cluster: tuple[int, int, int]) -> OperandForms:
                         tuple(serial_k), bounds, rank_extent, tuple(rank_dims))
 
 
-class FormsCache:
-    """Operand forms keyed by the view's structure (uid-free content) and the cluster: every
-    launch of one schedule structure shares them. It reads and fills a memo table it is given
-    (default: the process's, :data:`tilec.transforms.memo.TRANSFORMS`' ``multicast_forms``), so
-    that a caller owns its lifetime."""
-
-    def __init__(self, table: Memo[OperandForms] | None = None) -> None:
-        self._forms: Memo[OperandForms] = (TRANSFORMS.multicast_forms if table is None
-                                           else table)
-
-    def clear(self) -> None:
-        self._forms.clear()
-
-    def get(self, view: TensorView, cluster: tuple[int, int, int]) -> tuple[Any, OperandForms]:
-        key = (view.structure(), cluster)
-        return key, self._forms.get_or(key, lambda: operand_forms(view, cluster))
-
-
 def forms_of(view: TensorView, cluster: tuple[int, int, int]) -> tuple[Any, OperandForms]:
-    """:meth:`FormsCache.get` of the process's table."""
-    return FormsCache().get(view, cluster)
+    """The operand forms of ``view`` in ``cluster`` and their key: the view's structure (uid-free
+    content) and the cluster, so every launch of one schedule structure shares them (the
+    process's table, :data:`tilec.transforms.memo.TRANSFORMS`' ``multicast_forms``)."""
+    key = (view.structure(), cluster)
+    return key, TRANSFORMS.multicast_forms.get_or(key, lambda: operand_forms(view, cluster))
