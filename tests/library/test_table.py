@@ -22,7 +22,7 @@ from tilec.library.table import (
     tuned_shapes,
 )
 from tilec.runtime.records import Records, schedule_key
-from tilec.runtime.rules import FORMAT, Rules
+from tilec.runtime.rules import FORMAT, Rules, rechoose
 
 EX = Path("examples/gemm_decomposition.py")
 PINS = dict(BM=32, BN=32, BK=16, SMS=4, DTYPE="fp16", STAGES=2, WARPS=4, GROUP_M=2)
@@ -205,10 +205,13 @@ def _module_agrees(rules_module: tuple, M: int, N: int, K: int) -> str:
                              rules=rules).params
         assert got == {k: v for k, v in want.items() if k not in ("M", "N", "K")}
         assert "rules r.json" in mod.explain(M, N, K)
+        # the module's own copy of the re-choice says what gen's says, numbers included
+        assert f"why: {rules.lookup(M, N, K, sms=PINS['SMS'])[1]} [" in mod.explain(M, N, K)
         return "rule"
     C = shape_class(MAX) + 1
-    assert got == _gen_params(*(representative(min(shape_class(x), C - 1))
-                                for x in (M, N, K)))
+    bucket = _gen_params(*(representative(min(shape_class(x), C - 1)) for x in (M, N, K)))
+    # the bucket's tile; its decomposition re-chosen at the shape (margin 0: the model's pick)
+    assert got == rechoose(M, N, K, bucket, sms=PINS["SMS"], margin=0.0)[0]
     assert "at the bucket's shape" in mod.explain(M, N, K)
     return "bucket"
 
@@ -234,8 +237,10 @@ def rules_module(raw: dict, tmp_path_factory: pytest.TempPathFactory) -> tuple:
     configs = ConfigSet()
     tables, _ = build_tables(raw, target="triton", key="k", configs=configs,
                              rules=[(None, rules)], max_size=MAX)
+    menus = configs.alternatives()  # the lent configs' other decompositions, as tilec build
     cfgs = [{"label": str(i), "params": p, "tile": (p["BM"], p["BN"], p["BK"]), "kernel": "k0",
-             "tma": (False, False), "facts": []} for i, p in enumerate(configs.params)]
+             "tma": (False, False), "facts": [], **({"menu": menus[i]} if i in menus else {})}
+            for i, p in enumerate(configs.params)]
     lib = Library(name="ruled", schedule="g.py", target="triton", dtype="float32",
                   out_dtype="float32", b_layout="kn", kernels={"k0": KERNEL.format(layout="kn")},
                   configs=cfgs, tables={c: t.data() for c, t in tables.items()})

@@ -45,6 +45,7 @@ class Library:
     configs: list[dict[str, Any]]
     tables: dict[str, dict[str, Any]]
     notes: list[str] = field(default_factory=list)
+    model: dict[str, float] = field(default_factory=dict)  # the cost model's constants
 
 
 def _label(params: dict[str, Any]) -> str:
@@ -141,6 +142,7 @@ def build_library(schedule: str | Path, overrides: dict[str, Any] | None = None,
     tables, notes = build_tables(raw, target=target, key=key, configs=configs,
                                  rules=loaded_rules, card=card, tuned=tuned_by_shape,
                                  shapes=shapes, max_size=max_size, jobs=jobs)
+    menus = configs.alternatives()  # before the kernels: the alternatives are configs too
     kernels: dict[str, str] = {}
     by_source: dict[str, str] = {}
 
@@ -162,16 +164,31 @@ def build_library(schedule: str | Path, overrides: dict[str, Any] | None = None,
     else:
         made = [_config_kernels(w) for w in work]
     out_configs = []
-    for params, one in zip(configs.params, made, strict=True):
+    for i, (params, one) in enumerate(zip(configs.params, made, strict=True)):
         out_configs.append({
             "label": _label(params), "params": params, "tile": one["tile"],
             "kernel": intern(one["source"]), "tma": one["tma"], "facts": one["facts"]})
+        if i in menus:
+            out_configs[-1]["menu"] = menus[i]
     first = made[0]
     return Library(
         name=name or path.stem, schedule=path.name, target=target,
         dtype=first["dtype"], out_dtype=first["out_dtype"], b_layout=first["b_layout"],
         kernels=kernels, configs=out_configs,
-        tables={c: t.data() for c, t in tables.items()}, notes=notes)
+        tables={c: t.data() for c, t in tables.items()}, notes=notes, model=model_constants())
+
+
+def model_constants() -> dict[str, float]:
+    """The cost model's constants that the module's copy of the re-choice reads
+    (tilec/library/runtime.py, ``_modeled``), taken from tilec's model here."""
+    from tilec.runtime.rules import KEEP_MARGIN
+    from tilec.transforms import cost_model as cm
+    from tilec.transforms.heuristic import REDUCE_MARGIN
+
+    return {"UNIT_OVERHEAD": cm.UNIT_OVERHEAD, "REDUCE_LAUNCH": cm.REDUCE_LAUNCH,
+            "SK_L2_PENALTY": cm.SK_L2_PENALTY, "SK_L2_PENALTY_WIDE": cm.SK_L2_PENALTY_WIDE,
+            "FIXUP_SCALE": cm.FIXUP_SCALE, "REDUCE_MARGIN": REDUCE_MARGIN,
+            "KEEP_MARGIN": KEEP_MARGIN}
 
 
 def _config_kernels(args: tuple[Any, ...]) -> dict[str, Any]:
@@ -282,6 +299,8 @@ Configurations (index, label, kernels, how many buckets / exact shapes choose it
         f"DTYPE = {lib.dtype!r}",
         f"OUT_DTYPE = {lib.out_dtype!r}",
         f"B_LAYOUT = {lib.b_layout!r}",
+        "# the cost model's constants (tilec.transforms.cost_model): the run-time re-choice\n"
+        "MODEL = " + pprint.pformat(lib.model or model_constants(), width=100, sort_dicts=False),
         "CONFIGS = " + pprint.pformat(lib.configs, width=100, sort_dicts=False),
         "# one table per card: grid[(cm * classes + cn) * classes + ck] -> config index,\n"
         "# grid_why -> reason index; exact: (M, N, K) -> (config, reason)\n"

@@ -25,6 +25,7 @@ Example::
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -49,6 +50,52 @@ def representative(c: int) -> int:
     return 2 ** c
 
 
+Box = tuple[tuple[int, float], tuple[int, float], tuple[int, float]]  # (lo, hi) of M, N, K
+
+
+def bucket_box(classes: tuple[int, int, int], top: int) -> Box:
+    """The sizes of a bucket, per dimension (the last class has no upper end)."""
+    return tuple((2 ** (c - 1) + 1 if c else 1, math.inf if c == top else 2 ** c)
+                 for c in classes)  # type: ignore[return-value]
+
+
+def rule_box(shape: tuple[int, int, int], radius: float) -> Box:
+    """Sizes within ``radius`` of a rule's shape in log2 space, per dimension (a box around
+    the ball: over-inclusive)."""
+    return tuple((max(1, math.floor(x * 2 ** -radius)), math.ceil(x * 2 ** radius))
+                 for x in shape)  # type: ignore[return-value]
+
+
+def reachable(entry: tuple[str, int, int, str], box: Box, tile: tuple[int, int, int],
+              sms: int) -> bool:
+    """Whether the cost model may weigh ``entry`` (tilec.runtime.rules.applicable) at some
+    shape of ``box`` for ``tile`` on ``sms`` SMs: over-inclusive, never under.
+
+    >>> reachable(("splitk", 8, 1, "deterministic"), ((1, 64), (1, 64), (1, 4096)),
+    ...           (64, 64, 64), 132)
+    True
+    >>> reachable(("streamk", 1, 1, "deterministic"), ((4096, 8192),) * 3, (128, 128, 64), 132)
+    False
+    """
+    (m0, m1), (n0, n1), (_, k1) = box
+    BM, BN, BK = tile
+    tmin = -(-m0 // BM) * -(-n0 // BN)
+    tmax = math.inf if math.inf in (m1, n1) else -(-int(m1) // BM) * -(-int(n1) // BN)
+    kmax = math.inf if k1 == math.inf else -(-int(k1) // BK)
+    kind, splits, waves, _ = entry
+    if kind == "dp":
+        return True
+    if kind == "splitk":
+        return tmin < sms and tmin * splits <= 2 * sms and splits <= kmax
+    if sms == 1 or (tmax == tmin and tmin % sms == 0):  # no partial wave anywhere
+        return False
+    if kind == "streamk":
+        return tmin < sms
+    if kind == "skpp":
+        return tmax > waves * sms
+    return True
+
+
 class ConfigSet:
     """The distinct configurations the tables name, each once (by its parameter values), with
     the shape it was first chosen at (the library's kernels are lowered there)."""
@@ -57,6 +104,33 @@ class ConfigSet:
         self.params: list[dict[str, Any]] = []
         self.first_shape: list[tuple[int, int, int]] = []
         self._index: dict[str, int] = {}
+        # config index -> the MENU positions (tilec.runtime.rules.MENU) the module may re-choose
+        # its decomposition among, at the shapes a bucket or a nearest rule lends it to
+        self.menus: dict[int, set[int]] = {}
+
+    def reach(self, index: int, box: Box, sms: int) -> None:
+        """Config ``index`` may be lent to the shapes of ``box``: note the decompositions the
+        run-time re-choice may pick there (:func:`reachable`)."""
+        p = self.params[index]
+        if any(k not in p for k in ("BM", "BN", "BK", "DECOMP")):
+            return
+        from tilec.runtime.rules import MENU
+
+        tile = (int(p["BM"]), int(p["BN"]), int(p["BK"]))
+        self.menus.setdefault(index, set()).update(
+            i for i, entry in enumerate(MENU) if reachable(entry, box, tile, sms))
+
+    def alternatives(self) -> dict[int, list[int]]:
+        """Per config with a menu, the configs of its tile with each menu decomposition (in
+        MENU order, added to the set: their kernels are built too)."""
+        from tilec.runtime.rules import DECOMP_KNOBS, MENU
+
+        out = {}
+        for index, menu in sorted(self.menus.items()):
+            base, shape = self.params[index], self.first_shape[index]
+            out[index] = [self.add({**base, **dict(zip(DECOMP_KNOBS, MENU[i], strict=True))},
+                                   shape) for i in sorted(menu)]
+        return out
 
     def add(self, params: dict[str, Any], shape: tuple[int, int, int]) -> int:
         cfg = {k: v for k, v in params.items() if k not in ("M", "N", "K")}
@@ -119,11 +193,17 @@ def resolve_at(raw: dict[str, Any], shape: tuple[int, int, int], *, target: str,
     params = dict(raw, M=M, N=N, K=K)
     rule = None
     for r in rules:
-        rule = r.lookup(M, N, K, key)
+        rule = r.lookup(M, N, K, key, sms=sms_of(raw))
         if rule is not None:
             break
     res = resolve(params, target=target, tuned=tuned, rules=rule)
     return res.params, why(res)
+
+
+def sms_of(raw: dict[str, Any]) -> int:
+    """The SMs the cost model spreads work over: the schedule's ``SMS`` (resolve's default
+    where it has none)."""
+    return raw["SMS"] if isinstance(raw.get("SMS"), int) else 132
 
 
 def has_auto(raw: dict[str, Any]) -> bool:
@@ -180,7 +260,25 @@ def build_table(raw: dict[str, Any], *, card: str, target: str, key: str, config
             entries.append((r.M, r.N, r.K, configs.add(res.params, (r.M, r.N, r.K))
                             if ruled else -1))
         table.rules.append({"name": f.name, "radius": f.radius, "rules": entries})
+    if rechoosable(raw):  # what the module may re-choose at run time needs its kernels
+        sms, top = sms_of(raw), classes - 1
+        cells = ((cm, cn, ck) for cm in range(classes) for cn in range(classes)
+                 for ck in range(classes))
+        for cell, index in zip(cells, table.grid, strict=True):
+            configs.reach(index, bucket_box(cell, top), sms)
+        for f, entry in zip(rules, table.rules, strict=True):
+            for M, N, K, index in entry["rules"]:
+                if index >= 0:
+                    configs.reach(index, rule_box((M, N, K), f.radius), sms)
     return table
+
+
+def rechoosable(raw: dict[str, Any]) -> bool:
+    """Whether the schedule leaves every decomposition knob ``"auto"`` (then the module
+    re-chooses the decomposition of a lent config at each shape)."""
+    from tilec.runtime.rules import DECOMP_KNOBS
+
+    return all(isinstance(raw.get(k), str) and raw[k].lower() == "auto" for k in DECOMP_KNOBS)
 
 
 def _resolve_row(args: tuple[Any, ...]) -> list[tuple[dict[str, Any], str]]:
