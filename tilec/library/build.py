@@ -3,7 +3,9 @@ for any shape (see :mod:`tilec.library`).
 
 The module holds, in this order: a docstring (what was built, its configurations and how shapes
 find them), the data block (``NAME``, ``DTYPE``, ``KERNELS``: the generated kernel sources,
-``CONFIGS``, ``TABLES``: one dispatch table per card, :mod:`tilec.library.table`), the run-time
+``MODEL``: the cost model's constants, ``CONFIGS`` (a lent config's ``menu``: the configs of its
+tile with each decomposition the run-time re-choice may pick), ``TABLES``: one dispatch table per
+card, :mod:`tilec.library.table`), the run-time
 code (:mod:`tilec.library.checks`, :mod:`tilec.library.runtime` and :mod:`tilec.library.ops`,
 copied from their marker line on) and ``_setup()``, which registers the custom op.
 """
@@ -285,6 +287,9 @@ time from torch.cuda.get_device_name(), TILEC_CARD overrides, else "default"; ta
 per dimension the class c with 2**(c-1) < x <= 2**c (0 for x <= 1), classes 0..{top} (larger
 sizes take class {top}), each bucket resolved at build time at its largest shape (2**c per
 dimension) in tilec gen's order (the user's pins, tuned records, rules files, the heuristic).
+A config lent to the shape (a nearest rule's, a bucket's) keeps its tile, but its decomposition is
+re-chosen at the shape by tilec's cost model (copied: _rechoose, MODEL) among the kernels of its
+"menu" (a nearest rule's own is kept within MODEL["KEEP_MARGIN"] of the model's best).
 The config's kernel runs, its variant chosen by the facts that hold at the shape.
 
 Configurations (index, label, kernels, how many buckets / exact shapes choose it):

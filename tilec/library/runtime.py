@@ -5,8 +5,10 @@ imports torch (and Triton, lazily, through the kernels), never
 tilec: the built module runs where tilec is not installed.
 
 Per call, :func:`matmul` checks its tensors (:mod:`tilec.library.checks`, copied ahead of this
-file), finds the configuration of the shape (an exact entry, else the
-shape's bucket in the card's table: :func:`_choose`), loads that configuration's kernel on first
+file), finds the configuration of the shape (an exact entry, else a rules file's rule,
+else the shape's bucket in the card's table: :func:`_choose`; a nearest rule's or a bucket's
+configuration gets its decomposition re-chosen at the shape by a copy of tilec's cost model:
+:func:`_rechoose`), loads that configuration's kernel on first
 use (the embedded source written to a cache folder and imported: Triton's JIT compiles each
 variant on its first launch and keeps it in memory and in its own disk cache), and runs it. What
 was chosen for a shape is remembered (one dictionary look-up on later calls).

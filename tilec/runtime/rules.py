@@ -15,7 +15,11 @@ The file is JSON (format ``tilec-rules/1``)::
 
 :meth:`Rules.lookup` answers a shape with the rule of that exact shape, else with the nearest
 rule within ``radius`` (1.0: a factor of two in one dimension, or 1.41 in two), else nothing
-(the heuristic decides); it says which rule it used.
+(the heuristic decides); it says which rule it used. A nearest rule lends its tile knobs
+(:data:`TILE_KNOBS`: they carry over between neighbouring shapes) but not its decomposition
+(:data:`DECOMP_KNOBS`: it follows the exact tile count modulo the SMs and the k-iterations, which
+do not carry over): :func:`rechoose` re-chooses it at the shape with the cost model, keeping the
+rule's own where it models within :data:`KEEP_MARGIN` of the best, and says so with the numbers.
 
 Example::
 
