@@ -210,8 +210,8 @@ def _module_agrees(rules_module: tuple, M: int, N: int, K: int) -> str:
         return "rule"
     C = shape_class(MAX) + 1
     bucket = _gen_params(*(representative(min(shape_class(x), C - 1)) for x in (M, N, K)))
-    # the bucket's tile; its decomposition re-chosen at the shape (margin 0: the model's pick)
-    assert got == rechoose(M, N, K, bucket, sms=PINS["SMS"], margin=0.0)[0]
+    # the bucket's tile; its decomposition the model's pick at the shape (no margin)
+    assert got == rechoose(M, N, K, bucket, sms=PINS["SMS"], margin=None)[0]
     assert "at the bucket's shape" in mod.explain(M, N, K)
     return "bucket"
 

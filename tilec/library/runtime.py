@@ -139,7 +139,7 @@ def _choose(M: int, N: int, K: int) -> _Choice:
                  + ", ".join(_bucket_text(d, c, top) for d, c in zip("MNK", (cm, cn, ck))))
     how = ""
     if exact is None and (ruled is None or ruled[2]):  # lent: a nearest rule's, a bucket's
-        index, how = _rechoose(index, M, N, K, MODEL["KEEP_MARGIN"] if ruled else 0.0)
+        index, how = _rechoose(index, M, N, K, MODEL["KEEP_MARGIN"] if ruled else None)
     cfg = CONFIGS[index]
     kernel = cfg["kernel"]
     unaligned = [f"{name}'s rows ({rows} x {_DTYPE.itemsize} bytes)"
@@ -186,10 +186,11 @@ def _nearest_rule(table: dict, M: int, N: int, K: int) -> tuple | None:
 # --------------------------------------------------------------------------------------------
 
 
-def _rechoose(index: int, M: int, N: int, K: int, margin: float) -> tuple:
+def _rechoose(index: int, M: int, N: int, K: int, margin: float | None) -> tuple:
     """Config ``index`` (lent by a nearest rule or a bucket) or the config of its tile with the
     decomposition the cost model picks at M x N x K among those the build carries (its
-    ``menu``); kept where its own models within ``margin`` of that pick. With what happened."""
+    ``menu``); kept where its own models within ``margin`` of that pick (None: a bucket's, the
+    model's pick always). With what happened."""
     menu = CONFIGS[index].get("menu")
     if not menu:
         return index, ""
@@ -215,7 +216,11 @@ def _rechoose(index: int, M: int, N: int, K: int, margin: float) -> tuple:
     waves = (f"{tiles} tiles of {BM}x{BN} on {sms} SMs ({tiles / sms:.2f} waves), "
              f"{k_iters} k-iterations")
     mine, theirs = _short(p), _short(CONFIGS[best[1]]["params"])
-    if own <= best[0] * (1 + margin):
+    bp = CONFIGS[best[1]]["params"]
+    if margin is None and all(p[k] == bp[k] for k in ("DECOMP", "SPLITS", "SK_WAVES", "FIXUP")):
+        return index, (f"its decomposition {mine} is the model's best here too: {waves}; "
+                       f"{own:.1f} iterations modeled")
+    if margin is not None and own <= best[0] * (1 + margin):
         return index, (f"its tile and its decomposition {mine} kept: {waves}; {own:.1f} "
                        f"iterations modeled, the model's best {theirs} {best[0]:.1f} "
                        f"(within {100 * margin:g}%)")

@@ -216,7 +216,7 @@ def _short(entry: Mapping[str, Any] | Sequence[Any]) -> str:
 
 
 def rechoose(M: int, N: int, K: int, params: Mapping[str, Any], *, sms: int = 132,
-             margin: float = KEEP_MARGIN) -> tuple[dict[str, Any], str]:
+             margin: float | None = KEEP_MARGIN) -> tuple[dict[str, Any], str]:
     """``params`` (a rule's, tuned at another shape) with its decomposition re-chosen for the
     M x N x K problem on ``sms`` SMs, and what happened in words ("" where ``params`` has no
     tile and decomposition to weigh).
@@ -226,7 +226,8 @@ def rechoose(M: int, N: int, K: int, params: Mapping[str, Any], *, sms: int = 13
     weighs every :data:`MENU` entry that :func:`applicable` admits for the tile: the fastest
     with the deterministic fix-up, or a reduce-kernel split-K where it is
     ``REDUCE_MARGIN`` faster still (the heuristic's rule). The rule's own decomposition is kept
-    where its modeled time is within ``margin`` of that best.
+    where its modeled time is within ``margin`` of that best; ``margin=None``: never (a
+    bucket's decomposition, the heuristic's at another shape: the model's pick here, exactly).
 
     >>> p = {"BM": 128, "BN": 256, "BK": 64, "DECOMP": "dp", "SPLITS": 1, "SK_WAVES": 1,
     ...      "FIXUP": "deterministic"}
@@ -254,7 +255,11 @@ def rechoose(M: int, N: int, K: int, params: Mapping[str, Any], *, sms: int = 13
     own = modeled(M, N, K, params, sms)
     waves = (f"{tiles} tiles of {BM}x{BN} on {sms} SMs ({tiles / sms:.2f} waves), "
              f"{k_iters} k-iterations")
-    if own <= best[0] * (1 + margin):
+    same = all(params.get(k) == v for k, v in zip(DECOMP_KNOBS, best[2], strict=True))
+    if margin is None and same:
+        return dict(params), (f"its decomposition {_short(params)} is the model's best here "
+                              f"too: {waves}; {own:.1f} iterations modeled")
+    if margin is not None and own <= best[0] * (1 + margin):
         return dict(params), (f"its tile and its decomposition {_short(params)} kept: {waves}; "
                               f"{own:.1f} iterations modeled, the model's best "
                               f"{_short(best[2])} {best[0]:.1f} (within {100 * margin:g}%)")
