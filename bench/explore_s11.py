@@ -12,7 +12,7 @@ median). Clocks read (nvidia-smi), never set. Writes ``explore_s11_<card>_<date>
 (or bench/results) after every shape: a run cut by the time limit keeps what it measured.
 
     PYTHONPATH=. python bench/explore_s11.py [--rounds 5] [--module lib=libbench/benchgemm.py]
-                                             [--budget 500] [--shapes name,...]
+                                             [--budget 500] [--shapes name,...] [--set 1|2]
 """
 
 from __future__ import annotations
@@ -87,6 +87,63 @@ SHAPES: dict[str, tuple[tuple[int, int, int], list[dict]]] = {
 }
 
 
+# round 2: the small-M tiles (one tile row: BM >= M), split-K counts, the deep-K fix-up
+R2: dict[str, tuple[tuple[int, int, int], list[dict]]] = {
+    "l3_70b_down_m32": ((32, 8192, 28672), [cfg(16, 64, 256, "dp", 1, 3, 4),
+                                            cfg(32, 64, 256, "dp", 1, 3, 4),
+                                            cfg(32, 64, 256, "splitk", 2, 3, 4),
+                                            cfg(16, 128, 128, "dp", 1, 4, 4),
+                                            cfg(32, 128, 128, "dp", 1, 4, 4),
+                                            cfg(32, 64, 256, "skpp", 1, 3, 4)]),
+    "dsv3_gateup_m24": ((24, 4096, 7168), [cfg(32, 64, 256, "dp", 1, 3, 4),
+                                           cfg(32, 64, 256, "splitk", 2, 3, 4),
+                                           cfg(32, 64, 256, "skpp", 1, 3, 4),
+                                           cfg(32, 128, 128, "splitk", 2, 4, 4)]),
+    "l3_8b_qkv_m1": ((1, 6144, 4096), [cfg(16, 64, 256, "dp", 1, 3, 4),
+                                       cfg(16, 64, 256, "splitk", 2, 3, 4),
+                                       cfg(16, 128, 128, "dp", 1, 4, 4)]),
+    "l3_8b_gateup_m4": ((4, 28672, 4096), [cfg(16, 64, 256, "skpp", 1, 3, 4),
+                                           cfg(16, 128, 128, "dp", 1, 4, 4),
+                                           cfg(16, 128, 128, "skpp", 1, 4, 4)]),
+    "qwen2_7b_qkv_m48": ((48, 4608, 3584), [cfg(64, 64, 128, "dp", 1, 6, 4),
+                                            cfg(64, 64, 128, "splitk", 2, 6, 4),
+                                            cfg(64, 64, 128, "splitk", 3, 6, 4),
+                                            cfg(64, 64, 128, "splitk", 4, 6, 4)]),
+    "dsv3_gateup_m200": ((200, 4096, 7168), [cfg(128, 128, 64, "splitk", 2, 5),
+                                             cfg(128, 256, 64, "splitk", 2),
+                                             cfg(128, 128, 64, "skpp", 1, 5),
+                                             cfg(64, 256, 64, "dp", 1, 4)]),
+    "dsv3_down_m320": ((320, 7168, 2048), [cfg(128, 256, 64),
+                                           cfg(128, 256, 64, "splitk", 2),
+                                           cfg(128, 256, 64, "streamk"),
+                                           cfg(128, 128, 64, "dp", 1, 4)]),
+    "ragged_1000": ((1000, 1000, 1000), [cfg(64, 128, 128, "dp", 1, 4, 4),
+                                         cfg(128, 128, 64, "dp", 1, 4, 4),
+                                         cfg(64, 64, 64, "dp", 1, 5, 4),
+                                         cfg(128, 64, 128, "dp", 1, 3, 4)]),
+    "deep_1000x1000_k50000": ((1000, 1000, 50000), [
+        cfg(128, 256, 64, "splitk", 8, 3, 8, 8, "reduce_kernel"),
+        cfg(128, 128, 64, "splitk", 8, 5, 8, 8, "reduce_kernel"),
+        cfg(128, 256, 64, "splitk", 16, 3, 8, 8, "reduce_kernel"),
+        cfg(128, 128, 64, "splitk", 4, 5, 8, 8, "reduce_kernel")]),
+    "deep_256x1024_k128k": ((256, 1024, 131072), [
+        cfg(128, 256, 64, "splitk", 16, 3, 8, 8, "reduce_kernel"),
+        cfg(128, 128, 64, "splitk", 16, 5, 8, 8, "reduce_kernel"),
+        cfg(128, 256, 64, "splitk", 32, 3, 8, 8, "reduce_kernel"),
+        cfg(64, 256, 64, "splitk", 16, 4, 8, 8, "reduce_kernel")]),
+    "deep_128_k64k": ((128, 128, 65536), [
+        cfg(64, 64, 128, "splitk", 32, 6, 4, 8, "reduce_kernel"),
+        cfg(128, 128, 64, "splitk", 32, 5, 8, 8, "reduce_kernel"),
+        cfg(64, 128, 128, "splitk", 32, 4, 4, 8, "reduce_kernel"),
+        cfg(64, 64, 128, "splitk", 16, 6, 4, 8, "reduce_kernel")]),
+    "skinny_512_k64k": ((512, 512, 65536), [
+        cfg(128, 256, 64, "splitk", 16, 3, 8, 8, "reduce_kernel"),
+        cfg(128, 256, 64, "splitk", 32, 3, 8, 8, "reduce_kernel"),
+        cfg(128, 128, 64, "splitk", 8, 5, 8, 8, "reduce_kernel"),
+        cfg(128, 128, 128, "splitk", 16, 3, 8, 8, "reduce_kernel")]),
+}
+SETS = {"1": SHAPES, "2": R2}
+
 def label(c: dict) -> str:
     d = c["DECOMP"] + (str(c["SPLITS"]) if c["DECOMP"] == "splitk" else "")
     fx = "" if c["DECOMP"] == "dp" else " " + c["FIXUP"][:3]
@@ -117,6 +174,7 @@ def main() -> int:
     ap.add_argument("--module", action="append", default=[], help="NAME=PATH of a built module")
     ap.add_argument("--budget", type=float, default=500.0, help="seconds; no new shape after")
     ap.add_argument("--shapes", default="")
+    ap.add_argument("--set", default="1", choices=sorted(SETS))
     args = ap.parse_args()
     import torch
 
@@ -126,16 +184,17 @@ def main() -> int:
     t_start = time.time()
     card = "h200" if "H200" in torch.cuda.get_device_name(0) else "h100"
     date = datetime.date.today().isoformat()
-    out = Path(os.environ.get("OUT") or ROOT / "bench" / "results") / f"explore_s11_{card}_{date}.json"
+    out = Path(os.environ.get("OUT") or ROOT / "bench" / "results") / f"explore_s11_set{args.set}_{card}_{date}.json"
     mods = {n: load_module(n, p) for n, p in (m.split("=", 1) for m in args.module)}
     doc = {"script": "bench/explore_s11.py", "device": torch.cuda.get_device_name(0),
            "date": date, "rounds": args.rounds, "clocks_before": clocks(), "rows": []}
-    names = [s for s in args.shapes.split(",") if s] or list(SHAPES)
+    table = SETS[args.set]
+    names = [s for s in args.shapes.split(",") if s] or list(table)
     for name in names:
         if time.time() - t_start > args.budget:
             print(f"budget spent: {name} and later not run", flush=True)
             break
-        (M, N, K), configs = SHAPES[name]
+        (M, N, K), configs = table[name]
         dt = torch.bfloat16
         a = torch.randn((M, K), device="cuda", dtype=dt)
         b = torch.randn((K, N), device="cuda", dtype=dt)
