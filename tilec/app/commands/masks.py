@@ -98,7 +98,8 @@ def run(args: argparse.Namespace, session: Session) -> int:
 
 def scope_lines(op: OperandMulticast, indent: str = "  ") -> list[str]:
     """Where the closed form holds: its scope, the facts it rests on (a proved or narrowing
-    form) or the fact that would prove it (a form checked at this launch only)."""
+    form) or, for a form checked at this launch only, the facts that would prove it (the engine
+    proves a closed form where they hold) or why none was found."""
     if op.closed is None:
         return []
     scope = op.closed.scope.value
@@ -107,6 +108,8 @@ def scope_lines(op: OperandMulticast, indent: str = "  ") -> list[str]:
         out.append(f"{indent}facts: " + ", ".join(map(str, op.facts)))
     if op.closed.would_prove:
         out.append(f"{indent}would prove: " + ", ".join(map(str, op.closed.would_prove)))
+    elif op.closed.why_launch:
+        out.append(f"{indent}why launch: {op.closed.why_launch}")
     return out
 
 
