@@ -107,7 +107,9 @@ def scope_lines(op: OperandMulticast, indent: str = "  ") -> list[str]:
     if op.facts:
         out.append(f"{indent}facts: " + ", ".join(map(str, op.facts)))
     if op.closed.would_prove:
-        out.append(f"{indent}would prove: " + ", ".join(map(str, op.closed.would_prove)))
+        at = ", ".join(f"{k}={v}" for k, v in op.closed.would_prove_at)
+        out.append(f"{indent}would prove: " + ", ".join(map(str, op.closed.would_prove))
+                   + (f" (proved at {at})" if at else ""))
     elif op.closed.why_launch:
         out.append(f"{indent}why launch: {op.closed.why_launch}")
     return out

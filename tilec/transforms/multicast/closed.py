@@ -151,8 +151,9 @@ def derive_closed(op: OperandMulticast, forms: OperandForms, values: dict[sympy.
         return result
     got = launch_reach(op, forms, values, functools.partial(derive_closed, reach=False),
                        result.closed.would_prove)
+    at = tuple((k, then) for k, (_, then) in sorted((got.moved or {}).items()))
     return replace(result, closed=replace(result.closed, would_prove=got.would_prove,
-                                          why_launch=got.why))
+                                          why_launch=got.why, would_prove_at=at))
 
 
 def _special_or(result: ClosedResult, op: OperandMulticast, forms: OperandForms,

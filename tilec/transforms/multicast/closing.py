@@ -365,7 +365,8 @@ LAUNCH_CLASSES = {
     "partial rounds": "persistent rounds that do not fill the SMs (a loop bound's split is "
                       "not exact: the last round's alive CTAs depend on the rank)",
     "not digits": "a tile order whose sharing groups are no digit pattern of the rank",
-    "other": "the theorems do not narrow same(r1, r2) to the ranks at any launch tried",
+    "not narrowed": "a tile order whose same(r1, r2) the theorems do not narrow to the ranks "
+                    "at this launch or any launch tried",
 }
 _WHY = "no single divisibility fact closes it: "
 
@@ -387,13 +388,15 @@ def launch_class_key(op: OperandMulticast, values: dict[sympy.Symbol, int]) -> s
         xv, gv = value_at(x, values), value_at(g, values)
         if xv is not None and gv is not None and gv > 0 and xv % gv and xv > gv:
             return "short last band"
-    for p, r in _bound_splits(op):
-        if r.free_symbols and not holds_at(p, r, values):
+    for b in op.bounds.values():  # a loop's extent ceiling(P/R): rounds of R (SMS, CLUSTER)
+        p, r = sympy.sympify(b).args[0].as_numer_denom() if isinstance(
+            b, sympy.ceiling) else (b, sympy.Integer(1))
+        if r != 1 and not holds_at(p, r, values):  # (a cluster grid's split is always exact)
             return "partial rounds"
     groups, _ = uniform_partition(op.table, cs)
     if groups is not None and rank_digits(groups) is None:
         return "not digits"
-    return "other"
+    return "not narrowed"
 
 
 def why_class(why: str) -> str | None:

@@ -75,6 +75,8 @@ class ClosedForm:
     at: tuple[tuple[sympy.Symbol, int], ...] = ()  # the launch it was derived at (its values)
     would_prove: tuple[Fact, ...] = ()  # LAUNCH: the facts, false here, under which it is proved
     why_launch: str = ""  # LAUNCH without would_prove: why no fact was found
+    # LAUNCH with would_prove: the launch it was proved at (the parameters moved, their values)
+    would_prove_at: tuple[tuple[str, int], ...] = ()
 
     @property
     def proved(self) -> bool:
