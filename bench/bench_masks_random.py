@@ -65,14 +65,9 @@ def cold() -> None:
     """Forget every result kept across derivations (tilec's and sympy's caches)."""
     import sympy.core.cache
 
-    from tilec.proofs import clear_caches
-    from tilec.transforms.multicast import proof, reading, records, table
+    from tilec.runtime.session import clear_caches
 
     clear_caches()
-    proof.PROOFS.clear()
-    reading.FORMS.clear()
-    records._text.cache_clear()
-    table._evaluator.cache_clear()
     sympy.core.cache.clear_cache()
 
 
