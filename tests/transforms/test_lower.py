@@ -138,14 +138,17 @@ def test_plans_pickle_without_their_compiled_evaluators() -> None:
 
 def test_lowering_asks_the_ir_once(monkeypatch: pytest.MonkeyPatch) -> None:
     # every tilec module's index_map / infer_launch counted: C's index map is built once per
-    # lowering, the launch inferred at the fusion's sizes and over the symbols (the multicast
-    # derivation infers its own)
+    # lowering, the launch inferred at the fusion's sizes and over the symbols; the multicast
+    # derivation of a CUDA lowering takes the lowering's (IRFacts.launch), derived by the pass
+    # or by the session through build's kernel_plan (as tilec gen does)
     import sys
     from collections import Counter
 
     import tilec.ir.indexing
     import tilec.ir.launch
+    from tilec.runtime.build import kernel_plan
     from tilec.runtime.loader import load_schedule
+    from tilec.runtime.session import Session
 
     calls: Counter[str] = Counter()
     real_map, real_launch = tilec.ir.indexing.index_map, tilec.ir.launch.infer_launch
@@ -167,6 +170,12 @@ def test_lowering_asks_the_ir_once(monkeypatch: pytest.MonkeyPatch) -> None:
     calls.clear()
     lower(s.fusion, target="triton", params=s.params)
     assert calls == {"index_map C": 1, "infer_launch": 2}
+    calls.clear()
+    p = lower(s.fusion, target="cuda", params=s.params)
+    assert p.b.multicast is not None and calls["infer_launch"] == 2
+    calls.clear()
+    p = kernel_plan(s, target="cuda", session=Session())
+    assert p.b.multicast is not None and calls["infer_launch"] == 2
 
 
 CLUSTERED = [  # seed004 lowered for CUDA: no cluster, clusters of 2 and 4, leader and sliced,

@@ -40,7 +40,8 @@ class LowerOptions:
     parameters (for closed forms; None: its replay over M, N, K); ``mode``: the multicast mode;
     ``multicast``: False loads every operand plainly; ``input_precision``: of fp32 dots;
     ``name``: the kernel's name (None: ``tilec_gemm_BMxBNxBK``); ``derivation``: a callable
-    returning the multicast derivation of the schedule in ``mode``, derived with
+    taking the launch (:attr:`IRFacts.launch`, inferred once per lowering) and returning the
+    multicast derivation of the schedule in ``mode`` at that launch, derived with
     ``cluster_k_ranges`` and over ``symbolic`` (else its replay over M, N, K), called only where
     the multicast pass applies (the caller's cache: :meth:`tilec.runtime.session.Session.derivation`);
     None: the pass derives it itself. Text is parsed into the enums.
@@ -56,8 +57,8 @@ class LowerOptions:
     multicast: bool = True
     input_precision: InputPrecision = InputPrecision.IEEE
     name: str | None = None
-    derivation: Callable[[], MulticastDerivation] | None = field(default=None, compare=False,
-                                                                 repr=False)
+    derivation: Callable[[LaunchDims], MulticastDerivation] | None = field(
+        default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "target", Target(self.target))
