@@ -160,6 +160,12 @@ class Lowering:
         return self.options.target
 
     @property
+    def kernel_name(self) -> str:
+        """The options' name, else ``tilec_gemm_BMxBNxBK`` (a configuration, any size)."""
+        assert self.tile is not None
+        return self.options.name or "tilec_gemm_{}x{}x{}".format(*self.tile)
+
+    @property
     def sizes(self) -> tuple[int, int, int]:
         f = self.fusion
         return int(f.M), int(f.N), int(f.K)
@@ -170,7 +176,7 @@ class Lowering:
         M, N, K = self.sizes
         BM, BN, BK = self.tile
         return KernelPlan(
-            name=self.options.name or f"tilec_gemm_{BM}x{BN}x{BK}",  # a configuration, any size
+            name=self.kernel_name,
             M=M, N=N, K=K, BM=BM, BN=BN, BK=BK, dtype=self.fusion.dtype, order=self.order,
             work=self.work, a=self.a, b=self.b, input_precision=self.options.input_precision,
             num_warps=self.num_warps, num_stages=self.num_stages, cluster=self.cluster,
