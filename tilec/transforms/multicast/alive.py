@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 import sympy
 
-from tilec.proofs import Context, Fact, FactKind, simplify
+from tilec.proofs import Context, Fact, FactKind, Result, frac, rewrite_by, simplify
 from tilec.proofs.bounds import Reasoner
-from tilec.transforms.multicast.proof import _context, _factor_divisors, _trace_rows
+from tilec.transforms.multicast.proof import _context, _trace_rows
 from tilec.transforms.multicast.table import R1, R2, RANK, holds_at, value_at
 
 if TYPE_CHECKING:
@@ -46,27 +46,26 @@ def _alive_uniform(op: OperandMulticast, kd: KeyDigits, keys: tuple[sympy.Expr, 
         split = _split_bound(part)
         if split is not None:
             cands.append(split)
-        g216: dict[sympy.Basic, sympy.Basic] = {}  # 2.16's candidates -> what they rewrite
+        g216: dict[sympy.Basic, Result] = {}  # 2.16's candidates -> their step
         for base in list(cands):
             if not isinstance(base, sympy.StrictLessThan):
                 continue
-            lhs, rhs = base.args
             for g in divisors_216:
-                if holds_at(rhs, g, values):
-                    ctx.divisible(rhs, g)
-                    # 2.16: e < B*g  <=>  e/g < B   (g > 0; any g that divides the bound)
-                    c216 = sympy.Lt(sympy.floor(lhs / g), sympy.floor(rhs / g))
-                    g216[c216] = (base, g)
-                    cands.append(c216)
+                if holds_at(base.args[1], g, values):
+                    ctx.divisible(base.args[1], g)
+                    # e < B*g  <=>  e/g < B: the engine's 2.16 read right to left, at a g
+                    # that divides the bound at this launch (the fact just stated)
+                    got = rewrite_by(base, ctx, [_BOUND_BY], [g])
+                    if got.trace:
+                        g216[got.expr] = got
+                        cands.append(got.expr)
         # each also with the divisors of the rank's tile index cut by the rank's grouping
         tries = [(c, False) for c in cands] + [(c, True) for c in cands]
         for cand, cut in tries:
-            cut_rows: list[_Row] = []
-            cut_used: list[Fact] = []
-            e_cut = _factor_divisors(cand, groupings, ctx, values, cut_rows, cut_used) \
-                if cut else cand
-            if cut and not cut_rows:
+            cutting = _cut(cand, groupings, ctx, values) if cut else None
+            if cutting is not None and not cutting.trace:
                 continue
+            e_cut = cand if cutting is None else cutting.expr
             res = simplify(e_cut, ctx)
             left = res.expr.xreplace(kd_markers)
             # the predicate or its split bound, as written (2.16's variants and the cuts only
@@ -81,20 +80,41 @@ def _alive_uniform(op: OperandMulticast, kd: KeyDigits, keys: tuple[sympy.Expr, 
                     rows.append(("bounds", res.expr, sympy.true))
                     facts.extend(bound_used)
             if RANK not in left.free_symbols:
-                base, g = g216.get(cand, (cand, None))
+                bound = g216.get(cand)
+                base = cand if bound is None else bound.trace[0].before
                 if base is split:
                     rows.append(("ceil.def", part.pred, split))
-                if g is not None:
-                    rows.append(("2.16", base, cand))
-                    facts.append(Fact(FactKind.DIVISIBLE, base.args[1], g))
-                rows.extend(cut_rows)
-                rows.extend(_trace_rows(res))
                 stated = set(ctx.facts)
-                facts.extend(f for f in [*cut_used, *res.used_facts] if f in stated)
+                for done in (bound, cutting, res):  # the engine's steps, in the order taken
+                    if done is not None:
+                        rows.extend(_trace_rows(done))
+                        facts.extend(f for f in done.used_facts if f in stated)
                 break
         else:
             failed.append(part)
     return failed
+
+
+_BOUND_BY = "2.16 i < E -> i/d < E/d"
+_CUTS_BY = ("2.11 a/d -> (a/b)/(d/b)", "2.12 a%d -> a%b + ((a/b)%(d/b))*b")
+
+
+def _cut(cond: sympy.Boolean, groupings: list[sympy.Expr], ctx: Context,
+         values: dict[sympy.Symbol, int]) -> Result:
+    """``cond`` with each divisor ``D`` of the rank's tile index cut by the first rank grouping
+    ``g`` that divides it at this launch (the fact ``D % g == 0`` stated in ``ctx``): by the
+    engine, ``x/D -> (x/g)/(D/g)`` (2.11) and ``x%D -> x%g + ((x/g)%(D/g))*g`` (2.12). The rank
+    then stays in ``x/g`` and ``x%g``, where the facts on the other summands drop the loop
+    variables (2.15.1, 2.7.1): a cluster that never straddles a tile row shares that row."""
+    for node in sympy.postorder_traversal(cond):
+        if not isinstance(node, sympy.floor | sympy.Mod):
+            continue
+        x, d = frac(node) if isinstance(node, sympy.floor) else node.args
+        if RANK in x.free_symbols and RANK not in d.free_symbols:
+            g = next((g for g in groupings if g != d and holds_at(d, g, values)), None)
+            if g is not None:
+                ctx.divisible(d, g)
+    return rewrite_by(cond, ctx, _CUTS_BY, groupings, holding=frozenset({RANK}))
 
 
 @dataclass
