@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 import sympy
 
-from tilec.proofs import Context, Fact, FactKind, Result, frac, rewrite_by, simplify
+from tilec.proofs import Context, Fact, FactKind, Result, rewrite_by, simplify
 from tilec.proofs.bounds import Reasoner
+from tilec.transforms.multicast.cuts import BOUND_BY, cut_at_grouping
 from tilec.transforms.multicast.proof import _context, _trace_rows
 from tilec.transforms.multicast.table import R1, R2, RANK, holds_at, value_at
 
@@ -55,14 +56,14 @@ def _alive_uniform(op: OperandMulticast, kd: KeyDigits, keys: tuple[sympy.Expr, 
                     ctx.divisible(base.args[1], g)
                     # e < B*g  <=>  e/g < B: the engine's 2.16 read right to left, at a g
                     # that divides the bound at this launch (the fact just stated)
-                    got = rewrite_by(base, ctx, [_BOUND_BY], [g])
+                    got = rewrite_by(base, ctx, [BOUND_BY], [g])
                     if got.trace:
                         g216[got.expr] = got
                         cands.append(got.expr)
         # each also with the divisors of the rank's tile index cut by the rank's grouping
         tries = [(c, False) for c in cands] + [(c, True) for c in cands]
         for cand, cut in tries:
-            cutting = _cut(cand, groupings, ctx, values) if cut else None
+            cutting = cut_at_grouping(cand, groupings, ctx, values) if cut else None
             if cutting is not None and not cutting.trace:
                 continue
             e_cut = cand if cutting is None else cutting.expr
@@ -93,28 +94,6 @@ def _alive_uniform(op: OperandMulticast, kd: KeyDigits, keys: tuple[sympy.Expr, 
         else:
             failed.append(part)
     return failed
-
-
-_BOUND_BY = "2.16 i < E -> i/d < E/d"
-_CUTS_BY = ("2.11 a/d -> (a/b)/(d/b)", "2.12 a%d -> a%b + ((a/b)%(d/b))*b")
-
-
-def _cut(cond: sympy.Boolean, groupings: list[sympy.Expr], ctx: Context,
-         values: dict[sympy.Symbol, int]) -> Result:
-    """``cond`` with each divisor ``D`` of the rank's tile index cut by the first rank grouping
-    ``g`` that divides it at this launch (the fact ``D % g == 0`` stated in ``ctx``): by the
-    engine, ``x/D -> (x/g)/(D/g)`` (2.11) and ``x%D -> x%g + ((x/g)%(D/g))*g`` (2.12). The rank
-    then stays in ``x/g`` and ``x%g``, where the facts on the other summands drop the loop
-    variables (2.15.1, 2.7.1): a cluster that never straddles a tile row shares that row."""
-    for node in sympy.postorder_traversal(cond):
-        if not isinstance(node, sympy.floor | sympy.Mod):
-            continue
-        x, d = frac(node) if isinstance(node, sympy.floor) else node.args
-        if RANK in x.free_symbols and RANK not in d.free_symbols:
-            g = next((g for g in groupings if g != d and holds_at(d, g, values)), None)
-            if g is not None:
-                ctx.divisible(d, g)
-    return rewrite_by(cond, ctx, _CUTS_BY, groupings, holding=frozenset({RANK}))
 
 
 @dataclass
