@@ -65,9 +65,14 @@ def cold() -> None:
     """Forget every result kept across derivations (tilec's and sympy's caches)."""
     import sympy.core.cache
 
-    from tilec.runtime.session import clear_caches
+    from tilec.proofs import clear_caches
+    from tilec.transforms.multicast import proof, reading, records, table
 
     clear_caches()
+    proof.PROOFS.clear()
+    reading.FORMS.clear()
+    records._text.cache_clear()
+    table._evaluator.cache_clear()
     sympy.core.cache.clear_cache()
 
 
