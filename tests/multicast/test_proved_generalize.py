@@ -13,6 +13,7 @@ raises the number of schedules (CI: a few dozen).
 
 from __future__ import annotations
 
+import itertools
 import os
 import random
 
@@ -229,6 +230,62 @@ def test_issue_28_json_of_a_fact_with_a_numeric_coefficient(mode):
     out = json.loads(json.dumps(d.to_json()))
     for op in out["operands"].values():
         assert op["scope"] == "proved" and "Eq(0, 0)" not in op["facts"]
+
+
+@pytest.mark.parametrize("mode", ["leader", "sliced"])
+def test_issue_28_quotient_congruence_needs_the_ranks_in_one_block(mode):
+    """Derived at M=29 BM=8 CM=2 SMS=4 (N and BN written as numbers), A was "never shared:
+    proved" resting on ``floor((CLUSTER - 1)/CM)/2 < 1``: the narrowing
+    ``(c + T1/CM)/2 == (c + T2/CM)/2 <= c + T1/CM == c + T2/CM`` judged exact by the spread of a
+    halved (rational) rank part. At M=13 BM=6 SMS=6 CM=1 every fact held, yet ranks 0 and 1
+    share A's tile (T/CM = T): the form said 2**rank, the brute force 3."""
+    c = Case("seed", 29, 11, 6, 8, 8, 3, (2, 1, 1), 4, 2, 1)
+    lit = frozenset(("BN", "N"))
+    op = derive_symbolic(c, mode, lit).operands["A"]
+    values = {**params(c), "M": 13, "K": 4, "BM": 6, "BK": 4, "SMS": 6, "CM": 1}
+    at = {symbols(c)[k]: v for k, v in values.items()}
+    if op.scope in (Scope.PROVED, Scope.NARROWING) and all(fact_holds(f, at) for f in op.facts):
+        assert compare_at(c, "A", op, mode, values)
+    check_generalizes(c, mode, random.Random(3021), literal=lit)
+
+
+def test_quotient_congruence_exactness_is_an_equivalence_where_its_facts_hold():
+    """The exactness facts of ``floor((c*Q + T1/CM)/2) == floor((c*Q + T2/CM)/2) <=
+    c*Q + T1/CM == c*Q + T2/CM`` (Q = CLUSTER/CM, T the rank), derived at CM = CLUSTER = 2:
+    wherever they hold the step is an equivalence for every pair of ranks (brute force over CM,
+    CLUSTER, c); at CM = 1, CLUSTER = 2 ranks 0 and 1 differ in T/CM but not in its half, and
+    the step is no equivalence there."""
+    from tilec.proofs import Context
+    from tilec.proofs.trace import Step
+    from tilec.transforms.multicast.proof import _exactness
+    from tilec.transforms.multicast.table import R1, R2, RANK
+
+    CM, CL = (sympy.Symbol(n, integer=True, positive=True) for n in ("CM", "CLUSTER"))
+    c = sympy.Symbol("cidx", integer=True, nonnegative=True)
+
+    def x(r):
+        return c * sympy.floor(CL / CM) + sympy.floor(r / CM)
+
+    step = Step("congruence", sympy.Eq(sympy.floor(x(R1) / 2), sympy.floor(x(R2) / 2)),
+                sympy.Eq(x(R1), x(R2)), exact=False)
+    res = type("Narrowed", (), {"trace": (step,)})
+    ctx = Context().positive(CM, CL)
+    for r in (R1, R2, RANK):
+        ctx.bound(r, CL)
+    facts = _exactness(res, ctx.copy(), {CM: 2, CL: 2})
+    assert facts is not None
+    assert _exactness(res, ctx.copy(), {CM: 1, CL: 2}) is None
+    checked, excluded = 0, set()
+    for cm, cl, ci in itertools.product(range(1, 6), range(1, 7), range(4)):
+        for r1, r2 in itertools.product(range(cl), repeat=2):
+            at = {CM: cm, CL: cl, c: ci, R1: r1, R2: r2}
+            if not all(fact_holds(f, {**at, RANK: r}) for f in facts for r in (r1, r2)):
+                excluded.add((cm, cl))
+                continue
+            x1, x2 = ci * (cl // cm) + r1 // cm, ci * (cl // cm) + r2 // cm
+            assert (x1 // 2 == x2 // 2) == (x1 == x2), (cm, cl, ci, r1, r2, [str(f) for f in facts])
+            checked += 1
+    assert checked and (1, 2) in excluded
 
 
 @st.composite

@@ -18,8 +18,9 @@ import sympy
 
 from tilec.proofs import Context, Fact, FactKind, narrow, simplify
 from tilec.proofs.bounds import Reasoner
-from tilec.proofs.build import as_expr, canon
+from tilec.proofs.build import as_expr, canon, is_int
 from tilec.proofs.evaluate import compile_int
+from tilec.proofs.expand import frac
 from tilec.transforms.memo import TRANSFORMS
 from tilec.transforms.multicast.digits import _coefficients, _divisors
 from tilec.transforms.multicast.table import R1, R2, RANK, holds_at, same_box, value_at
@@ -148,10 +149,16 @@ def _exactness(res: Any, ctx: Context, values: dict[sympy.Symbol, int]) -> list[
             got = _congruence_span(before.lhs.args[0], before.rhs.args[0], before.lhs.args[1],
                                    ctx, values)
         elif isinstance(before.lhs, sympy.floor) and isinstance(before.rhs, sympy.floor):
-            # X1/D == X2/D -> X1 == X2 is exact where X1 - X2 is 0 for every pair of ranks
-            (x1, d1), (x2, d2) = (sympy.fraction(before.lhs.args[0]),
-                                  sympy.fraction(before.rhs.args[0]))
-            got = _congruence_span(x1, x2, sympy.Integer(1), ctx, values) if d1 == d2 else None
+            # X1/D == X2/D -> X1 == X2 is exact where X1 - X2 is 0 for every pair of ranks. The
+            # dividends split as the engine split them (frac: integer numerators over one
+            # denominator); sympy.fraction keeps ``x/2 + floor(r/CM)/2`` whole, and a rational
+            # g's spread below 1 (``floor((CLUSTER - 1)/CM)/2 < 1``, true at CM = 1) lets ranks
+            # 0 and 1 differ. For an integer g the spread below 1 is a spread of 0.
+            (x1, d1), (x2, d2) = frac(before.lhs), frac(before.rhs)
+            got = (_congruence_span(x1, x2, sympy.Integer(1), ctx, values)
+                   if d1 == d2 and d1 != 1 else None)
+            if got is not None and not is_int(got[0]):
+                return None
         else:
             return None
         if got is None:
