@@ -133,9 +133,10 @@ def _exactness(res: Any, ctx: Context, values: dict[sympy.Symbol, int]) -> list[
     None. ``X1 % D == X2 % D -> X1 == X2`` is exact when ``|X1 - X2| < D``: with the common
     summands cancelled, ``X1 - X2 = g(r1) - g(r2)`` for a ``g`` of the rank alone, and
     ``hi - lo < D`` for its bounds ``lo <= g(rank) <= hi`` is the fact (a cluster whose ranks
-    never wrap around the modulus). A quotient's congruence ``X1/D == X2/D -> X1 == X2`` is
-    exact where ``g`` is the same for every rank (``hi - lo < 1``: the cluster lies in one
-    block of the quotient's digit); otherwise it stays a narrowing."""
+    never wrap around the modulus). A quotient's congruence ``X1/D == X2/D -> X1 == X2`` (``X``
+    the integer numerator) is exact where ``g`` is the same for every rank (``hi - lo < 1`` for
+    an integer ``g``: the cluster lies in one block of the quotient's digit); otherwise it stays
+    a narrowing."""
 
     out: list[Fact] = []
     for step in res.trace:
