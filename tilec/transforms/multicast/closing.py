@@ -111,8 +111,8 @@ class Reach:
 
 
 def launch_reach(op: OperandMulticast, forms: OperandForms, values: dict[sympy.Symbol, int],
-                 rederive: Rederive, first: tuple[Fact, ...] = (), *, tries: int = 3
-                 ) -> Reach:
+                 rederive: Rederive, first: tuple[Fact, ...] = (), *, tries: int = 3,
+                 narrowing: bool = False) -> Reach:
     """The facts under which the engine proves this operand's closed form: each candidate fact
     (``first``, then the divisibility of the tile counts, the grid, the bands and the rounds
     by the cluster's groupings, and the reverse) that is false here is met at the nearest
@@ -120,7 +120,8 @@ def launch_reach(op: OperandMulticast, forms: OperandForms, values: dict[sympy.S
     kept), the operand re-derived there by ``rederive``; kept only where that derivation is
     proved. ``would_prove`` is then the proved form's facts that fail here (each true there:
     never a fact no launch meets). Where none of ``tries`` re-derivations proves it, ``why``
-    names the class of the launch (:func:`launch_class`)."""
+    names the class of the launch (:func:`launch_class`; ``narrowing``: the form is a
+    narrowing, and that is its class)."""
 
     if not values:
         return Reach(why=_WHY + "the schedule's sizes are numbers (it was built over no "
@@ -168,7 +169,8 @@ def launch_reach(op: OperandMulticast, forms: OperandForms, values: dict[sympy.S
             if missing is not None and len(missing) < len(best[0]):  # type: ignore[index]
                 best = (missing, moved)
     if best is None:
-        return Reach(why=launch_class(op, forms, values), tried=proofs[0])
+        why = _WHY + LAUNCH_CLASSES["narrowing"] if narrowing else launch_class(op, forms, values)
+        return Reach(why=why, tried=proofs[0])
     missing, moved = best
     # each fact true there: never a fact with no parameter that is false here
     assert all(_free(f) for f in missing), missing
@@ -402,6 +404,9 @@ LAUNCH_CLASSES = {
     "not digits": "a tile order whose sharing groups are no digit pattern of the rank",
     "not narrowed": "a tile order whose same(r1, r2) the theorems do not narrow to the ranks "
                     "at this launch or any launch tried",
+    # (a form of scope NARROWING, not LAUNCH)
+    "narrowing": "a congruence step of the proof narrows (sound, and exact at this launch, "
+                 "wherever its facts hold)",
 }
 _WHY = "no single divisibility fact closes it: "
 
