@@ -242,7 +242,8 @@ def _applicable(q: dict, tiles: int, k_iters: int, sms: int) -> bool:
     if kind == "dp":
         return True
     if kind == "splitk":
-        return tiles < sms and q["SPLITS"] <= k_iters and tiles * q["SPLITS"] <= 2 * sms
+        wave = 2 * sms if q["FIXUP"] == "reduce_kernel" else sms
+        return tiles < sms and q["SPLITS"] <= k_iters and tiles * q["SPLITS"] <= wave
     if tiles % sms == 0:
         return False
     if kind == "streamk":

@@ -82,11 +82,12 @@ def reachable(entry: tuple[str, int, int, str], box: Box, tile: tuple[int, int, 
     tmin = -(-m0 // BM) * -(-n0 // BN)
     tmax = math.inf if math.inf in (m1, n1) else -(-int(m1) // BM) * -(-int(n1) // BN)
     kmax = math.inf if k1 == math.inf else -(-int(k1) // BK)
-    kind, splits, waves, _ = entry
+    kind, splits, waves, fixup = entry
     if kind == "dp":
         return True
     if kind == "splitk":
-        return tmin < sms and tmin * splits <= 2 * sms and splits <= kmax
+        wave = 2 * sms if fixup == "reduce_kernel" else sms
+        return tmin < sms and tmin * splits <= wave and splits <= kmax
     if sms == 1 or (tmax == tmin and tmin % sms == 0):  # no partial wave anywhere
         return False
     if kind == "streamk":
