@@ -176,3 +176,83 @@ for kid in json.loads(sys.argv[2]):
         out.append([kid, [M, N, K], err, int(c.isnan().sum())])
 print(json.dumps(out))
 '''
+
+
+def _heuristic_module(tmp: Path, raw: dict, name: str) -> tuple:
+    """A module (torch kernels) carrying what tilec build gives the module's copy of gen's
+    heuristic for the schedule parameters ``raw`` (its tables empty: every shape asks the copy)."""
+    from tilec.library.table import heuristic_data
+
+    configs = ConfigSet()
+    data = heuristic_data(raw, configs)
+    assert data is not None
+    cfgs = [{"label": str(i), "params": p, "tile": (p["BM"], p["BN"], p["BK"]), "kernel": "k0",
+             "tma": (False, False), "facts": []} for i, p in enumerate(configs.params)]
+    table = {"classes": 1, "grid": [0], "grid_why": [0], "exact": {}, "reasons": ["t"],
+             "rules": []}
+    lib = Library(name=name, schedule="g.py", target="triton", dtype="float32",
+                  out_dtype="float32", b_layout="kn", kernels={"k0": KERNEL.format(layout="kn")},
+                  configs=cfgs, tables={"default": table}, heuristic=data)
+    return import_module(module_text(lib, built="test"), tmp, name), configs
+
+
+GEN = "examples/gemm_decomposition.py"
+
+
+def test_the_modules_tile_rules_are_the_heuristics() -> None:
+    """The copied tile rules (names and tiles) against heuristic._tile_rule, at random shapes
+    and on each rule's boundaries."""
+    from tilec.library.runtime import _TILE_RULES, _tile_rule
+    from tilec.transforms.heuristic import _tile_rule as tile_rule
+
+    rng = random.Random(7)
+    edges = [1, 16, 17, 32, 33, 64, 128, 129, 1024, 1025, 4096, 4097, 8192, 16384]
+    shapes = [(rng.choice(edges), rng.choice(edges), rng.choice(edges)) for _ in range(300)]
+    shapes += [tuple(int(2 ** rng.uniform(0, 15)) for _ in range(3)) for _ in range(700)]
+    for M, N, K in shapes:
+        for sms in (4, 132):
+            cfg, name = tile_rule(M, N, K, sms)
+            assert _tile_rule(M, N, K, sms) == name, (M, N, K, sms)
+            tile, (m0, n0, mn0) = _TILE_RULES[name]
+            assert tile == (cfg.BM, cfg.BN, cfg.BK, cfg.WARPS, cfg.STAGES) and cfg.GROUP_M == 8
+            assert M >= m0 and N >= n0 and M * N >= mn0  # the region the build reads
+
+
+def test_the_modules_heuristic_is_gens_on_the_bench_shapes_and_random_ones(
+        tmp_path: Path) -> None:
+    """With no rules file, the module's choice at a shape is tilec gen's (load_schedule, the
+    heuristic at the shape), knob for knob: bench/dispatch.py's 50 shapes and random ones."""
+    from tilec.runtime.loader import load_schedule
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    from dispatch import shapes  # type: ignore[import-not-found]
+
+    raw = load_schedule(GEN, None, tuned=False).raw_params
+    mod, configs = _heuristic_module(tmp_path, raw, "heur132")
+    rng = random.Random(3)
+    todo = [(M, N, K) for _, M, N, K in shapes()]
+    todo += [tuple(int(2 ** rng.uniform(0, 13.5)) for _ in range(3)) for _ in range(60)]
+    for M, N, K in todo:
+        got = mod._heuristic(M, N, K)
+        assert got is not None, (M, N, K)
+        want = load_schedule(GEN, {"M": M, "N": N, "K": K}, tuned=False).params
+        assert configs.params[got[0]] == {k: v for k, v in want.items()
+                                          if k not in ("M", "N", "K")}, (M, N, K, got[1])
+
+
+def test_the_modules_heuristic_honours_pins_and_few_sms(tmp_path: Path) -> None:
+    """Pinned tile knobs and 4 SMs (as the interpreter tests build): gen's choice at random
+    small shapes."""
+    from tilec.runtime.loader import load_schedule
+
+    pins = dict(BM=32, BN=32, BK=16, SMS=4, DTYPE="fp16", STAGES=2, WARPS=4, GROUP_M=2)
+    raw = load_schedule(GEN, pins, tuned=False).raw_params
+    mod, configs = _heuristic_module(tmp_path, raw, "heur4")
+    rng = random.Random(4)
+    for _ in range(150):
+        M, N, K = rng.randint(1, 300), rng.randint(1, 300), rng.randint(1, 5000)
+        got = mod._heuristic(M, N, K)
+        assert got is not None and "tile by the rule" in got[1]
+        want = load_schedule(GEN, {**pins, "M": M, "N": N, "K": K}, tuned=False).params
+        assert configs.params[got[0]] == {k: v for k, v in want.items()
+                                          if k not in ("M", "N", "K")}, (M, N, K, got[1])

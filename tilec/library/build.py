@@ -23,7 +23,14 @@ from typing import Any
 from tilec.dtypes import TORCH_NAME
 from tilec.errors import TilecError
 from tilec.ir import ceil_div
-from tilec.library.table import CARDS, ConfigSet, build_tables, card_of, tuned_shapes
+from tilec.library.table import (
+    CARDS,
+    ConfigSet,
+    build_tables,
+    card_of,
+    heuristic_data,
+    tuned_shapes,
+)
 
 __all__ = ["BuildError", "Library", "build_library", "module_text"]
 
@@ -48,6 +55,7 @@ class Library:
     tables: dict[str, dict[str, Any]]
     notes: list[str] = field(default_factory=list)
     model: dict[str, float] = field(default_factory=dict)  # the cost model's constants
+    heuristic: dict[str, Any] | None = None  # what the module's copy of gen's heuristic reads
 
 
 def _label(params: dict[str, Any]) -> str:
@@ -144,7 +152,8 @@ def build_library(schedule: str | Path, overrides: dict[str, Any] | None = None,
     tables, notes = build_tables(raw, target=target, key=key, configs=configs,
                                  rules=loaded_rules, card=card, tuned=tuned_by_shape,
                                  shapes=shapes, max_size=max_size, jobs=jobs)
-    menus = configs.alternatives()  # before the kernels: the alternatives are configs too
+    heuristic = heuristic_data(raw, configs)  # before the kernels: these are configs too
+    menus = configs.alternatives()
     kernels: dict[str, str] = {}
     by_source: dict[str, str] = {}
 
@@ -177,7 +186,8 @@ def build_library(schedule: str | Path, overrides: dict[str, Any] | None = None,
         name=name or path.stem, schedule=path.name, target=target,
         dtype=first["dtype"], out_dtype=first["out_dtype"], b_layout=first["b_layout"],
         kernels=kernels, configs=out_configs,
-        tables={c: t.data() for c, t in tables.items()}, notes=notes, model=model_constants())
+        tables={c: t.data() for c, t in tables.items()}, notes=notes, model=model_constants(),
+        heuristic=heuristic)
 
 
 def model_constants() -> dict[str, float]:
@@ -306,6 +316,9 @@ Configurations (index, label, kernels, how many buckets / exact shapes choose it
         f"B_LAYOUT = {lib.b_layout!r}",
         "# the cost model's constants (tilec.transforms.cost_model): the run-time re-choice\n"
         "MODEL = " + pprint.pformat(lib.model or model_constants(), width=100, sort_dicts=False),
+        "# gen's heuristic at the shape (runtime's _heuristic): SMs, pins, large tiles, and\n"
+        "# per tile (BM, BN, BK, STAGES, WARPS, GROUP_M, LOAD) its configs in MENU order\n"
+        "HEURISTIC = " + pprint.pformat(lib.heuristic, width=100, compact=True, sort_dicts=False),
         "CONFIGS = " + pprint.pformat(lib.configs, width=100, sort_dicts=False),
         "# one table per card: grid[(cm * classes + cn) * classes + ck] -> config index,\n"
         "# grid_why -> reason index; exact: (M, N, K) -> (config, reason)\n"
