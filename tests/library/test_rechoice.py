@@ -108,10 +108,15 @@ KIND = {"splitk": "split-K", "skpp": "Stream-K++", "dp_1sk": "DP + 1 Stream-K wa
 
 
 def test_a_built_module_runs_each_rechosen_decomposition(tmp_path: Path) -> None:
-    """tilec build (8 SMs, 32x32 tiles, a rules file of one data-parallel rule): the shapes
-    whose lent config the module re-chooses, one per decomposition it picks (split-K with each
-    fix-up, Stream-K++, DP + Stream-K, data-parallel), run under the interpreter into NaN-poisoned
-    outputs; then every kernel the module carries, at a shape with a partial wave."""
+    """tilec build (8 SMs, 32x32 tiles, a rules file of one data-parallel rule): one shape per
+    decomposition the module picks at run time (split-K with each fix-up, Stream-K++, DP +
+    Stream-K, data-parallel), by the nearest rule's re-choice or gen's heuristic at the shape,
+    and shapes whose bucket config differs from gen's choice, run under the interpreter into
+    NaN-poisoned outputs; each ran gen's choice. Then every kernel the module carries, at a
+    shape with a partial wave."""
+    from tilec.runtime.loader import load_schedule
+    from tilec.runtime.rules import Rules
+
     rule = {"BM": 32, "BN": 32, "BK": 16, "GROUP_M": 2, "STAGES": 2, "WARPS": 4, "LOAD": "auto",
             "DECOMP": "dp", "SPLITS": 1, "SK_WAVES": 1, "FIXUP": "deterministic"}
     (tmp_path / "r.json").write_text(json.dumps({
@@ -120,30 +125,36 @@ def test_a_built_module_runs_each_rechosen_decomposition(tmp_path: Path) -> None
     path = _build(tmp_path, str(ROOT / "examples" / "gemm_decomposition.py"), "rc", *SMALL,
                   "--rules", str(tmp_path / "r.json"))
     mod = import_module(path.read_text(), tmp_path, "rc_probe")
+    rules = Rules.load(tmp_path / "r.json")
+    pins = {k: int(v) for k, v in (a.split("=") for a in SMALL[1:16:2]) if k != "DTYPE"}
     picked: dict[str, tuple[int, int, int]] = {}
-    kept: dict[str, tuple[int, int, int]] = {}
     for K in (160, 640, 1000):
         for M in (1, 20, 40, 70, 100, 130):
             for N in (20, 40, 70, 100, 130):
                 c = mod._choose(M, N, K)
                 p = mod.CONFIGS[c.config]["params"]
                 kind = p["DECOMP"] + (" reduce" if p["FIXUP"] == "reduce_kernel" else "")
-                if "re-chosen for this shape" in c.why:
-                    picked.setdefault(kind, (M, N, K))
-                elif "kept:" in c.why or "is the model's best here too" in c.why:
-                    kept.setdefault(kind, (M, N, K))
-    assert {"splitk", "skpp", "dp_1sk", "dp"} <= set(picked), picked
-    only_kept = {k for k in kept if k not in picked}
-    picked.update({k: kept[k] for k in only_kept})  # a bucket's own decomposition, kept
-    assert "splitk reduce" in picked, (picked, kept)
+                road = "rule" if "nearest tuned shape" in c.why else "heuristic"
+                picked.setdefault(f"{kind} by {road}", (M, N, K))
+                table = mod.TABLES["default"]
+                C = table["classes"]
+                cells = [min(mod.shape_class(x), C - 1) for x in (M, N, K)]
+                bucket = table["grid"][(cells[0] * C + cells[1]) * C + cells[2]]
+                if road == "heuristic" and bucket != c.config:
+                    picked.setdefault("not the bucket's", (M, N, K))
+    kinds = {k.split(" by ")[0] for k in picked}
+    assert {"splitk", "splitk reduce", "skpp", "dp_1sk", "dp"} <= kinds, picked
+    assert {"dp by rule", "skpp by rule", "not the bucket's"} <= set(picked), picked
     got = _run(tmp_path, "rc", list(picked.values()))
     _assert_correct(got)
-    for kind, row in zip(picked, got["rows"], strict=True):
-        if kind in only_kept:
-            assert f"its decomposition {kind.split()[0]}" in row["explain"], row["explain"]
-        else:
-            assert "re-chosen for this shape" in row["explain"], row["explain"]
-            assert f"-> {kind.replace(' reduce', '')}" in row["explain"], (kind, row["explain"])
+    for (M, N, K), row in zip(picked.values(), got["rows"], strict=True):
+        want = load_schedule(ROOT / "examples" / "gemm_decomposition.py",
+                             {**pins, "DTYPE": "fp16", "M": M, "N": N, "K": K}, tuned=False,
+                             rules=rules).params
+        label = row["explain"].split(": config ", 1)[1].split(" (kernel")[0]
+        index = int(label.split()[0])
+        assert mod.CONFIGS[index]["params"] == {k: v for k, v in want.items()
+                                                if k not in ("M", "N", "K")}, row["explain"]
     # every kernel of the module, run directly, at 3 x 3 tiles (a partial wave of 8 SMs) and
     # at 1 tile, K = 200 (13 k-iterations)
     kernels = sorted({c["kernel"] for c in mod.CONFIGS})
