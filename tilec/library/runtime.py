@@ -142,8 +142,8 @@ def _choose(M: int, N: int, K: int) -> _Choice:
     if gen is not None:  # gen's heuristic at the shape, where the module carries its tile
         index, how = gen
         where = "the heuristic at this shape (the module's copy)"
-    elif exact is None and (ruled is None or ruled[2]):  # lent: a nearest rule's, a bucket's
-        index, how = _rechoose(index, M, N, K, MODEL["KEEP_MARGIN"] if ruled else None)
+    elif ruled is not None and ruled[2]:  # a nearest rule's: its tile lent
+        index, how = _rechoose(index, M, N, K, MODEL["KEEP_MARGIN"])
     cfg = CONFIGS[index]
     kernel = cfg["kernel"]
     unaligned = [f"{name}'s rows ({rows} x {_DTYPE.itemsize} bytes)"
@@ -191,7 +191,7 @@ def _nearest_rule(table: dict, M: int, N: int, K: int) -> tuple | None:
 
 
 def _rechoose(index: int, M: int, N: int, K: int, margin: float | None) -> tuple:
-    """Config ``index`` (lent by a nearest rule or a bucket) or the config of its tile with the
+    """Config ``index`` (lent by a nearest rule) or the config of its tile with the
     decomposition the cost model picks at M x N x K among those the build carries (its
     ``menu``); kept where its own models within ``margin`` of that pick (None: a bucket's, the
     model's pick always). With what happened."""

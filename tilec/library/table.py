@@ -53,12 +53,6 @@ def representative(c: int) -> int:
 Box = tuple[tuple[int, float], tuple[int, float], tuple[int, float]]  # (lo, hi) of M, N, K
 
 
-def bucket_box(classes: tuple[int, int, int], top: int) -> Box:
-    """The sizes of a bucket, per dimension (the last class has no upper end)."""
-    return tuple((2 ** (c - 1) + 1 if c else 1, math.inf if c == top else 2 ** c)
-                 for c in classes)  # type: ignore[return-value]
-
-
 def rule_box(shape: tuple[int, int, int], radius: float) -> Box:
     """Sizes within ``radius`` of a rule's shape in log2 space, per dimension (a box around
     the ball: over-inclusive)."""
@@ -267,12 +261,8 @@ def build_table(raw: dict[str, Any], *, card: str, target: str, key: str, config
             entries.append((r.M, r.N, r.K, configs.add(res.params, (r.M, r.N, r.K))
                             if ruled else -1))
         table.rules.append({"name": f.name, "radius": f.radius, "rules": entries})
-    if rechoosable(raw):  # what the module may re-choose at run time needs its kernels
-        sms, top = sms_of(raw), classes - 1
-        cells = ((cm, cn, ck) for cm in range(classes) for cn in range(classes)
-                 for ck in range(classes))
-        for cell, index in zip(cells, table.grid, strict=True):
-            configs.reach(index, bucket_box(cell, top), sms)
+    if rechoosable(raw):  # a nearest rule's re-choice at run time needs its kernels
+        sms = sms_of(raw)
         for f, entry in zip(rules, table.rules, strict=True):
             for M, N, K, index in entry["rules"]:
                 if index >= 0:
