@@ -291,15 +291,18 @@ Built by tilec build from {lib.schedule} (target {lib.target}) at {built or time
     {lib.name}.stats()                      # calls, kernels loaded, variants compiled
     TILEC_LOG=1                          # log each new shape's choice to stderr
 
-How a shape finds its configuration: the table of this card (TABLES; the card is detected at run
-time from torch.cuda.get_device_name(), TILEC_CARD overrides, else "default"; tables here:
-{", ".join(lib.tables)}) maps an exact (M, N, K) entry if it has one, else the shape's bucket:
-per dimension the class c with 2**(c-1) < x <= 2**c (0 for x <= 1), classes 0..{top} (larger
-sizes take class {top}), each bucket resolved at build time at its largest shape (2**c per
-dimension) in tilec gen's order (the user's pins, tuned records, rules files, the heuristic).
-A config lent to the shape (a nearest rule's, a bucket's) keeps its tile, but its decomposition is
-re-chosen at the shape by tilec's cost model (copied: _rechoose, MODEL) among the kernels of its
-"menu" (a nearest rule's own is kept within MODEL["KEEP_MARGIN"] of the model's best).
+How a shape finds its configuration, in tilec gen's order: the table of this card (TABLES; the
+card is detected at run time from torch.cuda.get_device_name(), TILEC_CARD overrides, else
+"default"; tables here: {", ".join(lib.tables)}) maps an exact (M, N, K) entry if it has one
+(tuned records, rules of that shape, --shape); else a rules file's nearest rule within its
+radius lends its tile, its decomposition re-chosen at the shape by tilec's cost model (copied:
+_rechoose, MODEL) among the kernels of its "menu" (its own kept within MODEL["KEEP_MARGIN"] of
+the model's best); else {"tilec gen's heuristic runs at the shape (copied: _heuristic, its tile "
+"rules, the large tiles' rates and each tile's configs in HEURISTIC)" if lib.heuristic else
+"the shape's bucket answers"}. Buckets: per dimension the class c with 2**(c-1) < x <= 2**c (0
+for x <= 1), classes 0..{top} (larger sizes take class {top}), each resolved at build time at
+its largest shape (2**c per dimension){" (used only where the heuristic's copy carries no tile)"
+if lib.heuristic else ""}.
 The config's kernel runs, its variant chosen by the facts that hold at the shape.
 
 Configurations (index, label, kernels, how many buckets / exact shapes choose it):
