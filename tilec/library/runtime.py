@@ -410,9 +410,8 @@ def _modeled(q: dict, tiles: int, k: int, sms: int) -> float:
             b, e = pid * total // ctas, (pid + 1) * total // ctas
             for lt in range(b // k, (e - 1) // k + 1 if e > b else 0):
                 sk_units.append((lt, max(b - lt * k, 0), min(e - lt * k, k)))
-        if not first:
-            for _ in range(n_dp):
-                now = now + k + unit
+        if not first:  # whole numbers from 0: the sum of the additions, exactly
+            now = n_dp * (k + unit)
         for lt, kb, ke in sk_units:
             now = now + (ke - kb) * (1 + pen) + unit
             if ke - kb != k:
