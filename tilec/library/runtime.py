@@ -138,8 +138,12 @@ def _choose(M: int, N: int, K: int) -> _Choice:
         where = (f"bucket (M, N, K) classes ({cm}, {cn}, {ck}): "
                  + ", ".join(_bucket_text(d, c, top) for d, c in zip("MNK", (cm, cn, ck))))
     how = ""
-    if exact is None and (ruled is None or ruled[2]):  # lent: a nearest rule's, a bucket's
-        index, how = _rechoose(index, M, N, K, MODEL["KEEP_MARGIN"] if ruled else None)
+    gen = _heuristic(M, N, K) if exact is None and ruled is None else None
+    if gen is not None:  # gen's heuristic at the shape, where the module carries its tile
+        index, how = gen
+        where = "the heuristic at this shape (the module's copy)"
+    elif ruled is not None and ruled[2]:  # a nearest rule's: its tile lent
+        index, how = _rechoose(index, M, N, K, MODEL["KEEP_MARGIN"])
     cfg = CONFIGS[index]
     kernel = cfg["kernel"]
     unaligned = [f"{name}'s rows ({rows} x {_DTYPE.itemsize} bytes)"
@@ -150,9 +154,9 @@ def _choose(M: int, N: int, K: int) -> _Choice:
                  "place: the kernel's launcher takes them its own way (see its run())"
                  if unaligned else "")
     facts = _facts(cfg, M, N, K)
-    why = why_rule if ruled is not None else table["reasons"][reason]
+    why = why_rule if ruled is not None else "" if gen is not None else table["reasons"][reason]
     return _Choice(index, kernel, facts, _variant(kernel, facts, M, N, K),
-                   f"{why}; {how}" if how else why, where, copy_note)
+                   f"{why}; {how}" if why and how else why or how, where, copy_note)
 
 
 def _nearest_rule(table: dict, M: int, N: int, K: int) -> tuple | None:
@@ -187,7 +191,7 @@ def _nearest_rule(table: dict, M: int, N: int, K: int) -> tuple | None:
 
 
 def _rechoose(index: int, M: int, N: int, K: int, margin: float | None) -> tuple:
-    """Config ``index`` (lent by a nearest rule or a bucket) or the config of its tile with the
+    """Config ``index`` (lent by a nearest rule) or the config of its tile with the
     decomposition the cost model picks at M x N x K among those the build carries (its
     ``menu``); kept where its own models within ``margin`` of that pick (None: a bucket's, the
     model's pick always). With what happened."""
@@ -197,21 +201,7 @@ def _rechoose(index: int, M: int, N: int, K: int, margin: float | None) -> tuple
     p = CONFIGS[index]["params"]
     BM, BN, BK, sms = p["BM"], p["BN"], p["BK"], p.get("SMS", 132)
     tiles, k_iters = -(-M // BM) * -(-N // BN), -(-K // BK)
-    det = red = None
-    n = 0
-    for alt in menu:
-        q = CONFIGS[alt]["params"]
-        if not _applicable(q, tiles, k_iters, sms):
-            continue
-        n += 1
-        t = _modeled(q, tiles, k_iters, sms)
-        if q["FIXUP"] == "reduce_kernel":
-            red = red if red is not None and red[0] <= t else (t, alt)
-        else:
-            det = det if det is not None and det[0] <= t else (t, alt)
-    best = det
-    if red is not None and red[0] < det[0] * (1 - MODEL["REDUCE_MARGIN"]):
-        best = red
+    best, n = _pick(menu, tiles, k_iters, sms)
     own = _modeled(p, tiles, k_iters, sms)
     waves = (f"{tiles} tiles of {BM}x{BN} on {sms} SMs ({tiles / sms:.2f} waves), "
              f"{k_iters} k-iterations")
@@ -229,6 +219,115 @@ def _rechoose(index: int, M: int, N: int, K: int, margin: float | None) -> tuple
                      f"({n} candidates)")
 
 
+def _pick(menu: list, tiles: int, k_iters: int, sms: int) -> tuple:
+    """The cost model's decomposition among the configs of ``menu`` (one tile, MENU order) at
+    ``tiles`` tiles of ``k_iters`` k-iterations: the fastest with the deterministic fix-up, or
+    a reduce-kernel split-K where it models MODEL["REDUCE_MARGIN"] faster still (the
+    heuristic's rule); ((modeled time, config index), candidates weighed)."""
+    det = red = None
+    n = 0
+    for alt in menu:
+        q = CONFIGS[alt]["params"]
+        if not _applicable(q, tiles, k_iters, sms):
+            continue
+        n += 1
+        t = _modeled(q, tiles, k_iters, sms)
+        if q["FIXUP"] == "reduce_kernel":
+            red = red if red is not None and red[0] <= t else (t, alt)
+        else:
+            det = det if det is not None and det[0] <= t else (t, alt)
+    if red is not None and red[0] < det[0] * (1 - MODEL["REDUCE_MARGIN"]):
+        return red, n
+    return det, n
+
+
+# --------------------------------------------------------------------------------------------
+# tilec gen's heuristic at the shape (tilec.transforms.heuristic.heuristic, copied): its tile
+# rules, the large problems' tiles weighed by the cost model, each tile's decomposition by _pick
+# --------------------------------------------------------------------------------------------
+
+# each tile rule: its tile (BM, BN, BK, WARPS, STAGES) and the smallest M, N and M * N its test
+# admits (tilec build reads these: which split-K counts a tile may need)
+_TILE_RULES = {
+    "decode (M <= 16): stream B": ((16, 64, 256, 4, 3), (1, 1, 1)),
+    "decode (M <= 32): one tile row, stream B": ((32, 64, 256, 4, 3), (17, 1, 17)),
+    "small M, enough 64x256 tiles": ((64, 256, 64, 8, 4), (33, 1, 33)),
+    "small M, few tiles": ((64, 64, 128, 4, 6), (33, 1, 33)),
+    "small N": ((128, 128, 64, 8, 4), (129, 1, 129)),
+    "small problem": ((64, 128, 128, 4, 4), (129, 129, 129 * 129)),
+    "very few tiles, deep K": ((128, 256, 64, 8, 3), (129, 129, 129 * 129)),
+    "few tiles, deep K": ((128, 128, 64, 8, 5), (129, 129, 129 * 129)),
+    "large": ((128, 256, 64, 8, 3), (129, 129, 1024 * 1024 + 1)),
+}
+
+
+_MENUS: dict = {}  # HEURISTIC["menus"] by tile knobs
+
+
+def _tile_rule(M: int, N: int, K: int, sms: int) -> str:
+    """The name of the heuristic's tile rule for the shape (heuristic._tile_rule's tests)."""
+    if M <= 16:
+        return "decode (M <= 16): stream B"
+    if M <= 32:
+        return "decode (M <= 32): one tile row, stream B"
+    if M <= 128 and sms // 2 <= -(-M // 64) * -(-N // 256):
+        return "small M, enough 64x256 tiles"
+    if M <= 128:
+        return "small M, few tiles"
+    if N <= 128:
+        return "small N"
+    if M * N <= 1024 * 1024 and K <= 4096:
+        return "small problem"
+    if -(-M // 128) * -(-N // 128) * 8 <= sms and K >= 16384:
+        return "very few tiles, deep K"
+    if M * N <= 1024 * 1024:
+        return "few tiles, deep K"
+    return "large"
+
+
+def _tile_knobs(tile: tuple, fixed: dict) -> tuple:
+    """(BM, BN, BK, STAGES, WARPS, GROUP_M, LOAD) of a rule's tile with the schedule's pins."""
+    knobs = {"BM": tile[0], "BN": tile[1], "BK": tile[2], "STAGES": tile[4], "WARPS": tile[3],
+             "GROUP_M": 8, "LOAD": "auto"}
+    knobs.update((k, v) for k, v in fixed.items() if k in knobs)
+    return tuple(knobs[k] for k in ("BM", "BN", "BK", "STAGES", "WARPS", "GROUP_M", "LOAD"))
+
+
+def _heuristic(M: int, N: int, K: int) -> tuple | None:
+    """tilec gen's heuristic at M x N x K among the configs the build carries (HEURISTIC):
+    (config index, why); None where the module does not carry its tile (the bucket answers)."""
+    h = HEURISTIC
+    if not h:
+        return None
+    sms, fixed = h["sms"], h["fixed"]
+    menus = _MENUS
+    if not menus:  # HEURISTIC's data keyed once (constant: not state)
+        menus.update((tuple(k), m) for k, m in h["menus"])
+    rule = _tile_rule(M, N, K, sms)
+    large = rule == "large" and not any(k in fixed for k in ("BM", "BN", "BK"))
+    tiles_ = h["large"] if large else [[_TILE_RULES[rule][0], 1.0]]
+    scored, lines = [], []
+    for i, (tile, rate) in enumerate(tiles_):
+        knobs = _tile_knobs(tile, fixed)
+        menu = menus.get(knobs)
+        if menu is None:
+            return None
+        BM, BN, BK = knobs[:3]
+        (t, index), _ = _pick(menu, -(-M // BM) * -(-N // BN), -(-K // BK), sms)
+        time_ = t * (BM * BN * BK) / (128 * 128 * 64) / rate if large else t
+        scored.append((time_, i, index))
+        lines.append(f"{CONFIGS[index]['label']}: {t:.1f} iters" +
+                     (f", rate {rate:.2f} -> {time_:.1f}" if large else ""))
+    _, _, index = min(scored, key=lambda s: (s[0], s[1]))
+    if large:
+        why = (f"heuristic at this shape: large problem, the cost model over {len(tiles_)} tiles "
+               f"({'; '.join(lines)}); chosen: {CONFIGS[index]['label']}")
+    else:
+        why = (f"heuristic at this shape: tile by the rule '{rule}', its decomposition by the "
+               f"cost model ({lines[0]}); chosen: {CONFIGS[index]['label']}")
+    return index, why
+
+
 def _short(p: dict) -> str:
     kind = p["DECOMP"]
     return (f"{kind}{p['SPLITS'] if kind == 'splitk' else ''}"
@@ -242,7 +341,8 @@ def _applicable(q: dict, tiles: int, k_iters: int, sms: int) -> bool:
     if kind == "dp":
         return True
     if kind == "splitk":
-        return tiles < sms and q["SPLITS"] <= k_iters and tiles * q["SPLITS"] <= 2 * sms
+        wave = 2 * sms if q["FIXUP"] == "reduce_kernel" else sms
+        return tiles < sms and q["SPLITS"] <= k_iters and tiles * q["SPLITS"] <= wave
     if tiles % sms == 0:
         return False
     if kind == "streamk":
@@ -310,9 +410,8 @@ def _modeled(q: dict, tiles: int, k: int, sms: int) -> float:
             b, e = pid * total // ctas, (pid + 1) * total // ctas
             for lt in range(b // k, (e - 1) // k + 1 if e > b else 0):
                 sk_units.append((lt, max(b - lt * k, 0), min(e - lt * k, k)))
-        if not first:
-            for _ in range(n_dp):
-                now = now + k + unit
+        if not first:  # whole numbers from 0: the sum of the additions, exactly
+            now = n_dp * (k + unit)
         for lt, kb, ke in sk_units:
             now = now + (ke - kb) * (1 + pen) + unit
             if ke - kb != k:
