@@ -3,7 +3,9 @@ for any shape (see :mod:`tilec.library`).
 
 The module holds, in this order: a docstring (what was built, its configurations and how shapes
 find them), the data block (``NAME``, ``DTYPE``, ``KERNELS``: the generated kernel sources,
-``CONFIGS``, ``TABLES``: one dispatch table per card, :mod:`tilec.library.table`), the run-time
+``MODEL``: the cost model's constants, ``CONFIGS`` (a lent config's ``menu``: the configs of its
+tile with each decomposition the run-time re-choice may pick), ``TABLES``: one dispatch table per
+card, :mod:`tilec.library.table`), the run-time
 code (:mod:`tilec.library.checks`, :mod:`tilec.library.runtime` and :mod:`tilec.library.ops`,
 copied from their marker line on) and ``_setup()``, which registers the custom op.
 """
@@ -21,7 +23,14 @@ from typing import Any
 from tilec.dtypes import TORCH_NAME
 from tilec.errors import TilecError
 from tilec.ir import ceil_div
-from tilec.library.table import CARDS, ConfigSet, build_tables, card_of, tuned_shapes
+from tilec.library.table import (
+    CARDS,
+    ConfigSet,
+    build_tables,
+    card_of,
+    heuristic_data,
+    tuned_shapes,
+)
 
 __all__ = ["BuildError", "Library", "build_library", "module_text"]
 
@@ -45,6 +54,8 @@ class Library:
     configs: list[dict[str, Any]]
     tables: dict[str, dict[str, Any]]
     notes: list[str] = field(default_factory=list)
+    model: dict[str, float] = field(default_factory=dict)  # the cost model's constants
+    heuristic: dict[str, Any] | None = None  # what the module's copy of gen's heuristic reads
 
 
 def _label(params: dict[str, Any]) -> str:
@@ -141,6 +152,8 @@ def build_library(schedule: str | Path, overrides: dict[str, Any] | None = None,
     tables, notes = build_tables(raw, target=target, key=key, configs=configs,
                                  rules=loaded_rules, card=card, tuned=tuned_by_shape,
                                  shapes=shapes, max_size=max_size, jobs=jobs)
+    heuristic = heuristic_data(raw, configs)  # before the kernels: these are configs too
+    menus = configs.alternatives()
     kernels: dict[str, str] = {}
     by_source: dict[str, str] = {}
 
@@ -162,16 +175,32 @@ def build_library(schedule: str | Path, overrides: dict[str, Any] | None = None,
     else:
         made = [_config_kernels(w) for w in work]
     out_configs = []
-    for params, one in zip(configs.params, made, strict=True):
+    for i, (params, one) in enumerate(zip(configs.params, made, strict=True)):
         out_configs.append({
             "label": _label(params), "params": params, "tile": one["tile"],
             "kernel": intern(one["source"]), "tma": one["tma"], "facts": one["facts"]})
+        if i in menus:
+            out_configs[-1]["menu"] = menus[i]
     first = made[0]
     return Library(
         name=name or path.stem, schedule=path.name, target=target,
         dtype=first["dtype"], out_dtype=first["out_dtype"], b_layout=first["b_layout"],
         kernels=kernels, configs=out_configs,
-        tables={c: t.data() for c, t in tables.items()}, notes=notes)
+        tables={c: t.data() for c, t in tables.items()}, notes=notes, model=model_constants(),
+        heuristic=heuristic)
+
+
+def model_constants() -> dict[str, float]:
+    """The cost model's constants that the module's copy of the re-choice reads
+    (tilec/library/runtime.py, ``_modeled``), taken from tilec's model here."""
+    from tilec.runtime.rules import KEEP_MARGIN
+    from tilec.transforms import cost_model as cm
+    from tilec.transforms.heuristic import REDUCE_MARGIN
+
+    return {"UNIT_OVERHEAD": cm.UNIT_OVERHEAD, "REDUCE_LAUNCH": cm.REDUCE_LAUNCH,
+            "SK_L2_PENALTY": cm.SK_L2_PENALTY, "SK_L2_PENALTY_WIDE": cm.SK_L2_PENALTY_WIDE,
+            "FIXUP_SCALE": cm.FIXUP_SCALE, "REDUCE_MARGIN": REDUCE_MARGIN,
+            "KEEP_MARGIN": KEEP_MARGIN}
 
 
 def _config_kernels(args: tuple[Any, ...]) -> dict[str, Any]:
@@ -262,12 +291,18 @@ Built by tilec build from {lib.schedule} (target {lib.target}) at {built or time
     {lib.name}.stats()                      # calls, kernels loaded, variants compiled
     TILEC_LOG=1                          # log each new shape's choice to stderr
 
-How a shape finds its configuration: the table of this card (TABLES; the card is detected at run
-time from torch.cuda.get_device_name(), TILEC_CARD overrides, else "default"; tables here:
-{", ".join(lib.tables)}) maps an exact (M, N, K) entry if it has one, else the shape's bucket:
-per dimension the class c with 2**(c-1) < x <= 2**c (0 for x <= 1), classes 0..{top} (larger
-sizes take class {top}), each bucket resolved at build time at its largest shape (2**c per
-dimension) in tilec gen's order (the user's pins, tuned records, rules files, the heuristic).
+How a shape finds its configuration, in tilec gen's order: the table of this card (TABLES; the
+card is detected at run time from torch.cuda.get_device_name(), TILEC_CARD overrides, else
+"default"; tables here: {", ".join(lib.tables)}) maps an exact (M, N, K) entry if it has one
+(tuned records, rules of that shape, --shape); else a rules file's nearest rule within its
+radius lends its tile, its decomposition re-chosen at the shape by tilec's cost model (copied:
+_rechoose, MODEL) among the kernels of its "menu" (its own kept within MODEL["KEEP_MARGIN"] of
+the model's best); else {"tilec gen's heuristic runs at the shape (copied: _heuristic, its tile "
+"rules, the large tiles' rates and each tile's configs in HEURISTIC)" if lib.heuristic else
+"the shape's bucket answers"}. Buckets: per dimension the class c with 2**(c-1) < x <= 2**c (0
+for x <= 1), classes 0..{top} (larger sizes take class {top}), each resolved at build time at
+its largest shape (2**c per dimension){" (used only where the heuristic's copy carries no tile)"
+if lib.heuristic else ""}.
 The config's kernel runs, its variant chosen by the facts that hold at the shape.
 
 Configurations (index, label, kernels, how many buckets / exact shapes choose it):
@@ -282,6 +317,11 @@ Configurations (index, label, kernels, how many buckets / exact shapes choose it
         f"DTYPE = {lib.dtype!r}",
         f"OUT_DTYPE = {lib.out_dtype!r}",
         f"B_LAYOUT = {lib.b_layout!r}",
+        "# the cost model's constants (tilec.transforms.cost_model): the run-time re-choice\n"
+        "MODEL = " + pprint.pformat(lib.model or model_constants(), width=100, sort_dicts=False),
+        "# gen's heuristic at the shape (runtime's _heuristic): SMs, pins, large tiles, and\n"
+        "# per tile (BM, BN, BK, STAGES, WARPS, GROUP_M, LOAD) its configs in MENU order\n"
+        "HEURISTIC = " + pprint.pformat(lib.heuristic, width=100, compact=True, sort_dicts=False),
         "CONFIGS = " + pprint.pformat(lib.configs, width=100, sort_dicts=False),
         "# one table per card: grid[(cm * classes + cn) * classes + ck] -> config index,\n"
         "# grid_why -> reason index; exact: (M, N, K) -> (config, reason)\n"

@@ -25,6 +25,7 @@ Example::
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -49,6 +50,53 @@ def representative(c: int) -> int:
     return 2 ** c
 
 
+Box = tuple[tuple[int, float], tuple[int, float], tuple[int, float]]  # (lo, hi) of M, N, K
+
+
+def rule_box(shape: tuple[int, int, int], radius: float) -> Box:
+    """Sizes within ``radius`` of a rule's shape in log2 space, per dimension (a box around
+    the ball: over-inclusive)."""
+    return tuple((max(1, math.floor(x * 2 ** -radius)), math.ceil(x * 2 ** radius))
+                 for x in shape)  # type: ignore[return-value]
+
+
+def reachable(entry: tuple[str, int, int, str], box: Box, tile: tuple[int, int, int],
+              sms: int) -> bool:
+    """Whether the cost model may weigh ``entry`` (tilec.runtime.rules.applicable) at some
+    shape of ``box`` for ``tile`` on ``sms`` SMs: over-inclusive, never under.
+
+    >>> reachable(("splitk", 8, 1, "deterministic"), ((1, 64), (1, 64), (1, 4096)),
+    ...           (64, 64, 64), 132)
+    True
+    >>> reachable(("streamk", 1, 1, "deterministic"), ((4096, 8192),) * 3, (128, 128, 64), 132)
+    False
+    """
+    (m0, m1), (n0, n1), (_, k1) = box
+    BM, BN, BK = tile
+    tmin = -(-m0 // BM) * -(-n0 // BN)
+    tmax = math.inf if math.inf in (m1, n1) else -(-int(m1) // BM) * -(-int(n1) // BN)
+    kmax = math.inf if k1 == math.inf else -(-int(k1) // BK)
+    return reachable_tiles(entry, tmin, tmax, kmax, sms)
+
+
+def reachable_tiles(entry: tuple[str, int, int, str], tmin: int, tmax: float, kmax: float,
+                    sms: int) -> bool:
+    """:func:`reachable` over tile counts ``tmin..tmax`` and at most ``kmax`` k-iterations."""
+    kind, splits, waves, fixup = entry
+    if kind == "dp":
+        return True
+    if kind == "splitk":
+        wave = 2 * sms if fixup == "reduce_kernel" else sms
+        return tmin < sms and tmin * splits <= wave and splits <= kmax
+    if sms == 1 or (tmax == tmin and tmin % sms == 0):  # no partial wave anywhere
+        return False
+    if kind == "streamk":
+        return tmin < sms
+    if kind == "skpp":
+        return tmax > waves * sms
+    return True
+
+
 class ConfigSet:
     """The distinct configurations the tables name, each once (by its parameter values), with
     the shape it was first chosen at (the library's kernels are lowered there)."""
@@ -57,6 +105,33 @@ class ConfigSet:
         self.params: list[dict[str, Any]] = []
         self.first_shape: list[tuple[int, int, int]] = []
         self._index: dict[str, int] = {}
+        # config index -> the MENU positions (tilec.runtime.rules.MENU) the module may re-choose
+        # its decomposition among, at the shapes a bucket or a nearest rule lends it to
+        self.menus: dict[int, set[int]] = {}
+
+    def reach(self, index: int, box: Box, sms: int) -> None:
+        """Config ``index`` may be lent to the shapes of ``box``: note the decompositions the
+        run-time re-choice may pick there (:func:`reachable`)."""
+        p = self.params[index]
+        if any(k not in p for k in ("BM", "BN", "BK", "DECOMP")):
+            return
+        from tilec.runtime.rules import MENU
+
+        tile = (int(p["BM"]), int(p["BN"]), int(p["BK"]))
+        self.menus.setdefault(index, set()).update(
+            i for i, entry in enumerate(MENU) if reachable(entry, box, tile, sms))
+
+    def alternatives(self) -> dict[int, list[int]]:
+        """Per config with a menu, the configs of its tile with each menu decomposition (in
+        MENU order, added to the set: their kernels are built too)."""
+        from tilec.runtime.rules import DECOMP_KNOBS, MENU
+
+        out = {}
+        for index, menu in sorted(self.menus.items()):
+            base, shape = self.params[index], self.first_shape[index]
+            out[index] = [self.add({**base, **dict(zip(DECOMP_KNOBS, MENU[i], strict=True))},
+                                   shape) for i in sorted(menu)]
+        return out
 
     def add(self, params: dict[str, Any], shape: tuple[int, int, int]) -> int:
         cfg = {k: v for k, v in params.items() if k not in ("M", "N", "K")}
@@ -119,11 +194,17 @@ def resolve_at(raw: dict[str, Any], shape: tuple[int, int, int], *, target: str,
     params = dict(raw, M=M, N=N, K=K)
     rule = None
     for r in rules:
-        rule = r.lookup(M, N, K, key)
+        rule = r.lookup(M, N, K, key, sms=sms_of(raw))
         if rule is not None:
             break
     res = resolve(params, target=target, tuned=tuned, rules=rule)
     return res.params, why(res)
+
+
+def sms_of(raw: dict[str, Any]) -> int:
+    """The SMs the cost model spreads work over: the schedule's ``SMS`` (resolve's default
+    where it has none)."""
+    return raw["SMS"] if isinstance(raw.get("SMS"), int) else 132
 
 
 def has_auto(raw: dict[str, Any]) -> bool:
@@ -180,7 +261,60 @@ def build_table(raw: dict[str, Any], *, card: str, target: str, key: str, config
             entries.append((r.M, r.N, r.K, configs.add(res.params, (r.M, r.N, r.K))
                             if ruled else -1))
         table.rules.append({"name": f.name, "radius": f.radius, "rules": entries})
+    if rechoosable(raw):  # a nearest rule's re-choice at run time needs its kernels
+        sms = sms_of(raw)
+        for f, entry in zip(rules, table.rules, strict=True):
+            for M, N, K, index in entry["rules"]:
+                if index >= 0:
+                    configs.reach(index, rule_box((M, N, K), f.radius), sms)
     return table
+
+
+def heuristic_data(raw: dict[str, Any], configs: ConfigSet) -> dict[str, Any] | None:
+    """What the module's copy of gen's heuristic reads (``HEURISTIC``; tilec/library/runtime.py,
+    ``_heuristic``): the SMs, the schedule's pinned knobs, the large problems' tiles with their
+    rates (heuristic.LARGE_TILES), and per tile any tile rule or large problem may pick, the
+    configs of that tile with each decomposition the cost model may pick wherever the rule
+    applies (added to ``configs``). None where the schedule pins a decomposition knob or lacks a
+    tile knob (the buckets answer)."""
+    from tilec.library.runtime import _TILE_RULES
+    from tilec.runtime.rules import DECOMP_KNOBS, MENU, TILE_KNOBS
+    from tilec.transforms.heuristic import LARGE_TILES
+
+    if not rechoosable(raw) or any(k not in raw for k in TILE_KNOBS):
+        return None
+    sms = sms_of(raw)
+    fixed = {k: v for k, v in raw.items() if k in (*TILE_KNOBS, *DECOMP_KNOBS)
+             and not (isinstance(v, str) and v.lower() == "auto")}
+    large = [[[c.BM, c.BN, c.BK, c.WARPS, c.STAGES], rate] for c, rate in LARGE_TILES]
+    regions = [(tile, region) for tile, region in _TILE_RULES.values()]
+    regions += [(tuple(t), _TILE_RULES["large"][1]) for t, _ in large]
+    tmins: dict[tuple[Any, ...], int] = {}
+    for tile, (m0, n0, mn0) in regions:
+        knobs = {"BM": tile[0], "BN": tile[1], "BK": tile[2], "STAGES": tile[4],
+                 "WARPS": tile[3], "GROUP_M": 8, "LOAD": "auto"}
+        knobs.update((k, v) for k, v in fixed.items() if k in knobs)
+        key = tuple(knobs[k] for k in TILE_KNOBS)
+        BM, BN = knobs["BM"], knobs["BN"]
+        tmin = max(-(-m0 // BM) * -(-n0 // BN), -(-mn0 // (BM * BN)))
+        tmins[key] = min(tmins.get(key, tmin), tmin)
+    base = {k: v for k, v in raw.items() if k not in ("M", "N", "K")}
+    menus = []
+    for key, tmin in tmins.items():
+        knobs = dict(zip(TILE_KNOBS, key, strict=True))
+        shape = (4 * knobs["BM"], 4 * knobs["BN"], 8 * knobs["BK"])
+        menus.append([list(key), [
+            configs.add({**base, **knobs, **dict(zip(DECOMP_KNOBS, entry, strict=True))}, shape)
+            for entry in MENU if reachable_tiles(entry, tmin, math.inf, math.inf, sms)]])
+    return {"sms": sms, "fixed": fixed, "large": large, "menus": menus}
+
+
+def rechoosable(raw: dict[str, Any]) -> bool:
+    """Whether the schedule leaves every decomposition knob ``"auto"`` (then the module
+    re-chooses the decomposition of a lent config at each shape)."""
+    from tilec.runtime.rules import DECOMP_KNOBS
+
+    return all(isinstance(raw.get(k), str) and raw[k].lower() == "auto" for k in DECOMP_KNOBS)
 
 
 def _resolve_row(args: tuple[Any, ...]) -> list[tuple[dict[str, Any], str]]:

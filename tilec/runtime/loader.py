@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 class RulesLike(Protocol):
     """What ``load_schedule(rules=...)`` asks of a rules file (:mod:`tilec.runtime.rules`)."""
 
-    def lookup(self, M: int, N: int, K: int, key: str | None = None
+    def lookup(self, M: int, N: int, K: int, key: str | None = None, *, sms: int = 132
                ) -> tuple[dict[str, Any], str] | None: ...
 
 _TILEC_DIR = Path(__file__).resolve().parents[1]  # the tilec package
@@ -199,7 +199,8 @@ def _resolve_auto(path: Path, params: dict[str, Any], *, target: str, tuned: boo
     found = records.lookup(key, params) if records else None
     rule = None
     if rules is not None and all(isinstance(params.get(d), int) for d in "MNK"):
-        rule = rules.lookup(params["M"], params["N"], params["K"], key)
+        sms = params["SMS"] if isinstance(params.get("SMS"), int) else 132  # resolve's default
+        rule = rules.lookup(params["M"], params["N"], params["K"], key, sms=sms)
     try:
         return resolve(params, target=target, tuned=found, rules=rule)
     except TilecError as e:

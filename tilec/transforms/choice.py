@@ -27,9 +27,17 @@ def _candidates(
     k_iters = ceil_div(K, BK)
     tiles = ceil_div(M, BM) * ceil_div(N, BN)
     out = [("data-parallel", make_work_split(Decomposition.DATA_PARALLEL, **kw))]  # type: ignore[arg-type]
+    # split-K parts in one wave, except with the reduce kernel (no CTA waits for another's
+    # partial there): a deterministic fix-up's reducer waits for its tile's other parts, and parts
+    # in a second wave made it wait a whole wave (H200, bench/results/
+    # explore_s11_set2_h200_2026-11-28.json: 48x4608x3584 64x64 tiles (72) split-K 2 and 3 ran
+    # 0.68x cuBLAS against 0.94x data-parallel; 1408x1920x16384 128x256 (88 tiles) split-K 2 0.62x
+    # against Stream-K++ 0.85x; explore_heuristic_h200_2026-11-23.json: 1024^2 x 32768 128x128 (64)
+    # split-K 3 0.72x against split-K 2 0.93x)
+    one_wave = 2 * sms if fixup is Fixup.REDUCE_KERNEL else sms
     if tiles < sms:
         for s in range(2, min(k_iters, 32) + 1):
-            if tiles * s <= 2 * sms:
+            if tiles * s <= one_wave:
                 out.append(
                     (f"split-K S={s}", make_work_split(Decomposition.SPLIT_K, splits=s, **kw))  # type: ignore[arg-type]
                 )

@@ -167,8 +167,13 @@ REDUCE_MIN_SPLITS = 8
 
 def _tile_rule(M: int, N: int, K: int, sms: int) -> tuple[Config, str]:
     """The tile of a shape class, with the rule's name (measured on the H200, Triton)."""
+    if M <= 16:
+        return Config(BM=16, BN=64, BK=256, WARPS=4, STAGES=3), "decode (M <= 16): stream B"
     if M <= 32:
-        return Config(BM=16, BN=64, BK=256, WARPS=4, STAGES=3), "decode (M <= 32): stream B"
+        # one tile row, so B is streamed once: 32x8192x28672 ran 0.99x cuBLAS with 32x64x256
+        # against 0.68x with 16x64x256 (two tile rows), 24x4096x7168 split-K 2 0.99x against 0.76x
+        # (bench/results/explore_s11_set2_h200_2026-11-28.json)
+        return Config(BM=32, BN=64, BK=256, WARPS=4, STAGES=3), "decode (M <= 32): one tile row, stream B"
     if M <= 128 and sms // 2 <= ceil_div(M, 64) * ceil_div(N, 256):
         return Config(BM=64, BN=256, BK=64, WARPS=8, STAGES=4), "small M, enough 64x256 tiles"
     if M <= 128:
