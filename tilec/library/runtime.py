@@ -246,19 +246,31 @@ def _pick(menu: list, tiles: int, k_iters: int, sms: int) -> tuple:
 # rules, the large problems' tiles weighed by the cost model, each tile's decomposition by _pick
 # --------------------------------------------------------------------------------------------
 
-# each tile rule: its tile (BM, BN, BK, WARPS, STAGES) and the smallest M, N and M * N its test
-# admits (tilec build reads these: which split-K counts a tile may need)
+# each tile rule's tile: (BM, BN, BK, WARPS, STAGES)
 _TILE_RULES = {
-    "decode (M <= 16): stream B": ((16, 64, 256, 4, 3), (1, 1, 1)),
-    "decode (M <= 32): one tile row, stream B": ((32, 64, 256, 4, 3), (17, 1, 17)),
-    "small M, enough 64x256 tiles": ((64, 256, 64, 8, 4), (33, 1, 33)),
-    "small M, few tiles": ((64, 64, 128, 4, 6), (33, 1, 33)),
-    "small N": ((128, 128, 64, 8, 4), (129, 1, 129)),
-    "small problem": ((64, 128, 128, 4, 4), (129, 129, 129 * 129)),
-    "very few tiles, deep K": ((128, 256, 64, 8, 3), (129, 129, 129 * 129)),
-    "few tiles, deep K": ((128, 128, 64, 8, 5), (129, 129, 129 * 129)),
-    "large": ((128, 256, 64, 8, 3), (129, 129, 1024 * 1024 + 1)),
+    "decode (M <= 16): stream B": (16, 64, 256, 4, 3),
+    "decode (M <= 32): one tile row, stream B": (32, 64, 256, 4, 3),
+    "small M, enough 64x256 tiles": (64, 256, 64, 8, 4),
+    "small M, few tiles": (64, 64, 128, 4, 6),
+    "small N": (128, 128, 64, 8, 4),
+    "small problem": (64, 128, 128, 4, 4),
+    "very few tiles, deep K": (128, 256, 64, 8, 3),
+    "few tiles, deep K": (128, 128, 64, 8, 5),
+    "large": (128, 256, 64, 8, 3),
 }
+
+
+def _rule_region(rule: str, sms: int) -> tuple:
+    """The smallest M, N and M * N that ``rule``'s test admits on ``sms`` SMs (tilec build
+    reads it: which split-K counts the rule's tile may need)."""
+    if rule.startswith("decode"):
+        return (17, 1, 17) if "M <= 32" in rule else (1, 1, 1)
+    if rule == "small M, enough 64x256 tiles":  # M <= 128: at most 2 tile rows of 64
+        n = 256 * (-(-(sms // 2) // 2) - 1) + 1
+        return 33, n, 33 * n
+    if rule in ("small M, few tiles", "small N"):
+        return (33, 1, 33) if rule.startswith("small M") else (129, 1, 129)
+    return 129, 129, (1024 * 1024 + 1 if rule == "large" else 129 * 129)
 
 
 _MENUS: dict = {}  # HEURISTIC["menus"] by tile knobs
@@ -305,7 +317,7 @@ def _heuristic(M: int, N: int, K: int) -> tuple | None:
         menus.update((tuple(k), m) for k, m in h["menus"])
     rule = _tile_rule(M, N, K, sms)
     large = rule == "large" and not any(k in fixed for k in ("BM", "BN", "BK"))
-    tiles_ = h["large"] if large else [[_TILE_RULES[rule][0], 1.0]]
+    tiles_ = h["large"] if large else [[_TILE_RULES[rule], 1.0]]
     scored, lines = [], []
     for i, (tile, rate) in enumerate(tiles_):
         knobs = _tile_knobs(tile, fixed)

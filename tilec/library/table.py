@@ -277,7 +277,7 @@ def heuristic_data(raw: dict[str, Any], configs: ConfigSet) -> dict[str, Any] | 
     configs of that tile with each decomposition the cost model may pick wherever the rule
     applies (added to ``configs``). None where the schedule pins a decomposition knob or lacks a
     tile knob (the buckets answer)."""
-    from tilec.library.runtime import _TILE_RULES
+    from tilec.library.runtime import _TILE_RULES, _rule_region
     from tilec.runtime.rules import DECOMP_KNOBS, MENU, TILE_KNOBS
     from tilec.transforms.heuristic import LARGE_TILES
 
@@ -287,8 +287,8 @@ def heuristic_data(raw: dict[str, Any], configs: ConfigSet) -> dict[str, Any] | 
     fixed = {k: v for k, v in raw.items() if k in (*TILE_KNOBS, *DECOMP_KNOBS)
              and not (isinstance(v, str) and v.lower() == "auto")}
     large = [[[c.BM, c.BN, c.BK, c.WARPS, c.STAGES], rate] for c, rate in LARGE_TILES]
-    regions = [(tile, region) for tile, region in _TILE_RULES.values()]
-    regions += [(tuple(t), _TILE_RULES["large"][1]) for t, _ in large]
+    regions = [(tile, _rule_region(rule, sms)) for rule, tile in _TILE_RULES.items()]
+    regions += [(tuple(t), _rule_region("large", sms)) for t, _ in large]
     tmins: dict[tuple[Any, ...], int] = {}
     for tile, (m0, n0, mn0) in regions:
         knobs = {"BM": tile[0], "BN": tile[1], "BK": tile[2], "STAGES": tile[4],
