@@ -7,8 +7,10 @@ its parameters, every closed form proved where the theorems reach).
 Per schedule and mode: internal errors (any exception that is not a TilecError: a bug), closed
 forms and their scopes (proved / narrowing / launch), and the cold derivation time (tilec's and
 sympy's caches emptied first; the imports are paid once per process, so this is the derivation
-alone, not the process start). For a form not proved, whether it names a fact that would prove
-it. The sample is fixed by the seed (row-major, column-major, swizzled, persistent, seed-order,
+alone, not the process start). For a form checked at its launch only, whether it names the
+facts that would prove it (``would_prove``) or why none was found (``why_launch``), per class of
+launch (tiny grid, short last band, partial rounds, no digit pattern, other); the JSON lists
+them all, with the narrowing forms (``not_proved_forms``). The sample is fixed by the seed (row-major, column-major, swizzled, persistent, seed-order,
 split-K and 2-D grids; clusters of 1 to 16). Writes bench/results/masks_random_<date>.json.
 """
 
@@ -27,9 +29,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+import sympy  # noqa: E402
+
 from tests.multicast.test_random_schedules import Case, build, params, symbols  # noqa: E402
 from tilec.errors import TilecError  # noqa: E402
+from tilec.transforms.multicast.closing import launch_class_key  # noqa: E402
 from tilec.transforms.multicast.derive import derive  # noqa: E402
+from tilec.transforms.multicast.records import Scope  # noqa: E402
 
 ORDERS = ["row", "col", "swizzle", "persistent", "seed", "splitk", "grid2d"]
 
@@ -65,14 +71,9 @@ def cold() -> None:
     """Forget every result kept across derivations (tilec's and sympy's caches)."""
     import sympy.core.cache
 
-    from tilec.proofs import clear_caches
-    from tilec.transforms.multicast import proof, reading, records, table
+    from tilec.runtime.session import clear_caches
 
-    clear_caches()
-    proof.PROOFS.clear()
-    reading.FORMS.clear()
-    records._text.cache_clear()
-    table._evaluator.cache_clear()
+    clear_caches()  # the session's, the transforms' (multicast's among them) and the proofs'
     sympy.core.cache.clear_cache()
 
 
@@ -104,10 +105,16 @@ def run_one(c: Case, mode: str, literal: frozenset[str] = frozenset()) -> dict:
                 "seconds": time.perf_counter() - t}
     dt = time.perf_counter() - t
     ops = {}
+    values = {sympy.Symbol(k, integer=True, positive=True): v for k, v in params(c).items()}
     for name, op in d.operands.items():
         ops[name] = {"closed": op.closed_form, "scope": op.scope.value if op.scope else None,
                      "cluster_size": op.cluster_size,
-                     "would_prove": [str(f) for f in op.closed.would_prove] if op.closed else []}
+                     "would_prove": [str(f) for f in op.closed.would_prove] if op.closed else [],
+                     "why_launch": op.closed.why_launch if op.closed else ""}
+        if op.scope is Scope.LAUNCH:
+            ops[name]["class"] = launch_class_key(op, values)
+        elif op.scope is Scope.NARROWING:
+            ops[name]["class"] = "narrowing"
     return {"seconds": dt, "operands": ops}
 
 
@@ -135,12 +142,36 @@ def summarize(results: list[dict]) -> dict:
         "clustered_closed_forms": len(clustered), "clustered_scopes": by_c,
         "clustered_proved_share": by_c["proved"] / len(clustered) if clustered else None,
         "not_proved_with_would_prove": sum(bool(op["would_prove"]) for op in not_proved),
+        **_launch_summary(forms),
         "max_seconds": secs[-1] if secs else None,
         "median_seconds": secs[len(secs) // 2] if secs else None,
         "over_2s": sum(s > 2 for s in secs),
         "internal_error_kinds": sorted({r["internal_error"].split(":")[0] for r in internal}),
         "clustered_scopes_per_order": per_order,
     }
+
+
+def _launch_summary(forms: list[dict]) -> dict:
+    """The forms checked at their launch only: how many name facts that would prove them, how
+    many a reason, per class of launch (closing.LAUNCH_CLASSES); none should have neither."""
+    launch = [op for op in forms if op["scope"] == "launch"]
+    per: dict[str, dict[str, int]] = {}
+    for op in launch:
+        st = per.setdefault(op["class"], {"would_prove": 0, "reason": 0, "neither": 0})
+        st["would_prove" if op["would_prove"] else "reason" if op["why_launch"]
+           else "neither"] += 1
+    return {"launch_forms": len(launch),
+            "launch_with_would_prove": sum(bool(op["would_prove"]) for op in launch),
+            "launch_with_reason": sum(bool(op["why_launch"]) and not op["would_prove"]
+                                      for op in launch),
+            "launch_with_neither": sum(not op["would_prove"] and not op["why_launch"]
+                                       for op in launch),
+            "launch_per_class": per,
+            "narrowing_forms": sum(op["scope"] == "narrowing" for op in forms),
+            "narrowing_with_would_prove": sum(op["scope"] == "narrowing" and bool(
+                op["would_prove"]) for op in forms),
+            "narrowing_with_reason": sum(op["scope"] == "narrowing" and not op["would_prove"]
+                                         and bool(op["why_launch"]) for op in forms)}
 
 
 def main() -> int:
@@ -178,6 +209,14 @@ def main() -> int:
             ("proved share (clusters > 1)", f"{s['clustered_proved_share']:.1%}"
              if s["clustered_proved_share"] is not None else "-"),
             ("not proved, naming a fact that would prove it", s["not_proved_with_would_prove"]),
+            ("launch forms: would_prove / a named reason / neither",
+             f"{s['launch_with_would_prove']} / {s['launch_with_reason']} / "
+             f"{s['launch_with_neither']} (of {s['launch_forms']})"),
+            *[(f"  {k}", f"{v['would_prove']} / {v['reason']} / {v['neither']}")
+              for k, v in sorted(s["launch_per_class"].items())],
+            ("narrowing forms: would_prove / a named reason",
+             f"{s['narrowing_with_would_prove']} / {s['narrowing_with_reason']} "
+             f"(of {s['narrowing_forms']})"),
             ("cold derivation + JSON: median / max", f"{s['median_seconds']:.3f} s / "
                                                     f"{s['max_seconds']:.3f} s"),
             ("derivations over 2 s", s["over_2s"]), ("wall", f"{s['wall_seconds']:.0f} s")]
@@ -187,6 +226,12 @@ def main() -> int:
            "machine": f"{os.cpu_count()} cores, no GPU (shared by other agents)",
            "cases": args.cases, "seed": args.seed, "summary": s,
            "failures": [r for r in results if "internal_error" in r],
+           "not_proved_forms": [{"case": r["case"], "mode": r["mode"], "literal": r["literal"],
+                                 "operand": name, "scope": op["scope"], "class": op["class"],
+                                 "would_prove": op["would_prove"],
+                                 "why_launch": op["why_launch"]}
+                                for r in results for name, op in r.get("operands", {}).items()
+                                if op["scope"] in ("launch", "narrowing")],
            "slowest": sorted(results, key=lambda r: -r["seconds"])[:10]}
     for r in out["slowest"]:
         r.pop("operands", None)

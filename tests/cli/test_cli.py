@@ -146,7 +146,8 @@ def _symbols(op: dict, params: dict) -> dict[str, sympy.Symbol]:
 
 def _check_op(op: dict, mode: str, cs: int, params: dict) -> None:
     assert set(op) == {"closed_form", "scope", "variables", "issue_predicate", "mask",
-                       "slice_index", "slice_count", "facts", "would_prove", "proof", "table"}
+                       "slice_index", "slice_count", "facts", "would_prove", "why_launch",
+                       "proof", "table"}
     assert isinstance(op["closed_form"], bool)
     assert op["scope"] in (("proved", "narrowing", "launch") if op["closed_form"] else (None,))
     assert op["scope"] != "launch" or op["facts"] == []

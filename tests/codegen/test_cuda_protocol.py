@@ -10,6 +10,7 @@ import pytest
 from tests.codegen.cuda_plans import mc_values, seed, sizes
 from tilec.codegen.cuda.printer import CudaPrinter, emit
 from tilec.errors import UnsupportedError
+from tilec.ir.types import Epilogue
 from tilec.transforms.pipeline.release import cluster_all_or_none
 from tilec.transforms.plan import DType, MulticastMode
 
@@ -73,7 +74,7 @@ def test_partly_dead_clusters_are_detected() -> None:
 def test_epilogue_choice() -> None:
     tma = seed(M=1000, N=1024, K=256, CM=1, SMS=4)
     assert CudaPrinter(tma).shape.tma_store
-    assert CudaPrinter(tma).epilogue == "overlap"  # auto: overlapped TMA stores where they fit
+    assert CudaPrinter(tma).epilogue == "overlap"  # lowering's: overlapped TMA stores (they fit)
     assert "cp.async.bulk.tensor.2d.global.shared::cta" in emit(tma)
     odd = seed(M=1000, N=1504, K=256, CM=1, SMS=4)
     assert CudaPrinter(odd).shape.tma_store
@@ -83,11 +84,13 @@ def test_epilogue_choice() -> None:
     assert CudaPrinter(odd).epilogue == "overlap" and emit(odd) == emit(seed(M=1000, N=1504, K=256,
                                                                               CM=1, SMS=4))
     import dataclasses
-    f32 = dataclasses.replace(tma, out_dtype=DType.FP32, epilogue=None)  # the epilogue left open
+    f32 = dataclasses.replace(tma, out_dtype=DType.FP32)  # an fp32 C: no TMA stores
     for epi in ("tma", "tma_tile", "overlap"):
         with pytest.raises(UnsupportedError, match="16-bit C"):
             emit(f32, epilogue=epi)
-    assert not CudaPrinter(f32).shape.tma_store
+    with pytest.raises(UnsupportedError, match="16-bit C"):
+        emit(f32)  # the plan's own (overlap) is checked as well
+    assert not CudaPrinter(dataclasses.replace(f32, epilogue=Epilogue.DIRECT)).shape.tma_store
     assert not CudaPrinter(tma, epilogue="direct").shape.tma_store
     with pytest.raises(UnsupportedError, match="epilogue must be"):
         CudaPrinter(tma, epilogue="smem")

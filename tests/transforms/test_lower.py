@@ -47,8 +47,9 @@ def test_epilogue_choice_reaches_the_plan() -> None:
 
 @pytest.mark.parametrize("BN", [64, 96, 128, 192, 256])
 @pytest.mark.parametrize("stages", [2, 3, 4])
-def test_lowerings_epilogue_is_the_cuda_printers_own_choice(BN: int, stages: int) -> None:
-    # oracle: the CUDA printer's shared-memory layout, given a plan that leaves the epilogue open
+def test_lowerings_epilogue_is_overlap_exactly_where_the_cuda_printer_prints_it(
+        BN: int, stages: int) -> None:
+    # oracle: the CUDA printer's shared-memory layout, asked to print overlapped TMA stores
     from dataclasses import replace
 
     from tilec.codegen.cuda.printer import CudaPrinter
@@ -57,10 +58,50 @@ def test_lowerings_epilogue_is_the_cuda_printers_own_choice(BN: int, stages: int
     f = schedule(1024, 1024, 256, 128, BN, 64, b_transposed=True, stages=stages)
     p = lower(f, target="cuda")
     try:
-        want = CudaPrinter(replace(p, epilogue=None)).epilogue
+        CudaPrinter(replace(p, epilogue=Epilogue.DIRECT))
     except UnsupportedError:
         pytest.skip("the CUDA printer refuses this tile")
-    assert p.epilogue == want and CudaPrinter(p).epilogue == want
+    try:
+        printable = CudaPrinter(p, epilogue="overlap").shape.tma_store
+    except UnsupportedError as e:
+        assert "16-bit C, BN a multiple of 64" in str(e)
+        printable = False
+    assert p.epilogue is (Epilogue.OVERLAP if printable else Epilogue.DIRECT)
+    assert CudaPrinter(p).epilogue == p.epilogue.value
+
+
+def test_a_plan_without_an_epilogue_is_not_printed_for_cuda() -> None:
+    # lowering resolves the epilogue; a plan reaching the CUDA printer without one (lowered for
+    # Triton, or edited) is an internal error, not a choice the printer makes
+    from dataclasses import replace
+
+    from tilec.codegen.cuda.printer import CudaPrinter, emit
+
+    p = lower(schedule(1024, 1024, 256, 128, 128, 64, b_transposed=True), target="cuda")
+    with pytest.raises(AssertionError, match="carries no epilogue"):
+        CudaPrinter(replace(p, epilogue=None))
+    with pytest.raises(AssertionError, match="carries no epilogue"):
+        emit(replace(p, epilogue=None), epilogue="none")
+
+
+def test_cluster_sizes_that_disagree_are_refused_at_lower_time() -> None:
+    # a derivation handed to lowering for another cluster than the launch's: refused while
+    # lowering, the message naming both sizes (the printer no longer checks)
+    from tests.codegen.cuda_plans import SEED
+    from tilec.errors import TilecError
+    from tilec.runtime.loader import load_schedule
+    from tilec.transforms.multicast.derive import derive
+
+    params = dict(M=2048, N=2048, K=256, CM=2, CN=1, SMS=16)
+    s = load_schedule(SEED, {**params, "CLUSTER": 2})
+    other = load_schedule(SEED, {**params, "CM": 2, "CN": 2, "CLUSTER": 4})
+    d4 = derive(other.fusion, "leader", params=other.params, cluster_k_ranges=True)
+    assert d4.cluster_size == 4
+    with pytest.raises(TilecError, match="clusters of 4 CTAs but the launch's cluster has 2"):
+        lower(s.fusion, target="cuda", params=s.params, derivation=lambda launch: d4)
+    d2 = derive(s.fusion, "leader", params=s.params, cluster_k_ranges=True)
+    assert lower(s.fusion, target="cuda", params=s.params,
+                 derivation=lambda launch: d2).cluster == (2, 1, 1)
 
 
 def legalize_summary(f) -> str:  # type: ignore[no-untyped-def]
@@ -138,14 +179,17 @@ def test_plans_pickle_without_their_compiled_evaluators() -> None:
 
 def test_lowering_asks_the_ir_once(monkeypatch: pytest.MonkeyPatch) -> None:
     # every tilec module's index_map / infer_launch counted: C's index map is built once per
-    # lowering, the launch inferred at the fusion's sizes and over the symbols (the multicast
-    # derivation infers its own)
+    # lowering, the launch inferred at the fusion's sizes and over the symbols; the multicast
+    # derivation of a CUDA lowering takes the lowering's (IRFacts.launch), derived by the pass
+    # or by the session through build's kernel_plan (as tilec gen does)
     import sys
     from collections import Counter
 
     import tilec.ir.indexing
     import tilec.ir.launch
+    from tilec.runtime.build import kernel_plan
     from tilec.runtime.loader import load_schedule
+    from tilec.runtime.session import Session
 
     calls: Counter[str] = Counter()
     real_map, real_launch = tilec.ir.indexing.index_map, tilec.ir.launch.infer_launch
@@ -167,6 +211,12 @@ def test_lowering_asks_the_ir_once(monkeypatch: pytest.MonkeyPatch) -> None:
     calls.clear()
     lower(s.fusion, target="triton", params=s.params)
     assert calls == {"index_map C": 1, "infer_launch": 2}
+    calls.clear()
+    p = lower(s.fusion, target="cuda", params=s.params)
+    assert p.b.multicast is not None and calls["infer_launch"] == 2
+    calls.clear()
+    p = kernel_plan(s, target="cuda", session=Session())
+    assert p.b.multicast is not None and calls["infer_launch"] == 2
 
 
 CLUSTERED = [  # seed004 lowered for CUDA: no cluster, clusters of 2 and 4, leader and sliced,
@@ -213,7 +263,7 @@ def test_cuda_plans_carry_the_release_and_epilogue_the_printer_prints(
 
     monkeypatch.setattr(release, "release_protocol", refuse)
     printer = CudaPrinter(p)
-    assert printer.epilogue == p.epilogue.value  # not "auto" resolved by the printer
+    assert printer.epilogue == p.epilogue.value  # lowering's, printed as it is
     assert printer.shape.receivers == (p.release.receivers or None)
     with pytest.raises(AssertionError, match="decided the stage release"):
         CudaPrinter(replace(p, release=None))  # a plan without it takes the fallback

@@ -31,12 +31,13 @@ from .context import Context, Fact, FactKind
 from .evaluate import compile_int, evaluate_grid, int_source
 from .expand import frac
 from .prover import implies, narrow, prove_eq
-from .rules import RULES, Rule
-from .simplify import PIPELINE, simplify
+from .rules import BY_DIVISOR, RULES, Rule
+from .simplify import PIPELINE, rewrite_by, simplify
 from .theorems import THEOREMS, Gcd, Theorem
 from .trace import Result, Step, Trace, fmt
 
 __all__ = [
+    "BY_DIVISOR",
     "CONTENT",
     "PIPELINE",
     "RULES",
@@ -65,5 +66,6 @@ __all__ = [
     "int_source",
     "narrow",
     "prove_eq",
+    "rewrite_by",
     "simplify",
 ]

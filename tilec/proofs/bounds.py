@@ -183,6 +183,42 @@ class Reasoner(Intervals):
             return self._prove_le(small, big, used, strict)
         return None
 
+    def positive_quotient(self, cond: sympy.Basic, used: list[Fact]) -> Why | None:
+        """How ``q > 0`` holds for a quotient of positives (or a product of them) where
+        interval reasoning, which bounds ``n/d`` below by ``1/d``, misses it: ``ceilDiv(n, d)``
+        for ``n, d > 0``; ``n/d`` where ``d`` divides ``n``, a positive multiple of ``d`` being at
+        least ``d`` (``ceilDiv(N, BN)/CN > 0`` given ``ceilDiv(N, BN) % CN == 0``); else None.
+
+        Not part of :meth:`why`: the rules a caller directs at its divisors
+        (:data:`~tilec.proofs.rules.BY_DIVISOR`) discharge with it, the driver's own rules do
+        not (their answers, and what tilec prints from them, stay as they were)."""
+        if isinstance(cond, sympy.Gt) and cond.rhs == 0:
+            q = cond.lhs
+        elif isinstance(cond, sympy.Lt) and cond.lhs == 0:
+            q = cond.rhs
+        else:
+            return None
+        local: list[Fact] = []
+        if not self._positive_factors(q, local):
+            return None
+        used.extend(local)
+        return Why(lambda: f"{fmt(q)} is a product of quotients of positives, each exact or "
+                           "rounded up")
+
+    def _positive_factors(self, q: sympy.Expr, used: list[Fact]) -> bool:
+        if q.is_Mul:
+            return all(self._positive_factors(t, used) for t in q.args)
+        local: list[Fact] = []
+        if self.positive(q, local):
+            used.extend(local)
+            return True
+        if not isinstance(q, sympy.floor | sympy.ceiling):
+            return False
+        num, den = frac(q)
+        exact = isinstance(q, sympy.ceiling) or self.divides(den, num, used) is not None
+        return den != 1 and exact and self._positive_factors(num, used) and self._positive_factors(
+            den, used)
+
     def _prove_le(self, small: sympy.Expr, big: sympy.Expr, used: list[Fact], strict: bool = False) -> Why | None:
         big, how_big = self._resolve(big, used)
         if big is None:

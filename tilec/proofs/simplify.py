@@ -1,4 +1,5 @@
-"""The one rewrite driver: apply the rules of :mod:`.rules` bottom-up to a fixed point.
+"""The one rewrite driver: apply the rules of :mod:`.rules` bottom-up to a fixed point (and,
+once at each node, the rules a caller directs at divisors it names: :func:`rewrite_by`).
 
 The pipeline has three named phases: ``structure`` (rules that reshape quotients and remainders:
 1.1 and 2.12 recombination, 2.5, 2.9, 2.11, 2.12, 2.13, 2.14, ceil.*, min/max) runs to a fixed point
@@ -17,12 +18,15 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import sympy
 
 from .build import as_expr, canon, rebuild
 from .cache import SESSION, ProofCache
 from .context import Context
-from .rules import DISTRIBUTE, ROOT_DEPENDENT, RULES, STRUCTURE, TIDY, Env, Rule
+from .expand import frac
+from .rules import BY_DIVISOR, DISTRIBUTE, ROOT_DEPENDENT, RULES, STRUCTURE, TIDY, Env, Rule
 from .trace import Result, Step, Trace
 
 MAX_PASSES = 24
@@ -107,3 +111,57 @@ def _pass(
             env.stuck.add((phase, out))
     memo[e] = out
     return out
+
+
+def rewrite_by(expr: sympy.Basic, ctx: Context, rules: Sequence[str],
+               divisors: Sequence[sympy.Expr], *, holding: frozenset[sympy.Symbol] = frozenset(),
+               cache: ProofCache | None = None) -> Result:
+    """Apply the named rules of :data:`~.rules.BY_DIVISOR` once at each node of ``expr``,
+    bottom-up (a node's arguments first), each at the first of ``divisors`` whose conditions
+    hold under ``ctx``: a quotient or remainder cut at a digit boundary the caller chooses
+    (2.11, 2.12), a bound divided by a factor it chooses (2.16 read right to left).
+    ``holding``: where given, only quotients and remainders whose dividend holds one of these
+    symbols and whose divisor none (the rank's tile index cut by the rank's grouping).
+
+    Returns a :class:`Result` with a step per rewrite (``expr`` itself where none applies).
+    The nodes are rebuilt as written (unevaluated): the caller simplifies the result.
+
+    >>> I, CN, N = sympy.symbols("I CN N", integer=True, positive=True)
+    >>> ctx = Context().divisible(sympy.ceiling(N / 4), CN)
+    >>> res = rewrite_by(sympy.floor(I / sympy.ceiling(N / 4)), ctx,
+    ...                  ["2.11 a/d -> (a/b)/(d/b)"], [CN])
+    >>> res.expr, res.trace.theorems(), res.facts_used
+    (floor(floor(I/CN)/floor(ceiling(N/4)/CN)), ['2.11'], ['ceiling(N/4) % CN == 0'])
+    """
+    table = [BY_DIVISOR[name] for name in rules]
+    env = Env(ctx, expr, cache, tuple(sympy.sympify(d) for d in divisors))
+    steps: list[Step] = []
+
+    def visit(e: sympy.Basic) -> sympy.Basic:
+        if e.args and not e.is_Atom:
+            args = [visit(a) for a in e.args]
+            if any(x is not y for x, y in zip(args, e.args, strict=True)):
+                e = e.func(*args) if isinstance(e, sympy.And | sympy.Or) else e.func(
+                    *args, evaluate=False)
+        if holding and not _holds(e, holding):
+            return e
+        for rule in table:
+            hit = rule.apply(e, env)
+            if hit is not None:
+                steps.extend(hit[1])
+                return hit[0]
+        return e
+
+    return Result(visit(expr), Trace(steps), original=None)
+
+
+def _holds(e: sympy.Basic, holding: frozenset[sympy.Symbol]) -> bool:
+    """``e`` is a quotient or remainder whose dividend holds a symbol of ``holding`` and whose
+    divisor none."""
+    if isinstance(e, sympy.floor):
+        num, den = frac(e)
+    elif isinstance(e, sympy.Mod):
+        num, den = e.args
+    else:
+        return False
+    return bool(num.free_symbols & holding) and not den.free_symbols & holding

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from tilec.errors import TilecError
 
 if TYPE_CHECKING:
-    from tilec.ir import GemmFusion
+    from tilec.ir import GemmFusion, LaunchDims
     from tilec.runtime.loader import LoadedSchedule
     from tilec.runtime.session import Session
     from tilec.transforms.multicast.derive import MulticastDerivation
@@ -91,8 +91,9 @@ def kernel_plan(loaded: LoadedSchedule, *, target: str = "triton", mode: str = "
 
         s = session or SESSION
 
-        def derivation() -> MulticastDerivation:
-            return s.derivation(loaded, mode, cluster_k_ranges=True, sizes_fallback=True)
+        def derivation(launch: LaunchDims) -> MulticastDerivation:
+            return s.derivation(loaded, mode, cluster_k_ranges=True, sizes_fallback=True,
+                                launch=launch)
 
     return lower(fusion, target=target, params=loaded.params, mode=mode, multicast=multicast,
                  name=name, derivation=derivation)

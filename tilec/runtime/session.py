@@ -40,6 +40,7 @@ from tilec.runtime import cache
 from tilec.runtime.loader import LoadedSchedule, check_tiles, load_schedule
 
 if TYPE_CHECKING:
+    from tilec.ir import LaunchDims
     from tilec.ir.types import MulticastMode
     from tilec.transforms.multicast.derive import MulticastDerivation, SymbolicInstance
     from tilec.transforms.plan import KernelPlan
@@ -96,8 +97,8 @@ class Session:
 
     def derivation(self, loaded: LoadedSchedule, mode: MulticastMode | str = "leader", *,
                    table: bool = True, closed: bool = True, prove: bool = True,
-                   cluster_k_ranges: bool = False, sizes_fallback: bool = False
-                   ) -> MulticastDerivation:
+                   cluster_k_ranges: bool = False, sizes_fallback: bool = False,
+                   launch: LaunchDims | None = None) -> MulticastDerivation:
         """The multicast derivation of ``loaded`` in ``mode``
         (:func:`~tilec.transforms.multicast.derive.derive_loaded`, over :meth:`symbolic`).
 
@@ -106,7 +107,10 @@ class Session:
         over its parameters, derive over its replay over M, N, K,
         :func:`~tilec.transforms.pipeline.state.over_sizes`). Each is part of the key only
         where it changes the answer (a schedule that splits K; one that cannot be built over
-        symbols), so ``tilec gen`` and ``tilec masks`` of one schedule share a derivation."""
+        symbols), so ``tilec gen`` and ``tilec masks`` of one schedule share a derivation.
+        ``launch``: the schedule's launch where the caller has it (the lowering's
+        :attr:`~tilec.transforms.pipeline.IRFacts.launch`); not part of the key (it is the
+        schedule's), None: the derivation infers it."""
         from tilec.transforms.multicast.derive import derive_loaded, splits_k
         from tilec.transforms.pipeline.state import over_sizes
 
@@ -119,7 +123,7 @@ class Session:
         return get_or(self._derived, key, lambda: derive_loaded(
             loaded, mode, table=table, closed=closed, symbolic=sym, prove=prove,
             cluster_k_ranges=k_ranges,
-            fallback=over_sizes(loaded.fusion) if fallback else None))
+            fallback=over_sizes(loaded.fusion) if fallback else None, launch=launch))
 
     def derive_from_file(self, path: str | Path, overrides: dict[str, Any] | None = None,
                          mode: MulticastMode | str = "leader", table: bool = True,

@@ -98,7 +98,8 @@ def run(args: argparse.Namespace, session: Session) -> int:
 
 def scope_lines(op: OperandMulticast, indent: str = "  ") -> list[str]:
     """Where the closed form holds: its scope, the facts it rests on (a proved or narrowing
-    form) or the fact that would prove it (a form checked at this launch only)."""
+    form) or, for a form checked at this launch only, the facts that would prove it (the engine
+    proves a closed form where they hold) or why none was found."""
     if op.closed is None:
         return []
     scope = op.closed.scope.value
@@ -106,7 +107,11 @@ def scope_lines(op: OperandMulticast, indent: str = "  ") -> list[str]:
     if op.facts:
         out.append(f"{indent}facts: " + ", ".join(map(str, op.facts)))
     if op.closed.would_prove:
-        out.append(f"{indent}would prove: " + ", ".join(map(str, op.closed.would_prove)))
+        at = ", ".join(f"{k}={v}" for k, v in op.closed.would_prove_at)
+        out.append(f"{indent}would prove: " + ", ".join(map(str, op.closed.would_prove))
+                   + (f" (proved at {at})" if at else ""))
+    elif op.closed.why_launch:
+        out.append(f"{indent}why launch: {op.closed.why_launch}")
     return out
 
 

@@ -25,12 +25,14 @@ Example:
 from __future__ import annotations
 
 from .match import Env, Rewrite, Rule, Shape
-from .order import rule_2_16, rule_const_quotient, rule_min_max
+from .order import rule_2_16, rule_2_16_by, rule_const_quotient, rule_min_max
 from .quotients import (
     rule_2_5_floor,
     rule_2_5_mod,
     rule_2_9,
     rule_2_11,
+    rule_2_11_by,
+    rule_2_12_by,
     rule_2_12_floor,
     rule_2_12_mod,
     rule_2_13,
@@ -50,11 +52,13 @@ from .sums import (
     rule_radix_mod,
 )
 
-__all__ = ["DISTRIBUTE", "ROOT_DEPENDENT", "RULES", "STRUCTURE", "TIDY", "Env", "Rewrite", "Rule", "Shape"]
+__all__ = ["BY_DIVISOR", "DISTRIBUTE", "ROOT_DEPENDENT", "RULES", "STRUCTURE", "TIDY", "Env", "Rewrite",
+           "Rule", "Shape"]
 
 STRUCTURE = "structure"
 DISTRIBUTE = "distribute"
 TIDY = "tidy"
+DIRECTED = "directed"  # never run by the driver: a caller asks for it with its divisors
 
 FLOOR, CEIL, MOD = Shape("floor"), Shape("ceiling"), Shape("Mod")
 
@@ -95,6 +99,19 @@ RULES: dict[str, Rule] = {
                                     "(a/b)/c -> a/(b*c)"),
 }
 """All rules, in the order the driver tries them at a node."""
+
+BY_DIVISOR: dict[str, Rule] = {
+    "2.11 a/d -> (a/b)/(d/b)": Rule("2.11", DIRECTED, FLOOR, rule_2_11_by,
+                                    "a/d -> (a/b)/(d/b) where b divides d"),
+    "2.12 a%d -> a%b + ((a/b)%(d/b))*b": Rule("2.12", DIRECTED, MOD, rule_2_12_by,
+                                              "a%d -> a%b + ((a/b)%(d/b))*b where b divides d"),
+    "2.16 i < E -> i/d < E/d": Rule("2.16", DIRECTED, Shape("Rel"), rule_2_16_by,
+                                    "i < E -> i/d < E/d where d divides E"),
+}
+"""Rules at a divisor the caller names (``Env.divisors``, the first whose conditions hold): a
+digit boundary the theorems cannot guess (which grouping of a cluster's ranks to cut a quotient
+at, which factor of a bound to divide by).  The driver never runs them on its own (they would
+undo what it merges); :func:`~tilec.proofs.simplify.rewrite_by` applies them where asked."""
 
 ROOT_DEPENDENT = frozenset({rule_2_11})
 """Rules whose outcome depends on the whole expression, not only on the node and the context."""

@@ -11,6 +11,7 @@ Example:
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -29,12 +30,15 @@ Rewrite = tuple[sympy.Basic, list[Step]]
 
 
 class Env:
-    """What a rule may consult: the reasoner (context), the session's cache and the whole
-    expression being simplified."""
+    """What a rule may consult: the reasoner (context), the session's cache, the whole
+    expression being simplified and, for the rules a caller directs (:data:`~.BY_DIVISOR`), the
+    divisors it names, in the order to try them."""
 
-    def __init__(self, ctx: Context, root: sympy.Basic, cache: ProofCache | None = None) -> None:
+    def __init__(self, ctx: Context, root: sympy.Basic, cache: ProofCache | None = None,
+                 divisors: tuple[sympy.Expr, ...] = ()) -> None:
         self.reasoner = Reasoner.for_context(ctx, cache=cache)
         self.cache: ProofCache = self.reasoner.cache
+        self.divisors = divisors
         self.set_root(root)
 
     def set_root(self, root: sympy.Basic) -> None:
@@ -49,16 +53,20 @@ class Env:
             self.stuck: set[tuple[str, sympy.Basic]] = set()  # (phase, node): no rule applies
         self.quotients = quotients
 
-    def step(self, number: str, before: sympy.Basic, after: sympy.Basic, binding: dict) -> Step | None:
-        """A step of theorem ``number`` with ``binding``, or None if a side condition fails."""
+    def step(self, number: str, before: sympy.Basic, after: sympy.Basic, binding: dict,
+             guard: tuple[sympy.Basic, ...] = ()) -> Step | None:
+        """A step of theorem ``number`` with ``binding``, or None if a side condition fails.
+        ``guard``: conditions the rule itself needs for ``before`` to be an instance of the
+        theorem (``d % b == 0``: ``d`` is ``b*(d/b)``), discharged the same way, listed first."""
         thm = THEOREMS[number]
         if not all(is_int(v) for v in binding.values()):
             return None  # pattern symbols are integers: x/(CM + 1) or a bound 3/2 never binds one
         used: list[Fact] = []
         shown_how: list[tuple[object, object]] = []
-        for cond in thm.conditions:
-            shown = subst(cond, binding)
+        for shown in itertools.chain(guard, (subst(c, binding) for c in thm.conditions)):
             how = self.reasoner.why(shown, used)
+            if how is None and self.divisors:  # a directed rule: d/b > 0 for b | d, d, b > 0
+                how = self.reasoner.positive_quotient(shown, used)
             if how is None:
                 return None
             shown_how.append((shown, how))

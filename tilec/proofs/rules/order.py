@@ -1,6 +1,7 @@
-"""Rules decided by order: a bound on a quotient as a bound on its dividend (2.16), the minimum
-or maximum of ordered terms (tilec.min, tilec.max), a quotient pinned by its dividend's bounds
-(tilec.const-div, tilec.const-mod)."""
+"""Rules decided by order: a bound on a quotient as a bound on its dividend (2.16) and, at a
+divisor the caller names, the other way (:data:`~.BY_DIVISOR`), the minimum or maximum of ordered
+terms (tilec.min, tilec.max), a quotient pinned by its dividend's bounds (tilec.const-div,
+tilec.const-mod)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import sympy
 from sympy import floor
 
 from .. import theorems as T
-from ..build import mk_minmax, mk_rel
+from ..build import mk_minmax, mk_rel, u_mod
 from ..expand import frac
 from .match import Env, Rewrite
 
@@ -29,6 +30,23 @@ def rule_2_16(e: sympy.Basic, num: sympy.Expr, den: sympy.Expr, env: Env) -> Rew
     if d == 1:
         return None
     return env.rewrite("2.16", e, make(i, bound * d), {T.i: i, T.d: d, T.D: bound})
+
+
+# i < E -> i/d < E/d   (2.16 read right to left, with D*d = E), d a named divisor of E
+def rule_2_16_by(e: sympy.Basic, num: sympy.Expr, den: sympy.Expr, env: Env) -> Rewrite | None:
+    if not isinstance(e, sympy.StrictLessThan):
+        return None
+    i, bound = e.args
+    for d in env.divisors:
+        # sympy's own quotients: the relation as the caller's expression writes it (E/d folds
+        # to a product where d is a factor of E)
+        D = floor(bound / d)
+        after = sympy.Lt(floor(i / d), D)
+        guard = sympy.Eq(u_mod(bound, d), 0, evaluate=False)
+        st = env.step("2.16", e, after, {T.i: i, T.d: d, T.D: D}, guard=(guard,))
+        if st is not None:
+            return after, [st]
+    return None
 
 
 # min(a, b) -> a where a <= b   (tilec.min);  max(a, b) -> a where b <= a   (tilec.max)

@@ -1,14 +1,26 @@
 """Rules on one quotient or remainder (the ``structure`` phase): a small dividend (2.5), a
 multiple (2.9), a remainder of a remainder (2.12), nested quotients (2.11), a common factor (2.13),
-a quotient by an exact quotient (2.14), nested and divisible ceil divisions (ceil.3, ceil.4).
-Each rule's comment is its ``lhs -> rhs`` and the theorem it instantiates."""
+a quotient by an exact quotient (2.14), nested and divisible ceil divisions (ceil.3, ceil.4); and
+the cuts at a divisor the caller names (2.11, 2.12: :data:`~.BY_DIVISOR`, never run by the
+driver on its own).  Each rule's comment is its ``lhs -> rhs`` and the theorem it instantiates."""
 
 from __future__ import annotations
 
 import sympy
 
 from .. import theorems as T
-from ..build import exact_quotient, mk_ceiling, mk_div, mk_mod, mono_gcd, u_add, u_div, u_mod, u_mul
+from ..build import (
+    canon,
+    exact_quotient,
+    mk_ceiling,
+    mk_div,
+    mk_mod,
+    mono_gcd,
+    u_add,
+    u_div,
+    u_mod,
+    u_mul,
+)
 from ..expand import frac
 from .match import Env, Rewrite
 
@@ -117,3 +129,31 @@ def rule_ceil_3(e: sympy.Basic, num: sympy.Expr, den: sympy.Expr, env: Env) -> R
 def rule_ceil_4(e: sympy.Basic, num: sympy.Expr, den: sympy.Expr, env: Env) -> Rewrite | None:
     a, b = num, den
     return env.rewrite("ceil.4", e, mk_div(a, b), {T.a: a, T.b: b})
+
+
+# -- cut at a divisor the caller names (Env.divisors): a/(b*c), a%(b*c) with b*c written d ---------
+def _cuts(den: sympy.Expr, env: Env) -> list[tuple[sympy.Expr, sympy.Expr, sympy.Basic]]:
+    """``(b, d/b, d % b == 0)`` for each named divisor ``b`` other than ``d`` itself, in order:
+    ``d/b`` written as the quotient ``floor(d/b)`` (it is exact where the guard holds)."""
+    return [(b, u_div(den, b), sympy.Eq(u_mod(den, b), 0, evaluate=False))
+            for b in env.divisors if b != den]
+
+
+# a/d -> (a/b)/(d/b)   (2.11 with b*c = d), b a named divisor of d
+def rule_2_11_by(e: sympy.Basic, num: sympy.Expr, den: sympy.Expr, env: Env) -> Rewrite | None:
+    for b, c, guard in _cuts(den, env):
+        after = u_div(u_div(num, b), c)
+        st = env.step("2.11", e, after, {T.a: num, T.b: b, T.c: canon(c)}, guard=(guard,))
+        if st is not None:
+            return after, [st]
+    return None
+
+
+# a%d -> a%b + ((a/b)%(d/b))*b   (2.12 with b*c = d), b a named divisor of d
+def rule_2_12_by(e: sympy.Basic, num: sympy.Expr, den: sympy.Expr, env: Env) -> Rewrite | None:
+    for b, c, guard in _cuts(den, env):
+        after = u_add(u_mod(num, b), u_mul(b, u_mod(u_div(num, b), c)))
+        st = env.step("2.12", e, after, {T.a: num, T.b: b, T.c: canon(c)}, guard=(guard,))
+        if st is not None:
+            return after, [st]
+    return None

@@ -11,9 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 import sympy
 
-from tilec.proofs import Context, Fact, FactKind, simplify
+from tilec.proofs import Context, Fact, FactKind, Result, rewrite_by, simplify
 from tilec.proofs.bounds import Reasoner
-from tilec.transforms.multicast.proof import _context, _factor_divisors, _trace_rows
+from tilec.transforms.multicast.cuts import BOUND_BY, cut_at_grouping
+from tilec.transforms.multicast.proof import _context, _trace_rows
 from tilec.transforms.multicast.table import R1, R2, RANK, holds_at, value_at
 
 if TYPE_CHECKING:
@@ -46,27 +47,26 @@ def _alive_uniform(op: OperandMulticast, kd: KeyDigits, keys: tuple[sympy.Expr, 
         split = _split_bound(part)
         if split is not None:
             cands.append(split)
-        g216: dict[sympy.Basic, sympy.Basic] = {}  # 2.16's candidates -> what they rewrite
+        g216: dict[sympy.Basic, Result] = {}  # 2.16's candidates -> their step
         for base in list(cands):
             if not isinstance(base, sympy.StrictLessThan):
                 continue
-            lhs, rhs = base.args
             for g in divisors_216:
-                if holds_at(rhs, g, values):
-                    ctx.divisible(rhs, g)
-                    # 2.16: e < B*g  <=>  e/g < B   (g > 0; any g that divides the bound)
-                    c216 = sympy.Lt(sympy.floor(lhs / g), sympy.floor(rhs / g))
-                    g216[c216] = (base, g)
-                    cands.append(c216)
+                if holds_at(base.args[1], g, values):
+                    ctx.divisible(base.args[1], g)
+                    # e < B*g  <=>  e/g < B: the engine's 2.16 read right to left, at a g
+                    # that divides the bound at this launch (the fact just stated)
+                    got = rewrite_by(base, ctx, [BOUND_BY], [g])
+                    if got.trace:
+                        g216[got.expr] = got
+                        cands.append(got.expr)
         # each also with the divisors of the rank's tile index cut by the rank's grouping
         tries = [(c, False) for c in cands] + [(c, True) for c in cands]
         for cand, cut in tries:
-            cut_rows: list[_Row] = []
-            cut_used: list[Fact] = []
-            e_cut = _factor_divisors(cand, groupings, ctx, values, cut_rows, cut_used) \
-                if cut else cand
-            if cut and not cut_rows:
+            cutting = cut_at_grouping(cand, groupings, ctx, values) if cut else None
+            if cutting is not None and not cutting.trace:
                 continue
+            e_cut = cand if cutting is None else cutting.expr
             res = simplify(e_cut, ctx)
             left = res.expr.xreplace(kd_markers)
             # the predicate or its split bound, as written (2.16's variants and the cuts only
@@ -81,16 +81,15 @@ def _alive_uniform(op: OperandMulticast, kd: KeyDigits, keys: tuple[sympy.Expr, 
                     rows.append(("bounds", res.expr, sympy.true))
                     facts.extend(bound_used)
             if RANK not in left.free_symbols:
-                base, g = g216.get(cand, (cand, None))
+                bound = g216.get(cand)
+                base = cand if bound is None else bound.trace[0].before
                 if base is split:
                     rows.append(("ceil.def", part.pred, split))
-                if g is not None:
-                    rows.append(("2.16", base, cand))
-                    facts.append(Fact(FactKind.DIVISIBLE, base.args[1], g))
-                rows.extend(cut_rows)
-                rows.extend(_trace_rows(res))
                 stated = set(ctx.facts)
-                facts.extend(f for f in [*cut_used, *res.used_facts] if f in stated)
+                for done in (bound, cutting, res):  # the engine's steps, in the order taken
+                    if done is not None:
+                        rows.extend(_trace_rows(done))
+                        facts.extend(f for f in done.used_facts if f in stated)
                 break
         else:
             failed.append(part)

@@ -43,6 +43,7 @@ from tilec.proofs.evaluate import compile_int
 from tilec.proofs.trace import text
 from tilec.transforms.multicast.alive import _alive_at_launch, _alive_uniform, _k_loop_facts
 from tilec.transforms.multicast.bands import _full_groups
+from tilec.transforms.multicast.closing import launch_reach
 from tilec.transforms.multicast.digits import (
     KeyDigits,
     _boundaries,
@@ -134,14 +135,32 @@ def _prove(op: OperandMulticast, forms: OperandForms, values: dict[sympy.Symbol,
 
 
 def derive_closed(op: OperandMulticast, forms: OperandForms, values: dict[sympy.Symbol, int],
-                  prove: bool = True) -> ClosedResult:
+                  prove: bool = True, *, reach: bool = True) -> ClosedResult:
     """The closed form of ``op`` at this launch, or why there is none (see module docstring).
 
     A form the theorems do not reach at this launch is tried once more with each parameter
     whose value here is 1 written as 1 (``CN = 1`` makes a digit of the rank one rank wide, a
     quotient by it the dividend): proved so, it holds for every launch that meets its facts
-    and ``CN < 2`` (a positive parameter: it is 1 there)."""
-    result = _derive_closed(op, forms, values, prove)
+    and ``CN < 2`` (a positive parameter: it is 1 there).
+
+    ``reach``: a form left at launch (or narrowing) scope names the facts under which the engine
+    proves it, or why none was found (:func:`~tilec.transforms.multicast.closing.launch_reach`)."""
+    result = _special_or(_derive_closed(op, forms, values, prove), op, forms, values, prove)
+    if not (reach and prove and result.closed is not None and op.cluster_size > 1
+            and result.closed.scope in (Scope.LAUNCH, Scope.NARROWING)):
+        return result
+    got = launch_reach(op, forms, values, functools.partial(derive_closed, reach=False),
+                       result.closed.would_prove,
+                       narrowing=result.closed.scope is Scope.NARROWING)
+    at = tuple((k, then) for k, (_, then) in sorted((got.moved or {}).items()))
+    return replace(result, closed=replace(result.closed, would_prove=got.would_prove,
+                                          why_launch=got.why, would_prove_at=at))
+
+
+def _special_or(result: ClosedResult, op: OperandMulticast, forms: OperandForms,
+                values: dict[sympy.Symbol, int], prove: bool) -> ClosedResult:
+    """``result``, or where it is at launch scope the form proved with each parameter of value 1
+    here written as 1 (see :func:`derive_closed`)."""
     if not (prove and result.closed is not None and result.closed.scope is Scope.LAUNCH):
         return result
     exprs = [*op.origin.values(), op.alive, *op.bounds.values()]
@@ -231,7 +250,10 @@ def _derive_closed(op: OperandMulticast, forms: OperandForms,
         if k_facts is not None:
             facts += k_facts
             scope = Scope.PROVED if proof.exact else Scope.NARROWING
-    would = proof.would_prove if proof is not None and scope is Scope.LAUNCH else ()
+    # the proof's candidates (derive_closed keeps those that re-derive proved); a fact of no
+    # parameter (``10 % 4 == 0`` where the schedule writes both as numbers) never holds
+    would = tuple(f for f in proof.would_prove if f.subject.free_symbols | sympy.sympify(
+        f.other).free_symbols) if proof is not None and scope is Scope.LAUNCH else ()
     closed = ClosedForm(issue, mask, sidx, scount,
                         _parameter_facts(facts, op) if scope is not Scope.LAUNCH else (),
                         scope, structure, at, would)

@@ -47,7 +47,7 @@ from typing import Any
 import sympy
 
 from tilec.errors import TilecError, UnsupportedError
-from tilec.ir import GemmFusion, ParallelType, infer_launch
+from tilec.ir import GemmFusion, LaunchDims, ParallelType, infer_launch
 from tilec.ir.tensorview import TensorView
 from tilec.ir.types import MulticastMode
 from tilec.proofs.evaluate import compile_int
@@ -94,8 +94,14 @@ def derive(
     closed: bool = True,
     prove: bool = True,
     cluster_k_ranges: bool = False,
+    launch: LaunchDims | None = None,
 ) -> MulticastDerivation:
     """Derive issue predicates and masks for A and B of a (concrete) scheduled ``fusion``.
+
+    ``launch``: the launch of ``fusion`` as the lowering inferred it once
+    (:attr:`tilec.transforms.pipeline.IRFacts.launch`: the multicast pass and the session's
+    derivation for ``tilec gen`` pass it); None infers it here, the fallback of every caller
+    without a lowering (``tilec masks`` / ``explain`` / ``viz`` / ``check``, the benches, tests).
 
     ``cluster_k_ranges``: the caller runs a ``fusion.decompose(...)`` split so that every CTA of
     a cluster works on one group of ``cluster`` consecutive tiles and one K range at a time (the
@@ -116,7 +122,7 @@ def derive(
         raise TilecError(f"derive: symbolic must be a GemmFusion or None but got {symbolic!r}")
     params = dict(params or {})
     check_params(params)
-    launch = infer_launch(fusion)
+    launch = infer_launch(fusion) if launch is None else launch
     cs = launch.cluster_size
     kind = fusion.decomposition.describe()
     if cs > 1 and splits_k(fusion) and not cluster_k_ranges:
@@ -274,19 +280,19 @@ def splits_k(fusion: GemmFusion) -> bool:
 def derive_loaded(loaded: Any, mode: MulticastMode | str = MulticastMode.LEADER,
                   table: bool = True, closed: bool = True,
                   symbolic: SymbolicInstance | None = None, prove: bool = True, *,
-                  cluster_k_ranges: bool = False, fallback: GemmFusion | None = None
-                  ) -> MulticastDerivation:
+                  cluster_k_ranges: bool = False, fallback: GemmFusion | None = None,
+                  launch: LaunchDims | None = None) -> MulticastDerivation:
     """Derive for a loaded schedule (:func:`tilec.runtime.loader.load_schedule`): built concretely and
     over symbols. Loading files and caching on disk are the caller's (the CLI's) business.
 
-    ``cluster_k_ranges``: as :func:`derive`'s. ``fallback``: the schedule over symbols to derive
-    over where it cannot be built over its parameters (the CUDA lowering's replay over M, N, K);
-    None: the forms are then over numbers, and a note says so."""
+    ``cluster_k_ranges``, ``launch``: as :func:`derive`'s. ``fallback``: the schedule over
+    symbols to derive over where it cannot be built over its parameters (the CUDA lowering's
+    replay over M, N, K); None: the forms are then over numbers, and a note says so."""
     mode = MulticastMode(mode)
     sym = symbolic or symbolic_build(loaded.module.schedule, loaded.params)
     over = sym.fusion if sym.fusion is not None else fallback
     d = derive(loaded.fusion, mode, symbolic=over, params=loaded.params, table=table,
-               closed=closed, prove=prove, cluster_k_ranges=cluster_k_ranges)
+               closed=closed, prove=prove, cluster_k_ranges=cluster_k_ranges, launch=launch)
     if over is None:
         note = (f"the schedule could not be built over symbolic parameters ({sym.why}): "
                 f"closed forms are over numbers")

@@ -240,7 +240,9 @@ def _cancel_common(c: sympy.Eq) -> sympy.Boolean:
     """``k*X + e == k*Y + e  <=>  X == Y`` for a positive ``k`` and a common ``e`` (the rows of
     a box origin scaled by the tile size: ``2*(T1 % D) == 2*(T2 % D)``); ``c`` itself when
     nothing cancels."""
-    lhs, rhs = sympy.expand(c.lhs), sympy.expand(c.rhs)
+    # the sums at the top only: the ranks' own terms inside a floor or Mod are never common,
+    # and expanding there rebuilds (and re-evaluates) every nested Mod
+    lhs, rhs = sympy.expand(c.lhs, deep=False), sympy.expand(c.rhs, deep=False)
     common = set(sympy.Add.make_args(lhs)) & set(sympy.Add.make_args(rhs))
     lhs = sympy.Add(*[t for t in sympy.Add.make_args(lhs) if t not in common])
     rhs = sympy.Add(*[t for t in sympy.Add.make_args(rhs) if t not in common])
@@ -248,7 +250,9 @@ def _cancel_common(c: sympy.Eq) -> sympy.Boolean:
     kr, xr = rhs.as_independent(R1, R2, RANK, as_Add=False)
     if kl != kr or not kl.is_positive or (kl == 1 and not common):
         return c
-    return sympy.Eq(xl, xr)
+    # left unevaluated: sympy's equality test of two floors rewrites both (seconds), and the
+    # ranks' sides are never decidable by it
+    return sympy.true if xl == xr else sympy.Eq(xl, xr, evaluate=False)
 
 
 def _factor_divisors(e: sympy.Expr, groupings: list[sympy.Expr], ctx: Context,

@@ -73,7 +73,11 @@ class ClosedForm:
     scope: Scope
     structure: str  # the groups in words (at this launch only unless PROVED)
     at: tuple[tuple[sympy.Symbol, int], ...] = ()  # the launch it was derived at (its values)
-    would_prove: tuple[Fact, ...] = ()  # LAUNCH/NARROWING: a fact under which it is proved
+    # LAUNCH, NARROWING: the facts, false here, under which the engine proves a closed form
+    would_prove: tuple[Fact, ...] = ()
+    why_launch: str = ""  # LAUNCH, NARROWING without would_prove: why no fact was found
+    # with would_prove: the launch it was proved at (the parameters moved, their values)
+    would_prove_at: tuple[tuple[str, int], ...] = ()
 
     @property
     def proved(self) -> bool:
@@ -223,6 +227,7 @@ class MulticastDerivation:
                 "slice_count": _text(scount) if sliced and scount is not None else None,
                 "facts": facts[name],
                 "would_prove": would[name],
+                "why_launch": op.closed.why_launch if op.closed else "",
                 "proof": [dict(s) for s in op.proof],
                 "table": [
                     {**row.point, "alive": row.alive, "issue": row.issue, "mask": row.mask,

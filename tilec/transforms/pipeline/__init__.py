@@ -42,7 +42,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from tilec.errors import UnsupportedError
-from tilec.ir import GemmFusion
+from tilec.ir import GemmFusion, LaunchDims
 from tilec.ir.types import Target
 from tilec.transforms.pipeline.legalize import cuda_epilogue, legalize
 from tilec.transforms.pipeline.loads import choose_load_kind, loads, multicast
@@ -106,7 +106,7 @@ def lower(
     multicast: bool = True,
     input_precision: InputPrecision = InputPrecision.IEEE,
     name: str | None = None,
-    derivation: Callable[[], MulticastDerivation] | None = None,
+    derivation: Callable[[LaunchDims], MulticastDerivation] | None = None,
 ) -> KernelPlan:
     """The KernelPlan of a scheduled fusion: every pass of :data:`PIPELINE`, in order.
 
@@ -114,7 +114,7 @@ def lower(
     (the schedule's parameters, for the multicast derivation), ``symbolic`` (the schedule built
     with symbolic sizes, for closed forms), ``mode``, ``multicast`` (False: plain loads),
     ``input_precision`` (fp32 dots), ``name`` (the kernel's name), ``derivation`` (a callable
-    returning the multicast derivation: the caller's cache).
+    taking the launch and returning the multicast derivation: the caller's cache).
     """
     if options is None:
         options = LowerOptions(target, params or {}, symbolic, mode, multicast, input_precision,

@@ -10,7 +10,7 @@ from dataclasses import replace
 
 from tilec.errors import UnsupportedError
 from tilec.ir.types import SMEM_LIMIT, DType, Epilogue, Target
-from tilec.transforms.pipeline.release import release_protocol
+from tilec.transforms.pipeline.release import check_cluster_agreement, release_protocol
 from tilec.transforms.pipeline.state import Lowering
 from tilec.transforms.plan import SIZE_K, SIZE_M, SIZE_N
 
@@ -49,7 +49,9 @@ def legalize(s: Lowering) -> Lowering:
     ``set_kernel`` choices, else the target's defaults (Triton: 8 warps for tiles of 128x256 or
     more, else 4, and 3 stages; CUDA: a producer and two consumer warpgroups where BM splits in
     two m64 multiples, else one, 4 stages, and :func:`cuda_epilogue`); for CUDA also the
-    cluster's stage release (:func:`~tilec.transforms.pipeline.release.release_protocol`).
+    cluster's stage release (:func:`~tilec.transforms.pipeline.release.release_protocol`), once
+    the cluster sizes of the parts are found to agree
+    (:func:`~tilec.transforms.pipeline.release.check_cluster_agreement`).
 
     before (examples/gemm_basic.py, Triton)::
 
@@ -97,6 +99,7 @@ def legalize(s: Lowering) -> Lowering:
         stages = ko.stages or 4
         epilogue = cuda_epilogue(ko.epilogue, BM, BN, BK, fusion.dtype, warps, stages)
         assert s.order is not None and s.work is not None and s.a is not None and s.b is not None
+        check_cluster_agreement(s.kernel_name, s.work, s.cluster[0], (s.a, s.b))
         M, N, K = s.sizes
         release = release_protocol(s.order, s.work.grid, s.cluster[0], (s.a, s.b),
                                    {SIZE_M: M, SIZE_N: N, SIZE_K: K})

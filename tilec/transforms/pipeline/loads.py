@@ -43,7 +43,7 @@ def multicast(s: Lowering) -> Lowering:
         return s
     params, mode = dict(s.options.params), s.options.mode
     if s.options.derivation is not None:  # the caller's (its session's cache)
-        d = s.options.derivation()
+        d = s.options.derivation(s.ir.launch)
         assert d.mode is mode, (d.mode, mode)
     else:
         from tilec.transforms.multicast.derive import derive
@@ -52,7 +52,8 @@ def multicast(s: Lowering) -> Lowering:
         # replay over M, N, K; the forms keep M, N, K, every other parameter takes its value
         symbolic = s.options.symbolic if s.options.symbolic is not None else s.ir.generic
         d = derive(s.fusion, mode, symbolic=symbolic, params=params, table=True,
-                   cluster_k_ranges=True)  # cluster_split runs the work split over clusters
+                   cluster_k_ranges=True,  # cluster_split runs the work split over clusters
+                   launch=s.ir.launch)
     values = {sympy.Symbol(k, integer=True, positive=True): v for k, v in params.items()
               if isinstance(v, int) and not isinstance(v, bool) and k not in SIZES}
 

@@ -1,5 +1,5 @@
 """The CUDA cluster's stage-release protocol, decided in lowering from the plan's parts (no
-printing): whether the cluster sizes of a plan agree, and the exact release's receiver sets
+printing): whether the cluster sizes of a plan's parts agree, and the exact release's receiver sets
 (docs/cuda_backend.md, "Stage release").  :func:`~tilec.transforms.pipeline.legalize.legalize`
 records :func:`release_protocol`'s answer as ``KernelPlan.release`` for target ``cuda``; the
 CUDA printer reads it (and asks :func:`plan_release` only of a plan that carries none).
@@ -31,29 +31,43 @@ from tilec.transforms.plan import (
     OperandLoad,
     ReleaseProtocol,
     TileOrder,
+    WorkSplit,
 )
 
 __all__ = ["ReleaseProtocol", "check_cluster_agreement", "cluster_all_or_none", "plan_release",
            "release_protocol"]
 
 
-def check_cluster_agreement(p: KernelPlan) -> None:
-    """The plan's cluster sizes agree: a work split that is not data-parallel hands every CTA
-    of a cluster the same K range (its group is the cluster), and every multicast plan is for
-    the kernel's cluster; else an UnsupportedError naming both."""
-    w, cx = p.work, p.cluster[0]
-    if w.kind is not Decomposition.DATA_PARALLEL and cx > 1 and w.group != cx:
+def check_cluster_agreement(name: str, work: WorkSplit, cluster: int,
+                            loads: tuple[OperandLoad, OperandLoad]) -> None:
+    """The cluster sizes of a CUDA plan's parts agree (checked by
+    :func:`~tilec.transforms.pipeline.legalize.legalize`, before the release is decided): a
+    work split that is not data-parallel hands every CTA of a cluster the same K range (its
+    group is the cluster), and every multicast plan is for the launch's cluster; else an
+    UnsupportedError naming both sizes.
+
+    >>> from dataclasses import replace
+    >>> split_k = WorkSplit(Decomposition.SPLIT_K, grid=4, num_tiles=2, k_iters=4, splits=2)
+    >>> check_cluster_agreement("k", replace(split_k, group=2), 2, ())  # agree: nothing to say
+    >>> try:
+    ...     check_cluster_agreement("k", split_k, 2, ())
+    ... except UnsupportedError as e:
+    ...     print(str(e).split(":")[1])
+     plan 'k' splits work per group of 1 CTA(s) (splitk) but launches clusters of 2
+    """
+    if work.kind is not Decomposition.DATA_PARALLEL and cluster > 1 and work.group != cluster:
         raise UnsupportedError(
-            f"CUDA backend: plan {p.name!r} splits work per CTA ({w.kind.value}, group "
-            f"{w.group}) but runs clusters of {cx}: lower it with target='cuda' so that every "
-            "CTA of a cluster keeps the same K range"
+            f"cuda: plan {name!r} splits work per group of {work.group} CTA(s) ({work.kind.value}) "
+            f"but launches clusters of {cluster}: every CTA of a cluster must keep the same K "
+            "range (the cluster work split makes the group the cluster)"
         )
-    for op in (p.a, p.b):
+    for op in loads:
         mc = op.multicast
-        if mc is not None and mc.cluster_size != cx:
+        if mc is not None and mc.cluster_size != cluster:
             raise UnsupportedError(
-                f"operand {op.name}: multicast plan is for clusters of {mc.cluster_size} but the "
-                f"kernel's cluster has {cx} CTAs"
+                f"operand {op.name}: the multicast derivation is for clusters of "
+                f"{mc.cluster_size} CTAs but the launch's cluster has {cluster}: derive it from "
+                "the schedule being lowered"
             )
 
 

@@ -40,7 +40,8 @@ class LowerOptions:
     parameters (for closed forms; None: its replay over M, N, K); ``mode``: the multicast mode;
     ``multicast``: False loads every operand plainly; ``input_precision``: of fp32 dots;
     ``name``: the kernel's name (None: ``tilec_gemm_BMxBNxBK``); ``derivation``: a callable
-    returning the multicast derivation of the schedule in ``mode``, derived with
+    taking the launch (:attr:`IRFacts.launch`, inferred once per lowering) and returning the
+    multicast derivation of the schedule in ``mode`` at that launch, derived with
     ``cluster_k_ranges`` and over ``symbolic`` (else its replay over M, N, K), called only where
     the multicast pass applies (the caller's cache: :meth:`tilec.runtime.session.Session.derivation`);
     None: the pass derives it itself. Text is parsed into the enums.
@@ -56,8 +57,8 @@ class LowerOptions:
     multicast: bool = True
     input_precision: InputPrecision = InputPrecision.IEEE
     name: str | None = None
-    derivation: Callable[[], MulticastDerivation] | None = field(default=None, compare=False,
-                                                                 repr=False)
+    derivation: Callable[[LaunchDims], MulticastDerivation] | None = field(
+        default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "target", Target(self.target))
@@ -159,6 +160,12 @@ class Lowering:
         return self.options.target
 
     @property
+    def kernel_name(self) -> str:
+        """The options' name, else ``tilec_gemm_BMxBNxBK`` (a configuration, any size)."""
+        assert self.tile is not None
+        return self.options.name or "tilec_gemm_{}x{}x{}".format(*self.tile)
+
+    @property
     def sizes(self) -> tuple[int, int, int]:
         f = self.fusion
         return int(f.M), int(f.N), int(f.K)
@@ -169,7 +176,7 @@ class Lowering:
         M, N, K = self.sizes
         BM, BN, BK = self.tile
         return KernelPlan(
-            name=self.options.name or f"tilec_gemm_{BM}x{BN}x{BK}",  # a configuration, any size
+            name=self.kernel_name,
             M=M, N=N, K=K, BM=BM, BN=BN, BK=BK, dtype=self.fusion.dtype, order=self.order,
             work=self.work, a=self.a, b=self.b, input_precision=self.options.input_precision,
             num_warps=self.num_warps, num_stages=self.num_stages, cluster=self.cluster,

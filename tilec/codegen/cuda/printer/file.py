@@ -45,12 +45,15 @@ class CudaPrinter:
                  loads: bool = True) -> None:
         if mma_in_flight not in (0, 1):
             raise UnsupportedError(f"mma_in_flight must be 0 or 1 but got {mma_in_flight}")
-        epilogue = (plan.epilogue.value if plan.epilogue else "auto") if epilogue is None else epilogue
-        if epilogue not in ("auto", *EPILOGUES, "none"):
+        # lowering resolves the epilogue (legalize's cuda_epilogue): a CUDA plan carries it
+        assert plan.epilogue is not None, (
+            f"plan {plan.name!r} carries no epilogue: lower it with target='cuda'")
+        epilogue = plan.epilogue.value if epilogue is None else epilogue
+        if epilogue not in (*EPILOGUES, "none"):
             raise UnsupportedError(
-                f"epilogue must be 'auto', {', '.join(map(repr, EPILOGUES))} or 'none' but got "
+                f"epilogue must be {', '.join(map(repr, EPILOGUES))} or 'none' but got "
                 f"{epilogue!r}")
-        shape, epilogue = check(plan, epilogue)
+        shape = check(plan, epilogue)
         self.kernel = Kernel(plan, shape, epilogue, mma_in_flight,
                              loads,  # False: a measurement, the producer arrives without loading
                              cname(plan), partials(plan.work))
@@ -65,7 +68,7 @@ class CudaPrinter:
 
     @property
     def epilogue(self) -> str:
-        """The epilogue printed ("auto" resolved)."""
+        """The epilogue printed (the plan's, or the printer's option)."""
         return self.kernel.epilogue
 
     @property
@@ -359,8 +362,8 @@ def emit(plan: KernelPlan, mma_in_flight: int = 1, epilogue: str | None = None,
     "none" (a measurement only: C is not written, to time the kernel without its epilogue),
     "direct" (registers -> global), "overlap" (the tile packed to 16 bits in registers and
     stored box by box, through the "tma" staging ring, during the next tile's first
-    k-iterations; the same needs as "tma"), "auto" (tma where it fits);
-    None: the plan's choice (the schedule's ``set_kernel(epilogue=...)``).
+    k-iterations; the same needs as "tma"); None: the plan's (lowering's choice: the schedule's
+    ``set_kernel(epilogue=...)``, else overlapped TMA stores where they fit).
     ``loads=False`` is a measurement only: the producer releases every stage with nothing
     loaded, so the kernel times its MMAs, barriers and epilogue without memory traffic.
     Raises :class:`~tilec.errors.UnsupportedError` for plan features this backend does not print.

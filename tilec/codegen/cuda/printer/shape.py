@@ -11,7 +11,7 @@ import sympy
 
 from tilec.errors import UnsupportedError
 from tilec.ir import ceil_div
-from tilec.transforms.pipeline.release import check_cluster_agreement, plan_release
+from tilec.transforms.pipeline.release import plan_release
 from tilec.transforms.plan import (
     Decomposition,
     DType,
@@ -57,7 +57,7 @@ class KernelShape:
 @dataclass(frozen=True)
 class Kernel:
     """One kernel being printed: the plan, its checked shape and the printer's options (the
-    epilogue resolved; ``mma_in_flight``, ``loads``: see :func:`~tilec.codegen.cuda.printer.emit`),
+    epilogue printed; ``mma_in_flight``, ``loads``: see :func:`~tilec.codegen.cuda.printer.emit`),
     ``cname`` the C namespace of the file."""
 
     plan: KernelPlan
@@ -79,13 +79,13 @@ def _const_int(expr: sympy.Expr | None) -> int | None:
     return int(e) if e.is_Integer else None
 
 
-def check(p: KernelPlan, epilogue: str) -> tuple[KernelShape, str]:
-    """The plan's launch and tiling numbers, and the epilogue ("auto" resolved: a plan lowered
-    for CUDA carries its epilogue), or an UnsupportedError naming what this backend does not
-    print.  The stage release is the plan's (``KernelPlan.release``, lowering's choice; a plan
-    without one, lowered for Triton or edited after lowering, gets
+def check(p: KernelPlan, epilogue: str) -> KernelShape:
+    """The plan's launch and tiling numbers for ``epilogue`` (the plan's, lowering's choice, or
+    a printer option), or an UnsupportedError naming what this backend does not print.  The
+    cluster sizes and the epilogue are lowering's (:func:`~tilec.transforms.pipeline.legalize.legalize`);
+    the stage release is the plan's (``KernelPlan.release``; a plan without one, lowered for
+    Triton or edited after lowering, gets
     :func:`~tilec.transforms.pipeline.release.plan_release`'s)."""
-    check_cluster_agreement(p)
     check_supported(p)
     consumers, wg_m, m_sub = warpgroups(p)
     cx = p.cluster[0]
@@ -99,23 +99,24 @@ def check(p: KernelPlan, epilogue: str) -> tuple[KernelShape, str]:
             f"CUDA backend: {p.num_stages} stages of {stage_bytes} bytes need {smem} bytes of "
             f"shared memory (2 stages at least, {SMEM_LIMIT} at most)"
         )
-    epilogue, boxes, epi = epilogue_staging(p, epilogue, smem, consumers, m_sub)
+    boxes, epi = epilogue_staging(p, epilogue, smem, consumers, m_sub)
     tma_store = epilogue not in ("direct", "none")
     rp = plan_release(p)
     assert not rp.exact or len(rp.receivers) == cx, (p.name, rp, cx)
     return KernelShape(consumers, wg_m, m_sub, cx, p.num_stages, chunks[0], chunks[1],
                        smem + (epi if tma_store else 0), tma_store,
                        rp.receivers if rp.exact else None, rp.senders if rp.exact else None,
-                       boxes), epilogue
+                       boxes)
 
 
 def epilogue_staging(p: KernelPlan, epilogue: str, smem: int, consumers: int,
-                     m_sub: int) -> tuple[str, int, int]:
-    """The epilogue ("auto": overlapped TMA stores where they fit, measured the fastest, else
-    "direct"), its staging boxes per consumer warpgroup and their bytes: 64x64 swizzled boxes,
-    two in a ring ("tma", "overlap"), or the warpgroup's whole tile ("tma_tile": its stores
-    overlap the next tile).  C's rows must be 16-byte multiples for TMA stores: the launcher
-    pads C or refuses."""
+                     m_sub: int) -> tuple[int, int]:
+    """The epilogue's staging boxes per consumer warpgroup and their bytes: 64x64 swizzled
+    boxes, two in a ring ("tma", "overlap"), or the warpgroup's whole tile ("tma_tile": its
+    stores overlap the next tile).  C's rows must be 16-byte multiples for TMA stores: the
+    launcher pads C or refuses; a TMA-store epilogue needs a 16-bit C, BN a multiple of 64 and
+    the room in shared memory (lowering chooses one only where it fits:
+    :func:`~tilec.transforms.pipeline.legalize.cuda_epilogue`)."""
     boxes = m_sub * p.BN // 64 if epilogue == "tma_tile" else 2
     epi = consumers * boxes * BOX_BYTES
     can_tma = p.c_dtype.nbytes == 2 and p.BN % 64 == 0 and smem + epi <= SMEM_LIMIT
@@ -124,9 +125,7 @@ def epilogue_staging(p: KernelPlan, epilogue: str, smem: int, consumers: int,
             f"CUDA backend: the {epilogue!r} epilogue stores through TMA: it needs a "
             f"16-bit C, BN a multiple of 64 and {epi} more bytes of shared memory (plan "
             f"{p.name!r}: {p.c_dtype.value}, BN={p.BN}, {smem} bytes already)")
-    if epilogue == "auto":
-        epilogue = "overlap" if can_tma else "direct"
-    return epilogue, boxes, epi
+    return boxes, epi
 
 
 def warpgroups(p: KernelPlan) -> tuple[int, int, int]:
