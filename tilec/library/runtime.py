@@ -5,10 +5,10 @@ imports torch (and Triton, lazily, through the kernels), never
 tilec: the built module runs where tilec is not installed.
 
 Per call, :func:`matmul` checks its tensors (:mod:`tilec.library.checks`, copied ahead of this
-file), finds the configuration of the shape (an exact entry, else a rules file's rule,
-else the shape's bucket in the card's table: :func:`_choose`; a nearest rule's or a bucket's
-configuration gets its decomposition re-chosen at the shape by a copy of tilec's cost model:
-:func:`_rechoose`), loads that configuration's kernel on first
+file), finds the configuration of the shape (:func:`_choose`: an exact entry of the card's
+table, else a rules file's rule, a nearest one's decomposition re-chosen at the shape by a copy
+of tilec's cost model, :func:`_rechoose`; else a copy of gen's heuristic at the shape,
+:func:`_heuristic`; else the shape's bucket), loads that configuration's kernel on first
 use (the embedded source written to a cache folder and imported: Triton's JIT compiles each
 variant on its first launch and keeps it in memory and in its own disk cache), and runs it. What
 was chosen for a shape is remembered (one dictionary look-up on later calls).
@@ -163,7 +163,7 @@ def _nearest_rule(table: dict, M: int, N: int, K: int) -> tuple | None:
     """gen's rules step at M x N x K (tilec.runtime.rules.Rules.lookup): the first rules file
     with a rule of this shape, or one within its radius (euclidean distance of the log2 sizes),
     the nearest; its config and why. None where no file answers, or where the answering rule
-    leaves a knob to gen's heuristic (the bucket answers)."""
+    leaves a knob to gen's heuristic (the heuristic's copy or the bucket answers)."""
     at = (math.log2(M), math.log2(N), math.log2(K))
     for f in table.get("rules", ()):
         if not f["rules"]:

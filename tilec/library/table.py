@@ -1,8 +1,11 @@
 """The dispatch table of a built library: which configuration runs for which shape.
 
-A built module cannot run tilec's heuristic, so ``tilec build`` asks it (and the tuned records and
-the rules files, in gen's order) at build time, once per **bucket** of shapes, and embeds the
-answers. A bucket is a triple of size classes, one per dimension: the class of a size ``x`` is
+A built module cannot import tilec. It carries a copy of gen's heuristic (:func:`heuristic_data`
+gives it the kernels of every tile and decomposition it may pick) and of a nearest rule's
+re-choice (:meth:`ConfigSet.reach`); what was measured (tuned records, rules) and the buckets are
+tables. ``tilec build`` asks gen's resolution at build time, once per **bucket** of shapes (the
+answer where the copy of the heuristic does not run: a schedule that pins a decomposition knob),
+and embeds the answers. A bucket is a triple of size classes, one per dimension: the class of a size ``x`` is
 ``c`` with ``2**(c-1) < x <= 2**c`` (0 for ``x <= 1``), so ``M`` in (64, 128] is class 7; the
 classes stop at the class of ``max_size`` (larger sizes take the last class). Each bucket is
 resolved at its **representative** shape, the largest of the bucket (``2**c`` per dimension): the
@@ -106,7 +109,7 @@ class ConfigSet:
         self.first_shape: list[tuple[int, int, int]] = []
         self._index: dict[str, int] = {}
         # config index -> the MENU positions (tilec.runtime.rules.MENU) the module may re-choose
-        # its decomposition among, at the shapes a bucket or a nearest rule lends it to
+        # its decomposition among, at the shapes a nearest rule lends it to
         self.menus: dict[int, set[int]] = {}
 
     def reach(self, index: int, box: Box, sms: int) -> None:
