@@ -213,7 +213,7 @@ GEN = "examples/gemm_decomposition.py"
 def test_the_modules_tile_rules_are_the_heuristics() -> None:
     """The copied tile rules (names and tiles) against heuristic._tile_rule, at random shapes
     and on each rule's boundaries."""
-    from tilec.library.runtime import _TILE_RULES, _rule_region, _tile_rule
+    from tilec.library.model import _TILE_RULES, _rule_region, _tile_rule
     from tilec.transforms.heuristic import _tile_rule as tile_rule
 
     rng = random.Random(7)

@@ -280,7 +280,7 @@ def heuristic_data(raw: dict[str, Any], configs: ConfigSet) -> dict[str, Any] | 
     configs of that tile with each decomposition the cost model may pick wherever the rule
     applies (added to ``configs``). None where the schedule pins a decomposition knob or lacks a
     tile knob (the buckets answer)."""
-    from tilec.library.runtime import _TILE_RULES, _rule_region
+    from tilec.library.model import _TILE_RULES, _rule_region
     from tilec.runtime.rules import DECOMP_KNOBS, MENU, TILE_KNOBS
     from tilec.transforms.heuristic import LARGE_TILES
 
