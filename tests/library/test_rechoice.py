@@ -213,20 +213,22 @@ GEN = "examples/gemm_decomposition.py"
 def test_the_modules_tile_rules_are_the_heuristics() -> None:
     """The copied tile rules (names and tiles) against heuristic._tile_rule, at random shapes
     and on each rule's boundaries."""
-    from tilec.library.runtime import _TILE_RULES, _tile_rule
+    from tilec.library.model import _TILE_RULES, _rule_region, _tile_rule
     from tilec.transforms.heuristic import _tile_rule as tile_rule
 
     rng = random.Random(7)
-    edges = [1, 16, 17, 32, 33, 64, 128, 129, 1024, 1025, 4096, 4097, 8192, 16384]
+    edges = [1, 16, 17, 32, 33, 64, 128, 129, 256, 257, 1024, 1025, 4096, 4097, 7937, 7936, 8192,
+             8193, 16384]
     shapes = [(rng.choice(edges), rng.choice(edges), rng.choice(edges)) for _ in range(300)]
     shapes += [tuple(int(2 ** rng.uniform(0, 15)) for _ in range(3)) for _ in range(700)]
     for M, N, K in shapes:
         for sms in (4, 132):
             cfg, name = tile_rule(M, N, K, sms)
             assert _tile_rule(M, N, K, sms) == name, (M, N, K, sms)
-            tile, (m0, n0, mn0) = _TILE_RULES[name]
-            assert tile == (cfg.BM, cfg.BN, cfg.BK, cfg.WARPS, cfg.STAGES) and cfg.GROUP_M == 8
-            assert M >= m0 and N >= n0 and M * N >= mn0  # the region the build reads
+            assert _TILE_RULES[name] == (cfg.BM, cfg.BN, cfg.BK, cfg.WARPS, cfg.STAGES)
+            assert cfg.GROUP_M == 8
+            m0, n0, mn0 = _rule_region(name, sms)  # what the build reads: never more
+            assert M >= m0 and N >= n0 and M * N >= mn0, (M, N, K, sms, name)
 
 
 def test_the_modules_heuristic_is_gens_on_the_bench_shapes_and_random_ones(

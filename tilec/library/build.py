@@ -3,10 +3,12 @@ for any shape (see :mod:`tilec.library`).
 
 The module holds, in this order: a docstring (what was built, its configurations and how shapes
 find them), the data block (``NAME``, ``DTYPE``, ``KERNELS``: the generated kernel sources,
-``MODEL``: the cost model's constants, ``CONFIGS`` (a lent config's ``menu``: the configs of its
+``MODEL``: the cost model's constants, ``HEURISTIC``: what the copy of gen's heuristic reads,
+``CONFIGS`` (a lent config's ``menu``: the configs of its
 tile with each decomposition the run-time re-choice may pick), ``TABLES``: one dispatch table per
 card, :mod:`tilec.library.table`), the run-time
-code (:mod:`tilec.library.checks`, :mod:`tilec.library.runtime` and :mod:`tilec.library.ops`,
+code (:mod:`tilec.library.checks`, :mod:`tilec.library.runtime`, :mod:`tilec.library.model`
+and :mod:`tilec.library.ops`,
 copied from their marker line on) and ``_setup()``, which registers the custom op.
 """
 
@@ -276,7 +278,8 @@ def _copied(name: str) -> str:
 
 def module_text(lib: Library, *, built: str | None = None) -> str:
     """The built module's source (see the module docstring)."""
-    runtime = "\n\n".join(_copied(name) for name in ("checks.py", "runtime.py", "ops.py"))
+    runtime = "\n\n".join(_copied(name)
+                           for name in ("checks.py", "runtime.py", "model.py", "ops.py"))
     any_table = next(iter(lib.tables.values()))
     top = any_table["classes"] - 1
     layout = "N x K" if lib.b_layout == "nk" else "K x N"

@@ -1,8 +1,11 @@
 """The dispatch table of a built library: which configuration runs for which shape.
 
-A built module cannot run tilec's heuristic, so ``tilec build`` asks it (and the tuned records and
-the rules files, in gen's order) at build time, once per **bucket** of shapes, and embeds the
-answers. A bucket is a triple of size classes, one per dimension: the class of a size ``x`` is
+A built module cannot import tilec. It carries a copy of gen's heuristic (:func:`heuristic_data`
+gives it the kernels of every tile and decomposition it may pick) and of a nearest rule's
+re-choice (:meth:`ConfigSet.reach`); what was measured (tuned records, rules) and the buckets are
+tables. ``tilec build`` asks gen's resolution at build time, once per **bucket** of shapes (the
+answer where the copy of the heuristic does not run: a schedule that pins a decomposition knob),
+and embeds the answers. A bucket is a triple of size classes, one per dimension: the class of a size ``x`` is
 ``c`` with ``2**(c-1) < x <= 2**c`` (0 for ``x <= 1``), so ``M`` in (64, 128] is class 7; the
 classes stop at the class of ``max_size`` (larger sizes take the last class). Each bucket is
 resolved at its **representative** shape, the largest of the bucket (``2**c`` per dimension): the
@@ -106,7 +109,7 @@ class ConfigSet:
         self.first_shape: list[tuple[int, int, int]] = []
         self._index: dict[str, int] = {}
         # config index -> the MENU positions (tilec.runtime.rules.MENU) the module may re-choose
-        # its decomposition among, at the shapes a bucket or a nearest rule lends it to
+        # its decomposition among, at the shapes a nearest rule lends it to
         self.menus: dict[int, set[int]] = {}
 
     def reach(self, index: int, box: Box, sms: int) -> None:
@@ -277,7 +280,7 @@ def heuristic_data(raw: dict[str, Any], configs: ConfigSet) -> dict[str, Any] | 
     configs of that tile with each decomposition the cost model may pick wherever the rule
     applies (added to ``configs``). None where the schedule pins a decomposition knob or lacks a
     tile knob (the buckets answer)."""
-    from tilec.library.runtime import _TILE_RULES
+    from tilec.library.model import _TILE_RULES, _rule_region
     from tilec.runtime.rules import DECOMP_KNOBS, MENU, TILE_KNOBS
     from tilec.transforms.heuristic import LARGE_TILES
 
@@ -287,8 +290,8 @@ def heuristic_data(raw: dict[str, Any], configs: ConfigSet) -> dict[str, Any] | 
     fixed = {k: v for k, v in raw.items() if k in (*TILE_KNOBS, *DECOMP_KNOBS)
              and not (isinstance(v, str) and v.lower() == "auto")}
     large = [[[c.BM, c.BN, c.BK, c.WARPS, c.STAGES], rate] for c, rate in LARGE_TILES]
-    regions = [(tile, region) for tile, region in _TILE_RULES.values()]
-    regions += [(tuple(t), _TILE_RULES["large"][1]) for t, _ in large]
+    regions = [(tile, _rule_region(rule, sms)) for rule, tile in _TILE_RULES.items()]
+    regions += [(tuple(t), _rule_region("large", sms)) for t, _ in large]
     tmins: dict[tuple[Any, ...], int] = {}
     for tile, (m0, n0, mn0) in regions:
         knobs = {"BM": tile[0], "BN": tile[1], "BK": tile[2], "STAGES": tile[4],
