@@ -10,7 +10,7 @@ sympy's caches emptied first; the imports are paid once per process, so this is 
 alone, not the process start). For a form checked at its launch only, whether it names the
 facts that would prove it (``would_prove``) or why none was found (``why_launch``), per class of
 launch (tiny grid, short last band, partial rounds, no digit pattern, other); the JSON lists
-them all (``launch_forms``). The sample is fixed by the seed (row-major, column-major, swizzled, persistent, seed-order,
+them all, with the narrowing forms (``not_proved_forms``). The sample is fixed by the seed (row-major, column-major, swizzled, persistent, seed-order,
 split-K and 2-D grids; clusters of 1 to 16). Writes bench/results/masks_random_<date>.json.
 """
 
@@ -113,6 +113,8 @@ def run_one(c: Case, mode: str, literal: frozenset[str] = frozenset()) -> dict:
                      "why_launch": op.closed.why_launch if op.closed else ""}
         if op.scope is Scope.LAUNCH:
             ops[name]["class"] = launch_class_key(op, values)
+        elif op.scope is Scope.NARROWING:
+            ops[name]["class"] = "narrowing"
     return {"seconds": dt, "operands": ops}
 
 
@@ -164,7 +166,12 @@ def _launch_summary(forms: list[dict]) -> dict:
                                       for op in launch),
             "launch_with_neither": sum(not op["would_prove"] and not op["why_launch"]
                                        for op in launch),
-            "launch_per_class": per}
+            "launch_per_class": per,
+            "narrowing_forms": sum(op["scope"] == "narrowing" for op in forms),
+            "narrowing_with_would_prove": sum(op["scope"] == "narrowing" and bool(
+                op["would_prove"]) for op in forms),
+            "narrowing_with_reason": sum(op["scope"] == "narrowing" and not op["would_prove"]
+                                         and bool(op["why_launch"]) for op in forms)}
 
 
 def main() -> int:
@@ -207,6 +214,9 @@ def main() -> int:
              f"{s['launch_with_neither']} (of {s['launch_forms']})"),
             *[(f"  {k}", f"{v['would_prove']} / {v['reason']} / {v['neither']}")
               for k, v in sorted(s["launch_per_class"].items())],
+            ("narrowing forms: would_prove / a named reason",
+             f"{s['narrowing_with_would_prove']} / {s['narrowing_with_reason']} "
+             f"(of {s['narrowing_forms']})"),
             ("cold derivation + JSON: median / max", f"{s['median_seconds']:.3f} s / "
                                                     f"{s['max_seconds']:.3f} s"),
             ("derivations over 2 s", s["over_2s"]), ("wall", f"{s['wall_seconds']:.0f} s")]
@@ -216,11 +226,12 @@ def main() -> int:
            "machine": f"{os.cpu_count()} cores, no GPU (shared by other agents)",
            "cases": args.cases, "seed": args.seed, "summary": s,
            "failures": [r for r in results if "internal_error" in r],
-           "launch_forms": [{"case": r["case"], "mode": r["mode"], "literal": r["literal"],
-                             "operand": name, "class": op["class"],
-                             "would_prove": op["would_prove"], "why_launch": op["why_launch"]}
-                            for r in results for name, op in r.get("operands", {}).items()
-                            if op["scope"] == "launch"],
+           "not_proved_forms": [{"case": r["case"], "mode": r["mode"], "literal": r["literal"],
+                                 "operand": name, "scope": op["scope"], "class": op["class"],
+                                 "would_prove": op["would_prove"],
+                                 "why_launch": op["why_launch"]}
+                                for r in results for name, op in r.get("operands", {}).items()
+                                if op["scope"] in ("launch", "narrowing")],
            "slowest": sorted(results, key=lambda r: -r["seconds"])[:10]}
     for r in out["slowest"]:
         r.pop("operands", None)

@@ -108,10 +108,15 @@ KIND = {"splitk": "split-K", "skpp": "Stream-K++", "dp_1sk": "DP + 1 Stream-K wa
 
 
 def test_a_built_module_runs_each_rechosen_decomposition(tmp_path: Path) -> None:
-    """tilec build (8 SMs, 32x32 tiles, a rules file of one data-parallel rule): the shapes
-    whose lent config the module re-chooses, one per decomposition it picks (split-K with each
-    fix-up, Stream-K++, DP + Stream-K, data-parallel), run under the interpreter into NaN-poisoned
-    outputs; then every kernel the module carries, at a shape with a partial wave."""
+    """tilec build (8 SMs, 32x32 tiles, a rules file of one data-parallel rule): one shape per
+    decomposition the module picks at run time (split-K with each fix-up, Stream-K++, DP +
+    Stream-K, data-parallel), by the nearest rule's re-choice or gen's heuristic at the shape,
+    and shapes whose bucket config differs from gen's choice, run under the interpreter into
+    NaN-poisoned outputs; each ran gen's choice. Then every kernel the module carries, at a
+    shape with a partial wave."""
+    from tilec.runtime.loader import load_schedule
+    from tilec.runtime.rules import Rules
+
     rule = {"BM": 32, "BN": 32, "BK": 16, "GROUP_M": 2, "STAGES": 2, "WARPS": 4, "LOAD": "auto",
             "DECOMP": "dp", "SPLITS": 1, "SK_WAVES": 1, "FIXUP": "deterministic"}
     (tmp_path / "r.json").write_text(json.dumps({
@@ -120,30 +125,36 @@ def test_a_built_module_runs_each_rechosen_decomposition(tmp_path: Path) -> None
     path = _build(tmp_path, str(ROOT / "examples" / "gemm_decomposition.py"), "rc", *SMALL,
                   "--rules", str(tmp_path / "r.json"))
     mod = import_module(path.read_text(), tmp_path, "rc_probe")
+    rules = Rules.load(tmp_path / "r.json")
+    pins = {k: int(v) for k, v in (a.split("=") for a in SMALL[1:16:2]) if k != "DTYPE"}
     picked: dict[str, tuple[int, int, int]] = {}
-    kept: dict[str, tuple[int, int, int]] = {}
     for K in (160, 640, 1000):
         for M in (1, 20, 40, 70, 100, 130):
             for N in (20, 40, 70, 100, 130):
                 c = mod._choose(M, N, K)
                 p = mod.CONFIGS[c.config]["params"]
                 kind = p["DECOMP"] + (" reduce" if p["FIXUP"] == "reduce_kernel" else "")
-                if "re-chosen for this shape" in c.why:
-                    picked.setdefault(kind, (M, N, K))
-                elif "kept:" in c.why or "is the model's best here too" in c.why:
-                    kept.setdefault(kind, (M, N, K))
-    assert {"splitk", "skpp", "dp_1sk", "dp"} <= set(picked), picked
-    only_kept = {k for k in kept if k not in picked}
-    picked.update({k: kept[k] for k in only_kept})  # a bucket's own decomposition, kept
-    assert "splitk reduce" in picked, (picked, kept)
+                road = "rule" if "nearest tuned shape" in c.why else "heuristic"
+                picked.setdefault(f"{kind} by {road}", (M, N, K))
+                table = mod.TABLES["default"]
+                C = table["classes"]
+                cells = [min(mod.shape_class(x), C - 1) for x in (M, N, K)]
+                bucket = table["grid"][(cells[0] * C + cells[1]) * C + cells[2]]
+                if road == "heuristic" and bucket != c.config:
+                    picked.setdefault("not the bucket's", (M, N, K))
+    kinds = {k.split(" by ")[0] for k in picked}
+    assert {"splitk", "splitk reduce", "skpp", "dp_1sk", "dp"} <= kinds, picked
+    assert {"dp by rule", "skpp by rule", "not the bucket's"} <= set(picked), picked
     got = _run(tmp_path, "rc", list(picked.values()))
     _assert_correct(got)
-    for kind, row in zip(picked, got["rows"], strict=True):
-        if kind in only_kept:
-            assert f"its decomposition {kind.split()[0]}" in row["explain"], row["explain"]
-        else:
-            assert "re-chosen for this shape" in row["explain"], row["explain"]
-            assert f"-> {kind.replace(' reduce', '')}" in row["explain"], (kind, row["explain"])
+    for (M, N, K), row in zip(picked.values(), got["rows"], strict=True):
+        want = load_schedule(ROOT / "examples" / "gemm_decomposition.py",
+                             {**pins, "DTYPE": "fp16", "M": M, "N": N, "K": K}, tuned=False,
+                             rules=rules).params
+        label = row["explain"].split(": config ", 1)[1].split(" (kernel")[0]
+        index = int(label.split()[0])
+        assert mod.CONFIGS[index]["params"] == {k: v for k, v in want.items()
+                                                if k not in ("M", "N", "K")}, row["explain"]
     # every kernel of the module, run directly, at 3 x 3 tiles (a partial wave of 8 SMs) and
     # at 1 tile, K = 200 (13 k-iterations)
     kernels = sorted({c["kernel"] for c in mod.CONFIGS})
@@ -176,3 +187,85 @@ for kid in json.loads(sys.argv[2]):
         out.append([kid, [M, N, K], err, int(c.isnan().sum())])
 print(json.dumps(out))
 '''
+
+
+def _heuristic_module(tmp: Path, raw: dict, name: str) -> tuple:
+    """A module (torch kernels) carrying what tilec build gives the module's copy of gen's
+    heuristic for the schedule parameters ``raw`` (its tables empty: every shape asks the copy)."""
+    from tilec.library.table import heuristic_data
+
+    configs = ConfigSet()
+    data = heuristic_data(raw, configs)
+    assert data is not None
+    cfgs = [{"label": str(i), "params": p, "tile": (p["BM"], p["BN"], p["BK"]), "kernel": "k0",
+             "tma": (False, False), "facts": []} for i, p in enumerate(configs.params)]
+    table = {"classes": 1, "grid": [0], "grid_why": [0], "exact": {}, "reasons": ["t"],
+             "rules": []}
+    lib = Library(name=name, schedule="g.py", target="triton", dtype="float32",
+                  out_dtype="float32", b_layout="kn", kernels={"k0": KERNEL.format(layout="kn")},
+                  configs=cfgs, tables={"default": table}, heuristic=data)
+    return import_module(module_text(lib, built="test"), tmp, name), configs
+
+
+GEN = "examples/gemm_decomposition.py"
+
+
+def test_the_modules_tile_rules_are_the_heuristics() -> None:
+    """The copied tile rules (names and tiles) against heuristic._tile_rule, at random shapes
+    and on each rule's boundaries."""
+    from tilec.library.model import _TILE_RULES, _rule_region, _tile_rule
+    from tilec.transforms.heuristic import _tile_rule as tile_rule
+
+    rng = random.Random(7)
+    edges = [1, 16, 17, 32, 33, 64, 128, 129, 256, 257, 1024, 1025, 4096, 4097, 7937, 7936, 8192,
+             8193, 16384]
+    shapes = [(rng.choice(edges), rng.choice(edges), rng.choice(edges)) for _ in range(300)]
+    shapes += [tuple(int(2 ** rng.uniform(0, 15)) for _ in range(3)) for _ in range(700)]
+    for M, N, K in shapes:
+        for sms in (4, 132):
+            cfg, name = tile_rule(M, N, K, sms)
+            assert _tile_rule(M, N, K, sms) == name, (M, N, K, sms)
+            assert _TILE_RULES[name] == (cfg.BM, cfg.BN, cfg.BK, cfg.WARPS, cfg.STAGES)
+            assert cfg.GROUP_M == 8
+            m0, n0, mn0 = _rule_region(name, sms)  # what the build reads: never more
+            assert M >= m0 and N >= n0 and M * N >= mn0, (M, N, K, sms, name)
+
+
+def test_the_modules_heuristic_is_gens_on_the_bench_shapes_and_random_ones(
+        tmp_path: Path) -> None:
+    """With no rules file, the module's choice at a shape is tilec gen's (load_schedule, the
+    heuristic at the shape), knob for knob: bench/dispatch.py's 50 shapes and random ones."""
+    from tilec.runtime.loader import load_schedule
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    from dispatch import shapes  # type: ignore[import-not-found]
+
+    raw = load_schedule(GEN, None, tuned=False).raw_params
+    mod, configs = _heuristic_module(tmp_path, raw, "heur132")
+    rng = random.Random(3)
+    todo = [(M, N, K) for _, M, N, K in shapes()]
+    todo += [tuple(int(2 ** rng.uniform(0, 13.5)) for _ in range(3)) for _ in range(60)]
+    for M, N, K in todo:
+        got = mod._heuristic(M, N, K)
+        assert got is not None, (M, N, K)
+        want = load_schedule(GEN, {"M": M, "N": N, "K": K}, tuned=False).params
+        assert configs.params[got[0]] == {k: v for k, v in want.items()
+                                          if k not in ("M", "N", "K")}, (M, N, K, got[1])
+
+
+def test_the_modules_heuristic_honours_pins_and_few_sms(tmp_path: Path) -> None:
+    """Pinned tile knobs and 4 SMs (as the interpreter tests build): gen's choice at random
+    small shapes."""
+    from tilec.runtime.loader import load_schedule
+
+    pins = dict(BM=32, BN=32, BK=16, SMS=4, DTYPE="fp16", STAGES=2, WARPS=4, GROUP_M=2)
+    raw = load_schedule(GEN, pins, tuned=False).raw_params
+    mod, configs = _heuristic_module(tmp_path, raw, "heur4")
+    rng = random.Random(4)
+    for _ in range(150):
+        M, N, K = rng.randint(1, 300), rng.randint(1, 300), rng.randint(1, 5000)
+        got = mod._heuristic(M, N, K)
+        assert got is not None and "tile by the rule" in got[1]
+        want = load_schedule(GEN, {**pins, "M": M, "N": N, "K": K}, tuned=False).params
+        assert configs.params[got[0]] == {k: v for k, v in want.items()
+                                          if k not in ("M", "N", "K")}, (M, N, K, got[1])

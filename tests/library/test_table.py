@@ -17,12 +17,13 @@ from tilec.library.table import (
     ConfigSet,
     build_table,
     build_tables,
+    heuristic_data,
     representative,
     shape_class,
     tuned_shapes,
 )
 from tilec.runtime.records import Records, schedule_key
-from tilec.runtime.rules import FORMAT, Rules, rechoose
+from tilec.runtime.rules import FORMAT, Rules
 
 EX = Path("examples/gemm_decomposition.py")
 PINS = dict(BM=32, BN=32, BK=16, SMS=4, DTYPE="fp16", STAGES=2, WARPS=4, GROUP_M=2)
@@ -177,14 +178,14 @@ def test_module_answers_rules_as_gen_does(rules_module: tuple, rule: tuple,
                                           offset: tuple) -> None:
     """The built module's choice at a shape near a rule (each size the rule's times 2**±0.9)
     against gen's (load_schedule with the rules file): the same wherever a rule answers (exact
-    or within the radius: Rules.lookup decides); elsewhere the bucket's heuristic at its
-    representative shape."""
+    or within the radius: Rules.lookup decides); elsewhere gen's heuristic at the shape (the
+    module's copy)."""
     M, N, K = (max(1, round(x * 2 ** o)) for x, o in zip(rule, offset, strict=True))
-    assert _module_agrees(rules_module, M, N, K) in ("rule", "bucket")
+    assert _module_agrees(rules_module, M, N, K) in ("rule", "heuristic")
 
 
 def test_module_rules_change_choices(rules_module: tuple) -> None:
-    """Near each rule the module answers the rule, not the bucket (which differs there)."""
+    """Near each rule the module answers the rule, not the heuristic (which differs there)."""
     mod, configs, rules = rules_module
     for M, N, K in RULE_SHAPES:
         for shape in ((M, N, K), (M + 7, N - 3, K + 100)):  # exact, then within the radius
@@ -197,7 +198,7 @@ def test_module_rules_change_choices(rules_module: tuple) -> None:
 
 def _module_agrees(rules_module: tuple, M: int, N: int, K: int) -> str:
     """Assert that the module chose as gen does at M x N x K; which answered: "rule" or
-    "bucket"."""
+    "heuristic"."""
     mod, configs, rules = rules_module
     got = configs.params[int(mod.explain(M, N, K).split(": config ", 1)[1].split()[0])]
     if rules.lookup(M, N, K) is not None:
@@ -208,12 +209,10 @@ def _module_agrees(rules_module: tuple, M: int, N: int, K: int) -> str:
         # the module's own copy of the re-choice says what gen's says, numbers included
         assert f"why: {rules.lookup(M, N, K, sms=PINS['SMS'])[1]} [" in mod.explain(M, N, K)
         return "rule"
-    C = shape_class(MAX) + 1
-    bucket = _gen_params(*(representative(min(shape_class(x), C - 1)) for x in (M, N, K)))
-    # the bucket's tile; its decomposition the model's pick at the shape (no margin)
-    assert got == rechoose(M, N, K, bucket, sms=PINS["SMS"], margin=None)[0]
-    assert "at the bucket's shape" in mod.explain(M, N, K)
-    return "bucket"
+    # no rule: gen's heuristic at the shape, the module's copy of it
+    assert got == _gen_params(M, N, K)
+    assert "heuristic at this shape" in mod.explain(M, N, K)
+    return "heuristic"
 
 
 @pytest.fixture(scope="module")
@@ -237,11 +236,13 @@ def rules_module(raw: dict, tmp_path_factory: pytest.TempPathFactory) -> tuple:
     configs = ConfigSet()
     tables, _ = build_tables(raw, target="triton", key="k", configs=configs,
                              rules=[(None, rules)], max_size=MAX)
+    heuristic = heuristic_data(raw, configs)  # what tilec build gives the module's heuristic
     menus = configs.alternatives()  # the lent configs' other decompositions, as tilec build
     cfgs = [{"label": str(i), "params": p, "tile": (p["BM"], p["BN"], p["BK"]), "kernel": "k0",
              "tma": (False, False), "facts": [], **({"menu": menus[i]} if i in menus else {})}
             for i, p in enumerate(configs.params)]
     lib = Library(name="ruled", schedule="g.py", target="triton", dtype="float32",
                   out_dtype="float32", b_layout="kn", kernels={"k0": KERNEL.format(layout="kn")},
-                  configs=cfgs, tables={c: t.data() for c, t in tables.items()})
+                  configs=cfgs, tables={c: t.data() for c, t in tables.items()},
+                  heuristic=heuristic)
     return import_module(module_text(lib, built="test"), tmp, "ruled"), configs, rules

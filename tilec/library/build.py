@@ -3,10 +3,12 @@ for any shape (see :mod:`tilec.library`).
 
 The module holds, in this order: a docstring (what was built, its configurations and how shapes
 find them), the data block (``NAME``, ``DTYPE``, ``KERNELS``: the generated kernel sources,
-``MODEL``: the cost model's constants, ``CONFIGS`` (a lent config's ``menu``: the configs of its
+``MODEL``: the cost model's constants, ``HEURISTIC``: what the copy of gen's heuristic reads,
+``CONFIGS`` (a lent config's ``menu``: the configs of its
 tile with each decomposition the run-time re-choice may pick), ``TABLES``: one dispatch table per
 card, :mod:`tilec.library.table`), the run-time
-code (:mod:`tilec.library.checks`, :mod:`tilec.library.runtime` and :mod:`tilec.library.ops`,
+code (:mod:`tilec.library.checks`, :mod:`tilec.library.runtime`, :mod:`tilec.library.model`
+and :mod:`tilec.library.ops`,
 copied from their marker line on) and ``_setup()``, which registers the custom op.
 """
 
@@ -23,7 +25,14 @@ from typing import Any
 from tilec.dtypes import TORCH_NAME
 from tilec.errors import TilecError
 from tilec.ir import ceil_div
-from tilec.library.table import CARDS, ConfigSet, build_tables, card_of, tuned_shapes
+from tilec.library.table import (
+    CARDS,
+    ConfigSet,
+    build_tables,
+    card_of,
+    heuristic_data,
+    tuned_shapes,
+)
 
 __all__ = ["BuildError", "Library", "build_library", "module_text"]
 
@@ -48,6 +57,7 @@ class Library:
     tables: dict[str, dict[str, Any]]
     notes: list[str] = field(default_factory=list)
     model: dict[str, float] = field(default_factory=dict)  # the cost model's constants
+    heuristic: dict[str, Any] | None = None  # what the module's copy of gen's heuristic reads
 
 
 def _label(params: dict[str, Any]) -> str:
@@ -144,7 +154,8 @@ def build_library(schedule: str | Path, overrides: dict[str, Any] | None = None,
     tables, notes = build_tables(raw, target=target, key=key, configs=configs,
                                  rules=loaded_rules, card=card, tuned=tuned_by_shape,
                                  shapes=shapes, max_size=max_size, jobs=jobs)
-    menus = configs.alternatives()  # before the kernels: the alternatives are configs too
+    heuristic = heuristic_data(raw, configs)  # before the kernels: these are configs too
+    menus = configs.alternatives()
     kernels: dict[str, str] = {}
     by_source: dict[str, str] = {}
 
@@ -177,7 +188,8 @@ def build_library(schedule: str | Path, overrides: dict[str, Any] | None = None,
         name=name or path.stem, schedule=path.name, target=target,
         dtype=first["dtype"], out_dtype=first["out_dtype"], b_layout=first["b_layout"],
         kernels=kernels, configs=out_configs,
-        tables={c: t.data() for c, t in tables.items()}, notes=notes, model=model_constants())
+        tables={c: t.data() for c, t in tables.items()}, notes=notes, model=model_constants(),
+        heuristic=heuristic)
 
 
 def model_constants() -> dict[str, float]:
@@ -266,7 +278,8 @@ def _copied(name: str) -> str:
 
 def module_text(lib: Library, *, built: str | None = None) -> str:
     """The built module's source (see the module docstring)."""
-    runtime = "\n\n".join(_copied(name) for name in ("checks.py", "runtime.py", "ops.py"))
+    runtime = "\n\n".join(_copied(name)
+                           for name in ("checks.py", "runtime.py", "model.py", "ops.py"))
     any_table = next(iter(lib.tables.values()))
     top = any_table["classes"] - 1
     layout = "N x K" if lib.b_layout == "nk" else "K x N"
@@ -281,15 +294,18 @@ Built by tilec build from {lib.schedule} (target {lib.target}) at {built or time
     {lib.name}.stats()                      # calls, kernels loaded, variants compiled
     TILEC_LOG=1                          # log each new shape's choice to stderr
 
-How a shape finds its configuration: the table of this card (TABLES; the card is detected at run
-time from torch.cuda.get_device_name(), TILEC_CARD overrides, else "default"; tables here:
-{", ".join(lib.tables)}) maps an exact (M, N, K) entry if it has one, else the shape's bucket:
-per dimension the class c with 2**(c-1) < x <= 2**c (0 for x <= 1), classes 0..{top} (larger
-sizes take class {top}), each bucket resolved at build time at its largest shape (2**c per
-dimension) in tilec gen's order (the user's pins, tuned records, rules files, the heuristic).
-A config lent to the shape (a nearest rule's, a bucket's) keeps its tile, but its decomposition is
-re-chosen at the shape by tilec's cost model (copied: _rechoose, MODEL) among the kernels of its
-"menu" (a nearest rule's own is kept within MODEL["KEEP_MARGIN"] of the model's best).
+How a shape finds its configuration, in tilec gen's order: the table of this card (TABLES; the
+card is detected at run time from torch.cuda.get_device_name(), TILEC_CARD overrides, else
+"default"; tables here: {", ".join(lib.tables)}) maps an exact (M, N, K) entry if it has one
+(tuned records, rules of that shape, --shape); else a rules file's nearest rule within its
+radius lends its tile, its decomposition re-chosen at the shape by tilec's cost model (copied:
+_rechoose, MODEL) among the kernels of its "menu" (its own kept within MODEL["KEEP_MARGIN"] of
+the model's best); else {"tilec gen's heuristic runs at the shape (copied: _heuristic, its tile "
+"rules, the large tiles' rates and each tile's configs in HEURISTIC)" if lib.heuristic else
+"the shape's bucket answers"}. Buckets: per dimension the class c with 2**(c-1) < x <= 2**c (0
+for x <= 1), classes 0..{top} (larger sizes take class {top}), each resolved at build time at
+its largest shape (2**c per dimension){" (used only where the heuristic's copy carries no tile)"
+if lib.heuristic else ""}.
 The config's kernel runs, its variant chosen by the facts that hold at the shape.
 
 Configurations (index, label, kernels, how many buckets / exact shapes choose it):
@@ -306,6 +322,9 @@ Configurations (index, label, kernels, how many buckets / exact shapes choose it
         f"B_LAYOUT = {lib.b_layout!r}",
         "# the cost model's constants (tilec.transforms.cost_model): the run-time re-choice\n"
         "MODEL = " + pprint.pformat(lib.model or model_constants(), width=100, sort_dicts=False),
+        "# gen's heuristic at the shape (runtime's _heuristic): SMs, pins, large tiles, and\n"
+        "# per tile (BM, BN, BK, STAGES, WARPS, GROUP_M, LOAD) its configs in MENU order\n"
+        "HEURISTIC = " + pprint.pformat(lib.heuristic, width=100, compact=True, sort_dicts=False),
         "CONFIGS = " + pprint.pformat(lib.configs, width=100, sort_dicts=False),
         "# one table per card: grid[(cm * classes + cn) * classes + ck] -> config index,\n"
         "# grid_why -> reason index; exact: (M, N, K) -> (config, reason)\n"

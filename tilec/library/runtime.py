@@ -5,10 +5,10 @@ imports torch (and Triton, lazily, through the kernels), never
 tilec: the built module runs where tilec is not installed.
 
 Per call, :func:`matmul` checks its tensors (:mod:`tilec.library.checks`, copied ahead of this
-file), finds the configuration of the shape (an exact entry, else a rules file's rule,
-else the shape's bucket in the card's table: :func:`_choose`; a nearest rule's or a bucket's
-configuration gets its decomposition re-chosen at the shape by a copy of tilec's cost model:
-:func:`_rechoose`), loads that configuration's kernel on first
+file), finds the configuration of the shape (:func:`_choose`: an exact entry of the card's
+table, else a rules file's rule, a nearest one's decomposition re-chosen at the shape by a copy
+of tilec's cost model; else a copy of gen's heuristic at the shape, both in
+:mod:`tilec.library.model`, copied after this file; else the shape's bucket), loads that configuration's kernel on first
 use (the embedded source written to a cache folder and imported: Triton's JIT compiles each
 variant on its first launch and keeps it in memory and in its own disk cache), and runs it. What
 was chosen for a shape is remembered (one dictionary look-up on later calls).
@@ -124,22 +124,24 @@ def _choose(M: int, N: int, K: int) -> _Choice:
     table = TABLES[card()]
     exact = table["exact"].get((M, N, K))
     ruled = None if exact is not None else _nearest_rule(table, M, N, K)
+    gen = _heuristic(M, N, K) if exact is None and ruled is None else None
+    how = ""
     if exact is not None:
-        index, reason = exact
-        where = f"exact entry {M}x{N}x{K}"
+        index, why, where = exact[0], table["reasons"][exact[1]], f"exact entry {M}x{N}x{K}"
     elif ruled is not None:
-        index, why_rule, _ = ruled
+        index, why, near = ruled
         where = "the rules file's nearest rule, looked up at this shape"
+        if near:  # its tile lent, its decomposition re-chosen at the shape
+            index, how = _rechoose(index, M, N, K, MODEL["KEEP_MARGIN"])
+    elif gen is not None:  # gen's heuristic at the shape, where the module carries its tile
+        (index, why), where = gen, "the heuristic at this shape (the module's copy)"
     else:
         top = table["classes"] - 1
         cm, cn, ck = (min(shape_class(x), top) for x in (M, N, K))
         flat = (cm * table["classes"] + cn) * table["classes"] + ck
-        index, reason = table["grid"][flat], table["grid_why"][flat]
+        index, why = table["grid"][flat], table["reasons"][table["grid_why"][flat]]
         where = (f"bucket (M, N, K) classes ({cm}, {cn}, {ck}): "
                  + ", ".join(_bucket_text(d, c, top) for d, c in zip("MNK", (cm, cn, ck))))
-    how = ""
-    if exact is None and (ruled is None or ruled[2]):  # lent: a nearest rule's, a bucket's
-        index, how = _rechoose(index, M, N, K, MODEL["KEEP_MARGIN"] if ruled else None)
     cfg = CONFIGS[index]
     kernel = cfg["kernel"]
     unaligned = [f"{name}'s rows ({rows} x {_DTYPE.itemsize} bytes)"
@@ -150,7 +152,6 @@ def _choose(M: int, N: int, K: int) -> _Choice:
                  "place: the kernel's launcher takes them its own way (see its run())"
                  if unaligned else "")
     facts = _facts(cfg, M, N, K)
-    why = why_rule if ruled is not None else table["reasons"][reason]
     return _Choice(index, kernel, facts, _variant(kernel, facts, M, N, K),
                    f"{why}; {how}" if how else why, where, copy_note)
 
@@ -159,7 +160,7 @@ def _nearest_rule(table: dict, M: int, N: int, K: int) -> tuple | None:
     """gen's rules step at M x N x K (tilec.runtime.rules.Rules.lookup): the first rules file
     with a rule of this shape, or one within its radius (euclidean distance of the log2 sizes),
     the nearest; its config and why. None where no file answers, or where the answering rule
-    leaves a knob to gen's heuristic (the bucket answers)."""
+    leaves a knob to gen's heuristic (the heuristic's copy or the bucket answers)."""
     at = (math.log2(M), math.log2(N), math.log2(K))
     for f in table.get("rules", ()):
         if not f["rules"]:
@@ -178,154 +179,6 @@ def _nearest_rule(table: dict, M: int, N: int, K: int) -> tuple | None:
                     f"(log2 distance {d:.2f} <= radius {f['radius']:.2g})")
         return (hit[3], text, near) if hit[3] >= 0 else None
     return None
-
-
-# --------------------------------------------------------------------------------------------
-# the decomposition re-chosen at the shape (tilec.runtime.rules.rechoose, copied: the cost
-# model of tilec.transforms.cost_model in closed form, its constants in MODEL)
-# --------------------------------------------------------------------------------------------
-
-
-def _rechoose(index: int, M: int, N: int, K: int, margin: float | None) -> tuple:
-    """Config ``index`` (lent by a nearest rule or a bucket) or the config of its tile with the
-    decomposition the cost model picks at M x N x K among those the build carries (its
-    ``menu``); kept where its own models within ``margin`` of that pick (None: a bucket's, the
-    model's pick always). With what happened."""
-    menu = CONFIGS[index].get("menu")
-    if not menu:
-        return index, ""
-    p = CONFIGS[index]["params"]
-    BM, BN, BK, sms = p["BM"], p["BN"], p["BK"], p.get("SMS", 132)
-    tiles, k_iters = -(-M // BM) * -(-N // BN), -(-K // BK)
-    det = red = None
-    n = 0
-    for alt in menu:
-        q = CONFIGS[alt]["params"]
-        if not _applicable(q, tiles, k_iters, sms):
-            continue
-        n += 1
-        t = _modeled(q, tiles, k_iters, sms)
-        if q["FIXUP"] == "reduce_kernel":
-            red = red if red is not None and red[0] <= t else (t, alt)
-        else:
-            det = det if det is not None and det[0] <= t else (t, alt)
-    best = det
-    if red is not None and red[0] < det[0] * (1 - MODEL["REDUCE_MARGIN"]):
-        best = red
-    own = _modeled(p, tiles, k_iters, sms)
-    waves = (f"{tiles} tiles of {BM}x{BN} on {sms} SMs ({tiles / sms:.2f} waves), "
-             f"{k_iters} k-iterations")
-    mine, theirs = _short(p), _short(CONFIGS[best[1]]["params"])
-    bp = CONFIGS[best[1]]["params"]
-    if margin is None and all(p[k] == bp[k] for k in ("DECOMP", "SPLITS", "SK_WAVES", "FIXUP")):
-        return index, (f"its decomposition {mine} is the model's best here too: {waves}; "
-                       f"{own:.1f} iterations modeled")
-    if margin is not None and own <= best[0] * (1 + margin):
-        return index, (f"its tile and its decomposition {mine} kept: {waves}; {own:.1f} "
-                       f"iterations modeled, the model's best {theirs} {best[0]:.1f} "
-                       f"(within {100 * margin:g}%)")
-    return best[1], (f"decomposition re-chosen for this shape: its tile lent, {mine} -> "
-                     f"{theirs}: {waves}; {own:.1f} -> {best[0]:.1f} iterations modeled "
-                     f"({n} candidates)")
-
-
-def _short(p: dict) -> str:
-    kind = p["DECOMP"]
-    return (f"{kind}{p['SPLITS'] if kind == 'splitk' else ''}"
-            f"{' w' + str(p['SK_WAVES']) if kind == 'skpp' else ''}"
-            f"{' reduce_kernel' if p['FIXUP'] == 'reduce_kernel' and kind != 'dp' else ''}")
-
-
-def _applicable(q: dict, tiles: int, k_iters: int, sms: int) -> bool:
-    """Whether the cost model weighs decomposition ``q`` here (tilec.runtime.rules.applicable)."""
-    kind = q["DECOMP"]
-    if kind == "dp":
-        return True
-    if kind == "splitk":
-        return tiles < sms and q["SPLITS"] <= k_iters and tiles * q["SPLITS"] <= 2 * sms
-    if tiles % sms == 0:
-        return False
-    if kind == "streamk":
-        return tiles < sms
-    if kind == "skpp":
-        return tiles > q["SK_WAVES"] * sms
-    return True
-
-
-def _modeled(q: dict, tiles: int, k: int, sms: int) -> float:
-    """The modeled time (k-iterations) of config ``q``'s decomposition over ``tiles`` tiles of
-    ``k`` k-iterations on ``sms`` SMs: tilec.transforms.cost_model.simulate's critical path,
-    in the same float operations (one CTA per tile or split-K part, started in order as SMs
-    free up; the Stream-K family's grid fits the SMs, so each CTA runs alone from time 0)."""
-    unit, kind = MODEL["UNIT_OVERHEAD"], q["DECOMP"]
-    BM, BN, BK = q["BM"], q["BN"], q["BK"]
-    fix = MODEL["FIXUP_SCALE"] * 2 * (4 * BM * BN) / (2 * BK * (BM + BN))
-    second = q.get("FIXUP") == "reduce_kernel"
-    if kind == "dp":
-        return -(-tiles // sms) * (k + unit)
-    if kind == "splitk":
-        import heapq
-
-        s = min(q["SPLITS"], k)
-        if s == 1:
-            return -(-tiles // sms) * (k + unit)
-        free = [(0.0, sm) for sm in range(min(sms, tiles * s))]
-        heapq.heapify(free)
-        for u in range(tiles * s):
-            now, sm = heapq.heappop(free)
-            part = u % s
-            now = now + ((part + 1) * k // s - part * k // s) + unit
-            now += fix / 2 * (1 + (s if part == 0 and not second else 0))
-            heapq.heappush(free, (now, sm))
-        end = max(t for t, _ in free)
-        if second:
-            end += MODEL["REDUCE_LAUNCH"] + tiles * s * fix / 2 / len(free)
-        return end
-    full, rem = divmod(tiles, sms)
-    if kind == "streamk":
-        sk, first = tiles, True
-    elif kind == "dp_1sk":
-        sk, first = rem + (sms if full >= 1 and 0 < rem < sms // 2 else 0), False
-    elif kind == "sk2_dp":
-        sk, first = (rem + (sms if full >= 1 else 0) if rem > 0 else 0), True
-    else:  # skpp
-        w = q["SK_WAVES"]
-        sk, first = (0 if w == 0 else min(tiles, (rem if rem > 0 else sms) + (w - 1) * sms)), False
-    ctas = min(sms, sk * k)
-    grid = max(ctas, min(sms, tiles - sk))
-    if sk == 0:
-        return -(-tiles // grid) * (k + unit)
-    start, end_ = (0, sk) if first else (tiles - sk, tiles)
-    dp0, dp1 = (end_, tiles) if first else (0, start)
-    pen = MODEL["SK_L2_PENALTY_WIDE"] if sk >= tiles or sk >= ctas else MODEL["SK_L2_PENALTY"]
-    total = sk * k
-    owner = lambda i: ((i + 1) * ctas - 1) // total  # noqa: E731
-    partials = 0
-    makespan = 0.0
-    for pid in range(grid):
-        now = 0.0
-        n_dp = len(range(dp0 + pid, dp1, grid))
-        sk_units = []
-        if pid < ctas:
-            b, e = pid * total // ctas, (pid + 1) * total // ctas
-            for lt in range(b // k, (e - 1) // k + 1 if e > b else 0):
-                sk_units.append((lt, max(b - lt * k, 0), min(e - lt * k, k)))
-        if not first:
-            for _ in range(n_dp):
-                now = now + k + unit
-        for lt, kb, ke in sk_units:
-            now = now + (ke - kb) * (1 + pen) + unit
-            if ke - kb != k:
-                partials += 1
-                reads = owner(lt * k + k - 1) - owner(lt * k) + 1 if kb == 0 and not second else 0
-                now += fix / 2 * (1 + reads)
-        if first:
-            for _ in range(n_dp):
-                now = now + k + unit
-        makespan = max(makespan, now)
-    if second and partials:
-        makespan += MODEL["REDUCE_LAUNCH"] + partials * fix / 2 / min(sms, grid)
-    return makespan
 
 
 def _variant(kernel: str, facts: tuple, M: int, N: int, K: int) -> tuple:

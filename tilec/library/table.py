@@ -1,8 +1,11 @@
 """The dispatch table of a built library: which configuration runs for which shape.
 
-A built module cannot run tilec's heuristic, so ``tilec build`` asks it (and the tuned records and
-the rules files, in gen's order) at build time, once per **bucket** of shapes, and embeds the
-answers. A bucket is a triple of size classes, one per dimension: the class of a size ``x`` is
+A built module cannot import tilec. It carries a copy of gen's heuristic (:func:`heuristic_data`
+gives it the kernels of every tile and decomposition it may pick) and of a nearest rule's
+re-choice (:meth:`ConfigSet.reach`); what was measured (tuned records, rules) and the buckets are
+tables. ``tilec build`` asks gen's resolution at build time, once per **bucket** of shapes (the
+answer where the copy of the heuristic does not run: a schedule that pins a decomposition knob),
+and embeds the answers. A bucket is a triple of size classes, one per dimension: the class of a size ``x`` is
 ``c`` with ``2**(c-1) < x <= 2**c`` (0 for ``x <= 1``), so ``M`` in (64, 128] is class 7; the
 classes stop at the class of ``max_size`` (larger sizes take the last class). Each bucket is
 resolved at its **representative** shape, the largest of the bucket (``2**c`` per dimension): the
@@ -53,12 +56,6 @@ def representative(c: int) -> int:
 Box = tuple[tuple[int, float], tuple[int, float], tuple[int, float]]  # (lo, hi) of M, N, K
 
 
-def bucket_box(classes: tuple[int, int, int], top: int) -> Box:
-    """The sizes of a bucket, per dimension (the last class has no upper end)."""
-    return tuple((2 ** (c - 1) + 1 if c else 1, math.inf if c == top else 2 ** c)
-                 for c in classes)  # type: ignore[return-value]
-
-
 def rule_box(shape: tuple[int, int, int], radius: float) -> Box:
     """Sizes within ``radius`` of a rule's shape in log2 space, per dimension (a box around
     the ball: over-inclusive)."""
@@ -82,11 +79,18 @@ def reachable(entry: tuple[str, int, int, str], box: Box, tile: tuple[int, int, 
     tmin = -(-m0 // BM) * -(-n0 // BN)
     tmax = math.inf if math.inf in (m1, n1) else -(-int(m1) // BM) * -(-int(n1) // BN)
     kmax = math.inf if k1 == math.inf else -(-int(k1) // BK)
-    kind, splits, waves, _ = entry
+    return reachable_tiles(entry, tmin, tmax, kmax, sms)
+
+
+def reachable_tiles(entry: tuple[str, int, int, str], tmin: int, tmax: float, kmax: float,
+                    sms: int) -> bool:
+    """:func:`reachable` over tile counts ``tmin..tmax`` and at most ``kmax`` k-iterations."""
+    kind, splits, waves, fixup = entry
     if kind == "dp":
         return True
     if kind == "splitk":
-        return tmin < sms and tmin * splits <= 2 * sms and splits <= kmax
+        wave = 2 * sms if fixup == "reduce_kernel" else sms
+        return tmin < sms and tmin * splits <= wave and splits <= kmax
     if sms == 1 or (tmax == tmin and tmin % sms == 0):  # no partial wave anywhere
         return False
     if kind == "streamk":
@@ -105,7 +109,7 @@ class ConfigSet:
         self.first_shape: list[tuple[int, int, int]] = []
         self._index: dict[str, int] = {}
         # config index -> the MENU positions (tilec.runtime.rules.MENU) the module may re-choose
-        # its decomposition among, at the shapes a bucket or a nearest rule lends it to
+        # its decomposition among, at the shapes a nearest rule lends it to
         self.menus: dict[int, set[int]] = {}
 
     def reach(self, index: int, box: Box, sms: int) -> None:
@@ -260,17 +264,52 @@ def build_table(raw: dict[str, Any], *, card: str, target: str, key: str, config
             entries.append((r.M, r.N, r.K, configs.add(res.params, (r.M, r.N, r.K))
                             if ruled else -1))
         table.rules.append({"name": f.name, "radius": f.radius, "rules": entries})
-    if rechoosable(raw):  # what the module may re-choose at run time needs its kernels
-        sms, top = sms_of(raw), classes - 1
-        cells = ((cm, cn, ck) for cm in range(classes) for cn in range(classes)
-                 for ck in range(classes))
-        for cell, index in zip(cells, table.grid, strict=True):
-            configs.reach(index, bucket_box(cell, top), sms)
+    if rechoosable(raw):  # a nearest rule's re-choice at run time needs its kernels
+        sms = sms_of(raw)
         for f, entry in zip(rules, table.rules, strict=True):
             for M, N, K, index in entry["rules"]:
                 if index >= 0:
                     configs.reach(index, rule_box((M, N, K), f.radius), sms)
     return table
+
+
+def heuristic_data(raw: dict[str, Any], configs: ConfigSet) -> dict[str, Any] | None:
+    """What the module's copy of gen's heuristic reads (``HEURISTIC``; tilec/library/runtime.py,
+    ``_heuristic``): the SMs, the schedule's pinned knobs, the large problems' tiles with their
+    rates (heuristic.LARGE_TILES), and per tile any tile rule or large problem may pick, the
+    configs of that tile with each decomposition the cost model may pick wherever the rule
+    applies (added to ``configs``). None where the schedule pins a decomposition knob or lacks a
+    tile knob (the buckets answer)."""
+    from tilec.library.model import _TILE_RULES, _rule_region
+    from tilec.runtime.rules import DECOMP_KNOBS, MENU, TILE_KNOBS
+    from tilec.transforms.heuristic import LARGE_TILES
+
+    if not rechoosable(raw) or any(k not in raw for k in TILE_KNOBS):
+        return None
+    sms = sms_of(raw)
+    fixed = {k: v for k, v in raw.items() if k in (*TILE_KNOBS, *DECOMP_KNOBS)
+             and not (isinstance(v, str) and v.lower() == "auto")}
+    large = [[[c.BM, c.BN, c.BK, c.WARPS, c.STAGES], rate] for c, rate in LARGE_TILES]
+    regions = [(tile, _rule_region(rule, sms)) for rule, tile in _TILE_RULES.items()]
+    regions += [(tuple(t), _rule_region("large", sms)) for t, _ in large]
+    tmins: dict[tuple[Any, ...], int] = {}
+    for tile, (m0, n0, mn0) in regions:
+        knobs = {"BM": tile[0], "BN": tile[1], "BK": tile[2], "STAGES": tile[4],
+                 "WARPS": tile[3], "GROUP_M": 8, "LOAD": "auto"}
+        knobs.update((k, v) for k, v in fixed.items() if k in knobs)
+        key = tuple(knobs[k] for k in TILE_KNOBS)
+        BM, BN = knobs["BM"], knobs["BN"]
+        tmin = max(-(-m0 // BM) * -(-n0 // BN), -(-mn0 // (BM * BN)))
+        tmins[key] = min(tmins.get(key, tmin), tmin)
+    base = {k: v for k, v in raw.items() if k not in ("M", "N", "K")}
+    menus = []
+    for key, tmin in tmins.items():
+        knobs = dict(zip(TILE_KNOBS, key, strict=True))
+        shape = (4 * knobs["BM"], 4 * knobs["BN"], 8 * knobs["BK"])
+        menus.append([list(key), [
+            configs.add({**base, **knobs, **dict(zip(DECOMP_KNOBS, entry, strict=True))}, shape)
+            for entry in MENU if reachable_tiles(entry, tmin, math.inf, math.inf, sms)]])
+    return {"sms": sms, "fixed": fixed, "large": large, "menus": menus}
 
 
 def rechoosable(raw: dict[str, Any]) -> bool:

@@ -166,22 +166,25 @@ MENU: tuple[tuple[str, int, int, str], ...] = (
 
 def applicable(entry: tuple[str, int, int, str], tiles: int, k_iters: int, sms: int) -> bool:
     """Whether the cost model weighs ``entry`` (of :data:`MENU`) at ``tiles`` tiles of
-    ``k_iters`` k-iterations on ``sms`` SMs: split-K only for fewer tiles than SMs and at most
-    two waves of parts; Stream-K only where the tiles leave a partial wave; whole-problem
+    ``k_iters`` k-iterations on ``sms`` SMs: split-K only for fewer tiles than SMs and one wave of
+    parts (two with the reduce kernel); Stream-K only where the tiles leave a partial wave; whole-problem
     Stream-K only under one wave, Stream-K++ only past ``w`` waves.
 
-    >>> applicable(("splitk", 4, 1, "deterministic"), 40, 64, 132)
+    >>> applicable(("splitk", 3, 1, "deterministic"), 40, 64, 132)
     True
+    >>> applicable(("splitk", 4, 1, "deterministic"), 40, 64, 132)  # 160 parts: two waves
+    False
     >>> applicable(("splitk", 4, 1, "deterministic"), 40, 3, 132)  # more parts than k_iters
     False
     >>> applicable(("skpp", 1, 1, "deterministic"), 264, 64, 132)  # two whole waves
     False
     """
-    kind, splits, waves, _ = entry
+    kind, splits, waves, fixup = entry
     if kind == "dp":
         return True
-    if kind == "splitk":
-        return tiles < sms and splits <= k_iters and tiles * splits <= 2 * sms
+    if kind == "splitk":  # parts in one wave; two with the reduce kernel (no reducer waits)
+        wave = 2 * sms if fixup == _RED else sms
+        return tiles < sms and splits <= k_iters and tiles * splits <= wave
     if tiles % sms == 0:
         return False
     if kind == "streamk":

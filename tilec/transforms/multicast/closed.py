@@ -143,14 +143,15 @@ def derive_closed(op: OperandMulticast, forms: OperandForms, values: dict[sympy.
     quotient by it the dividend): proved so, it holds for every launch that meets its facts
     and ``CN < 2`` (a positive parameter: it is 1 there).
 
-    ``reach``: a form left at launch scope names the facts under which the engine proves it,
-    or why none was found (:func:`~tilec.transforms.multicast.closing.launch_reach`)."""
+    ``reach``: a form left at launch (or narrowing) scope names the facts under which the engine
+    proves it, or why none was found (:func:`~tilec.transforms.multicast.closing.launch_reach`)."""
     result = _special_or(_derive_closed(op, forms, values, prove), op, forms, values, prove)
-    if not (reach and prove and result.closed is not None
-            and result.closed.scope is Scope.LAUNCH and op.cluster_size > 1):
+    if not (reach and prove and result.closed is not None and op.cluster_size > 1
+            and result.closed.scope in (Scope.LAUNCH, Scope.NARROWING)):
         return result
     got = launch_reach(op, forms, values, functools.partial(derive_closed, reach=False),
-                       result.closed.would_prove)
+                       result.closed.would_prove,
+                       narrowing=result.closed.scope is Scope.NARROWING)
     at = tuple((k, then) for k, (_, then) in sorted((got.moved or {}).items()))
     return replace(result, closed=replace(result.closed, would_prove=got.would_prove,
                                           why_launch=got.why, would_prove_at=at))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import sympy
 
@@ -111,8 +111,8 @@ class Reach:
 
 
 def launch_reach(op: OperandMulticast, forms: OperandForms, values: dict[sympy.Symbol, int],
-                 rederive: Rederive, first: tuple[Fact, ...] = (), *, tries: int = 6
-                 ) -> Reach:
+                 rederive: Rederive, first: tuple[Fact, ...] = (), *, tries: int = 3,
+                 narrowing: bool = False) -> Reach:
     """The facts under which the engine proves this operand's closed form: each candidate fact
     (``first``, then the divisibility of the tile counts, the grid, the bands and the rounds
     by the cluster's groupings, and the reverse) that is false here is met at the nearest
@@ -120,7 +120,8 @@ def launch_reach(op: OperandMulticast, forms: OperandForms, values: dict[sympy.S
     kept), the operand re-derived there by ``rederive``; kept only where that derivation is
     proved. ``would_prove`` is then the proved form's facts that fail here (each true there:
     never a fact no launch meets). Where none of ``tries`` re-derivations proves it, ``why``
-    names the class of the launch (:func:`launch_class`)."""
+    names the class of the launch (:func:`launch_class`; ``narrowing``: the form is a
+    narrowing, and that is its class)."""
 
     if not values:
         return Reach(why=_WHY + "the schedule's sizes are numbers (it was built over no "
@@ -131,24 +132,50 @@ def launch_reach(op: OperandMulticast, forms: OperandForms, values: dict[sympy.S
     hardware = [(p, r) for p, r in _bound_splits(op) if r.is_Integer and holds_at(p, r, values)]
     own = [Fact(FactKind.DIVISIBLE, c, d) for c, d in _own_splits(op)]
     size = len(op.table)
-    seen: dict[tuple[int, ...], tuple[Fact, ...] | None] = {}  # launch tried -> its facts
-    for fact, moved in _launches(op, forms, values, first, movable, hardware, own):
+    seen: dict[tuple[int, ...], tuple[Fact, ...] | None] = {}  # launch looked at -> missing
+    proofs = [0]  # the re-derivations run (a launch without uniform sharing costs none)
+
+    def attempt(moved: dict[sympy.Symbol, int]) -> tuple[Fact, ...] | None:
+        """The facts, false here, of the form proved at ``moved`` (None: not proved there,
+        or on facts that all hold here: that tells nothing)."""
         key = tuple(moved[p] for p in sorted(moved, key=str))
         if key not in seen:
-            if len(seen) >= tries:
+            seen[key] = None
+            table = _table_at(op, moved, size)
+            if table is not None:
+                proofs[0] += 1
+                got = _proved_at(op, forms, moved, rederive, table)
+                seen[key] = None if got is None else tuple(
+                    f for f in got if not _fact_holds(f, values)) or None
+        return seen[key]
+
+    def spent() -> bool:
+        return proofs[0] >= tries or len(seen) >= 4 * tries
+
+    best: tuple[tuple[Fact, ...], dict[sympy.Symbol, int]] | None = None
+    for _, moved in _launches(op, forms, values, first, movable, hardware, own):
+        if spent():
+            break
+        missing = attempt(moved)
+        if missing is not None:
+            best = (missing, moved)
+            break
+    # fewer facts: the launches that meet one of them alone, while tries are left
+    for fact in best[0] if best is not None and len(best[0]) > 1 else ():
+        for moved in _launches_meeting(fact, _free(fact) & movable, values, hardware, own):
+            if spent():
                 break
-            seen[key] = _proved_at(op, forms, moved, rederive, size)
-        got = seen[key]
-        if got is None:
-            continue
-        missing = tuple(f for f in got if not _fact_holds(f, values))
-        if not missing and fact is None:
-            continue  # proved there on facts that hold here: the search tells nothing
-        # each fact true there: never a fact with no parameter that is false here
-        assert all(_free(f) for f in missing), missing
-        change = {str(p): (values[p], moved[p]) for p in values if moved[p] != values[p]}
-        return Reach(missing or (fact,), "", change, len(seen))  # type: ignore[arg-type]
-    return Reach(why=launch_class(op, forms, values), tried=len(seen))
+            missing = attempt(moved)
+            if missing is not None and len(missing) < len(best[0]):  # type: ignore[index]
+                best = (missing, moved)
+    if best is None:
+        why = _WHY + LAUNCH_CLASSES["narrowing"] if narrowing else launch_class(op, forms, values)
+        return Reach(why=why, tried=proofs[0])
+    missing, moved = best
+    # each fact true there: never a fact with no parameter that is false here
+    assert all(_free(f) for f in missing), missing
+    change = {str(p): (values[p], moved[p]) for p in values if moved[p] != values[p]}
+    return Reach(missing, "", change, proofs[0])
 
 
 def _launches(op: OperandMulticast, forms: OperandForms, values: dict[sympy.Symbol, int],
@@ -220,12 +247,11 @@ def _nearest(p: sympy.Basic, want: list[Fact], values: dict[sympy.Symbol, int],
     return None
 
 
-def _proved_at(op: OperandMulticast, forms: OperandForms, moved: dict[sympy.Symbol, int],
-               rederive: Rederive, size: int) -> tuple[Fact, ...] | None:
-    """The facts of the operand's closed form re-derived at ``moved``, where it is proved."""
-    from dataclasses import replace
-
-    from tilec.transforms.multicast.records import Scope
+def _table_at(op: OperandMulticast, moved: dict[sympy.Symbol, int], size: int
+              ) -> tuple[Any, ...] | None:
+    """The operand's exact table at ``moved`` where a closed form may exist there (its sharing
+    uniform over the loop points); None where it may not, or where the launch is empty or far
+    larger than this one (``size`` rows)."""
     from tilec.transforms.multicast.table import launch_values
 
     variables = op.variables[1:]
@@ -234,10 +260,21 @@ def _proved_at(op: OperandMulticast, forms: OperandForms, moved: dict[sympy.Symb
     for e in ext.values():
         rows *= max(int(e), 0)
     if rows == 0 or rows > max(4 * size, 4096):
-        return None  # an empty launch, or one far larger than this one: not tabulated
-    table = launch_table(op.mode, op.origin, op.alive, variables, op.bounds, moved,
-                         op.cluster_size)
-    got = rederive(replace(op, table=tuple(table), closed=None), forms, moved)
+        return None
+    table = tuple(launch_table(op.mode, op.origin, op.alive, variables, op.bounds, moved,
+                               op.cluster_size))
+    return table if uniform_partition(table, op.cluster_size)[0] is not None else None
+
+
+def _proved_at(op: OperandMulticast, forms: OperandForms, moved: dict[sympy.Symbol, int],
+               rederive: Rederive, table: tuple[Any, ...]) -> tuple[Fact, ...] | None:
+    """The facts of the operand's closed form re-derived at ``moved`` (its ``table`` there),
+    where it is proved."""
+    from dataclasses import replace
+
+    from tilec.transforms.multicast.records import Scope
+
+    got = rederive(replace(op, table=table, closed=None), forms, moved)
     if got.closed is None or got.closed.scope is not Scope.PROVED:
         return None
     return got.closed.facts
@@ -367,6 +404,9 @@ LAUNCH_CLASSES = {
     "not digits": "a tile order whose sharing groups are no digit pattern of the rank",
     "not narrowed": "a tile order whose same(r1, r2) the theorems do not narrow to the ranks "
                     "at this launch or any launch tried",
+    # (a form of scope NARROWING, not LAUNCH)
+    "narrowing": "a congruence step of the proof narrows (sound, and exact at this launch, "
+                 "wherever its facts hold)",
 }
 _WHY = "no single divisibility fact closes it: "
 

@@ -73,9 +73,10 @@ class ClosedForm:
     scope: Scope
     structure: str  # the groups in words (at this launch only unless PROVED)
     at: tuple[tuple[sympy.Symbol, int], ...] = ()  # the launch it was derived at (its values)
-    would_prove: tuple[Fact, ...] = ()  # LAUNCH: the facts, false here, under which it is proved
-    why_launch: str = ""  # LAUNCH without would_prove: why no fact was found
-    # LAUNCH with would_prove: the launch it was proved at (the parameters moved, their values)
+    # LAUNCH, NARROWING: the facts, false here, under which the engine proves a closed form
+    would_prove: tuple[Fact, ...] = ()
+    why_launch: str = ""  # LAUNCH, NARROWING without would_prove: why no fact was found
+    # with would_prove: the launch it was proved at (the parameters moved, their values)
     would_prove_at: tuple[tuple[str, int], ...] = ()
 
     @property
