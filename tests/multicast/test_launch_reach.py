@@ -94,8 +94,9 @@ CLASSES = [
      ("SMS", "CLUSTER")),
     # a seed order whose groups are rank cases
     ("not digits", Case("seed", 16, 18, 9, 4, 3, 8, (3, 1, 1), 3, 2, 1), "A", ()),
-    ("not narrowed", Case("seed", 33, 8, 4, 3, 2, 4, (3, 1, 1), 3, 3, 1), "A",
-     ("CM", "K", "M")),
+    # (seed 33x8x4, cluster 3, CM = 3 with CM, K, M numbers was this class until the rank's
+    # cut went through the engine's 2.11/2.12: it is proved now, with CM == CLUSTER among its facts)
+    ("not narrowed", Case("seed", 32, 37, 17, 4, 4, 3, (4, 1, 1), 16, 1, 3), "B", ()),
     # forms of scope NARROWING (a congruence step narrows): the same search
     ("narrowing", Case("seed", 8, 44, 10, 8, 4, 3, (2, 1, 1), 6, 3, 1), "A", ("CN", "M", "N")),
     ("narrowing, swizzle", Case("swizzle", 15, 12, 4, 4, 8, 8, (2, 1, 1), 4), "A", ()),

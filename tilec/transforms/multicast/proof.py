@@ -18,10 +18,11 @@ import sympy
 
 from tilec.proofs import Context, Fact, FactKind, narrow, simplify
 from tilec.proofs.bounds import Reasoner
-from tilec.proofs.build import as_expr, canon, is_int
+from tilec.proofs.build import is_int
 from tilec.proofs.evaluate import compile_int
 from tilec.proofs.expand import frac
 from tilec.transforms.memo import TRANSFORMS
+from tilec.transforms.multicast.cuts import cut_at_grouping
 from tilec.transforms.multicast.digits import _coefficients, _divisors
 from tilec.transforms.multicast.table import R1, R2, RANK, holds_at, same_box, value_at
 
@@ -106,8 +107,15 @@ def _narrow_same(op: OperandMulticast, forms: OperandForms, values: dict[sympy.S
         rows: list[_Row] = []  # printed once the attempt succeeds (printing costs)
         used: list[Fact] = []  # every fact a step of the proof rests on
         origin = {}
-        cuts = {n: _factor_divisors(e, groupings, local, values, rows, used) if cut else e
-                for n, e in op.origin.items()}
+        cuts = {}
+        for n, e in op.origin.items():
+            if not cut:
+                cuts[n] = e
+                continue
+            res = cut_at_grouping(e, groupings, local, values)  # 2.11 / 2.12, by the engine
+            used += res.used_facts
+            rows += _trace_rows(res)
+            cuts[n] = res.expr
         if cut and not rows:
             break  # nothing to cut: the same attempt again
         for name, e in cuts.items():
@@ -261,44 +269,6 @@ def _cancel_common(c: sympy.Eq) -> sympy.Boolean:
     # left unevaluated: sympy's equality test of two floors rewrites both (seconds), and the
     # ranks' sides are never decidable by it
     return sympy.true if xl == xr else sympy.Eq(xl, xr, evaluate=False)
-
-
-def _factor_divisors(e: sympy.Expr, groupings: list[sympy.Expr], ctx: Context,
-                     values: dict[sympy.Symbol, int], rows: list[_Row],
-                     used: list[Fact]) -> sympy.Expr:
-    """Cut a divisor D of the rank's tile index by a rank grouping g with D % g == 0:
-    ``x/D -> (x/g)/(D/g)`` (2.11) and ``x%D -> x%g + ((x/g)%(D/g))*g`` (2.12). The rank then
-    stays in ``x/g`` and ``x%g``, where the facts on the other summands drop the loop variables
-    (2.15.1, 2.7.1): a cluster that never straddles a tile row shares that row."""
-
-    def cut(node: sympy.Basic) -> sympy.Basic:
-        if isinstance(node, sympy.floor):
-            x, d = sympy.fraction(node.args[0])
-        elif isinstance(node, sympy.Mod):
-            x, d = node.args
-        else:
-            return node
-        if RANK not in x.free_symbols or RANK in d.free_symbols:
-            return node
-        for g in groupings:
-            if g == d or not holds_at(d, g, values):
-                continue
-            q = sympy.floor(d / g)
-            if isinstance(node, sympy.floor):
-                new = sympy.floor(sympy.floor(x / g) / q)
-                theorem = "2.11"
-            else:
-                new = sympy.Mod(x, g) + g * sympy.Mod(sympy.floor(x / g), q)
-                theorem = "2.12"
-            ctx.divisible(d, g)
-            # the fact as the context states it (canonical: ``(G*5)`` written unevaluated)
-            used.append(Fact(FactKind.DIVISIBLE, canon(as_expr(d)), canon(as_expr(g))))
-            rows.append((theorem, node, new))
-            return new
-        return node
-
-    with sympy.evaluate(False):
-        return e.replace(lambda n: isinstance(n, (sympy.floor, sympy.Mod)), cut)
 
 
 def _groups_of(keys: list[sympy.Expr], values: dict[sympy.Symbol, int], cs: int
