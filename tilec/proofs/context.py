@@ -59,6 +59,14 @@ class Fact:
             return f"{self.subject} < {self.other}"
         return f"{s} % {_paren(self.other)} == 0"
 
+    @property
+    def free_symbols(self) -> set[sympy.Basic]:
+        """The symbols the fact is about (a positivity or nonnegativity fact has no ``other``)."""
+        out = set(sympy.sympify(self.subject).free_symbols)
+        if self.other is not None:
+            out |= sympy.sympify(self.other).free_symbols
+        return out
+
     def condition(self) -> sympy.Basic:
         """The fact as a sympy condition (for a run-time guard)."""
         if self.kind is FactKind.NONNEG:

@@ -155,8 +155,7 @@ def _bounded_params(local: Context, syms: set[sympy.Basic], loop: set[sympy.Basi
                     ) -> set[sympy.Symbol]:
     """State each positive parameter of ``local``'s facts and of ``syms`` positive and at most
     itself (``0 <= s <= s``: the bounds of ``SMS*i_rt`` are then symbolic); returns them."""
-    params = sorted((syms | {s for f in local.facts for s in f.subject.free_symbols | (
-        f.other.free_symbols if f.other is not None else set())}) - loop - {R1, R2, RANK},
+    params = sorted((syms | {s for f in local.facts for s in f.free_symbols}) - loop - {R1, R2, RANK},
                     key=str)
     params = [s for s in params if s.is_positive]
     local.positive(*params)
@@ -238,8 +237,7 @@ def _bound_attempt(tied: sympy.Rel, local: Context, back: dict[Fact, Fact], ab: 
             target, reasoner, loop, used):
         return None
     named = tied.free_symbols | target.free_symbols | set().union(
-        *[f.subject.free_symbols | (f.other.free_symbols if f.other is not None else set())
-          for f in [*used, *used_steps]])
+        *[f.free_symbols for f in [*used, *used_steps]])
     return [back[f] for f in [*used_steps, *used] if f in back], named
 
 

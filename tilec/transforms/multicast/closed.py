@@ -252,7 +252,7 @@ def _derive_closed(op: OperandMulticast, forms: OperandForms,
             scope = Scope.PROVED if proof.exact else Scope.NARROWING
     # the proof's candidates (derive_closed keeps those that re-derive proved); a fact of no
     # parameter (``10 % 4 == 0`` where the schedule writes both as numbers) never holds
-    would = tuple(f for f in proof.would_prove if _free(f)
+    would = tuple(f for f in proof.would_prove if f.free_symbols
                   ) if proof is not None and scope is Scope.LAUNCH else ()
     closed = ClosedForm(issue, mask, sidx, scount,
                         _parameter_facts(facts, op) if scope is not Scope.LAUNCH else (),
@@ -290,22 +290,15 @@ def _boundary_facts(b: list[sympy.Expr], values: dict[sympy.Symbol, int]) -> lis
     return out
 
 
-def _free(f: Fact) -> set[sympy.Basic]:
-    """The symbols of a fact (a positivity fact has no ``other``)."""
-    return f.subject.free_symbols | (sympy.sympify(f.other).free_symbols
-                                     if f.other is not None else set())
-
-
 def _parameter_facts(facts: list[Fact], op: OperandMulticast) -> tuple[Fact, ...]:
     """Facts about the parameters only (a bound on a loop variable is not a fact to guard on)."""
     loop = {*op.variables, R1, R2, RANK}
-    free = _free
 
     def trivial(f: Fact) -> bool:  # 24*ceiling(M/BM) % 2 == 0: true for every value
         return f.kind.value == "divisible" and f.other is not None and mk_mod(
             f.subject, f.other) == 0
 
-    return tuple(dict.fromkeys(f for f in facts if free(f) and not free(f) & loop
+    return tuple(dict.fromkeys(f for f in facts if f.free_symbols and not f.free_symbols & loop
                                and not trivial(f)))
 
 

@@ -162,7 +162,7 @@ def launch_reach(op: OperandMulticast, forms: OperandForms, values: dict[sympy.S
             break
     # fewer facts: the launches that meet one of them alone, while tries are left
     for fact in best[0] if best is not None and len(best[0]) > 1 else ():
-        for moved in _launches_meeting(fact, _free(fact) & movable, values, hardware, own):
+        for moved in _launches_meeting(fact, fact.free_symbols & movable, values, hardware, own):
             if spent():
                 break
             missing = attempt(moved)
@@ -173,7 +173,7 @@ def launch_reach(op: OperandMulticast, forms: OperandForms, values: dict[sympy.S
         return Reach(why=why, tried=proofs[0])
     missing, moved = best
     # each fact true there: never a fact with no parameter that is false here
-    assert all(_free(f) for f in missing), missing
+    assert all(f.free_symbols for f in missing), missing
     change = {str(p): (values[p], moved[p]) for p in values if moved[p] != values[p]}
     return Reach(missing, "", change, proofs[0])
 
@@ -185,10 +185,10 @@ def _launches(op: OperandMulticast, forms: OperandForms, values: dict[sympy.Symb
     """The launches to re-derive at, in order: the nearest meeting each fact of ``first``, the
     clean launch (:func:`_clean_launch`), then the nearest meeting each other candidate."""
     cands = [f for f in _reach_candidates(op, forms, values, first)
-             if not _fact_holds(f, values) and _free(f) & movable]
+             if not _fact_holds(f, values) and f.free_symbols & movable]
     lead = [f for f in cands if f in first]
     for fact in lead:
-        for moved in _launches_meeting(fact, _free(fact) & movable, values, hardware, own)[:2]:
+        for moved in _launches_meeting(fact, fact.free_symbols & movable, values, hardware, own)[:2]:
             yield fact, moved
     splits = [f for f in cands if f.kind is FactKind.DIVISIBLE]
     clean = _clean_launch(splits, movable, values, hardware)
@@ -201,7 +201,7 @@ def _launches(op: OperandMulticast, forms: OperandForms, values: dict[sympy.Symb
             yield None, clean
     for fact in cands:
         if fact not in lead:
-            for moved in _launches_meeting(fact, _free(fact) & movable, values, hardware,
+            for moved in _launches_meeting(fact, fact.free_symbols & movable, values, hardware,
                                            own)[:3]:
                 yield fact, moved
 
@@ -220,7 +220,7 @@ def _clean_launch(cands: list[Fact], movable: set[sympy.Basic],
         if _fact_holds(fact, at):
             met.append(fact)
             continue
-        for p in sorted(_free(fact) & movable, key=str):
+        for p in sorted(fact.free_symbols & movable, key=str):
             hit = _nearest(p, [*met, fact], at, hardware, search)
             if hit is not None:
                 met.append(fact)
@@ -347,10 +347,6 @@ def _bands(op: OperandMulticast) -> list[tuple[sympy.Expr, sympy.Expr]]:
     return out
 
 
-def _free(fact: Fact) -> set[sympy.Basic]:
-    return fact.subject.free_symbols | (
-        fact.other.free_symbols if fact.other is not None else set())
-
 
 def _fact_holds(fact: Fact, values: dict[sympy.Symbol, int]) -> bool:
     """The fact at these parameter values (exact, floor semantics); False where it cannot be
@@ -382,7 +378,7 @@ def _launches_meeting(fact: Fact, params: set[sympy.Basic], values: dict[sympy.S
         out.append((abs(plain[p] - values[p]) / values[p], 0, str(p), plain))
         want, clean = [fact], plain
         for f in also:
-            if p in _free(f) and not _fact_holds(f, clean):
+            if p in f.free_symbols and not _fact_holds(f, clean):
                 hit = _nearest(p, [*want, f], values, hardware, search)
                 if hit is not None:
                     want, clean = [*want, f], hit
