@@ -23,20 +23,18 @@ import importlib.util
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from dispatch import clocks  # noqa: E402  (nvidia-smi, read, never set)
+from explore_heuristic import cfg  # noqa: E402  (a config's knobs, as the earlier rounds wrote them)
 
 EX = ROOT / "examples" / "gemm_decomposition.py"
-
-
-def cfg(BM, BN, BK, D="dp", S=1, st=3, w=8, g=8, fix="deterministic", sk=1):
-    return dict(BM=BM, BN=BN, BK=BK, DECOMP=D, SPLITS=S, STAGES=st, WARPS=w, GROUP_M=g,
-                FIXUP=fix, SK_WAVES=sk)
 
 
 L256 = cfg(128, 256, 64)  # the rules library's config on most large shapes
@@ -150,16 +148,6 @@ def label(c: dict) -> str:
     return f"{c['BM']}x{c['BN']}x{c['BK']} {d}{fx} s{c['STAGES']} w{c['WARPS']}"
 
 
-def clocks() -> dict:
-    q = "clocks.sm,clocks.mem,clocks.max.sm,temperature.gpu,power.draw"
-    try:
-        out = subprocess.run(["nvidia-smi", f"--query-gpu={q}", "--format=csv,noheader"],
-                             capture_output=True, text=True, timeout=20).stdout.strip()
-    except (OSError, subprocess.TimeoutExpired):
-        return {}
-    return dict(zip(q.split(","), (v.strip() for v in out.splitlines()[0].split(","))))
-
-
 def load_module(name: str, path: str):
     spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
@@ -212,7 +200,7 @@ def main() -> int:
             got = mod.matmul(a, b, out=outbuf).float()
             err = float((got - ref).abs().max() / ref.abs().max())
             why = mod.explain(M, N, K).splitlines()[0] if hasattr(mod, "explain") else ""
-            cands.append((f"module {n}: {why[:90]}", lambda mod=mod, o=outbuf: mod.matmul(a, b, out=o),
+            cands.append((f"module {n}: {why[:90]}", lambda mod=mod, o=outbuf, a=a, b=b: mod.matmul(a, b, out=o),
                           None if err < 2e-2 else f"wrong: rel err {err:.3g}"))
         runs = [(lbl, fn) for lbl, fn, e in cands if fn is not None and e is None]
         times: dict[str, list[float]] = {lbl: [] for lbl, _ in runs}
@@ -221,7 +209,7 @@ def main() -> int:
             order = runs[r % len(runs):] + runs[:r % len(runs)] if runs else []
             for lbl, fn in order:
                 times[lbl].append(time_ms(fn))
-                times["cublas"].append(time_ms(lambda: torch.matmul(a, b)))
+                times["cublas"].append(time_ms(lambda a=a, b=b: torch.matmul(a, b)))
         cub = statistics.median(times["cublas"])
         for lbl, fn, e in cands:
             ts = times.get(lbl) if e is None and fn is not None else None
