@@ -12,7 +12,7 @@ median). Clocks read (nvidia-smi), never set. Writes ``explore_s11_<card>_<date>
 (or bench/results) after every shape: a run cut by the time limit keeps what it measured.
 
     PYTHONPATH=. python bench/explore_s11.py [--rounds 5] [--module lib=libbench/benchgemm.py]
-                                             [--budget 500] [--shapes name,...] [--set 1|2]
+                                             [--budget 500] [--shapes name,...] [--set 1|2|3]
 """
 
 from __future__ import annotations
@@ -140,7 +140,44 @@ R2: dict[str, tuple[tuple[int, int, int], list[dict]]] = {
         cfg(128, 128, 64, "splitk", 8, 5, 8, 8, "reduce_kernel"),
         cfg(128, 128, 128, "splitk", 16, 3, 8, 8, "reduce_kernel")]),
 }
-SETS = {"1": SHAPES, "2": R2}
+
+# round 3 (session 12): one wave of 128x256 split-K parts on the deep-K shapes (the heuristic's
+# "few tiles, deep K" rule takes 128x128 split-K 2 there), 256x128 tiles, Stream-K at 128x256,
+# deeper pipelines on the small ragged square, one wave of 64x128 tiles at M = 200
+R3: dict[str, tuple[tuple[int, int, int], list[dict]]] = {
+    "deep_1000x1000_k50000": ((1000, 1000, 50000), [
+        cfg(128, 128, 64, "splitk", 2, 5),
+        cfg(128, 256, 64, "splitk", 4, 3, 8, 8, "reduce_kernel"),
+        cfg(128, 256, 64, "splitk", 4, 3),
+        cfg(128, 256, 64, "splitk", 3, 3, 8, 8, "reduce_kernel"),
+        cfg(128, 256, 64, "streamk", 1, 3),
+        cfg(256, 128, 64, "splitk", 4, 3, 8, 8, "reduce_kernel")]),
+    "skinny_1024_k32k": ((1024, 1024, 32768), [
+        cfg(128, 128, 64, "splitk", 2, 5),
+        cfg(128, 256, 64, "splitk", 4, 3, 8, 8, "reduce_kernel"),
+        cfg(128, 256, 64, "splitk", 4, 3),
+        cfg(256, 128, 64, "splitk", 4, 3, 8, 8, "reduce_kernel")]),
+    "deep_256x1024_k128k": ((256, 1024, 131072), [
+        cfg(128, 256, 64, "splitk", 16, 3, 8, 8, "reduce_kernel"),
+        cfg(128, 256, 64, "splitk", 16, 3),
+        cfg(128, 256, 64, "splitk", 16, 4, 8, 8, "reduce_kernel"),
+        cfg(256, 128, 64, "splitk", 16, 3, 8, 8, "reduce_kernel")]),
+    "skinny_512_k64k": ((512, 512, 65536), [
+        cfg(128, 256, 64, "splitk", 16, 3, 8, 8, "reduce_kernel"),
+        cfg(128, 256, 64, "splitk", 16, 4, 8, 8, "reduce_kernel"),
+        cfg(256, 128, 64, "splitk", 16, 3, 8, 8, "reduce_kernel")]),
+    "wave_1664": ((1664, 1664, 8192), [S128, cfg(128, 256, 64, "streamk", 1, 3),
+                                       cfg(256, 128, 64, "dp", 1, 3)]),
+    "ragged_1000": ((1000, 1000, 1000), [cfg(64, 128, 128, "dp", 1, 4, 4),
+                                         cfg(64, 128, 64, "dp", 1, 6, 4),
+                                         cfg(64, 128, 64, "dp", 1, 8, 4)]),
+    "dsv3_gateup_m200": ((200, 4096, 7168), [cfg(128, 128, 64, "splitk", 2, 5),
+                                             cfg(64, 128, 64, "dp", 1, 6, 4),
+                                             cfg(64, 128, 128, "dp", 1, 4, 4)]),
+    "qwen2_7b_qkv_m3000": ((3000, 4608, 3584), [cfg(128, 128, 64, "dp", 1, 5),
+                                                cfg(256, 128, 64, "dp", 1, 3)]),
+}
+SETS = {"1": SHAPES, "2": R2, "3": R3}
 
 def label(c: dict) -> str:
     d = c["DECOMP"] + (str(c["SPLITS"]) if c["DECOMP"] == "splitk" else "")
