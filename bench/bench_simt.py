@@ -22,7 +22,8 @@ after every size (never changed); per kernel and size, ``1000*exp((1024 - size)/
 events around the kernel alone, and the mean of the last half of the replays taken (the clocks
 have settled); cuBLAS and the tilec kernels side by side, in alternating order, for ``--rounds``
 rounds (>= 5); reported: the median over rounds and the spread (max - min) / median.
-``--explore`` divides the replays by 8 and takes 2 rounds (a sweep, not a result).
+``--explore`` divides the replays by ``--explore-div`` (8) and takes ``--explore-rounds`` (2)
+rounds (a sweep, not a result).
 
 The shape-generic kernels against cuBLAS (one library each, every shape; on the GPU machine
 ``bench/simt_device.sh``)::
@@ -39,6 +40,14 @@ checked with the padding forced; ``--rows-out`` writes the issue's rows)::
         --ragged 12 --ragged-kernels warp
     python bench/bench_simt.py run --dir simt_gen10 --out bench/results/simt_dispatch_<card>_<date>.json \
         --rounds 5 --pad auto --rows-out bench/results/dispatch_simt_<card>_<date>.json
+
+The cost model's exploration (``--explore-model``: at each shape the kernels the model weighs,
+:data:`EXPLORE` and :func:`explore_kernels`; the timings it is fitted on)::
+
+    python bench/bench_simt.py gen --dir simt_explore --kernels --sizes --dispatch --explore-model \
+        --ragged 6 --ragged-kernels T_ft W_ft M3_ft LW_ft L16_ft L_s4
+    python bench/bench_simt.py run --dir simt_explore --out simt_explore_<card>_<date>.json --pad auto \
+        --explore --explore-div 4 --explore-rounds 3
 """
 
 from __future__ import annotations
@@ -83,9 +92,11 @@ def _config_key(job: dict[str, Any]) -> dict[str, Any]:
     """The job's schedule calls (without the sizes' header): the configuration its library is."""
     from tilec.runtime.loader import load_schedule
 
-    fusion = load_schedule(ROOT / job["schedule"], {**job["params"], "M": job["M"], "N": job["N"],
+    params = {k: v for k, v in job["params"].items() if k != "PAD"}
+    fusion = load_schedule(ROOT / job["schedule"], {**params, "M": job["M"], "N": job["N"],
                                                     "K": job["K"]}).fusion
-    return {**job, "key": "\n".join(str(c) for c in fusion.schedule.calls)}
+    return {**job, "key": "\n".join(str(c) for c in fusion.schedule.calls),
+            **({"pad": job["params"]["PAD"]} if "PAD" in job["params"] else {})}
 
 
 def _generate(job: dict[str, Any]) -> dict[str, Any]:
@@ -94,7 +105,8 @@ def _generate(job: dict[str, Any]) -> dict[str, Any]:
     from tilec.runtime.loader import load_schedule
     from tilec.transforms.simt.lower import lower_simt
 
-    fusion = load_schedule(ROOT / job["schedule"], {**job["params"], "M": job["M"], "N": job["N"],
+    params = {k: v for k, v in job["params"].items() if k != "PAD"}
+    fusion = load_schedule(ROOT / job["schedule"], {**params, "M": job["M"], "N": job["N"],
                                                     "K": job["K"]}).fusion
     plan = lower_simt(fusion, name=job["name"])
     pr = SimtCudaPrinter(plan)
@@ -129,6 +141,48 @@ DISPATCH_SHAPES = {  # issue 30's SIMT target: non-square shapes (LLM layers, Mo
     "ragged_n_4096x4095x4096": "4096x4095x4096", "ragged_k_4096x4096x4095": "4096x4096x4095",
     "ragged_m_4097x4096x4096": "4097x4096x4096", "ragged_3001x5001x2001": "3001x5001x2001",
     "deep_k_512x512x16384": "512x512x16384"}
+
+
+# the SIMT cost model's exploration (``gen --explore-model``): the rows and work splits it weighs,
+# as parameters of the warp-tiled schedule; ``PAD`` (not a schedule parameter) is the launcher's
+# padding mode for that kernel's launches (``run --pad`` for the others)
+LARGE = {"CONFIG": "large"}
+TALL = {"CONFIG": "large", "BM": 256, "BN": 128, "BK": 16, "WM": 64, "WN": 64, "TM": 8, "TN": 16,
+        "MIN_BLOCKS": 1, "STAGES": 3}  # cuBLAS's 256x128 tile, 8 warps of 64 x 64, one CTA per SM
+EXPLORE = {
+    "L_ft": {**LARGE, "DECOMP": "dp_ft"},  # today's pick nearly everywhere
+    "L_dp": {**LARGE, "DECOMP": "dp"},
+    "L_1sk": {**LARGE, "DECOMP": "dp_1sk", "FIXUP": "atomic"},  # the partial wave in Stream-K
+    "L16_ft": {**LARGE, "BK": 16, "STAGES": 4, "DECOMP": "dp_ft"},  # stages: a shorter fill
+    "LW_ft": {**LARGE, "WM": 64, "WN": 32, "DECOMP": "dp_ft"},  # the warp tile 64 x 32
+    "T_ft": {**TALL, "DECOMP": "dp_ft"},
+    "W_ft": {**TALL, "BM": 128, "BN": 256, "DECOMP": "dp_ft"},  # 128x256, 8 warps of 64 x 64
+    "M3_ft": {**LARGE, "BM": 128, "BN": 64, "MIN_BLOCKS": 3, "DECOMP": "dp_ft"},  # 4 warps, 3/SM
+    "S16": {"CONFIG": "small16", "DECOMP": "dp"},
+    "L_sk": {**LARGE, "DECOMP": "streamk", "FIXUP": "atomic"},  # fewer than two waves of tiles
+    "L_s4": {**LARGE, "DECOMP": "splitk", "SPLITS": 4, "FIXUP": "atomic"},  # under a wave
+    "L_s16": {**LARGE, "DECOMP": "splitk", "SPLITS": 16, "FIXUP": "atomic"},
+    "L_np": {**LARGE, "DECOMP": "dp_ft", "PAD": "never"},  # ragged: the variant met, no copies
+}
+
+
+def explore_kernels(M: int, N: int, K: int, slots: int = 264) -> list[str]:
+    """The kernels ``--explore-model`` times at ``M x N x K``: every row with its last-wave
+    split and the large row one CTA per tile and with a Stream-K last wave; Stream-K where the
+    large row's tiles fill fewer than two waves of ``slots``, split-K (4 parts, and 16 where
+    under 32 tiles) where under one; the large row without padding where a size or leading
+    dimension misses the tiles variant's multiples.
+
+    >>> explore_kernels(512, 512, 16384)[-3:], "L_np" in explore_kernels(4096, 4095, 4096)
+    (['L_sk', 'L_s4', 'L_s16'], True)
+    """
+    tiles = -(-M // 128) * -(-N // 128)
+    out = ["L_ft", "L_dp", "L_1sk", "L16_ft", "LW_ft", "T_ft", "W_ft", "M3_ft", "S16"]
+    out += ["L_sk"] if tiles < 2 * slots else []
+    out += ["L_s4"] if tiles < slots else []
+    out += ["L_s16"] if tiles < 32 else []
+    out += ["L_np"] if M % 128 or N % 128 or K % 32 else []
+    return out
 
 
 def ragged_shapes(n: int, seed: int = 16) -> list[tuple[int, int, int]]:
@@ -166,7 +220,13 @@ def cmd_gen(args: argparse.Namespace) -> int:
     shapes = [(s, s, s) for s in args.sizes] + [shape(x) for x in args.shapes]
     shapes += [shape(x) for x in GENERIC_SHAPES] if args.generic else []
     shapes += [shape(x) for x in DISPATCH_SHAPES.values()] if args.dispatch else []
+    for name, params in EXPLORE.items():
+        kernels.setdefault(name, ("examples/simt_warp_tiled.py", params))
     jobs = []
+    for M, N, K in shapes if args.explore_model else []:  # the model's candidates per shape
+        for k in explore_kernels(M, N, K):
+            path, params = kernels[k]
+            jobs.append(dict(kernel=k, schedule=path, params=params, M=M, N=N, K=K, timed=True))
     for k in args.kernels + [v.partition(":")[0] for v in args.variant]:
         path, params = kernels[k]
         for M, N, K in shapes:
@@ -501,8 +561,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             return rc
 
         pad_note, ran = "", variant
-        if args.pad != "never":
-            launch, pad = pad_launch(j, fn, A, B, C, args.pad, ws, stream, device_name)
+        mode = j.get("pad", args.pad)  # the job's own padding mode (--explore-model's L_np)
+        if mode != "never":
+            launch, pad = pad_launch(j, fn, A, B, C, mode, ws, stream, device_name)
             variant, ran = pad.variant, pad.variant + (" (padded)" if pad.padded else "")
             pad_note = pad.why
         err = check(torch, launch, A, B, C)
@@ -535,7 +596,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 0 if ok else 1
 
     shapes = sorted({(j["M"], j["N"], j["K"]) for j, _, _ in fns.values()})
-    rounds = 2 if args.explore else args.rounds
+    rounds = args.explore_rounds if args.explore else args.rounds
     for M, N, K in shapes:
         s = M if M == N == K else f"{M}x{N}x{K}"  # the label of rows and clocks
         A = torch.randn(M, K, device=dev, generator=g)
@@ -549,10 +610,11 @@ def cmd_run(args: argparse.Namespace) -> int:
                                       f(A.data_ptr(), B.data_ptr(), C.data_ptr(), M, N, K, K, N, N,
                                         stream))
                 variants[j["kernel"]] = variant
-                if args.pad != "never":  # the copies timed with the kernel
-                    peers[j["kernel"]], pad = pad_launch(j, fn, A, B, C, args.pad, ws, stream, device_name)
+                if j.get("pad", args.pad) != "never":  # the copies timed with the kernel
+                    peers[j["kernel"]], pad = pad_launch(j, fn, A, B, C, j.get("pad", args.pad), ws,
+                                                         stream, device_name)
                     variants[j["kernel"]] = pad.variant + (" (padded)" if pad.padded else "")
-        reps = replays(round((M * N * K) ** (1 / 3))) // (8 if args.explore else 1)
+        reps = replays(round((M * N * K) ** (1 / 3))) // (args.explore_div if args.explore else 1)
         reps = max(reps, 8)
         result["clocks"].append({"size": s, "when": "before", **clocks()})
         for k, f in peers.items():  # warm-up: module load, cuBLAS heuristics
@@ -694,6 +756,9 @@ def main() -> int:
                    default=["warp_large", "warp_small8", "warp_small16"])
     g.add_argument("--variant", action="append", default=[], metavar="NAME:K=V,K=V",
                    help="a variant of the warp-tiled schedule with these parameters")
+    g.add_argument("--explore-model", action="store_true",
+                   help="time, at each shape, the kernels the SIMT cost model weighs (EXPLORE, "
+                        "explore_kernels): rows, warp tiles, stages, work splits, padding")
     g.add_argument("--jobs", type=int, default=2)
     g.add_argument("--untimed", action="store_true", help="check only (kernels for ncu)")
     g.add_argument("--append", action="store_true", help="add to the directory's manifest")
@@ -701,7 +766,10 @@ def main() -> int:
     r.add_argument("--dir", required=True)
     r.add_argument("--out", required=True)
     r.add_argument("--rounds", type=int, default=5)
-    r.add_argument("--explore", action="store_true")
+    r.add_argument("--explore", action="store_true",
+                   help="a sweep: the replays divided by --explore-div, --explore-rounds rounds")
+    r.add_argument("--explore-div", type=int, default=8)
+    r.add_argument("--explore-rounds", type=int, default=2)
     r.add_argument("--check-only", action="store_true", help="build and check, time nothing")
     r.add_argument("--pad", default="never", choices=["never", "auto", "tiles", "aligned"],
                    help="launch through the launcher's padding (tilec.codegen.cuda.simt.launch."
