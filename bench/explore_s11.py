@@ -12,7 +12,7 @@ median). Clocks read (nvidia-smi), never set. Writes ``explore_s11_<card>_<date>
 (or bench/results) after every shape: a run cut by the time limit keeps what it measured.
 
     PYTHONPATH=. python bench/explore_s11.py [--rounds 5] [--module lib=libbench/benchgemm.py]
-                                             [--budget 500] [--shapes name,...] [--set 1|2|3]
+                                             [--budget 500] [--shapes name,...] [--set 1|2|3|4]
 """
 
 from __future__ import annotations
@@ -177,7 +177,19 @@ R3: dict[str, tuple[tuple[int, int, int], list[dict]]] = {
     "qwen2_7b_qkv_m3000": ((3000, 4608, 3584), [cfg(128, 128, 64, "dp", 1, 5),
                                                 cfg(256, 128, 64, "dp", 1, 3)]),
 }
-SETS = {"1": SHAPES, "2": R2, "3": R3}
+
+# round 4 (session 12): why 1000x1000x50000 runs 128x128 split-K 2 at 0.61x where 1024^2 x 32768
+# runs it at 0.96x: the same pair of configs with M, N aligned to 128 and K aligned to 64, apart
+_DEEP = [cfg(128, 128, 64, "splitk", 2, 5), cfg(256, 128, 64, "splitk", 4, 3, 8, 8, "reduce_kernel")]
+R4: dict[str, tuple[tuple[int, int, int], list[dict]]] = {
+    "deep_1000x1000_k50000": ((1000, 1000, 50000), _DEEP),
+    "deep_1024x1024_k50000": ((1024, 1024, 50000), _DEEP),
+    "deep_1000x1000_k49152": ((1000, 1000, 49152), _DEEP),
+    "deep_1024x1024_k49152": ((1024, 1024, 49152), _DEEP),
+    "deep_1024x1024_k32768": ((1024, 1024, 32768), _DEEP),
+    "deep_1000x1000_k32768": ((1000, 1000, 32768), _DEEP),
+}
+SETS = {"1": SHAPES, "2": R2, "3": R3, "4": R4}
 
 def label(c: dict) -> str:
     d = c["DECOMP"] + (str(c["SPLITS"]) if c["DECOMP"] == "splitk" else "")
