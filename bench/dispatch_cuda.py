@@ -85,24 +85,21 @@ def shapes(quick: bool = False, only: str | None = None) -> list[tuple[str, int,
     return [s for s in out if not only or re.search(only, s[0])]
 
 
-def parse_candidate(spec: str) -> tuple[str, dict[str, str]]:
-    """``"BN=192"`` -> ("gemm", {"BN": "192"}); ``"seed:CM=2,CN=1"`` -> ("seed", {...}).
+def parse_candidate(spec: str) -> tuple[str, dict[str, Any]]:
+    """``"BN=192"`` -> ("gemm", {"BN": 192}); ``"seed:CM=2,CN=1"`` -> ("seed", {...}); values
+    typed as ``--param`` types them.
 
     >>> parse_candidate("seed:CM=2,CN=1")
-    ('seed', {'CM': '2', 'CN': '1'})
+    ('seed', {'CM': 2, 'CN': 1})
     >>> parse_candidate("DECOMP=splitk, SPLITS=4")
-    ('gemm', {'DECOMP': 'splitk', 'SPLITS': '4'})
+    ('gemm', {'DECOMP': 'splitk', 'SPLITS': 4})
     """
+    from tilec.runtime.loader import parse_params
+
     kind, _, body = spec.partition(":") if ":" in spec else ("gemm", "", spec)
     if kind not in ("gemm", "seed"):
         raise ValueError(f"candidate {spec!r}: the prefix must be 'seed:' (or none) but is {kind!r}")
-    knobs: dict[str, str] = {}
-    for item in filter(None, (s.strip() for s in body.split(","))):
-        key, eq, value = item.partition("=")
-        if not eq or not key:
-            raise ValueError(f"candidate {spec!r}: {item!r} is not KNOB=VALUE")
-        knobs[key.strip()] = value.strip()
-    return kind, knobs
+    return kind, parse_params([s.strip() for s in body.split(",") if s.strip()])
 
 
 def label(params: dict[str, Any]) -> str:
@@ -157,39 +154,64 @@ def plan_entry(name: str, M: int, N: int, K: int, candidate: str, sms: int,
     return entry, plan, source
 
 
+def shape_plans(job: tuple[str, int, int, int, list[str], int]
+                ) -> list[tuple[dict[str, Any], bytes, str | None]]:
+    """The heuristic's plan of one shape and its candidates': (entry, pickled plan, source)."""
+    name, M, N, K, candidates, sms = job
+    out = []
+    heur: dict[str, Any] | None = None
+    for cand in [HEURISTIC, *candidates]:
+        t0 = time.perf_counter()
+        entry, plan, source = plan_entry(name, M, N, K, cand, sms, heur)
+        entry["lower_s"] = round(time.perf_counter() - t0, 2)
+        if cand == HEURISTIC and plan is not None:
+            heur = entry["params"]
+        if plan is not None:
+            from tilec.codegen.cuda.printer import CudaPrinter
+
+            entry["cname"] = CudaPrinter(plan).cname
+        out.append((entry, pickle.dumps(plan), source))
+    return out
+
+
 def prepare(folder: Path, todo: list[tuple[str, int, int, int]], candidates: list[str],
-            sms: int = 132) -> dict[str, Any]:
-    """Lower every (shape, candidate) and write the sources, ``plans.pkl`` and
-    ``manifest.json`` into ``folder``; the manifest."""
+            sms: int = 132, jobs: int = 1) -> dict[str, Any]:
+    """Lower every (shape, candidate), ``jobs`` shapes at a time in worker processes, and write
+    the sources, ``plans.pkl`` and ``manifest.json`` into ``folder``; the manifest."""
     t0 = time.perf_counter()
     folder.mkdir(parents=True, exist_ok=True)
     entries: list[dict[str, Any]] = []
     plans: list[Any] = []
     sources: dict[str, dict[str, Any]] = {}
-    for name, M, N, K in todo:
-        heur: dict[str, Any] | None = None
-        for cand in [HEURISTIC, *candidates]:
-            entry, plan, source = plan_entry(name, M, N, K, cand, sms, heur)
-            if cand == HEURISTIC and plan is not None:
-                heur = entry["params"]
+    work = [(name, M, N, K, candidates, sms) for name, M, N, K in todo]
+    if jobs > 1 and len(work) > 1:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        pool = ProcessPoolExecutor(min(jobs, len(work)),
+                                   mp_context=multiprocessing.get_context("fork"))
+        results = pool.map(shape_plans, work)
+    else:
+        pool, results = None, map(shape_plans, work)
+    for lowered in results:
+        for entry, plan, source in lowered:
             if source is not None:
                 sha = entry["source"]
                 if sha not in sources:
-                    from tilec.codegen.cuda.printer import CudaPrinter
-
                     (folder / f"{sha}.cu").write_text(source)
-                    sources[sha] = {"file": f"{sha}.cu", "cname": CudaPrinter(plan).cname,
-                                    "plans": []}
+                    sources[sha] = {"file": f"{sha}.cu", "cname": entry["cname"], "plans": []}
                 sources[sha]["plans"].append(len(entries))
             entry["plan"] = len(plans)
-            plans.append(plan)
+            plans.append(pickle.loads(plan))
             entries.append(entry)
-            print(f"  {name:24s} {cand:24s} "
+            print(f"  {entry['name']:24s} {entry['candidate']:24s} {entry['lower_s']:5.1f} s  "
                   + (entry["config"] + " " + entry["source"] if "error" not in entry
                      else entry["error"][:100]), flush=True)
+    if pool is not None:
+        pool.shutdown()
     (folder / "plans.pkl").write_bytes(pickle.dumps(plans))
     manifest = {"schedule": str(SCHEDULE.relative_to(ROOT)), "sms": sms, "candidates": candidates,
-                "plans": entries, "sources": sources,
+                "plans": entries, "sources": sources, "jobs": jobs,
                 "prepare_s": round(time.perf_counter() - t0, 2)}
     (folder / "manifest.json").write_text(json.dumps(manifest, indent=1, default=str))
     print(f"prepared {len(entries)} plans, {len(sources)} distinct sources in "
@@ -457,19 +479,22 @@ def main(argv: list[str] | None = None) -> int:
                         "or 'seed:KNOB=V,...' (seed004 with the heuristic's tile); repeatable")
     p.add_argument("--sms", type=int, default=132, help="the schedules' SMS (default 132)")
     p.add_argument("--rounds", type=int, default=5, help="timing rounds (at least 5)")
-    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="parallel nvcc runs")
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                   help="worker processes lowering shapes, parallel nvcc runs (default: the cores)")
     p.add_argument("--out", default=os.environ.get("OUT") or str(ROOT / "bench" / "results"))
     args = p.parse_args(argv)
+    from tilec.errors import TilecError
+
     for c in args.candidates:
         try:
             parse_candidate(c)
-        except ValueError as e:
+        except (ValueError, TilecError) as e:
             p.error(str(e))
     if args.phase != "all" and not args.dir:
         p.error(f"{args.phase} needs --dir")
     folder = Path(args.dir or tempfile.mkdtemp(prefix="dispatch_cuda_"))
     if args.phase in ("prepare", "all"):
-        prepare(folder, shapes(args.quick, args.only), args.candidates, args.sms)
+        prepare(folder, shapes(args.quick, args.only), args.candidates, args.sms, args.jobs)
     if args.phase in ("run", "all"):
         run(folder, Path(args.out), args.rounds, args.quick, args.jobs, args.only)
     return 0
