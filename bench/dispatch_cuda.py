@@ -49,7 +49,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import math
 import os
 import pickle
 import re
@@ -77,6 +76,15 @@ HEURISTIC = "heuristic"
 SEED_KNOBS = ("BM", "BN", "BK", "SMS", "DTYPE", "B_LAYOUT", "DECOMP", "SPLITS", "SK_WAVES",
               "FIXUP", "STAGES")
 TOL = 2e-2
+DEVICE = "cuda"  # the tests run the GPU part's bookkeeping on "cpu", with stand-in kernels
+
+
+def sync() -> None:
+    """Wait for the device (nothing on the CPU)."""
+    import torch
+
+    if DEVICE == "cuda":
+        torch.cuda.synchronize()
 
 
 def shapes(quick: bool = False, only: str | None = None) -> list[tuple[str, int, int, int]]:
@@ -128,6 +136,7 @@ def plan_entry(name: str, M: int, N: int, K: int, candidate: str, sms: int,
     from tilec.codegen.cuda.printer import emit
 
     entry: dict[str, Any] = {"name": name, "M": M, "N": N, "K": K, "candidate": candidate}
+    over: dict[str, Any]
     try:
         if candidate == HEURISTIC:
             schedule, over = SCHEDULE, {"M": M, "N": N, "K": K, "SMS": sms}
@@ -145,7 +154,7 @@ def plan_entry(name: str, M: int, N: int, K: int, candidate: str, sms: int,
                 over.setdefault("CLUSTER", int(over.get("CM", 2)) * int(over.get("CN", 1)))
         loaded, plan = _lower(schedule, over)
         source = emit(plan)
-    except Exception as e:  # noqa: BLE001  (a refused configuration is a row, not the end)
+    except Exception as e:  # a refused configuration is a row, not the end
         entry["error"] = f"{type(e).__name__}: {e}"
         return entry, None, None
     params = {k: v for k, v in loaded.params.items() if k not in ("M", "N", "K")}
@@ -236,7 +245,7 @@ def compile_all(folder: Path, manifest: dict[str, Any], plans: list[Any], shas: 
         plan = plans[manifest["plans"][info["plans"][0]]["plan"]]
         try:
             return build(plan, cache, source=(folder / info["file"]).read_text()).path
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             return f"{type(e).__name__}: {e}"[:2000]
 
     t0 = time.perf_counter()
@@ -249,9 +258,9 @@ def operands(M: int, N: int, K: int, seed: int) -> tuple[Any, Any]:
     """Fresh random bf16 A (M x K) and B (K x N), contiguous."""
     import torch
 
-    g = torch.Generator(device="cuda").manual_seed(seed)
-    return (torch.randn((M, K), device="cuda", dtype=torch.bfloat16, generator=g),
-            torch.randn((K, N), device="cuda", dtype=torch.bfloat16, generator=g))
+    g = torch.Generator(device=DEVICE).manual_seed(seed)
+    return (torch.randn((M, K), device=DEVICE, dtype=torch.bfloat16, generator=g),
+            torch.randn((K, N), device=DEVICE, dtype=torch.bfloat16, generator=g))
 
 
 def caller(kernel: Any, a: Any, b: Any, c: Any, pad: bool) -> Any:
@@ -297,14 +306,14 @@ def check(kernel: Any, M: int, N: int, K: int, seed: int) -> dict[str, Any]:
     from tilec.errors import KernelArgumentError
 
     a, b = operands(M, N, K, seed)
-    c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+    c = torch.full((M, N), float("nan"), device=DEVICE, dtype=torch.bfloat16)
     out: dict[str, Any] = {"padded": False}
     try:
         caller(kernel, a, b, c, False)()
     except KernelArgumentError as e:
         out.update(padded=True, refused=str(e))
         caller(kernel, a, b, c, True)()
-    torch.cuda.synchronize()
+    sync()
     ref = torch.matmul(a.float(), b.float())
     nan = int(c.isnan().sum().item())
     den = float(torch.linalg.norm(ref))
@@ -328,7 +337,7 @@ def measure(kernels: dict[str, tuple[Any, bool]], M: int, N: int, K: int, rounds
     from tilec.runtime.bench import time_ms
 
     a, b = operands(M, N, K, 1)
-    c = torch.empty((M, N), device="cuda", dtype=torch.bfloat16)
+    c = torch.empty((M, N), device=DEVICE, dtype=torch.bfloat16)
     ref = torch.empty_like(c)
     fns = {n: caller(k, a, b, c, pad) for n, (k, pad) in kernels.items()}
     fns["cublas"] = lambda: torch.matmul(a, b, out=ref)
@@ -424,11 +433,11 @@ def run(folder: Path, out_dir: Path, rounds: int, quick: bool, jobs: int,
                 kernel = CudaKernel(plans[e["plan"]], Path(lib))
                 row.update(check(kernel, M, N, K, seed=M + 7 * N + 13 * K))
                 kernels[e["candidate"]] = (kernel, row["padded"])
-            except Exception as err:  # noqa: BLE001  (a failing shape is a row, not the end)
+            except Exception as err:  # a failing shape is a row, not the end
                 row.update(correct=False, error=f"{type(err).__name__}: {err}"[:2000])
         try:
             timed = measure(kernels, M, N, K, max(5, rounds), quick) if kernels else {}
-        except Exception as err:  # noqa: BLE001
+        except Exception as err:
             timed = {}
             for cand in kernels:
                 rows[cand].update(correct=False, error=f"timing: {type(err).__name__}: {err}"[:2000])
