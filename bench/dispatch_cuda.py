@@ -55,6 +55,7 @@ import re
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -361,9 +362,10 @@ def card_of(device: str) -> str:
 
 
 def run(folder: Path, out_dir: Path, rounds: int, quick: bool, jobs: int,
-        only: str | None = None) -> dict[str, Any]:
+        only: str | None = None, shape_timeout: float = 120.0) -> dict[str, Any]:
     """Compile, check and time every prepared plan (``quick`` / ``only``: of those shapes);
-    write and return the result."""
+    write and return the result.  A shape not done after ``shape_timeout`` seconds ends the
+    run with its row saying so."""
     import torch
 
     from tilec.codegen.cuda.launch import CudaKernel
@@ -399,6 +401,17 @@ def run(folder: Path, out_dir: Path, rounds: int, quick: bool, jobs: int,
         result["under_0.9"] = sum(r["x_cublas"] < 0.9 for r in heur)
         path.write_text(json.dumps(result, indent=1, default=str))
 
+    def hung(name: str, M: int, N: int, K: int, seconds: float) -> None:
+        # a shape past its time (a kernel that never finishes): its row says so, the file is
+        # written, and the process ends (the GPU context cannot be trusted after it)
+        result["rows"].append({"name": name, "M": M, "N": N, "K": K, "path": "cuda",
+                               "x_cublas": 0.0, "correct": False,
+                               "error": f"hung: not done after {seconds:.0f} s; the run stopped"})
+        result["hung"] = name
+        save()
+        print(f"{name}: not done after {seconds:.0f} s, the run stops; wrote {path}", flush=True)
+        os._exit(3)
+
     by_shape: dict[str, list[dict[str, Any]]] = {}
     for e in manifest["plans"]:
         if e["name"] in names:
@@ -407,6 +420,9 @@ def run(folder: Path, out_dir: Path, rounds: int, quick: bool, jobs: int,
           f"{'tilec ms':>9s} {'cublas ms':>9s}  config / variant", flush=True)
     for name, entries in by_shape.items():
         M, N, K = entries[0]["M"], entries[0]["N"], entries[0]["K"]
+        watchdog = threading.Timer(shape_timeout, hung, (name, M, N, K, shape_timeout))
+        watchdog.daemon = True
+        watchdog.start()
         rows: dict[str, dict[str, Any]] = {}
         kernels: dict[str, tuple[Any, bool]] = {}
         seen: dict[tuple[str, str], str] = {}  # (source, params) -> the first candidate with them
@@ -466,6 +482,7 @@ def run(folder: Path, out_dir: Path, rounds: int, quick: bool, jobs: int,
                   f"{row.get('variant', '')}{' padded' if row.get('padded') else ''}"
                   + (f"  same as {row['same_as']}" if "same_as" in row else "")
                   + (f"  {row['error'][:160]}" if "error" in row else ""), flush=True)
+        watchdog.cancel()
         save()
     save()
     heur = result["rows"]
@@ -490,6 +507,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rounds", type=int, default=5, help="timing rounds (at least 5)")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                    help="worker processes lowering shapes, parallel nvcc runs (default: the cores)")
+    p.add_argument("--shape-timeout", type=float, default=120.0,
+                   help="seconds a shape may take before the run stops, its row saying it hung")
     p.add_argument("--out", default=os.environ.get("OUT") or str(ROOT / "bench" / "results"))
     args = p.parse_args(argv)
     from tilec.errors import TilecError
@@ -505,7 +524,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.phase in ("prepare", "all"):
         prepare(folder, shapes(args.quick, args.only), args.candidates, args.sms, args.jobs)
     if args.phase in ("run", "all"):
-        run(folder, Path(args.out), args.rounds, args.quick, args.jobs, args.only)
+        run(folder, Path(args.out), args.rounds, args.quick, args.jobs, args.only,
+            args.shape_timeout)
     return 0
 
 

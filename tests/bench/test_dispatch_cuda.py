@@ -194,3 +194,34 @@ def test_candidates_parse_and_lower() -> None:
     assert plan is not None and src is not None and "error" not in entry
     entry, plan, src = bench.plan_entry("x", 1000, 2048, 1024, "BM=100", 132, None)
     assert plan is None and src is None and "BM" in entry["error"]
+
+
+def test_a_hung_shape_is_written_down_and_ends_the_run(
+        prepared: tuple[Path, dict[str, Any]], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch
+
+    import tilec.codegen.cuda.launch as launch
+
+    folder, _ = prepared
+    exits: list[int] = []
+
+    class Lib:
+        path = tmp_path / "fake.so"
+
+    def slow(fn: Any, warm: int, rep: int) -> float:
+        time.sleep(0.3)
+        return 1.0
+
+    monkeypatch.setattr(bench, "DEVICE", "cpu")
+    monkeypatch.setattr(bench, "SUITE", [])
+    monkeypatch.setattr(bench, "EXTRA", SHAPES)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda *a: "NVIDIA H200")
+    monkeypatch.setattr(launch, "build", lambda plan, cache, source: Lib())
+    monkeypatch.setattr(launch, "CudaKernel", FakeKernel)
+    monkeypatch.setattr("tilec.runtime.bench.time_ms", slow)
+    monkeypatch.setattr(bench.os, "_exit", exits.append)
+    bench.run(folder, tmp_path, rounds=5, quick=False, jobs=1, only="^big$", shape_timeout=1.0)
+    assert exits == [3]
+    data = json.loads(next(tmp_path.glob("dispatch_cuda_h200_*.json")).read_text())
+    assert data["hung"] == "big" and "hung" in data["rows"][0]["error"]
