@@ -114,12 +114,13 @@ def test_run_pads_checks_times_and_writes(prepared: tuple[Path, dict[str, Any]],
     import tilec.runtime.bench as tb
 
     folder, _ = prepared
+    shutil.rmtree(folder / "so", ignore_errors=True)  # the libraries an earlier test "built"
     built: list[str] = []
 
-    class Lib:
-        def __init__(self, plan: Any, cache: Path, source: str) -> None:
-            built.append(source)
-            self.path = cache / "fake.so"
+    def nvcc(source: str, out: Path, *, shared: bool, werror: bool) -> str:
+        built.append(source)
+        out.write_text("a shared library")
+        return ""
 
     ticks = itertools.cycle([1.0, 2.0])  # per round: the heuristic's kernel, then cuBLAS
 
@@ -131,11 +132,11 @@ def test_run_pads_checks_times_and_writes(prepared: tuple[Path, dict[str, Any]],
     monkeypatch.setattr(bench, "SUITE", [])
     monkeypatch.setattr(bench, "EXTRA", SHAPES)
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda *a: "NVIDIA H200")
-    monkeypatch.setattr(launch, "build", Lib)
+    monkeypatch.setattr(launch, "compile_cu", nvcc)
     monkeypatch.setattr(launch, "CudaKernel", FakeKernel)
     monkeypatch.setattr(tb, "time_ms", fake_time)
     res = bench.run(folder, tmp_path, rounds=5, quick=False, jobs=2)
-    assert len(built) == 2  # one build per distinct source
+    assert len(built) == 2 and len(set(built)) == 2  # one build per distinct source
     rows = {r["name"]: r for r in res["rows"]}
     assert set(rows) == {n for n, *_ in SHAPES} and res["candidates"] == []
     assert all(r["path"] == "cuda" for r in rows.values())
@@ -160,20 +161,19 @@ def test_run_records_a_failing_shape_and_goes_on(prepared: tuple[Path, dict[str,
     import tilec.codegen.cuda.launch as launch
 
     folder, _ = prepared
+    shutil.rmtree(folder / "so", ignore_errors=True)  # the libraries an earlier test "built"
 
-    class Lib:
-        path = tmp_path / "fake.so"
-
-    def nvcc_fails_on_decode(plan: Any, cache: Path, source: str) -> Any:
-        if plan.M == 3:
+    def nvcc_fails_on_decode(source: str, out: Path, *, shared: bool, werror: bool) -> str:
+        if "tilec_gemm_64x128x64" in source:  # the decode shape's tile
             raise launch.CudaBuildError("nvcc failed on k.cu: boom")
-        return Lib()
+        out.write_text("a shared library")
+        return ""
 
     monkeypatch.setattr(bench, "DEVICE", "cpu")
     monkeypatch.setattr(bench, "SUITE", [])
     monkeypatch.setattr(bench, "EXTRA", SHAPES)
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda *a: "NVIDIA H100 80GB HBM3")
-    monkeypatch.setattr(launch, "build", nvcc_fails_on_decode)
+    monkeypatch.setattr(launch, "compile_cu", nvcc_fails_on_decode)
     monkeypatch.setattr(launch, "CudaKernel", FakeKernel)
     monkeypatch.setattr("tilec.runtime.bench.time_ms", lambda fn, w, r: (fn(), 1.0)[1])
     res = bench.run(folder, tmp_path, rounds=5, quick=False, jobs=1, only="decode|^big$")
@@ -204,10 +204,8 @@ def test_a_hung_shape_is_written_down_and_ends_the_run(
     import tilec.codegen.cuda.launch as launch
 
     folder, _ = prepared
+    shutil.rmtree(folder / "so", ignore_errors=True)  # the libraries an earlier test "built"
     exits: list[int] = []
-
-    class Lib:
-        path = tmp_path / "fake.so"
 
     def slow(fn: Any, warm: int, rep: int) -> float:
         time.sleep(0.3)
@@ -217,7 +215,7 @@ def test_a_hung_shape_is_written_down_and_ends_the_run(
     monkeypatch.setattr(bench, "SUITE", [])
     monkeypatch.setattr(bench, "EXTRA", SHAPES)
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda *a: "NVIDIA H200")
-    monkeypatch.setattr(launch, "build", lambda plan, cache, source: Lib())
+    monkeypatch.setattr(launch, "compile_cu", lambda source, out, **kw: out.write_text("so"))
     monkeypatch.setattr(launch, "CudaKernel", FakeKernel)
     monkeypatch.setattr("tilec.runtime.bench.time_ms", slow)
     monkeypatch.setattr(bench.os, "_exit", exits.append)
