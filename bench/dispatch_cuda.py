@@ -1,10 +1,12 @@
 """The CUDA (wgmma/TMA) path on issue 30's 50 shapes against torch.matmul (cuBLAS), on the GPU.
 
-Run on the device machine from the repository root (devdeps/ holds the wheels tilec needs that
-the device's image lacks: cachetools, platformdirs, tqdm; sympy and networkx are there)::
+Run on the device machine from the repository root (devdeps/ holds the packages tilec needs that
+the device's image lacks: cachetools, platformdirs; sympy, networkx, tqdm are there; devdeps/ is
+git-ignored, so the device tool must carry it)::
 
-    PYTHONPATH=$PWD:$PWD/devdeps python bench/dispatch_cuda.py all [--quick] [--only REGEX]
-        [--candidates 'BN=192' --candidates 'DECOMP=splitk,SPLITS=4' --candidates 'seed:CM=2,CN=1']
+    PYTHONPATH=$PWD:$PWD/devdeps PYTHONUNBUFFERED=1 python bench/dispatch_cuda.py all \
+        [--out $OUT] [--quick] [--only REGEX] [--candidates 'BN=192' \
+        --candidates 'DECOMP=splitk,SPLITS=4' --candidates 'seed:CM=2,CN=1']
 
 or in two phases, ``prepare`` anywhere (CPU) and ``run`` on the device over the same folder::
 
@@ -502,7 +504,8 @@ def run(folder: Path, out_dir: Path, rounds: int, quick: bool, jobs: int,
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("phase", choices=["prepare", "run", "all"])
+    p.add_argument("phase", nargs="?", choices=["prepare", "run", "all"])
+    p.add_argument("--all", action="store_true", help="the same as the phase 'all'")
     p.add_argument("--dir", default=None,
                    help="the folder of the sources and manifest (all: default a fresh temp one)")
     p.add_argument("--quick", action="store_true", help="dispatch.py's quick shapes, shorter timing")
@@ -520,6 +523,12 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     from tilec.errors import TilecError
 
+    if args.all:
+        if args.phase not in (None, "all"):
+            p.error(f"--all and the phase {args.phase!r} disagree")
+        args.phase = "all"
+    if args.phase is None:
+        p.error("give a phase: prepare, run or all")
     for c in args.candidates:
         try:
             parse_candidate(c)
