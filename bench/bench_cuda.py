@@ -664,7 +664,13 @@ def run_sanitizer(out: Path, only: str | None = None, tag: str = "") -> str:
              # prefetch; a grid rounded up to whole clusters (its last CTA dead)
              (dict(M=100, N=640, K=1000, BM=128, BN=64, CM=1, CN=1, SMS=16, DECOMP="splitk",
                    SPLITS=2, STAGES=8, PREFETCH=4), "leader"),
-             (dict(M=300, N=700, K=128, BN=128, CM=4, CN=1, SMS=132), "leader")]
+             (dict(M=300, N=700, K=128, BN=128, CM=4, CN=1, SMS=132), "leader"),
+             # session 12: the 192-column tile the CUDA heuristic now weighs: B K x N (three
+             # 64-column boxes) ragged, split-K 2 deterministic; B N x K under Stream-K
+             (dict(M=300, N=1000, K=700, BN=192, CM=1, CN=1, SMS=8, B_LAYOUT="kn"), "leader"),
+             (dict(M=333, N=576, K=1000, BN=192, CM=1, CN=1, SMS=8, B_LAYOUT="kn",
+                   DECOMP="splitk", SPLITS=2), "leader"),
+             (dict(M=256, N=600, K=512, BN=192, CM=1, CN=1, SMS=4, DECOMP="streamk"), "leader")]
     cases = [c for c in cases if only is None or any(o in json.dumps(c[0]) for o in only.split("|"))]
     log = [f"device: {device()}  date: {DATE}"]
     for i, (params, mode) in enumerate(cases):

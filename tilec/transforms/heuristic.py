@@ -193,24 +193,37 @@ def _tile_rule(M: int, N: int, K: int, sms: int) -> tuple[Config, str]:
     return Config(), "large"
 
 
+# The CUDA tiles weighed where the problem has at least 128 rows and 128 columns (beyond the
+# one-tile-row rule), with their rates relative to 128x256: modeled work (critical-path
+# k-iterations x tile flops) per millisecond, medians over the H200 shapes measured with both
+# tiles (bench/results/dispatch_cuda_h200_2026-11-28.json: 128x192 against 128x256 on 20 shapes,
+# 0.975; 128x128 against 128x192 on 11, 0.82). The 192-column tile is what wave quantization
+# asks for at 1664^2 x 8192 (117 tiles in one wave: 1.01x cuBLAS against 0.81x with 91 128x256
+# tiles) and 320 x 7168 x 2048 (0.85x against 0.61x with 128x128).
+CUDA_TILES = (
+    (Config(BM=128, BN=256, BK=64, WARPS=12, STAGES=4), 1.0),
+    (Config(BM=128, BN=192, BK=64, WARPS=12, STAGES=4), 0.975),
+    (Config(BM=128, BN=128, BK=64, WARPS=12, STAGES=4), 0.80),
+)
+CUDA_WEIGHED = "cuda: at least 128 rows and columns"
+
+
 def _cuda_rule(M: int, N: int, K: int) -> tuple[Config, str]:
-    """The CUDA backend's tiles: WGMMA wants BM in 64s, 128x256 with two consumer warpgroups."""
+    """The CUDA backend's tiles: WGMMA wants BM in 64s, two consumer warpgroups of 64 rows.
+    :data:`CUDA_WEIGHED` means: weigh :data:`CUDA_TILES` (its config is the first of them)."""
     if 64 < M <= 128 and ceil_div(N, 64) >= 32:
-        # one 128-row tile row, N streamed: 128x4096x7168 split-K 2 ran 25.0 us = 1.07x cuBLAS
+        # one tile row, N streamed: 128x4096x7168 split-K 2 ran 25.0 us = 1.07x cuBLAS
         # with 128x64 tiles and 8 stages (192 KB in flight per SM), 27.5 us with 128x128 and 4
         # or 6, 29.7 with 64x256 and 5 (bench/results/cuda_perf_2026-11-23_s7b.json)
         return (Config(BM=128, BN=64, BK=64, WARPS=12, STAGES=8),
                 "cuda: one tile row (M <= 128), 128x64 tiles, 8 stages deep")
-    if M >= 256 and N >= 256 and M * N >= 4096 * 2048:
-        return Config(BM=128, BN=256, BK=64, WARPS=12, STAGES=4), "cuda: large"
+    if M >= 128 and N >= 128:
+        return CUDA_TILES[0][0], CUDA_WEIGHED
     if K >= 8192 and ceil_div(M, 128) * ceil_div(N, 256) >= 32:
-        # few tiles, deep K: 1024^2 x 32768 split-K 4 with 128x256 tiles ran 99.6-101.8 us
-        # (0.95-0.96x cuBLAS), 128x128 split-K 2 108.9-111.0 (0.86-0.89x): the wider tile reads
-        # less shared memory per flop (bench/results/cuda_perf_2026-11-23_s7a.json, _s7c.json)
+        # few rows, many 128x256 tiles, deep K: 16 x 10240 x 8192 split-K 3 ran 0.92x cuBLAS,
+        # 32 x 8192 x 28672 split-K 4 0.90x (bench/results/dispatch_cuda_h200_2026-11-28.json)
         return (Config(BM=128, BN=256, BK=64, WARPS=12, STAGES=4),
                 "cuda: deep K, 32 or more 128x256 tiles")
-    if M >= 128 and N >= 128:
-        return Config(BM=128, BN=128, BK=64, WARPS=12, STAGES=4), "cuda: medium"
     return Config(BM=64, BN=128, BK=64, WARPS=8, STAGES=4), "cuda: small"
 
 
@@ -269,27 +282,37 @@ def heuristic(M: int, N: int, K: int, *, sms: int = 132, fixed: Mapping[str, Any
     """A config for an M x N x K problem on ``sms`` SMs, honouring the knobs in ``fixed``
     (parsed values, as :func:`parse_knob` gives); with the reasons, one line each.
 
-    Large problems weigh each of :data:`LARGE_TILES` with its best decomposition: the modeled
-    critical path times the tile's flops per k-iteration over its measured relative rate.
+    Large problems weigh each of :data:`LARGE_TILES` (CUDA: problems of at least 128 rows and
+    columns, :data:`CUDA_TILES`) with its best decomposition: the modeled critical path times
+    the tile's flops per k-iteration over its measured relative rate.
     """
     target = Target(target)
     fixed = {k: v for k, v in (fixed or {}).items() if v != AUTO}
     tile_fixed = any(k in fixed for k in ("BM", "BN", "BK"))
     if target is Target.CUDA:
         base, rule = _cuda_rule(M, N, K)
-        cfg, why = _decomposition(M, N, K, _pinned(base, fixed), sms, fixed, target)
-        return cfg, [f"tile {cfg.BM}x{cfg.BN}x{cfg.BK} by the rule '{rule}'", *why]
+        if rule != CUDA_WEIGHED or tile_fixed:
+            cfg, why = _decomposition(M, N, K, _pinned(base, fixed), sms, fixed, target)
+            return cfg, [f"tile {cfg.BM}x{cfg.BN}x{cfg.BK} by the rule '{rule}'", *why]
+        return _weighed(M, N, K, sms, fixed, target, CUDA_TILES, CUDA_WEIGHED)
     base, rule = _tile_rule(M, N, K, sms)
     if rule != "large" or tile_fixed:
         cfg, why = _decomposition(M, N, K, _pinned(base, fixed), sms, fixed)
         src = "the user's" if tile_fixed else f"the rule '{rule}'"
         return cfg, [f"tile {cfg.BM}x{cfg.BN}x{cfg.BK}, {cfg.WARPS} warps, {cfg.STAGES} stages "
                      f"by {src}", *why]
+    return _weighed(M, N, K, sms, fixed, target, LARGE_TILES, "large problem")
+
+
+def _weighed(M: int, N: int, K: int, sms: int, fixed: Mapping[str, Any], target: Target,
+             tiles: tuple[tuple[Config, float], ...], what: str) -> tuple[Config, list[str]]:
+    """The best of ``tiles``, each with its best decomposition: the modeled critical path times
+    the tile's flops per k-iteration over its measured relative rate."""
     scored: list[tuple[float, int, Config, list[str]]] = []
-    head = [f"large problem: the cost model over {len(LARGE_TILES)} tiles "
+    head = [f"{what}: the cost model over {len(tiles)} tiles "
             f"(time = critical path x tile flops / measured rate)"]
-    for i, (tile, rate) in enumerate(LARGE_TILES):
-        cand, why = _decomposition(M, N, K, _pinned(tile, fixed), sms, fixed)
+    for i, (tile, rate) in enumerate(tiles):
+        cand, why = _decomposition(M, N, K, _pinned(tile, fixed), sms, fixed, target)
         split = make_work_split(cand.DECOMP, M=M, N=N, K=K, BM=cand.BM, BN=cand.BN, BK=cand.BK,
                                 sms=sms, splits=cand.SPLITS, sk_waves=cand.SK_WAVES,
                                 fixup=cand.FIXUP)
@@ -310,7 +333,7 @@ def candidates(M: int, N: int, K: int, *, sms: int = 132, fixed: Mapping[str, An
     best, _ = heuristic(M, N, K, sms=sms, fixed=fixed, target=target)
     tiles = [best]
     if target is Target.CUDA:
-        tiles += [Config(BM=128, BN=256, BK=64, WARPS=12, STAGES=4),
+        tiles += [t for t, _ in CUDA_TILES] + [
                   Config(BM=128, BN=128, BK=64, WARPS=12, STAGES=5),
                   Config(BM=128, BN=256, BK=64, WARPS=12, STAGES=3)]
     elif M <= 32:
