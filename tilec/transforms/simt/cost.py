@@ -185,6 +185,43 @@ def estimate(row: Row, decomp: str, M: int, N: int, K: int, card: Card = CARDS["
     return max(t, dram) + c.launch
 
 
+def _variants(row: Row) -> list[tuple[str, list[str]]]:
+    """The run-time variants of a row's library and their facts (as the printer writes them:
+    ``tilec.transforms.simt.lower.run_time_variants``), most facts first."""
+    return [("tiles", [f"M % {row.BM} == 0", f"N % {row.BN} == 0", f"K % {row.BK} == 0",
+                       "lda % 4 == 0", "ldb % 4 == 0", "ldc % 4 == 0", "(A | B | C) % 16 == 0"]),
+            ("aligned", ["N % 4 == 0", "K % 4 == 0", "lda % 4 == 0", "ldb % 4 == 0",
+                         "ldc % 4 == 0", "(A | B | C) % 16 == 0"]), ("general", [])]
+
+
+def launch_estimate(row: Row, decomp: str, M: int, N: int, K: int, card: Card = CARDS["H100"],
+                    c: Constants = DEFAULT, splits: int = 1) -> float:
+    """The model's time of a launch on contiguous, 16-byte aligned operands through the
+    launcher's padding (``tilec.codegen.cuda.simt.launch.padding``, ``auto``): the variant the
+    sizes meet, or the operands copied to a faster one's multiples where the model expects
+    that to pay (ragged M, N or K: the copies are part of the choice).
+
+    >>> large = Row("large", 128, 128, 32, warps=8, ctas=2)
+    >>> launch_estimate(large, "dp_ft", 4096, 4096, 4096) == estimate(large, "dp_ft", 4096, 4096, 4096)
+    True
+    >>> h200 = CARDS["H200"]
+    >>> t = launch_estimate(large, "dp", 7000, 3000, 4096, h200)  # A, B, C padded to 7040 x 3072
+    >>> estimate(large, "dp", 7040, 3072, 4096, h200) < t
+    True
+    >>> t < estimate(large, "dp", 7000, 3000, 4096, h200, variant="aligned")
+    True
+    """
+    from tilec.codegen.cuda.simt.launch import padding
+
+    def kernel(v: str, m: int, n: int, k: int) -> float:
+        return estimate(row, decomp, m, n, k, card, v, c, splits)
+
+    if min(M, N, K) <= 0:
+        return kernel("general", M, N, K)
+    return padding(M, N, K, K, N, N, (0, 0, 0), _variants(row), kernel,
+                   card.dram * c.dram_efficiency).seconds
+
+
 # the work splits ``auto`` weighs per row, ``(decomp, splits)``: those measured ahead of one CTA
 # per tile somewhere (a row not named: one CTA per tile only)
 OFFERED: dict[str, tuple[tuple[str, int], ...]] = {"large": (("dp", 1), ("dp_ft", 1))}
@@ -194,12 +231,14 @@ def choices(M: int, N: int, K: int, rows: list[Row], card: Card = CARDS["H100"],
             c: Constants = DEFAULT, offered: dict[str, tuple[tuple[str, int], ...]] | None = None
             ) -> list[tuple[float, str, str, int]]:
     """``(seconds, row, decomp, splits)`` of every choice ``auto`` weighs, fastest first: each
-    row with each split ``offered`` for it (:data:`OFFERED`).  Ties keep the rows' order."""
+    row with each split ``offered`` for it (:data:`OFFERED`), timed as launched
+    (:func:`launch_estimate`: ragged sizes with the padding's copies).  Ties keep the rows'
+    order."""
     offered = OFFERED if offered is None else offered
     out = []
     for i, row in enumerate(rows):
         for j, (d, s) in enumerate(offered.get(row.name, (("dp", 1),))):
-            out.append((estimate(row, d, M, N, K, card, c=c, splits=s), i, j, row.name, d, s))
+            out.append((launch_estimate(row, d, M, N, K, card, c, s), i, j, row.name, d, s))
     out.sort()
     return [(t, name, d, s) for t, _, _, name, d, s in out]
 
@@ -295,10 +334,7 @@ def _padded(row: Row, variant: str, M: int, N: int, K: int) -> tuple[int, int, i
     contiguous and 16-byte aligned, as the bench's are)."""
     from tilec.codegen.cuda.simt.launch import COPY_LAUNCH, padding
 
-    facts = [("tiles", [f"M % {row.BM} == 0", f"N % {row.BN} == 0", f"K % {row.BK} == 0",
-                        "lda % 4 == 0", "ldb % 4 == 0", "ldc % 4 == 0", "(A | B | C) % 16 == 0"]),
-             ("aligned", ["N % 4 == 0", "K % 4 == 0", "lda % 4 == 0", "ldb % 4 == 0",
-                          "ldc % 4 == 0", "(A | B | C) % 16 == 0"]), ("general", [])]
+    facts = _variants(row)
     # the copies' seconds at 1 byte/s are their bytes; at an infinite bandwidth, their launches
     p = padding(M, N, K, K, N, N, (0, 0, 0), facts, lambda *a: 0.0, 1.0, variant)
     fixed = padding(M, N, K, K, N, N, (0, 0, 0), facts, lambda *a: 0.0, math.inf, variant).seconds
