@@ -24,12 +24,20 @@ def _err(p: cost.Point, c: cost.Constants) -> float:
 
 def test_default_is_the_fit_of_the_committed_measurements() -> None:
     pts = measurements()
-    assert len(pts) >= 40 and {p.card.name for p in pts} == {"H100", "H200"}
-    fit = calibrate(pts, start=cost.Constants(rate={"large": 3e11, "small8": 3e11, "small16": 3e11}))
+    assert len(pts) >= 200 and {p.card.name for p in pts} == {"H100", "H200"}
+    assert {p.row.name for p in pts} == {r.name for r in cost.KNOWN}
+    start = cost.Constants(rate={r.name: 3e11 for r in cost.KNOWN}, exposed=0.2)
+    fit = calibrate(pts, start=start, iters=200)
     for key in cost._FIT:
         assert cost._get(fit, key) == pytest.approx(cost._get(DEFAULT, key), rel=0.03), key
-    errs = sorted(abs(_err(p, DEFAULT)) for p in pts)
-    assert errs[len(errs) // 2] < 0.01 and errs[-1] < 0.04  # median 1%, worst 4% (run-to-run noise)
+    # left out of the fit: a small16 CTA alone on its SM (4 warps run faster than half the rate)
+    out = cost.outliers(pts)
+    assert len(out) <= 2 and {p.row.name for p in out} <= {"small8", "small16"}
+    errs = sorted(abs(_err(p, DEFAULT)) for p in pts if p not in out)
+    assert errs[len(errs) // 2] < 0.01  # median 1% (run-to-run noise, an exploration's 4 rounds)
+    assert errs[int(0.95 * len(errs))] < 0.04
+    big = sorted(abs(_err(p, DEFAULT)) for p in pts if p not in out and p.row.name != "small16")
+    assert big[-1] < 0.07  # worst 7%: a 128x64 tile at 512x512x16384, 16 k-iterations per front
 
 
 HELD_OUT = {(5120, 5120, 5120), (6144, 6144, 6144), (5120, 3072, 2048), (3000, 5000, 700),
@@ -38,12 +46,14 @@ HELD_OUT = {(5120, 5120, 5120), (6144, 6144, 6144), (5120, 3072, 2048), (3000, 5
 
 def test_a_fit_without_some_shapes_predicts_and_ranks_them() -> None:
     pts = measurements()
-    train = [p for p in pts if (p.M, p.N, p.K) not in HELD_OUT]
-    test = [p for p in pts if (p.M, p.N, p.K) in HELD_OUT]
-    assert len(test) >= 9
+    train = [p for p in pts if p.shape not in HELD_OUT]
+    test = [p for p in pts if p.shape in HELD_OUT]
+    assert len(test) >= 30
     c = calibrate(train)
-    for p in test:  # each held-out time within 4%
-        assert abs(_err(p, c)) < 0.04, (p.M, p.N, p.K, p.decomp)
+    # the held-out times (the small16 row's SM sharing aside): median within 2%, each within
+    # 8% (the worst: 128x64 tiles at 512x512x16384, 64 tiles on 396 slots)
+    errs = sorted((abs(_err(p, c)), p.kernel, p.shape) for p in test if p.row.name != "small16")
+    assert errs[len(errs) // 2][0] < 0.02 and errs[-1][0] < 0.08, errs[-3:]
     # dp_ft against one CTA per tile at the held-out squares: the measured order (gaps > 1.5%)
     for s in (5120, 6144):
         by = {p.decomp: p for p in test if p.M == p.N == p.K == s and p.kernel in ("warp", "dp")}
@@ -131,7 +141,8 @@ def test_calibrate_recovers_known_constants() -> None:
     """Points made by the model from chosen constants (the committed points' rows, splits,
     variants, paddings and shapes, plus shapes that separate the constants: small and deep K,
     Stream-K splits), fitted from a start 30% off: the chosen constants come back."""
-    truth = cost.Constants(rate={"large": 4.2e11, "small8": 3.1e11, "small16": 3.6e11},
+    rates = {r.name: (3.1e11 + 1.3e10 * i) for i, r in enumerate(cost.KNOWN)}
+    truth = cost.Constants(rate=rates,
                            overhead_k=40.0, ft=0.08, ft_fixed=8e-6, launch=6e-6,
                            variant={"tiles": 1.0, "aligned": 1.05, "general": 1.3},
                            dram_efficiency=0.7, exposed=0.3, sk=0.12)
@@ -143,25 +154,26 @@ def test_calibrate_recovers_known_constants() -> None:
     synth = [replace(p, file="synthetic", seconds=cost.point_estimate(p, truth)) for p in pts + extra]
     start = cost._with(truth, [cost._get(truth, k) * (1.3 if i % 2 else 0.7)
                                for i, k in enumerate(cost._FIT)])
-    fit = calibrate(synth, start=start, iters=200)
+    fit = calibrate(synth, start=start, iters=200, trim=None)
     for key in cost._FIT:
         assert cost._get(fit, key) == pytest.approx(cost._get(truth, key), rel=0.01), key
 
 
 def test_the_pick_is_the_measured_best() -> None:
-    """Wherever a committed run timed several of the choices ``auto`` weighs at one shape (the
-    same run, alternated with cuBLAS), the model's pick among them is the fastest measured, or
-    within 2% of it; and where the run timed every choice ``auto`` weighs there, ``auto``'s own
-    pick is the one timed fastest (within 2%)."""
+    """Wherever a committed run timed several of the choices ``auto`` weighs at one shape
+    (alternated with cuBLAS in one run, launched through the launcher's padding), the model's
+    pick among them is the one measured fastest, or within 2% of it; where the run timed every
+    choice ``auto`` weighs (the exploration of issue 30's 17 shapes), ``auto``'s own pick is
+    one of them and within 2% of the fastest."""
     ex = _example()
-    offered = {(r.name, d, s) for r in ex.rows() for d, s in cost.OFFERED.get(r.name, (("dp", 1),))}
-    runs: dict[tuple[str, tuple[int, int, int]], dict[tuple[str, str, int], cost.Point]] = {}
+    rows = ex.rows()
+    offered = {(r.name, d, s) for r in rows for d, s in cost.OFFERED.get(r.name, (("dp", 1),))}
+    runs: dict[tuple[str, tuple[int, ...]], dict[tuple[str, str, int], cost.Point]] = {}
     for p in measurements():
-        shape = (p.M, p.N, p.K) if not p.moved else (p.M, p.N, p.K, p.file)
         key = (p.row.name, p.decomp, p.splits)
-        if key in offered:
-            runs.setdefault((p.file, shape), {})[key] = p
-    checked = 0
+        if key in offered and p.pad == "auto":
+            runs.setdefault((p.file, p.shape), {})[key] = p
+    checked = every = 0
     for (file, shape), by in runs.items():
         if len(by) < 2:
             continue
@@ -169,6 +181,9 @@ def test_the_pick_is_the_measured_best() -> None:
         best = min(by.values(), key=lambda p: p.seconds)
         pick = min(by.values(), key=lambda p: cost.point_estimate(p))
         assert pick.seconds <= 1.02 * best.seconds, (file, shape, pick.kernel, best.kernel)
-        if len(by) == len(offered) and len(shape) == 3 and pick.variant == "tiles":
-            assert by[ex.choice(*shape)].seconds <= 1.02 * best.seconds, (file, shape)
-    assert checked >= 4
+        if len(by) >= len(offered) - 1:  # all but small8 (not timed off the squares)
+            every += 1
+            name, decomp, splits = cost.pick(*shape, rows, best.card)
+            assert (name, decomp, splits) in by, (shape, name, decomp)
+            assert by[name, decomp, splits].seconds <= 1.02 * best.seconds, (shape, name, decomp)
+    assert checked >= 20 and every >= 17

@@ -116,10 +116,11 @@ class Constants:
 
 # the fit of calibrate(measurements()) (tests/simt/test_simt_cost.py checks it)
 DEFAULT = Constants(
-    rate={"large": 3.9995e11, "small8": 3.5669e11, "small16": 3.3939e11},
-    overhead_k=12.35, ft=0.02653, ft_fixed=5.243e-06, launch=9.180e-06,
-    variant={"tiles": 1.0, "aligned": 1.0989, "general": 1.2366}, dram_efficiency=0.5792,
-    exposed=0.2046, sk=0.08)
+    rate={"large": 3.9832e11, "small8": 3.5575e11, "small16": 3.2711e11, "large_w": 3.9668e11,
+          "large_k16": 3.9180e11, "tall": 3.8149e11, "wide": 3.9345e11, "mid3": 3.7110e11},
+    overhead_k=5.423, ft=0.01832, ft_fixed=6.948e-06, launch=7.487e-06,
+    variant={"tiles": 1.0, "aligned": 1.1060, "general": 1.2517}, dram_efficiency=0.6249,
+    exposed=0.2347, sk=0.02499)
 
 DECOMPS = ("dp", "dp_ft", "dp_1sk", "splitk", "streamk")
 
@@ -223,8 +224,12 @@ def launch_estimate(row: Row, decomp: str, M: int, N: int, K: int, card: Card = 
 
 
 # the work splits ``auto`` weighs per row, ``(decomp, splits)``: those measured ahead of one CTA
-# per tile somewhere (a row not named: one CTA per tile only)
-OFFERED: dict[str, tuple[tuple[str, int], ...]] = {"large": (("dp", 1), ("dp_ft", 1))}
+# per tile somewhere, or the only one measured (a row not named: one CTA per tile only; dp_ft is
+# one CTA per tile where the tiles fill whole waves).  dp_1sk, Stream-K and split-K were timed
+# (simt_explore_h200_2026-11-28_s12) and never ahead of dp_ft by more than the noise.
+OFFERED: dict[str, tuple[tuple[str, int], ...]] = {
+    "large": (("dp", 1), ("dp_ft", 1)),
+    **{name: (("dp_ft", 1),) for name in ("large_w", "large_k16", "tall", "wide", "mid3")}}
 
 
 def choices(M: int, N: int, K: int, rows: list[Row], card: Card = CARDS["H100"],
@@ -318,6 +323,12 @@ class Point:
     splits: int = 1
     moved: float = 0.0
     copies: int = 0
+    given: tuple[int, ...] = ()  # the launch's sizes before padding (``M, N, K`` where empty)
+    pad: str = "auto"  # the launcher's padding mode of the run (``never``: the variant met)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.given or (self.M, self.N, self.K)
 
 
 def point_estimate(p: Point, c: Constants = DEFAULT) -> float:
@@ -343,7 +354,7 @@ def _padded(row: Row, variant: str, M: int, N: int, K: int) -> tuple[int, int, i
 
 # runs of several rows and splits per shape (bench_simt.py --explore-model, the issue-30 set):
 # their checks record each kernel's model fields (tile, K tile, warp tile, stages, split)
-EXPLORED = ("simt_dispatch_h200_2026-11-28.json",)
+EXPLORED = ("simt_dispatch_h200_2026-11-28.json", "simt_explore_h200_2026-11-28_s12.json")
 
 
 def measurements(root: Path = ROOT, explored: tuple[str, ...] = EXPLORED) -> list[Point]:
@@ -378,11 +389,12 @@ def measurements(root: Path = ROOT, explored: tuple[str, ...] = EXPLORED) -> lis
             M, N, K, moved, copies = (_padded(row, variant, *shape) if "(padded)" in t.get("variant", "")
                                       else (*shape, 0.0, 0))
             out.append(Point(name, t["kernel"], row, decomp, variant, M, N, K, card,
-                             t["median_ms"] * 1e-3, splits, moved, copies))
+                             t["median_ms"] * 1e-3, splits, moved, copies, shape,
+                             ch.get("pad_mode", "auto")))
     return out
 
 
-_FIT = ("rate:large", "rate:small8", "rate:small16", "overhead_k", "ft", "ft_fixed", "launch",
+_FIT = (*(f"rate:{r.name}" for r in KNOWN), "overhead_k", "ft", "ft_fixed", "launch",
         "variant:aligned", "variant:general", "dram_efficiency", "exposed", "sk")
 
 
@@ -404,11 +416,29 @@ def _get(c: Constants, key: str) -> float:
     return getattr(c, group)[sub] if sub else getattr(c, group)
 
 
+TRIM = 0.1  # a point the first fit misses by more than this (in log time) is left out of the second
+
+
 def calibrate(points: list[Point], start: Constants = DEFAULT, iters: int = 60,
-              keys: tuple[str, ...] = _FIT) -> Constants:
+              keys: tuple[str, ...] = _FIT, trim: float | None = TRIM) -> Constants:
     """The constants ``keys`` minimising the squared log error of :func:`point_estimate` over
     ``points`` (Levenberg-Marquardt in the logs of the constants; a constant no point depends
-    on keeps its start value)."""
+    on keeps its start value); with ``trim``, fitted again without the points the first fit
+    misses by more than ``trim`` (what the model cannot represent: a ``small16`` CTA alone on
+    its SM runs at about 0.8 of its row's rate, not the half its 4 warps of :data:`SAT` give)."""
+    c = _fit(points, start, iters, keys)
+    if trim is None:
+        return c
+    kept = [p for p in points if abs(math.log(point_estimate(p, c) / p.seconds)) <= trim]
+    return c if len(kept) == len(points) else _fit(kept, c, iters, keys)
+
+
+def outliers(points: list[Point], c: Constants = DEFAULT, trim: float = TRIM) -> list[Point]:
+    """The points ``c`` misses by more than ``trim`` (those :func:`calibrate` leaves out)."""
+    return [p for p in points if abs(math.log(point_estimate(p, c) / p.seconds)) > trim]
+
+
+def _fit(points: list[Point], start: Constants, iters: int, keys: tuple[str, ...]) -> Constants:
     import numpy as np
 
     def residuals(logx: np.ndarray) -> np.ndarray:
