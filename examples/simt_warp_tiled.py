@@ -32,7 +32,8 @@ into C, else deterministic); the Stream-K
 family spreads its work over ``SMS_SLOTS`` CTAs (0: ``SMS`` x the row's CTAs per SM, one wave).
 
 ``CONFIG`` picks a row of ``CONFIGS`` (``auto``: the row and split the SIMT cost model expects
-fastest at the problem, see :func:`config`); a size given as a parameter overrides the row's.
+fastest at the problem, see :func:`choice`; it weighs the rows with a fitted rate); a size given
+as a parameter overrides the row's.
 
     tilec gen examples/simt_warp_tiled.py --target cuda --param M=8192 --param N=8192 --param K=8192
 """
