@@ -375,9 +375,11 @@ def measurements(root: Path = ROOT, explored: tuple[str, ...] = EXPLORED) -> lis
                 continue
             m = ch.get("model")
             notes = " ".join(ch.get("notes", []))
+            row: Row | None
             if m is not None:
-                row = row_of(*ch["tile"], m["BK"], ch["block"][0], m["min_blocks"],
-                             tuple(m["warp"]) if m.get("warp") else None, m.get("stages", 0))
+                (BM, BN), warp = ch["tile"], m.get("warp")
+                row = row_of(BM, BN, m["BK"], ch["block"][0], m["min_blocks"],
+                             (warp[0], warp[1]) if warp else None, m.get("stages", 0))
                 decomp, splits = m["decomp"], m["splits"]
             else:
                 row = ROWS.get((tuple(ch["tile"]), ch["block"][0]))
