@@ -119,10 +119,28 @@ def _generate(job: dict[str, Any]) -> dict[str, Any]:
                       "min_blocks": plan.options.min_blocks,
                       "ctas": ctas_per_sm(plan.options.min_blocks, plan.threads),
                       "decomp": d.kind.value if d is not None and d.kind is not None else "dp",
-                      "splits": d.splits if d is not None else 1},
+                      "splits": d.splits if d is not None else 1,
+                      "stages": plan.staging.stages if plan.staging is not None else 0,
+                      "warp": _warp_tile(job, params)},
             "bitwise": d is None or d.fixup.value == "deterministic",
             "variants": {v.name: {"facts": list(v.facts), "notes": list(v.plan.notes)}
                          for v in pr.variants}}
+
+
+def _warp_tile(job: dict[str, Any], params: dict[str, Any]) -> list[int] | None:
+    """The warp tile ``[WM, WN]`` of a warp-tiled schedule's job (its row's, or the override);
+    None for other schedules (the plan does not record it)."""
+    if not job["schedule"].endswith("simt_warp_tiled.py"):
+        return None
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("simt_warp_tiled", ROOT / job["schedule"])
+    ex = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(ex)  # type: ignore[union-attr]
+    name = params.get("CONFIG", "auto")
+    row = dict(zip(ex.KEYS, ex.CONFIGS[ex.config(job["M"], job["N"], job["K"]) if name == "auto" else name],
+                   strict=True))
+    return [params.get("WM") or row["WM"], params.get("WN") or row["WN"]]
 
 
 GENERIC_SHAPES = [  # non-square, ragged and deep-K shapes for the shape-generic kernels
@@ -483,8 +501,9 @@ def pad_launch(j: dict[str, Any], fn: Any, A: Any, B: Any, C: Any, mode: str, ws
 
     m = j["model"]
     threads = j["block"][0] * j["block"][1] * j["block"][2]
-    row = cost.row_of(j["tile"][0], j["tile"][1], m["BK"], threads, m["min_blocks"])
-    decomp = m["decomp"] if m["decomp"] in cost.DECOMPS else "streamk"
+    row = cost.row_of(j["tile"][0], j["tile"][1], m["BK"], threads, m["min_blocks"], m.get("warp"),
+                      m.get("stages", 0))
+    decomp = m["decomp"] if m["decomp"] in cost.DECOMPS else "streamk"  # sk2_dp, skpp
     card = cost.card_of(device_name)
 
     def est(v: str, M: int, N: int, K: int) -> float:
@@ -584,7 +603,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                                  "padding": pad_note, "rel_err_padded_tiles": err_padded,
                                  "facts": j["variants"][variant]["facts"],
                                  "notes": j["variants"][variant]["notes"], "tile": j["tile"],
-                                 "block": j["block"]})
+                                 "block": j["block"], "model": j["model"], "params": j["params"],
+                                 "pad_mode": mode})
         if not good:
             print(f"{j['name']} {M}x{N}x{K} ({ran}): WRONG rel_err {err:.3e} / {err2:.3e}, "
                   f"padded {err_padded}", flush=True)

@@ -32,7 +32,8 @@ into C, else deterministic); the Stream-K
 family spreads its work over ``SMS_SLOTS`` CTAs (0: ``SMS`` x the row's CTAs per SM, one wave).
 
 ``CONFIG`` picks a row of ``CONFIGS`` (``auto``: the row and split the SIMT cost model expects
-fastest at the problem, see :func:`config`); a size given as a parameter overrides the row's.
+fastest at the problem, see :func:`choice`; it weighs the rows with a fitted rate); a size given
+as a parameter overrides the row's.
 
     tilec gen examples/simt_warp_tiled.py --target cuda --param M=8192 --param N=8192 --param K=8192
 """
@@ -52,31 +53,47 @@ CONFIGS = {  # BM BN BK WM WN TM TN CTAs/SM stages frags async lanes FMA order  
     "large": (128, 128, 32, 32, 64, 8, 8, 2, 3, 2, 1, 2, "snake_rows", 0, 1, 1, "stride"),  # 8 warps
     "small8": (64, 64, 8, 32, 64, 8, 8, 0, 3, 1, 1, 2, "rows", 0, 1, 0, "index"),  # fine last wave
     "small16": (64, 64, 16, 32, 32, 8, 4, 0, 3, 2, 1, 2, "rows", 0, 1, 0, "index"),  # 4 warps of 32x32
+    # the large row's variants the cost model weighs once measured (bench_simt.py --explore-model)
+    "large_w": (128, 128, 32, 64, 32, 8, 8, 2, 3, 2, 1, 2, "snake_rows", 0, 1, 1, "stride"),  # warps 64x32
+    "large_k16": (128, 128, 16, 32, 64, 8, 8, 2, 4, 2, 1, 2, "snake_rows", 0, 1, 1, "stride"),
+    "tall": (256, 128, 16, 64, 64, 8, 16, 1, 3, 2, 1, 2, "snake_rows", 0, 1, 1, "stride"),  # cuBLAS's
+    "wide": (128, 256, 16, 64, 64, 8, 16, 1, 3, 2, 1, 2, "snake_rows", 0, 1, 1, "stride"),
+    "mid3": (128, 64, 32, 32, 64, 8, 8, 3, 3, 2, 1, 2, "snake_rows", 0, 1, 1, "stride"),  # 3 CTAs/SM
 }
 SMS = 132  # H100 and H200
-CTAS = {"large": 2, "small8": 7, "small16": 5}  # CTAs per SM (ptxas: 124, 130, 95 registers)
+# CTAs per SM (ptxas: 124, 130, 95, 128, 121, 218, 214, 162 registers at most)
+CTAS = {"large": 2, "small8": 7, "small16": 5, "large_w": 2, "large_k16": 2, "tall": 1, "wide": 1,
+        "mid3": 3}
 
 
-def rows() -> list:
-    """The rows as the cost model sees them (``tilec.transforms.simt.cost.Row``)."""
-    from tilec.transforms.simt.cost import Row
+def rows(fitted: bool = True) -> list:
+    """The rows as the cost model sees them (``tilec.transforms.simt.cost.Row``): with
+    ``fitted``, only those the model has a measured rate for (what ``auto`` weighs)."""
+    from tilec.transforms.simt.cost import DEFAULT, Row
 
     out = []
     for name, v in CONFIGS.items():
         c = dict(zip(KEYS, v, strict=True))
         warps = (c["BM"] // c["WM"]) * (c["BN"] // c["WN"])
-        out.append(Row(name, c["BM"], c["BN"], c["BK"], warps=warps, ctas=CTAS[name]))
+        if name in DEFAULT.rate or not fitted:
+            out.append(Row(name, c["BM"], c["BN"], c["BK"], warps=warps, ctas=CTAS[name],
+                           WM=c["WM"], WN=c["WN"], stages=c["STAGES"]))
     return out
 
 
-def config(M: int, N: int, K: int) -> str:
-    """The row for ``M x N x K``: the one ``tilec.transforms.simt.cost`` expects fastest (with
-    the work split it would give it, :func:`decomposition`): waves of tiles over ``SMS`` SMs,
-    the last wave's fill, the K loop, each row's measured throughput (docs/coalescing.md,
+def choice(M: int, N: int, K: int) -> tuple[str, str, int]:
+    """``(row, decomp, splits)`` for ``M x N x K``: what ``tilec.transforms.simt.cost``
+    expects fastest: waves of tiles over ``SMS`` SMs, the last wave's fill, the K loop, the
+    tile loads a wave streams from DRAM, each row's measured throughput (docs/coalescing.md,
     "A cost model")."""
     from tilec.transforms.simt.cost import pick
 
-    return pick(M, N, K, rows())[0]
+    return pick(M, N, K, rows())
+
+
+def config(M: int, N: int, K: int) -> str:
+    """The row for ``M x N x K`` (:func:`choice`'s)."""
+    return choice(M, N, K)[0]
 
 
 def schedule(M: int, N: int, K: int, CONFIG: str = "auto", BM: int = 0, BN: int = 0,
@@ -117,26 +134,25 @@ def schedule(M: int, N: int, K: int, CONFIG: str = "auto", BM: int = 0, BN: int 
     if c["ADDR"] != "index" and (c["ASYNC"] or ADDR):  # the row's choice is for cp.async copies
         fusion.copy_addresses(c["ADDR"])
     slots = SMS_SLOTS or SMS * max(c["MIN_BLOCKS"], 1)
-    decomp = DECOMP or (decomposition(name, M, N, K) if c["ASYNC"] else "dp")  # dp_ft: cp.async
+    decomp, splits = ((DECOMP, SPLITS) if DECOMP else decomposition(name, M, N, K) if c["ASYNC"]
+                      else ("dp", 1))  # a split walks cp.async stages
     if decomp != "dp":
-        fusion.decompose(decomp, splits=SPLITS, sk_waves=SK_WAVES,
+        fusion.decompose(decomp, splits=splits, sk_waves=SK_WAVES,
                          fixup=FIXUP or ("atomic" if decomp == "dp_ft" else "deterministic"),
                          sms=slots)
     return fusion
 
 
-def decomposition(row: str, M: int, N: int, K: int) -> str:
-    """The row's work split where ``DECOMP`` is left empty: for the ``large`` row ``dp_ft``
-    (the partial last wave's fronts and tails, partials added into C) where the cost model
-    expects it faster than one CTA per tile (a partial last wave, or fewer tiles than slots
-    with a long K loop), else ``dp``; the other rows one CTA per tile (``dp``).  (A
-    register-staged pipeline, ``ASYNC=0``, keeps ``dp``: ``dp_ft`` walks cp.async stages.)"""
-    from tilec.transforms.simt.cost import estimate
+def decomposition(row: str, M: int, N: int, K: int) -> tuple[str, int]:
+    """The row's work split and its K parts where ``DECOMP`` is left empty: of the splits the
+    cost model offers (``cost.OFFERED``: one CTA per tile, ``dp_ft``: the partial last wave's
+    fronts and tails, partials added into C), the one it expects fastest for this row.  (A
+    register-staged pipeline, ``ASYNC=0``, keeps ``dp``: a split walks cp.async stages.)"""
+    from tilec.transforms.simt.cost import choices
 
-    if row != "large":
-        return "dp"
-    r = next(r for r in rows() if r.name == row)
-    return "dp_ft" if estimate(r, "dp_ft", M, N, K) < estimate(r, "dp", M, N, K) else "dp"
+    r = next(r for r in rows(fitted=False) if r.name == row)
+    _, _, decomp, splits = choices(M, N, K, [r])[0]
+    return decomp, splits
 
 
 if __name__ == "__main__":
