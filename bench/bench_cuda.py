@@ -667,7 +667,7 @@ def run_sanitizer(out: Path, only: str | None = None, tag: str = "") -> str:
              (dict(M=300, N=700, K=128, BN=128, CM=4, CN=1, SMS=132), "leader"),
              # session 12: the 192-column tile the CUDA heuristic now weighs: B K x N (three
              # 64-column boxes) ragged, split-K 2 deterministic; B N x K under Stream-K
-             (dict(M=300, N=1000, K=700, BN=192, CM=1, CN=1, SMS=8, B_LAYOUT="kn"), "leader"),
+             (dict(M=300, N=1000, K=704, BN=192, CM=1, CN=1, SMS=8, B_LAYOUT="kn"), "leader"),
              (dict(M=333, N=576, K=1000, BN=192, CM=1, CN=1, SMS=8, B_LAYOUT="kn",
                    DECOMP="splitk", SPLITS=2), "leader"),
              (dict(M=256, N=600, K=512, BN=192, CM=1, CN=1, SMS=4, DECOMP="streamk"), "leader")]
