@@ -14,7 +14,9 @@ predicates, about 1.10x), the launcher may copy the operands that miss them into
 workspace buffers that meet them (zero K columns of A and rows of B leave the product unchanged;
 rows of A and columns of B past M and N only reach rows and columns of C that are not copied
 back), run that variant at the padded sizes into a padded C when C misses them, and copy C's
-valid part back.  It does when the SIMT cost model (:mod:`tilec.transforms.simt.cost`) expects
+valid part back; ``ragged_n`` (M and K on the tiles, B's rows of 4 elements: N and C
+anything) writes the caller's C, so where only C's rows miss the vector rule (N not a multiple
+of 4) B alone is copied, into rows of N rounded up to 4.  It does when the SIMT cost model (:mod:`tilec.transforms.simt.cost`) expects
 the copies (their bytes at the card's bandwidth, a few microseconds per copy kernel) and the
 faster variant to beat the variant the launch meets as it is: never for small problems, where
 the copies dominate.  ``kernel(A, B, C, pad=...)`` or ``TILEC_SIMT_PAD`` overrides: ``auto``
