@@ -84,6 +84,11 @@ def test_ragged_n_where_only_c_rows_break_the_vectors(M: int, N: int, K: int, ca
     assert (p.variant, p.M, p.N, p.copy_b, p.copy_c, p.b_cols) == ("ragged_n", M, N, True, False,
                                                                   -(-N // 4) * 4)
     assert (p.K, p.copy_a) == ((K, False) if K % BK == 0 else (-(-K // BK) * BK, True))
+    # the bytes the padding moves (cost._padded: the copies at 1 byte/s): B read and written
+    # to rows of N rounded up to 4 (and A where K is ragged), no byte of C
+    Kp, Nb = -(-K // BK) * BK, -(-N // 4) * 4
+    want = 4 * (K * N + Kp * Nb) + (4 * (M * K + M * Kp) if Kp > K else 0)
+    assert cost._padded(LARGE, "ragged_n", M, N, K) == (M, N, Kp, pytest.approx(want), 1 + 3 * (Kp > K))
     tiles = dict(p.options)["pad:tiles"]
     c_copy = 2 * M * N * 4 / dram  # what pad:tiles moves more
     scalar = (cost.DEFAULT.scalar_c - 1) * cost.DEFAULT.exposed * 4 * M * N / c.dram
