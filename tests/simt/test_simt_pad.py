@@ -89,6 +89,8 @@ def test_ragged_n_where_only_c_rows_break_the_vectors(M: int, N: int, K: int, ca
     Kp, Nb = -(-K // BK) * BK, -(-N // 4) * 4
     want = 4 * (K * N + Kp * Nb) + (4 * (M * K + M * Kp) if Kp > K else 0)
     assert cost._padded(LARGE, "ragged_n", M, N, K) == (M, N, Kp, pytest.approx(want), 1 + 3 * (Kp > K))
+    # the cost model's time of the launch (what CONFIG=auto weighs rows by) is this choice's
+    assert cost.launch_estimate(LARGE, "dp_ft", M, N, K, c) == pytest.approx(p.seconds)
     tiles = dict(p.options)["pad:tiles"]
     c_copy = 2 * M * N * 4 / dram  # what pad:tiles moves more
     scalar = (cost.DEFAULT.scalar_c - 1) * cost.DEFAULT.exposed * 4 * M * N / c.dram
