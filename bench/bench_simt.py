@@ -591,16 +591,21 @@ def cmd_run(args: argparse.Namespace) -> int:
         # bitwise repeatable unless partials are added atomically (in arrival order)
         same = bool(torch.equal(first, C))
         good = err < TOL and err2 < TOL and (same or not j.get("bitwise", True))
-        err_padded = None
+        err_padded = err_ragged = None
         if args.pad != "never":  # the padded path forced, whatever the model says
             forced, _ = pad_launch(j, fn, A, B, C, "tiles", ws, stream, device_name)
             err_padded = check(torch, forced, A, B, C)
             good &= err_padded < TOL
+            if "ragged_n" in j["variants"]:  # B to rows of 4, C in place (where M % BM == 0)
+                forced, _ = pad_launch(j, fn, A, B, C, "ragged_n", ws, stream, device_name)
+                err_ragged = check(torch, forced, A, B, C)
+                good &= err_ragged < TOL
         ok &= good
         result["checks"].append({"name": j["name"], "kernel": j["kernel"], "size": [M, N, K],
                                  "variant": ran, "rel_err": err, "rel_err_again": err2,
                                  "bitwise_repeat": same, "correct": good,
                                  "padding": pad_note, "rel_err_padded_tiles": err_padded,
+                                 "rel_err_padded_ragged_n": err_ragged,
                                  "facts": j["variants"][variant]["facts"],
                                  "notes": j["variants"][variant]["notes"], "tile": j["tile"],
                                  "block": j["block"], "model": j["model"], "params": j["params"],

@@ -24,6 +24,7 @@ spec.loader.exec_module(bench)  # type: ignore[union-attr]
 
 FACTS = {"tiles": ["M % 128 == 0", "N % 128 == 0", "K % 32 == 0", "lda % 4 == 0", "ldb % 4 == 0",
                    "ldc % 4 == 0", "(A | B | C) % 16 == 0"],
+         "ragged_n": ["M % 128 == 0", "K % 32 == 0", "ldb % 4 == 0", "B % 16 == 0"],
          "aligned": ["N % 4 == 0", "K % 4 == 0", "lda % 4 == 0", "ldb % 4 == 0", "ldc % 4 == 0",
                      "(A | B | C) % 16 == 0"],
          "general": []}
@@ -50,8 +51,9 @@ def _library(ran: list[tuple[str, int, int, int]]):  # type: ignore[no-untyped-d
 
 
 @pytest.mark.parametrize(("M", "N", "K"), [(1, 1, 1), (1, 129, 33), (129, 1, 33), (129, 131, 1),
-                                           (200, 300, 100), (256, 255, 64), (256, 256, 63)])
-@pytest.mark.parametrize("mode", ["auto", "tiles"])
+                                           (200, 300, 100), (256, 255, 64), (256, 256, 63),
+                                           (128, 3, 33), (256, 257, 64)])
+@pytest.mark.parametrize("mode", ["auto", "tiles", "ragged_n"])
 def test_pad_launch_computes_the_product_through_the_pointers(M: int, N: int, K: int, mode: str) -> None:
     g = torch.Generator().manual_seed(M + 7 * N + 31 * K)
     A, B = torch.randn(M, K, generator=g), torch.randn(K, N, generator=g)
@@ -67,7 +69,10 @@ def test_pad_launch_computes_the_product_through_the_pointers(M: int, N: int, K:
     if mode == "tiles":
         assert p.variant == "tiles" and (p.M, p.N, p.K) == (-(-M // 128) * 128, -(-N // 128) * 128,
                                                               -(-K // 32) * 32)
-    else:  # small problems: as they are
+    elif mode == "ragged_n" and M % 128 == 0 and N % 4:  # B to rows of 4, C written in place
+        assert (p.variant, p.M, p.N, p.K, p.copy_b, p.copy_c, p.b_cols) == (
+            "ragged_n", M, N, -(-K // 32) * 32, True, False, -(-N // 4) * 4)
+    elif mode == "auto":  # small problems: as they are
         assert not p.padded
 
 

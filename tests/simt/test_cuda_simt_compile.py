@@ -256,6 +256,73 @@ def test_strided_copy_addresses_take_one_instruction_per_copy(
     assert sum(stride.values()) <= 2260 and abs(sum(stride.values()) - sum(index.values())) <= 4
 
 
+def test_ragged_n_prints_partial_b_copies_and_32_bit_c_stores(sources: dict[str, str]) -> None:
+    """The ragged_n variant of the large row (dp_ft: partials added into C): its facts in
+    pick_variant between tiles and aligned, B's 128-bit copies with a source size cut at N (the
+    helper printed once), A's copies unguarded, C stored and added 32 bits at a time under
+    n < N; the schedules without cp.async vector copies of B have no ragged_n."""
+    ft = sources["wt_large_ft"]
+    assert ("if ((M % 128 == 0) && (K % 32 == 0) && (ldb % 4 == 0) && (B % 16 == 0)) return 1;"
+            "  // ragged_n") in ft and "return 2;  // aligned" in ft
+    kern = ft[ft.index("kernel_ragged_n("):ft.index("}  // namespace", ft.index("kernel_ragged_n("))]
+    assert ft.count("void tilec_cp_async_part(") == 1
+    assert ("const int bytes = tilec_max(0, tilec_min(4 * (N - 128*bidx - 4*(tid % 32)), 16));"
+            in kern)
+    assert "tilec_cp_async_part(&Bs[buf][8*it + (tid / 32)][4*((tid % 32))], &B[" in kern
+    assert kern.count("const bool ok = true;") == 1  # A: no M, K guard
+    assert "float4" not in kern.split("// epilogue")[1]  # 32-bit stores and atomic adds
+    assert "atomicAdd(&C[m * ldc + n], acc[4*i_Rm + i_Vm][4*i_Rn + i_Vn]);" in kern
+    assert "if ((128*bidx + ((32*i_Rn + (i_Vn + 4*(((tidx / 2) % 8)))) + 64*(((((tidx / 2) / 8) / 2) % 2))) < N)) " \
+           "C[m * ldc + n] = acc[4*i_Rm + i_Vm][4*i_Rn + i_Vn];" in kern
+    assert "kernel_ragged_n<<<dim3(W.workers, 1, 1), dim3(256, 1, 1), 99840, st>>>(A, B, C, S, " \
+           "(unsigned)(8*lda), (unsigned)(8*ldb), W);" in ft
+    for name in ("vec", "wt_sync", "naive"):  # register-staged or unstaged: no ragged_n
+        assert "ragged_n" not in sources[name] and "tilec_cp_async_part" not in sources[name]
+
+
+def _inner_k_loop(sass: str, ffma: int) -> Counter[str]:
+    """The opcodes of the innermost loop that holds ``ffma`` FFMAs (a K tile's, in a kernel
+    whose units loop around it)."""
+    ins = [(int(a, 16), op) for a, op in
+           re.findall(r"/\*([0-9a-f]{4,})\*/\s+(?:@!?U?P\w+\s+)?([A-Z][\w.]*)", sass)]
+    back = [(int(a, 16), int(t, 16)) for a, t in
+            re.findall(r"/\*([0-9a-f]{4,})\*/\s+(?:@!?U?P\w+\s+)?BRA (?:`\()?0x([0-9a-f]+)", sass)]
+    for end, start in sorted(((a, t) for a, t in back if t < a), key=lambda x: x[0] - x[1]):
+        ops = Counter(op for a, op in ins if start <= a <= end)
+        if ops["FFMA"] >= ffma:
+            return ops
+    raise AssertionError("no loop with the K tile's FFMAs")
+
+
+def test_ragged_n_keeps_the_tiles_k_loop_and_the_model_reads_it(
+        sources: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> None:
+    """SASS (-O3 sm_90a) of the large row with dp_ft: ragged_n's K-tile loop is the tiles' (2048
+    FFMA, 16 4-byte and 4 zero-filling 128-bit LDGSTS) plus the source sizes' few integer
+    instructions, no local memory; the cost model's ``RAGGED_N`` is the ratio of the two loops'
+    instruction counts (within 0.3%)."""
+    from tilec.transforms.simt.cost import RAGGED_N
+
+    nvcc = shutil.which("nvcc")
+    if nvcc is None or CUOBJDUMP is None or not CUOBJDUMP.is_file():
+        pytest.skip("needs nvcc and the cuobjdump that Triton's package carries")
+    d = tmp_path_factory.mktemp("sass_ragged_n")
+    cu = d / "ft.cu"
+    cu.write_text(sources["wt_large_ft"])
+    subprocess.run([nvcc, "-gencode=arch=compute_90a,code=sm_90a", "-O3", "-cubin", str(cu),
+                    "-o", str(d / "ft.cubin")], check=True, capture_output=True)
+    sass = subprocess.run([str(CUOBJDUMP), "-sass", str(d / "ft.cubin")], check=True,
+                          capture_output=True, text=True).stdout
+    tiles, ragged = (_inner_k_loop(kernel_sass(sass, v), 32 * 8 * 8) for v in ("tiles", "ragged_n"))
+    assert ragged["FFMA"] == tiles["FFMA"] == 32 * 8 * 8
+    assert ragged["LDGSTS.E"] == 16 and ragged["LDGSTS.E.BYPASS.128.ZFILL"] == 4
+    assert tiles["LDGSTS.E.BYPASS.128"] == 4 and "LDGSTS.E.BYPASS.128.ZFILL" not in tiles
+    assert 0 < sum(ragged.values()) - sum(tiles.values()) <= 30
+    assert sum(ragged.values()) / sum(tiles.values()) == pytest.approx(RAGGED_N, abs=0.003)
+    body = kernel_sass(sass, "ragged_n")
+    assert not re.search(r"\b(LDL|STL)", body)
+    assert re.search(r"\bSTG\.E\b", body) and "STG.E.128" not in body
+
+
 def test_byte_strides_take_the_copy_addresses_off_the_fma_pipe(
         sources: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> None:
     """copy_addresses('byte_stride') (SASS, -O3 sm_90a): the 18 chained copy addresses of the

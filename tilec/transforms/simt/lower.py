@@ -125,36 +125,62 @@ def variants_of(plan: SimtPlan) -> tuple[SimtVariant, ...]:
 def run_time_variants(schedule: str, ref: SimtPlan) -> tuple[SimtVariant, ...]:
     """The kernels the launcher chooses among, most facts first: ``tiles`` (M, N, K multiples
     of the CTA and K tiles, leading dimensions of 4 elements and 16-byte aligned pointers: no
-    boundary predicate, every vector the schedule asks for), ``aligned`` (N and K multiples of
-    4 with the same alignment: predicated edges, 128-bit rows), ``general`` (nothing assumed:
+    boundary predicate, every vector the schedule asks for), ``ragged_n`` (M and K multiples of
+    the tiles, B's rows of 4 elements and 16-byte aligned, N, C and its rows anything: the
+    tiles' K loop, the vector at the end of B's rows copied in part, 32-bit C stores under
+    ``n < N``; only where the schedule's B copies are ``cp.async`` vectors and its C stores
+    vectors, see :func:`ragged_n_spec`), ``aligned`` (N and K multiples of 4 with the
+    tiles' alignment: predicated edges, 128-bit rows), ``general`` (nothing assumed:
     predicated, scalar global accesses).  The schedule's trace is replayed over the sizes of
     each (its calls must not depend on M, N, K, as a kernel compiled for a configuration is)."""
     bk = ref.staging.BK if ref.staging is not None else 1
-    sizes = (SIZE_M, SIZE_N, SIZE_K)
-    lds = (LDA, LDB, LDC)
-    specs = (("tiles", (ref.BM, ref.BN, bk), ALIGN), ("aligned", (1, ALIGN, ALIGN), ALIGN),
-             ("general", (1, 1, 1), 1))
-    out = []
-    for vname, mult, align in specs:
-        back: dict[sympy.Symbol, sympy.Expr] = {}
-        facts: list[str] = []
-
-        def multiple(sym: sympy.Symbol, f: int) -> sympy.Expr:
-            if f == 1:
-                return sym
-            q = sympy.Symbol(f"{sym.name}_q", integer=True, positive=True)
-            back[q] = sym / f
-            facts.append(f"{sym.name} % {f} == 0")
-            return f * q
-
-        v_sizes = tuple(multiple(s, f) for s, f in zip(sizes, mult, strict=True))
-        v_lds = tuple(multiple(s, align) for s in lds)
-        if align > 1:
-            facts.append(f"(A | B | C) % {4 * align} == 0")  # the pointers' addresses
-        g = _replay(schedule, *v_sizes)
-        plan = _lower(g, ref.name, v_sizes, v_lds)
-        out.append(SimtVariant(vname, tuple(dict.fromkeys(facts)), plan, back))
+    four = ("lda", "ldb", "ldc")
+    specs = [("tiles", (ref.BM, ref.BN, bk), four, "ABC"), ("aligned", (1, ALIGN, ALIGN), four, "ABC"),
+             ("general", (1, 1, 1), (), "")]
+    out = [_variant(schedule, ref.name, *spec) for spec in specs]
+    rn = ragged_n_spec(out[0].plan, bk)
+    if rn is not None:
+        out.insert(1, _variant(schedule, ref.name, *rn))
     return tuple(out)
+
+
+def ragged_n_spec(tiles: SimtPlan, bk: int) -> tuple[str, tuple[int, int, int], tuple[str, ...], str] | None:
+    """``ragged_n``'s facts, where it differs from ``tiles`` only by what a C row of any length
+    and alignment needs (None elsewhere): the ``tiles`` kernel stages its K tiles with
+    ``cp.async`` (a copy's source size may be cut at the end of B's rows: ``TileCopy.edge``),
+    copies B in vectors and stores C in vectors.  The mainloop is then the tiles' (A's copies
+    are 4-byte, so A needs no fact but M and K, B's vector guard ``n < N`` is the same for
+    every K tile); the epilogue stores 32-bit values under ``n < N``.  The launcher's padding
+    runs it with B copied to rows of 4 elements and C written in place (no C copy)."""
+    st = tiles.staging
+    if st is None or not tiles.options.async_copy or st.b.vec == 1 or tiles.vec_c == 1:
+        return None
+    return ("ragged_n", (tiles.BM, 1, bk), ("ldb",), "B")
+
+
+def _variant(schedule: str, name: str, vname: str, mult: tuple[int, int, int],
+             four: tuple[str, ...], pointers: str) -> SimtVariant:
+    """The variant ``vname``: M, N, K multiples of ``mult``, the leading dimensions named in
+    ``four`` multiples of 4 elements, the ``pointers`` (of ``"ABC"``) 16-byte aligned."""
+    back: dict[sympy.Symbol, sympy.Expr] = {}
+    facts: list[str] = []
+
+    def multiple(sym: sympy.Symbol, f: int) -> sympy.Expr:
+        if f == 1:
+            return sym
+        q = sympy.Symbol(f"{sym.name}_q", integer=True, positive=True)
+        back[q] = sym / f
+        facts.append(f"{sym.name} % {f} == 0")
+        return f * q
+
+    v_sizes = tuple(multiple(s, f) for s, f in zip((SIZE_M, SIZE_N, SIZE_K), mult, strict=True))
+    v_lds = tuple(multiple(s, ALIGN if s.name in four else 1) for s in (LDA, LDB, LDC))
+    if pointers:  # the pointers' addresses
+        ptr = pointers if len(pointers) == 1 else f"({' | '.join(pointers)})"
+        facts.append(f"{ptr} % {4 * ALIGN} == 0")
+    g = _replay(schedule, *v_sizes)
+    plan = _lower(g, name, v_sizes, v_lds)
+    return SimtVariant(vname, tuple(dict.fromkeys(facts)), plan, back)
 
 
 def _replay(schedule: str, M: sympy.Expr, N: sympy.Expr, K: sympy.Expr) -> GemmFusion:

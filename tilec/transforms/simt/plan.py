@@ -57,6 +57,11 @@ class TileCopy:
     # the kernel as an argument (``fusion.copy_addresses("stride" / "byte_stride")``; a multiple
     # of the operand's leading dimension, which the launcher knows at run time); 0: each copy's
     # index printed whole
+    edge: sympy.Expr | None = None  # None: whole vectors; else the elements of the row from the
+    # copy's first one to the row's end (``N - n``): where ``guard`` (then only the K bound)
+    # holds the copy moves ``min(vec, max(edge, 0))`` of them (cp.async's source size) and
+    # zero-fills the rest, so a vector may straddle the row's end where the leading dimension
+    # keeps its start aligned
 
     def base_index(self) -> sympy.Expr:
         """``global_index`` of the thread's first copy (``it = 0``)."""

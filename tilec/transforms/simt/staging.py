@@ -75,13 +75,21 @@ def stage_tiles(bk: int, ko: sympy.Symbol, ki: sympy.Symbol, k_tiles: sympy.Expr
               lambda r, c: sympy.And(sympy.true if divides(BM, M) else sympy.Lt(m_base + r, M),
                                      sympy.true if divides(bk, K) else sympy.Lt(k0 + c, K)),
               transposed=True, lanes=opts.lanes("A"))
-    vb = next(v for v in VECTOR_WIDTHS if BN % v == 0 and divides(v, N) and divides(v, ldb)
-              and proven_multiple(n_base, v, bounds))
+    # a cp.async copy may straddle the row's end (N not a multiple of the width, ldb one): it
+    # copies the row's part of the vector and zero-fills the rest (``TileCopy.edge``)
+    vb = next(v for v in VECTOR_WIDTHS if BN % v == 0 and divides(v, ldb)
+              and (divides(v, N) or opts.async_copy) and proven_multiple(n_base, v, bounds))
     b = _copy("B", bk, BN, vb, threads,
               lambda r, c: (k0 + r) * ldb + n_base + c,
               lambda r, c: sympy.And(sympy.true if divides(bk, K) else sympy.Lt(k0 + r, K),
                                      sympy.true if divides(BN, N) else sympy.Lt(n_base + c, N)),
               transposed=False, lanes=opts.lanes("B"))
+    if not divides(vb, N):  # the guard keeps K's part; the edge (<= 0: nothing read) N's
+        k_guard = sympy.true if divides(bk, K) else sympy.Lt(k0 + b.row, K)
+        b = replace(b, edge=N - n_base - b.col, guard=k_guard)
+        notes.append(f"B tile copy: {32 * vb}-bit cp.async vectors (ldb a multiple of {vb}); the "
+                     f"one at the end of a row copies its columns < N (the source size) and "
+                     f"zero-fills the rest")
     if opts.swizzle_a:  # rotate by whole read vectors, and by k inside one
         if vec_m == 1:
             notes.append("smem_swizzle: the k-slice reads of A are 32-bit; nothing to rotate "

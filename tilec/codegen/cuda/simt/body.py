@@ -334,8 +334,16 @@ class SimtBody:
             addr = f"(const float*)((const char*)&{src}[{self.c(cp.base_index())}] + it * {step})"
         else:
             addr = f"&{src}[{self.c(cp.base_index())}] + (size_t)it * {step}"
-        body = [f"const bool ok = {g};",
-                f"tilec_cp_async<{4 * cp.vec}>({where}, ok ? {addr} : {src}, ok);"]
+        if cp.edge is not None:  # the vector at the row's end: its columns < N, zeros after
+            assert cp.vec == 4, "a partial copy is a 16-byte cp.async"
+            nb = f"tilec_max(0, tilec_min(4 * ({self.c(cp.edge)}), 16))"
+            # a copy of 0 bytes reads nothing: its address is not dereferenced (as Triton's
+            # masked cp.async and CUTLASS's zfill copies), so no select of a safe one
+            body = [f"const int bytes = {nb if g == 'true' else f'({g}) ? {nb} : 0'};",
+                    f"tilec_cp_async_part({where}, {addr}, bytes);"]
+        else:
+            body = [f"const bool ok = {g};",
+                    f"tilec_cp_async<{4 * cp.vec}>({where}, ok ? {addr} : {src}, ok);"]
         if cp.guard_idx:
             body = [f"if (tid + it * {self.p.threads} < {cp.rows * cp.cols // cp.vec}) {{",
                     *("  " + b for b in body), "}"]
@@ -443,13 +451,17 @@ class SimtBody:
             g = "true" if cp.guard is sympy.true else self.c(cp.guard)
             live = (f"if (tid + it * {self.p.threads} >= {cp.rows * cp.cols // cp.vec}) return false;"
                     if cp.guard_idx else "")
+            # a partial copy (TileCopy.edge) says how many of its elements it reads
+            part = ", int& elems" if cp.edge is not None else ""
+            what = f"{cp.vec} element(s)" + (", elems of them read" if part else "")
             out += [f"TILEC_HD bool copy_{cp.operand}_{self.v.name}(const Shape& S, int tid, int it, "
-                    f"int bidx, int bidy, int {st.ko}, long long& idx) {{  // {cp.vec} element(s)",
+                    f"int bidx, int bidy, int {st.ko}, long long& idx{part}) {{  // {what}",
                     "  [[maybe_unused]] const int M = S.M, N = S.N, K = S.K, lda = S.lda, "
                     "ldb = S.ldb, ldc = S.ldc;",
                     f"  (void)bidx; (void)bidy; (void){st.ko};",
                     *([f"  {live}"] if live else []),
                     f"  idx = {self.c(cp.global_index)};",
+                    *([f"  elems = tilec_max(0, tilec_min({self.c(cp.edge)}, {cp.vec}));"] if part else []),
                     f"  return {g};",
                     "}"]
         return out

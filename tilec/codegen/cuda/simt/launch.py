@@ -14,12 +14,14 @@ predicates, about 1.10x), the launcher may copy the operands that miss them into
 workspace buffers that meet them (zero K columns of A and rows of B leave the product unchanged;
 rows of A and columns of B past M and N only reach rows and columns of C that are not copied
 back), run that variant at the padded sizes into a padded C when C misses them, and copy C's
-valid part back.  It does when the SIMT cost model (:mod:`tilec.transforms.simt.cost`) expects
+valid part back; ``ragged_n`` (M and K on the tiles, B's rows of 4 elements: N and C
+anything) writes the caller's C, so where only C's rows miss the vector rule (N not a multiple
+of 4) B alone is copied, into rows of N rounded up to 4.  It does when the SIMT cost model (:mod:`tilec.transforms.simt.cost`) expects
 the copies (their bytes at the card's bandwidth, a few microseconds per copy kernel) and the
 faster variant to beat the variant the launch meets as it is: never for small problems, where
 the copies dominate.  ``kernel(A, B, C, pad=...)`` or ``TILEC_SIMT_PAD`` overrides: ``auto``
-(the model), ``never``, ``tiles`` or ``aligned`` (pad to that variant's facts whenever the launch
-misses them); :meth:`SimtKernel.decide` says what a launch does and why.  The workspaces are
+(the model), ``never``, ``tiles``, ``ragged_n`` or ``aligned`` (pad to that variant's facts
+whenever the launch misses them); :meth:`SimtKernel.decide` says what a launch does and why.  The workspaces are
 cached per device, stream and operand, grown to the largest launch.
 
 Example (on a machine with an sm_90 GPU)::
@@ -118,11 +120,12 @@ def _overlap(x: Any, y: Any) -> bool:
     return a0 < b1 and b0 < a1
 
 
-PAD_MODES = ("auto", "never", "tiles", "aligned")
+PAD_MODES = ("auto", "never", "tiles", "ragged_n", "aligned")
 COPY_LAUNCH = 5e-6  # seconds per copy or zero-fill kernel (launch and tail), H100/H200
 MARGIN = 0.03  # pad only for an expected gain past the model's error (1-2% on its points)
 _MULTIPLE = re.compile(r"^(M|N|K|lda|ldb|ldc) % (\d+) == 0$")
-_POINTERS = re.compile(r"^\(A \| B \| C\) % (\d+) == 0$")
+# the pointers' addresses: ``(A | B | C) % 16 == 0`` (every one), ``B % 16 == 0``
+_POINTERS = re.compile(r"^\(?([ABC](?: \| [ABC])*)\)? % (\d+) == 0$")
 
 
 def holds(facts: Sequence[str], M: int, N: int, K: int, lda: int, ldb: int, ldc: int,
@@ -133,17 +136,38 @@ def holds(facts: Sequence[str], M: int, N: int, K: int, lda: int, ldb: int, ldc:
     for f in facts:
         m, p = _MULTIPLE.match(f), _POINTERS.match(f)
         assert m or p, f"launcher: a fact it cannot read: {f!r}"
-        if (m and env[m[1]] % int(m[2])) or (p and (A | B | C) % int(p[1])):
+        if m and env[m[1]] % int(m[2]):
+            return False
+        if p and any(env[x] % int(p[2]) for x in p[1].split(" | ")):
             return False
     return True
+
+
+def needs(facts: Sequence[str]) -> tuple[dict[str, int], dict[str, int]]:
+    """``(multiples, alignments)`` a variant's facts ask for: of M, N, K and the leading
+    dimensions (elements), of the pointers ``A``, ``B``, ``C`` (bytes); 1 where unnamed.
+
+    >>> needs(["M % 128 == 0", "ldb % 4 == 0", "B % 16 == 0"])
+    ({'M': 128, 'ldb': 4}, {'B': 16})
+    """
+    need: dict[str, int] = {}
+    align: dict[str, int] = {}
+    for f in facts:
+        if m := _MULTIPLE.match(f):
+            need[m[1]] = math.lcm(need.get(m[1], 1), int(m[2]))
+        elif p := _POINTERS.match(f):
+            for x in p[1].split(" | "):
+                align[x] = math.lcm(align.get(x, 1), int(p[2]))
+    return need, align
 
 
 @dataclass(frozen=True)
 class Padding:
     """What a launch runs: ``variant`` at sizes ``M x N x K``, with A, B (zero-padded) and C
-    in workspace buffers where ``copy_a`` / ``copy_b`` / ``copy_c``; ``seconds`` the model's
-    time, ``options`` every choice weighed (``(name, seconds)``, ``name`` a variant the launch
-    meets as it is, or ``pad:<variant>``), ``why`` one line."""
+    in workspace buffers where ``copy_a`` / ``copy_b`` / ``copy_c`` (B's and C's buffers rows
+    of ``b_cols`` and ``c_cols`` elements, the launch their first ``N`` columns; 0: ``N``);
+    ``seconds`` the model's time, ``options`` every choice weighed (``(name, seconds)``,
+    ``name`` a variant the launch meets as it is, or ``pad:<variant>``), ``why`` one line."""
 
     variant: str
     M: int
@@ -155,6 +179,8 @@ class Padding:
     seconds: float = 0.0
     options: tuple[tuple[str, float], ...] = ()
     why: str = ""
+    b_cols: int = 0
+    c_cols: int = 0
 
     @property
     def padded(self) -> bool:
@@ -170,22 +196,34 @@ def padding(M: int, N: int, K: int, lda: int, ldb: int, ldc: int, ptrs: tuple[in
             estimate: Callable[[str, int, int, int], float], dram: float,
             mode: str = "auto") -> Padding:
     """How to run ``C = A @ B`` (sizes, leading dimensions, the pointers' addresses ``ptrs``)
-    with a library of ``variants`` (``(name, facts)``, most facts first, the last always
+    with a library of ``variants`` (``(name, facts)``, fastest first, the last always
     correct): the first variant whose facts hold, or a padded launch of a faster one (see the
     module docstring; ``auto`` pads only where the model expects :data:`MARGIN` or more
     gained).  ``estimate(variant, M, N, K)`` is the kernel's time in seconds, ``dram`` the
     copies' bandwidth in bytes/s.
 
+    A padded launch copies an operand only where it misses the variant's facts: A to
+    ``M' x K'`` (``K'`` a multiple of the K and ``lda`` facts), B to ``K' x N'`` rows of
+    ``b_cols`` (a multiple of the ``ldb`` fact), C to ``M' x N'`` rows of ``c_cols``, where
+    ``M'``, ``N'`` are M and N rounded up to the M and N facts.  A variant whose facts name
+    neither ``ldc`` nor C's pointer (``ragged_n``) writes the caller's C: it is weighed only
+    where M and N already meet its facts, and moves no C byte.
+
     >>> V = [("tiles", ["M % 128 == 0", "N % 128 == 0", "K % 32 == 0", "lda % 4 == 0",
     ...                 "ldb % 4 == 0", "ldc % 4 == 0", "(A | B | C) % 16 == 0"]),
     ...      ("aligned", ["N % 4 == 0", "K % 4 == 0", "lda % 4 == 0", "ldb % 4 == 0",
     ...                   "ldc % 4 == 0", "(A | B | C) % 16 == 0"]), ("general", [])]
-    >>> t = lambda v, M, N, K: 2 * M * N * K / 50e12 * {"tiles": 1, "aligned": 1.1, "general": 1.24}[v]
+    >>> t = lambda v, M, N, K: 2 * M * N * K / 50e12 * {"tiles": 1, "aligned": 1.1, "general": 1.24,
+    ...                                                 "ragged_n": 1.01}[v]
     >>> p = padding(4096, 4095, 4096, 4096, 4095, 4095, (0, 0, 0), V, t, 2.7e12)
     >>> (p.variant, p.M, p.N, p.K, p.copy_a, p.copy_b, p.copy_c)
     ('tiles', 4096, 4096, 4096, False, True, True)
     >>> padding(300, 301, 302, 302, 301, 301, (0, 0, 0), V, t, 2.7e12).variant  # small: as is
     'general'
+    >>> R = V[:1] + [("ragged_n", ["M % 128 == 0", "K % 32 == 0", "ldb % 4 == 0", "B % 16 == 0"])] + V[1:]
+    >>> p = padding(4096, 4095, 4096, 4096, 4095, 4095, (0, 0, 0), R, t, 2.7e12)
+    >>> (p.variant, p.M, p.N, p.K, p.copy_a, p.copy_b, p.copy_c, p.b_cols)  # B to rows of 4096
+    ('ragged_n', 4096, 4095, 4096, False, True, False, 4096)
     """
     if mode not in PAD_MODES:
         raise KernelArgumentError(f"SIMT kernel: pad must be one of {', '.join(PAD_MODES)} but got "
@@ -198,26 +236,35 @@ def padding(M: int, N: int, K: int, lda: int, ldb: int, ldc: int, ptrs: tuple[in
         return Padding(**{**plain.__dict__, "options": ((meets, plain.seconds),),
                           "why": "sizes as given" + (" (pad=never)" if mode == "never" else "")})
     options = [plain]
+    targets = [meets]  # the variant each option pads for
     names = [n for n, _ in variants]
     for name, facts in variants[:names.index(meets)]:  # the variants faster than the one met
-        need: dict[str, int] = {}
-        align = 1
-        for f in facts:
-            if m := _MULTIPLE.match(f):
-                need[m[1]] = math.lcm(need.get(m[1], 1), int(m[2]))
-            elif p := _POINTERS.match(f):
-                align = int(p[1])
+        need, align = needs(facts)
         Mp = _up(M, need.get("M", 1))
         Kp = _up(K, math.lcm(need.get("K", 1), need.get("lda", 1)))
-        Np = _up(N, math.lcm(need.get("N", 1), need.get("ldb", 1), need.get("ldc", 1)))
+        in_place = "ldc" not in need and "C" not in align  # C's rows: anything
+        if in_place and (M % need.get("M", 1) or N % need.get("N", 1)):
+            continue  # it would need C padded: the other variants do that better
+        # the kernel's N: N rounded up to the N fact (in place: N itself); B's and C's rows
+        Nk = _up(N, need.get("N", 1)) if in_place else _up(
+            N, math.lcm(need.get("N", 1), need.get("ldb", 1), need.get("ldc", 1)))
+        wb, wc = _up(Nk, need.get("ldb", 1)), _up(Nk, need.get("ldc", 1))
         ok = {x: v % need.get(x, 1) == 0 for x, v in (("lda", lda), ("ldb", ldb), ("ldc", ldc))}
-        ca = not (Mp == M and Kp == K and ok["lda"] and A % align == 0)
-        cb = not (Kp == K and Np == N and ok["ldb"] and B % align == 0)
-        cc = not (Mp == M and Np == N and ok["ldc"] and C % align == 0)
-        moved = (ca * (M * K + Mp * Kp) + cb * (K * N + Kp * Np) + cc * 2 * M * N) * 4
+        ca = not (Mp == M and Kp == K and ok["lda"] and A % align.get("A", 1) == 0)
+        cb = not (Kp == K and Nk == N and ok["ldb"] and B % align.get("B", 1) == 0)
+        cc = not (Mp == M and Nk == N and ok["ldc"] and C % align.get("C", 1) == 0)
+        assert not (in_place and cc)
+        # the library runs the first variant whose facts the padded launch meets (the
+        # workspaces' pointers are aligned): this one, or a faster one the padding also reached
+        padded = (Mp, Nk, Kp, Kp if ca else lda, wb if cb else ldb, wc if cc else ldc,
+                  0 if ca else A, 0 if cb else B, 0 if cc else C)
+        runs = next(n for n, f in variants if holds(f, *padded))
+        moved = (ca * (M * K + Mp * Kp) + cb * (K * N + Kp * wb) + cc * 2 * M * N) * 4
         kernels = ca * (1 + (Kp > K)) + cb * (1 + (Kp > K)) + cc
-        t = estimate(name, Mp, Np, Kp) + moved / dram + kernels * COPY_LAUNCH
-        options.append(Padding(name, Mp, Np, Kp, ca, cb, cc, t))
+        t = estimate(runs, Mp, Nk, Kp) + moved / dram + kernels * COPY_LAUNCH
+        options.append(Padding(runs, Mp, Nk, Kp, ca, cb, cc, t, b_cols=wb if cb else 0,
+                               c_cols=wc if cc else 0))
+        targets.append(name)
     table = tuple((o.variant if not o.padded else f"pad:{o.variant}", o.seconds) for o in options)
     if mode == "auto":
         best = min(options, key=lambda o: o.seconds)
@@ -225,7 +272,7 @@ def padding(M: int, N: int, K: int, lda: int, ldb: int, ldc: int, ptrs: tuple[in
             best = plain
         why = (f"model: {dict((k, f'{v * 1e6:.1f} us') for k, v in table)}")
     else:
-        forced = [o for o in options if o.variant == mode and o.padded]
+        forced = [o for o, v in zip(options, targets, strict=True) if v == mode and o.padded]
         best = forced[0] if forced else plain
         why = f"pad={mode}" + ("" if forced else f": the launch meets {meets} as it is")
     return Padding(**{**best.__dict__, "options": table, "why": why})
@@ -263,13 +310,14 @@ def run_padded(A: Any, B: Any, C: Any, p: Padding, launch: Callable[[Any, Any, A
         a[:M, :K].copy_(A)
         if p.K > K:
             a[:, K:].zero_()
-    if p.copy_b:
-        b = workspace.get(B, "B", p.K, p.N, stream)
+    if p.copy_b:  # rows of b_cols, the launch's N columns of them
+        b = workspace.get(B, "B", p.K, p.b_cols or p.N, stream)
         b[:K, :N].copy_(B)
         if p.K > K:
             b[K:].zero_()
+        b = b[:, :p.N]
     if p.copy_c:
-        c = workspace.get(C, "C", p.M, p.N, stream)
+        c = workspace.get(C, "C", p.M, p.c_cols or p.N, stream)[:, :p.N]
     launch(a, b, c)
     if p.copy_c:
         C.copy_(c[:M, :N])

@@ -46,7 +46,7 @@ import re
 
 from tilec.codegen.cuda.runtime import INDEX_HELPERS
 from tilec.codegen.cuda.simt.body import SimtBody, in_place
-from tilec.codegen.cuda.simt.text import ASYNC_HELPERS, TICKET_HELPER
+from tilec.codegen.cuda.simt.text import ASYNC_HELPERS, PART_HELPER, TICKET_HELPER
 from tilec.codegen.cuda.simt.units import host_section, units
 from tilec.transforms.simt.lower import SimtPlan, SimtVariant
 
@@ -68,6 +68,8 @@ class SimtCudaPrinter(SimtBody):
         parts = [self.header(), INDEX_HELPERS]
         if self.p.staging is not None and self.p.options.async_copy:
             parts.append(ASYNC_HELPERS)
+            if any(v.plan.staging.b.edge is not None for v in self.variants):
+                parts.append(PART_HELPER)
         if self.deterministic:
             parts.append(TICKET_HELPER)
         parts.append(host_section(self))

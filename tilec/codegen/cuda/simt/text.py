@@ -33,3 +33,13 @@ __device__ __forceinline__ int tilec_ticket(int* p) {
   return old;
 }
 """
+
+
+# A 16-byte cp.async of the first ``src_bytes`` (0..16) bytes, the rest zero-filled: the vector at
+# the end of a row of B whose length is not a multiple of 4 (``TileCopy.edge``).
+PART_HELPER = r"""
+__device__ __forceinline__ void tilec_cp_async_part(void* smem, const void* gmem, int src_bytes) {
+  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" :: "r"(dst), "l"(gmem), "r"(src_bytes));
+}
+"""
