@@ -12,7 +12,7 @@ median). Clocks read (nvidia-smi), never set. Writes ``explore_s11_<card>_<date>
 (or bench/results) after every shape: a run cut by the time limit keeps what it measured.
 
     PYTHONPATH=. python bench/explore_s11.py [--rounds 5] [--module lib=libbench/benchgemm.py]
-                                             [--budget 500] [--shapes name,...] [--set 1|2|3|4]
+                                             [--budget 500] [--shapes name,...] [--set 1|2|3|4|5]
 """
 
 from __future__ import annotations
@@ -189,7 +189,18 @@ R4: dict[str, tuple[tuple[int, int, int], list[dict]]] = {
     "deep_1024x1024_k32768": ((1024, 1024, 32768), _DEEP),
     "deep_1000x1000_k32768": ((1000, 1000, 32768), _DEEP),
 }
-SETS = {"1": SHAPES, "2": R2, "3": R3, "4": R4}
+
+# round 5 (session 12): the rule "few tiles, deep K, M or N off the 128 grid" (256x128; the cost
+# model's split-K 4 deterministic, measured in set 3 only with the reduce kernel) through the
+# rebuilt library (--module), beside both fix-ups, and a shape the rule leaves alone
+_RULE = [cfg(256, 128, 64, "splitk", 4, 3), cfg(256, 128, 64, "splitk", 4, 3, 8, 8, "reduce_kernel")]
+R5: dict[str, tuple[tuple[int, int, int], list[dict]]] = {
+    "deep_1000x1000_k50000": ((1000, 1000, 50000), _RULE),
+    "deep_1000x1000_k32768": ((1000, 1000, 32768), _RULE),
+    "deep_600x900_k40000": ((600, 900, 40000), _RULE),
+    "deep_1024x1024_k32768": ((1024, 1024, 32768), [cfg(128, 128, 64, "splitk", 2, 5)]),
+}
+SETS = {"1": SHAPES, "2": R2, "3": R3, "4": R4, "5": R5}
 
 def label(c: dict) -> str:
     d = c["DECOMP"] + (str(c["SPLITS"]) if c["DECOMP"] == "splitk" else "")

@@ -88,6 +88,7 @@ _TILE_RULES = {
     "small N": (128, 128, 64, 8, 4),
     "small problem": (64, 128, 128, 4, 4),
     "very few tiles, deep K": (128, 256, 64, 8, 3),
+    "few tiles, deep K, M or N off the 128 grid": (256, 128, 64, 8, 3),
     "few tiles, deep K": (128, 128, 64, 8, 5),
     "large": (128, 256, 64, 8, 3),
 }
@@ -126,6 +127,8 @@ def _tile_rule(M: int, N: int, K: int, sms: int) -> str:
     tiles128 = -(-M // 128) * -(-N // 128)
     if tiles128 * 8 <= sms and K >= 16384:
         return "very few tiles, deep K"
+    if M * N <= 1024 * 1024 and K >= 32768 and (M % 128 or N % 128):
+        return "few tiles, deep K, M or N off the 128 grid"
     if M * N <= 1024 * 1024:
         return "few tiles, deep K"
     return "large"

@@ -188,6 +188,12 @@ def _tile_rule(M: int, N: int, K: int, sms: int) -> tuple[Config, str]:
         # 512^2 x 65536: 128x256 split-K 16 with the reduce kernel 0.81x cuBLAS, 128x128 split-K
         # 8 0.78x (0.73x with the deterministic fix-up): fewer bytes from L2 per flop
         return Config(BM=128, BN=256, BK=64, WARPS=8, STAGES=3), "very few tiles, deep K"
+    if M * N <= 1024 * 1024 and K >= 32768 and (M % 128 or N % 128):
+        # 128x128 split-K 2 ran 0.62-0.69x cuBLAS where M = N = 1000 (K 32768, 49152, 50000) and
+        # 0.87-0.96x where M = N = 1024; 256x128 split-K 4 0.83-0.86x at all six, half the B
+        # traffic per flop (bench/results/explore_s11_set4_h200_2026-11-28.json)
+        return (Config(BM=256, BN=128, BK=64, WARPS=8, STAGES=3),
+                "few tiles, deep K, M or N off the 128 grid")
     if M * N <= 1024 * 1024:  # 1024^2 x 32768 split-K 2: 0.934x cuBLAS with 5 stages, 0.921x with 4
         return Config(BM=128, BN=128, BK=64, WARPS=8, STAGES=5), "few tiles, deep K"
     return Config(), "large"
