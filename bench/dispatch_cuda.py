@@ -297,16 +297,6 @@ def caller(kernel: Any, a: Any, b: Any, c: Any, pad: bool) -> Any:
     return padded
 
 
-def ldc_of(kernel: Any, c: Any) -> int:
-    """The row stride of C the kernel writes (a padded copy's where TMA cannot store C's rows)."""
-    from tilec.codegen.cuda.launch import row_pad
-
-    ldc, elem = c.stride(0), c.element_size()
-    if kernel.tma_store and ((ldc * elem) % 16 or c.data_ptr() % 16):
-        return row_pad(c.shape[1], elem)
-    return ldc
-
-
 def check(kernel: Any, M: int, N: int, K: int, seed: int) -> dict[str, Any]:
     """The kernel into a NaN-poisoned C on fresh inputs against fp32: whether it ran padded (only
     where the plain call is refused), the relative Frobenius error, NaNs, the variant."""
@@ -328,7 +318,7 @@ def check(kernel: Any, M: int, N: int, K: int, seed: int) -> dict[str, Any]:
     den = float(torch.linalg.norm(ref))
     err = float(torch.linalg.norm(c.float() - ref)) / den if den else 0.0
     out.update(rel_err=err, nan=nan, correct=bool(nan == 0 and err < TOL),
-               variant=kernel.variant(M, N, K, ldc_of(kernel, c)))
+               variant=kernel.variant(M, N, K, kernel.c_copy_stride(c) or c.stride(0)))
     return out
 
 

@@ -105,6 +105,9 @@ class FakeKernel:
     def variant(self, M: int, N: int, K: int, ldc: int | None = None) -> str:
         return "general"
 
+    def c_copy_stride(self, C: Any) -> int | None:
+        return None  # writes C in place
+
 
 def test_run_pads_checks_times_and_writes(prepared: tuple[Path, dict[str, Any]], tmp_path: Path,
                                           monkeypatch: pytest.MonkeyPatch) -> None:

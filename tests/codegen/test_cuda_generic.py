@@ -450,6 +450,7 @@ def test_the_python_launcher_on_the_host(tmp_path: Path, monkeypatch: pytest.Mon
     assert k(Tensor((300, 0), bf), Tensor((1000, 0), bf), C) is C and log == [("zero", (300, 1000))]
     log.clear()
     odd = Tensor((300, 1001), bf)  # 2002-byte rows: written through a padded copy
+    assert k.c_copy_stride(odd) == 1008 and k.c_copy_stride(C) is None  # (bench/dispatch_cuda.py)
     with pytest.raises(KernelArgumentError, match="cudaError_t"):
         k(A, Tensor((1001, 512), bf), odd)
     assert not log  # (the failed launch copies nothing back)

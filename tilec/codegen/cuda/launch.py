@@ -195,6 +195,16 @@ class CudaKernel:
         facts = self._variant(M, N, K, N if ldc is None else ldc, grid, splits, sk_tiles, sk_ctas)
         return "closed" if facts else "general"
 
+    def c_copy_stride(self, C: Any) -> int | None:
+        """None where the kernel writes C in place; else the row stride of the padded copy it
+        writes (copied into C after it): rows TMA stores cannot take (a row stride not a multiple
+        of 16 bytes, a misaligned base) or a base the direct epilogue's pairs cannot."""
+        ldc, elem = C.stride()[0], C.element_size()
+        if (self.tma_store and ((ldc * elem) % 16 or C.data_ptr() % 16)) \
+                or C.data_ptr() % (2 * elem):
+            return row_pad(C.shape[1], elem)
+        return None
+
     def _operand(self, name: str, t: Any, rows: int, cols: int, dtype: Any, device: Any,
                  tma: bool = True) -> int:
         """Check one operand (``rows x cols``, row-major with a row stride TMA can take); its row
@@ -263,13 +273,8 @@ class CudaKernel:
         if K == 0:
             return C.zero_()
         out = C
-        elem = C.element_size()
-        if (self.tma_store and ((ldc * elem) % 16 or C.data_ptr() % 16)) \
-                or C.data_ptr() % (2 * elem):
-            # rows TMA cannot store (a row stride not a multiple of 16 bytes, a misaligned base)
-            # or a base the direct epilogue's pairs cannot: the kernel writes a padded copy,
-            # copied into C after it
-            pad = row_pad(N, elem)
+        pad = self.c_copy_stride(C)
+        if pad is not None:  # the kernel writes a padded copy, copied into C after it
             C = torch.empty((M, pad), dtype=C.dtype, device=dev)[:, :N]
             ldc = pad
         split = self.split(M, N, K)
