@@ -109,13 +109,24 @@ class FakeKernel:
         return None  # writes C in place
 
 
-def test_run_pads_checks_times_and_writes(prepared: tuple[Path, dict[str, Any]], tmp_path: Path,
-                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def _stand_ins(monkeypatch: pytest.MonkeyPatch, device: str, nvcc: Any, time_ms: Any) -> None:
+    """run() on the CPU: this module's three shapes, ``device`` as the card's name, ``nvcc`` for
+    launch.compile_cu, FakeKernel for CudaKernel, ``time_ms`` for the timer."""
     import torch
 
     import tilec.codegen.cuda.launch as launch
-    import tilec.runtime.bench as tb
 
+    monkeypatch.setattr(bench, "DEVICE", "cpu")
+    monkeypatch.setattr(bench, "SUITE", [])
+    monkeypatch.setattr(bench, "EXTRA", SHAPES)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda *a: device)
+    monkeypatch.setattr(launch, "compile_cu", nvcc)
+    monkeypatch.setattr(launch, "CudaKernel", FakeKernel)
+    monkeypatch.setattr("tilec.runtime.bench.time_ms", time_ms)
+
+
+def test_run_pads_checks_times_and_writes(prepared: tuple[Path, dict[str, Any]], tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
     folder, _ = prepared
     shutil.rmtree(folder / "so", ignore_errors=True)  # the libraries an earlier test "built"
     built: list[str] = []
@@ -131,13 +142,7 @@ def test_run_pads_checks_times_and_writes(prepared: tuple[Path, dict[str, Any]],
         fn()
         return next(ticks)
 
-    monkeypatch.setattr(bench, "DEVICE", "cpu")
-    monkeypatch.setattr(bench, "SUITE", [])
-    monkeypatch.setattr(bench, "EXTRA", SHAPES)
-    monkeypatch.setattr(torch.cuda, "get_device_name", lambda *a: "NVIDIA H200")
-    monkeypatch.setattr(launch, "compile_cu", nvcc)
-    monkeypatch.setattr(launch, "CudaKernel", FakeKernel)
-    monkeypatch.setattr(tb, "time_ms", fake_time)
+    _stand_ins(monkeypatch, "NVIDIA H200", nvcc, fake_time)
     res = bench.run(folder, tmp_path, rounds=5, quick=False, jobs=2)
     assert len(built) == 2 and len(set(built)) == 2  # one build per distinct source
     rows = {r["name"]: r for r in res["rows"]}
@@ -159,8 +164,6 @@ def test_run_pads_checks_times_and_writes(prepared: tuple[Path, dict[str, Any]],
 def test_run_records_a_failing_shape_and_goes_on(prepared: tuple[Path, dict[str, Any]],
                                                  tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    import torch
-
     import tilec.codegen.cuda.launch as launch
 
     folder, _ = prepared
@@ -172,13 +175,8 @@ def test_run_records_a_failing_shape_and_goes_on(prepared: tuple[Path, dict[str,
         out.write_text("a shared library")
         return ""
 
-    monkeypatch.setattr(bench, "DEVICE", "cpu")
-    monkeypatch.setattr(bench, "SUITE", [])
-    monkeypatch.setattr(bench, "EXTRA", SHAPES)
-    monkeypatch.setattr(torch.cuda, "get_device_name", lambda *a: "NVIDIA H100 80GB HBM3")
-    monkeypatch.setattr(launch, "compile_cu", nvcc_fails_on_decode)
-    monkeypatch.setattr(launch, "CudaKernel", FakeKernel)
-    monkeypatch.setattr("tilec.runtime.bench.time_ms", lambda fn, w, r: (fn(), 1.0)[1])
+    _stand_ins(monkeypatch, "NVIDIA H100 80GB HBM3", nvcc_fails_on_decode,
+               lambda fn, w, r: (fn(), 1.0)[1])
     res = bench.run(folder, tmp_path, rounds=5, quick=False, jobs=1, only="decode|^big$")
     rows = {r["name"]: r for r in res["rows"]}
     assert set(rows) == {"decode", "big"}
@@ -202,10 +200,6 @@ def test_candidates_parse_and_lower() -> None:
 def test_a_hung_shape_is_written_down_and_ends_the_run(
         prepared: tuple[Path, dict[str, Any]], tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
-    import torch
-
-    import tilec.codegen.cuda.launch as launch
-
     folder, _ = prepared
     shutil.rmtree(folder / "so", ignore_errors=True)  # the libraries an earlier test "built"
     exits: list[int] = []
@@ -214,13 +208,7 @@ def test_a_hung_shape_is_written_down_and_ends_the_run(
         time.sleep(0.3)
         return 1.0
 
-    monkeypatch.setattr(bench, "DEVICE", "cpu")
-    monkeypatch.setattr(bench, "SUITE", [])
-    monkeypatch.setattr(bench, "EXTRA", SHAPES)
-    monkeypatch.setattr(torch.cuda, "get_device_name", lambda *a: "NVIDIA H200")
-    monkeypatch.setattr(launch, "compile_cu", lambda source, out, **kw: out.write_text("so"))
-    monkeypatch.setattr(launch, "CudaKernel", FakeKernel)
-    monkeypatch.setattr("tilec.runtime.bench.time_ms", slow)
+    _stand_ins(monkeypatch, "NVIDIA H200", lambda source, out, **kw: out.write_text("so"), slow)
     monkeypatch.setattr(bench.os, "_exit", exits.append)
     bench.run(folder, tmp_path, rounds=5, quick=False, jobs=1, only="^big$", shape_timeout=1.0)
     assert exits == [3]
