@@ -91,3 +91,8 @@ def test_the_check_sees_a_circle_and_an_arrow_up() -> None:
     assert layer("tilec.app.cli") > layer("tilec.ir")
     g.add_edge("tilec.app.cli", "tilec.ir")
     assert any(len(c) > 1 for c in nx.simple_cycles(g))
+
+
+def test_no_module_over_500_lines() -> None:
+    long = {module_of(p): n for p in PKG.rglob("*.py") if (n := len(p.read_text().splitlines())) > 500}
+    assert not long, f"modules over 500 lines (issue 27): {long}"
