@@ -57,7 +57,7 @@ def test_reduce_kernel_plans_compile_without_warnings(tmp_path: Path) -> None:
               red_plan(PLANS[0][0], EPILOGUE="direct")]
     for i, plan in enumerate(plans):
         src = emit(plan)
-        assert "reduce_kernel<<<" in src and "ticket_acq_rel(" not in src.split("gemm_kernel(")[1]
+        assert "cudaLaunchKernelEx(&cfg, reduce_kernel" in src and "ticket_acq_rel(" not in src.split("gemm_kernel(")[1]
         compile_cu(src, tmp_path / f"r{i}.so", shared=True, werror=True)
 
 

@@ -58,6 +58,10 @@ def kernel_function(k: Kernel) -> str:
         "  // the worker: this CTA (no cluster) or its cluster; it walks work units work_unit(worker, j)",
         f"  const int worker = {'(int)tilec::cluster_id_x()' if s.cluster > 1 else '(int)blockIdx.x'};",
         "  (void)rank;",
+        *(["  // reduce_kernel may be scheduled now (programmatic dependent launch): its CTAs take SMs",
+           "  // this grid leaves idle and wait (griddepcontrol.wait) until this grid is done",
+           "  asm volatile(\"griddepcontrol.launch_dependents;\" ::: \"memory\");"]
+          if reduced(k) else []),
         "  if (threadIdx.x == 0) {",
         "    for (int s = 0; s < STAGES; ++s) {",
         "      tilec::mbar_init(&full[s], 1);  // the local producer's arrive.expect_tx",

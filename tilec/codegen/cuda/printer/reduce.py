@@ -18,6 +18,7 @@ from tilec.transforms.plan import DType, Fixup
 
 RED_THREADS = 256  # the reduce kernel's most threads per CTA (halved down to RED_MIN_THREADS)
 RED_MIN_THREADS = 64
+RED_LOADS = 16  # workspace loads a reduce thread keeps in flight (its K-order sum is serial)
 
 
 def reduced(k: Kernel) -> bool:
@@ -93,7 +94,7 @@ def partial_store_call() -> str:
 def reduce_kernel_function(k: Kernel) -> str:
     """``reduce_kernel(C, ws, sh)``: one thread per float4 of a group's partial (grid-stride);
     its four elements' slots summed in K order (``fix_slot(f, 0)``, then ``+= fix_slot(f, 1)``,
-    ...; eight loads in flight), converted to C's type and stored where the direct epilogue
+    ...; RED_LOADS loads in flight), converted to C's type and stored where the direct epilogue
     would: rows past M and columns past N masked (ragged edges), dead tiles skipped, a pair
     where whole and C's base and row stride keep it aligned, else one element at a time."""
     p = k.plan
@@ -103,11 +104,14 @@ def reduce_kernel_function(k: Kernel) -> str:
     one = {DType.BF16: "__float2bfloat16_rn", DType.FP16: "__float2half_rn",
            DType.FP32: "float"}[p.c_dtype]
     return "\n".join([
+        "#include <cstdlib>",
         "namespace " + k.cname + " {",
         "// The second kernel of Fixup.REDUCE_KERNEL (after gemm_kernel, same stream): C = the sum of",
         "// each element's partials in K order (bitwise repeatable), over every SM.",
         f"__global__ void __launch_bounds__({RED_THREADS})",
         "reduce_kernel(TOut* __restrict__ C, const float* __restrict__ ws, const Shape sh) {",
+        "  // launched early (programmatic dependent launch): gemm_kernel's grid done, its stores visible",
+        "  asm volatile(\"griddepcontrol.wait;\" ::: \"memory\");",
         "  const float4* w4 = reinterpret_cast<const float4*>(ws);",
         "  const long long total = (long long)sh.GROUPS * PART_FLOAT4S;",
         "  // a pair where C's base and row stride keep (col, col + 1) aligned (col is even)",
@@ -130,19 +134,25 @@ def reduce_kernel_function(k: Kernel) -> str:
         "    if (row >= sh.M || col >= sh.N) continue;  // (row + 8, col + 1 too)",
         "    const int cnt = sh.contributors(f);",
         "    float4 s = __ldcs(w4 + (long long)sh.fix_slot(f, 0) * PART_FLOAT4S + e);",
-        "    for (int o = 1; o < cnt; o += 8) {",
-        "      float4 x[8];",
+        f"    for (int o = 1; o < cnt; o += {RED_LOADS}) {{",
+        f"      float4 x[{RED_LOADS}];",
         "      #pragma unroll",
-        "      for (int b = 0; b < 8; ++b)",
-        "        x[b] = o + b < cnt ? __ldcs(w4 + (long long)sh.fix_slot(f, o + b) * PART_FLOAT4S + e)",
-        "                           : make_float4(0.f, 0.f, 0.f, 0.f);",
+        f"      for (int b = 0; b < {RED_LOADS}; ++b)  // (past the last slot: the last again, not added)",
+        "        x[b] = __ldcs(w4 + (long long)sh.fix_slot(f, o + b < cnt ? o + b : cnt - 1) * PART_FLOAT4S + e);",
         "      #pragma unroll",
-        "      for (int b = 0; b < 8; ++b)",
+        f"      for (int b = 0; b < {RED_LOADS}; ++b)",
         "        if (o + b < cnt) { s.x += x[b].x; s.y += x[b].y; s.z += x[b].z; s.w += x[b].w; }",
         "    }",
         "    put(row, col, s.x, s.y);",
         "    put(row + 8, col, s.z, s.w);",
         "  }",
+        "}",
+        "",
+        "// Programmatic dependent launch of reduce_kernel (its CTAs scheduled while gemm_kernel's last",
+        "// ones run; griddepcontrol.wait holds them until it is done): on unless TILEC_CUDA_PDL=0.",
+        "static bool use_pdl() {",
+        "  static const int on = [] { const char* e = std::getenv(\"TILEC_CUDA_PDL\"); return e && e[0] == '0' ? 0 : 1; }();",
+        "  return on != 0;",
         "}",
         "",
         "// The SMs of the current device (the reduce kernel's grid), kept per device.",
@@ -166,7 +176,14 @@ def reduce_launch(ind: str = "  ") -> list[str]:
         f"{ind}if (splits > 1) {{  // the partials' sum in K order: reduce_kernel",
         f"{ind}  int blocks = 0, threads = 0;",
         f"{ind}  reduce_grid(sh, device_sms(), blocks, threads);",
-        f"{ind}  reduce_kernel<<<blocks, threads, 0, (cudaStream_t)stream>>>(static_cast<TOut*>(C),",
-        f"{ind}                                                         static_cast<const float*>(ws), sh);",
+        f"{ind}  cudaLaunchConfig_t cfg = {{}};",
+        f"{ind}  cfg.gridDim = dim3(blocks, 1, 1); cfg.blockDim = dim3(threads, 1, 1);",
+        f"{ind}  cfg.dynamicSmemBytes = 0; cfg.stream = (cudaStream_t)stream;",
+        f"{ind}  cudaLaunchAttribute attr[1];",
+        f"{ind}  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;",
+        f"{ind}  attr[0].val.programmaticStreamSerializationAllowed = 1;",
+        f"{ind}  cfg.attrs = attr; cfg.numAttrs = use_pdl() ? 1 : 0;",
+        f"{ind}  if (cudaError_t e = cudaLaunchKernelEx(&cfg, reduce_kernel, static_cast<TOut*>(C),",
+        f"{ind}                                         static_cast<const float*>(ws), sh)) return (int)e;",
         f"{ind}}}",
     ]
