@@ -109,7 +109,8 @@ HARNESS = r"""
 #include <cstdlib>
 #include <vector>
 // C = A @ B by the file's own functions: gemm_kernel's walk and partial stores (the tile by
-// brute force, placed by wgmma's D fragment), then reduce_kernel's loop over its grid.
+// brute force, placed by wgmma's D fragment), then reduce_kernel's grid-stride loop over its
+// grid, each float4 the file's reduce_float4 (the kernel's own work) over host loads and stores.
 static float A_at(int m, int k) { return (float)((m * 7 + k * 3) % 5 - 2); }
 static float B_at(int k, int n) { return (float)((k * 5 + n * 11) % 7 - 3); }
 int main(int argc, char** argv) {
@@ -164,37 +165,37 @@ int main(int argc, char** argv) {
   std::printf("G %d %d\n", blocks, threads);
   std::vector<float> C((size_t)M * ldc, NAN);
   std::vector<int> count(C.size(), 0);
+  struct F4 { float x, y, z, w; };
+  std::vector<long long> read;  // the slots one float4's sum read, in order
+  const auto load = [&](long long i) {
+    read.push_back(i / PART_FLOAT4S);
+    return F4{ws[4 * i], ws[4 * i + 1], ws[4 * i + 2], ws[4 * i + 3]};
+  };
+  const auto put = [&](int row, int col, bool two, float x, float y) {
+    for (int i = 0; i < (two ? 2 : 1); ++i) {
+      if (row >= M || col + i >= N) { std::printf("BAD put %d %d\n", row, col + i); std::exit(1); }
+      C[(size_t)row * ldc + col + i] = i ? y : x;
+      ++count[(size_t)row * ldc + col + i];
+    }
+  };
   const long long total = (long long)sh.GROUPS * PART_FLOAT4S;
   for (int b = 0; b < blocks; ++b)
     for (int x = 0; x < threads; ++x)
       for (long long p = (long long)b * threads + x; p < total; p += (long long)blocks * threads) {
-        const int f = (int)(p / PART_FLOAT4S), e = (int)(p % PART_FLOAT4S);
-        int rank, r, c;
-        reduce_place(e, rank, r, c);
-        const int t = f * CLUSTER + rank;
-        if (!sh.tile_alive(t)) continue;
-        const int row = sh.tile_m(t) * BM + r, col = sh.tile_n(t) * BN + c;
-        if (row >= M || col >= N) continue;
-        const int cnt = sh.contributors(f);
-        float s[4] = {0.f, 0.f, 0.f, 0.f};
+        read.clear();
+        reduce_float4<F4>(sh, p, load, put);
+        if (read.empty()) continue;
+        // K order: each slot a part of this float4's group, the parts back to back from k-iteration
+        // 0 to K_ITERS (the unrolled loads past the last slot read the last again)
+        while (read.size() > 1 && read.back() == read[read.size() - 2]) read.pop_back();
+        const int f = (int)(p / PART_FLOAT4S);
         int k_at = 0;
-        for (int o = 0; o < cnt; ++o) {
-          const long long slot = sh.fix_slot(f, o);
-          if (own_g[slot] != f || own_k0[slot] != k_at) { std::printf("BAD order %d %d\n", f, o); return 1; }
+        for (long long slot : read) {
+          if (own_g[slot] != f || own_k0[slot] != k_at) { std::printf("BAD order %d %lld\n", f, slot); return 1; }
+          if (ws_count[(slot * PART_FLOAT4S + p % PART_FLOAT4S) * 4] != 1) { std::printf("BAD unwritten\n"); return 1; }
           k_at = own_k1[slot];
-          for (int i = 0; i < 4; ++i) {
-            const long long at = (slot * PART_FLOAT4S + e) * 4 + i;
-            if (ws_count[at] != 1) { std::printf("BAD unwritten %lld\n", at); return 1; }
-            s[i] = o == 0 ? ws[at] : s[i] + ws[at];
-          }
         }
         if (k_at != sh.K_ITERS) { std::printf("BAD K %d %d\n", f, k_at); return 1; }
-        const int rows[4] = {row, row, row + 8, row + 8}, cols[4] = {col, col + 1, col, col + 1};
-        for (int i = 0; i < 4; ++i)
-          if (rows[i] < M && cols[i] < N) {
-            C[(size_t)rows[i] * ldc + cols[i]] = s[i];
-            ++count[(size_t)rows[i] * ldc + cols[i]];
-          }
       }
   FILE* out = std::fopen(argv[10], "wb");
   std::fwrite(C.data(), sizeof(float), C.size(), out);

@@ -18,7 +18,7 @@ from tilec.transforms.plan import DType, Fixup
 
 RED_THREADS = 256  # the reduce kernel's most threads per CTA (halved down to RED_MIN_THREADS)
 RED_MIN_THREADS = 64
-RED_LOADS = 16  # workspace loads a reduce thread keeps in flight (its K-order sum is serial)
+RED_LOADS = 16  # workspace loads unrolled per step of a reduce thread's K-order sum
 
 
 def reduced(k: Kernel) -> bool:
@@ -31,7 +31,8 @@ def reduce_schedule(k: Kernel) -> list[str]:
     """Host-compilable: the slot layout (``part_float4``) and its inverse (``reduce_place``:
     wgmma's m64nNk16 D fragment, PTX ISA: value ``4 * jj + i`` of thread ``ctid`` sits at row
     ``warp * 16 + lane / 4 + 8 * (i / 2)``, column ``8 * jj + 2 * (lane % 4) + i % 2`` of its
-    64-row block ``ms``, ``q = ms * BN / 8 + jj``), and the reduce kernel's grid."""
+    64-row block ``ms``, ``q = ms * BN / 8 + jj``), the reduce kernel's grid, and its work per
+    float4 (``reduce_float4``, over a load and a store the caller gives)."""
     return [
         "// Fixup.REDUCE_KERNEL: slot s of the fp32 workspace holds a group's CLUSTER partial tiles,",
         "// PART_FLOAT4S float4s from float4 s * PART_FLOAT4S, in the accumulators' own layout",
@@ -59,6 +60,40 @@ def reduce_schedule(k: Kernel) -> list[str]:
         f"  while (threads > {RED_MIN_THREADS} && (total + threads - 1) / threads < 2LL * sms) threads /= 2;",
         "  const long long want = (total + threads - 1) / threads, wave = (long long)sms * (2048 / threads);",
         "  blocks = (int)(want < wave ? want : wave);",
+        "}",
+        "#if defined(__CUDACC__)",
+        "#define TILEC_UNROLL _Pragma(\"unroll\")",
+        "#else",
+        "#define TILEC_UNROLL",
+        "#endif",
+        f"constexpr int RED_LOADS = {RED_LOADS};  // workspace loads unrolled per step of the K-order sum",
+        "// reduce_kernel's work for float4 p (< GROUPS * PART_FLOAT4S) of the partials: its group f's slots",
+        "// read by load(float4 index) -> F4 and summed in K order (fix_slot(f, 0), += fix_slot(f, 1), ...),",
+        "// then put(row, col, two, x, y) for C's rows r and r + 8 of its tile below M (two: col + 1 < N",
+        "// too); nothing for a dead tile or one past N",
+        "template <class F4, class Load, class Put>",
+        "TILEC_HD void reduce_float4(const Shape& sh, long long p, const Load& load, const Put& put) {",
+        "  const int f = (int)(p / PART_FLOAT4S), e = (int)(p % PART_FLOAT4S);",
+        "  int rank, r, c;",
+        "  reduce_place(e, rank, r, c);",
+        "  const int t = f * CLUSTER + rank;",
+        "  if (!sh.tile_alive(t)) return;  // a dead tile: nothing was stored",
+        "  const int row = sh.tile_m(t) * BM + r, col = sh.tile_n(t) * BN + c;",
+        "  if (row >= sh.M || col >= sh.N) return;",
+        "  const int cnt = sh.contributors(f);",
+        "  F4 s = load((long long)sh.fix_slot(f, 0) * PART_FLOAT4S + e);",
+        "  for (int o = 1; o < cnt; o += RED_LOADS) {",
+        "    F4 x[RED_LOADS];",
+        "    TILEC_UNROLL",
+        "    for (int b = 0; b < RED_LOADS; ++b)  // (past the last slot: the last again, not added)",
+        "      x[b] = load((long long)sh.fix_slot(f, o + b < cnt ? o + b : cnt - 1) * PART_FLOAT4S + e);",
+        "    TILEC_UNROLL",
+        "    for (int b = 0; b < RED_LOADS; ++b)",
+        "      if (o + b < cnt) { s.x += x[b].x; s.y += x[b].y; s.z += x[b].z; s.w += x[b].w; }",
+        "  }",
+        "  const bool two = col + 1 < sh.N;",
+        "  put(row, col, two, s.x, s.y);",
+        "  if (row + 8 < sh.M) put(row + 8, col, two, s.z, s.w);",
         "}",
     ]
 
@@ -92,9 +127,10 @@ def partial_store_call() -> str:
 
 
 def reduce_kernel_function(k: Kernel) -> str:
-    """``reduce_kernel(C, ws, sh)``: one thread per float4 of a group's partial (grid-stride);
+    """``reduce_kernel(C, ws, sh)``: one thread per float4 of a group's partial (grid-stride),
+    each the schedule section's ``reduce_float4`` (the host harness runs the same function):
     its four elements' slots summed in K order (``fix_slot(f, 0)``, then ``+= fix_slot(f, 1)``,
-    ...; RED_LOADS loads in flight), converted to C's type and stored where the direct epilogue
+    ...; RED_LOADS loads unrolled), converted to C's type and stored where the direct epilogue
     would: rows past M and columns past N masked (ragged edges), dead tiles skipped, a pair
     where whole and C's base and row stride keep it aligned, else one element at a time."""
     p = k.plan
@@ -116,36 +152,16 @@ def reduce_kernel_function(k: Kernel) -> str:
         "  const long long total = (long long)sh.GROUPS * PART_FLOAT4S;",
         "  // a pair where C's base and row stride keep (col, col + 1) aligned (col is even)",
         f"  const bool pairs = sh.LDC % 2 == 0 && reinterpret_cast<uintptr_t>(C) % sizeof({pair}) == 0;",
-        "  auto put = [&](int row, int col, float x, float y) {",
-        "    if (row >= sh.M) return;",
+        "  const auto load = [&](long long i) { return __ldcs(w4 + i); };",
+        "  const auto put = [&](int row, int col, bool two, float x, float y) {",
         "    TOut* dst = C + (size_t)row * sh.LDC + col;",
-        f"    if (pairs && col + 1 < sh.N) {{ *reinterpret_cast<{pair}*>(dst) = {conv}; return; }}",
+        f"    if (pairs && two) {{ *reinterpret_cast<{pair}*>(dst) = {conv}; return; }}",
         f"    dst[0] = {one}(x);",
-        f"    if (col + 1 < sh.N) dst[1] = {one}(y);",
+        f"    if (two) dst[1] = {one}(y);",
         "  };",
         "  for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total;",
-        "       p += (long long)gridDim.x * blockDim.x) {",
-        "    const int f = (int)(p / PART_FLOAT4S), e = (int)(p % PART_FLOAT4S);",
-        "    int rank, r, c;",
-        "    reduce_place(e, rank, r, c);",
-        "    const int t = f * CLUSTER + rank;",
-        "    if (!sh.tile_alive(t)) continue;  // a dead tile: nothing was stored",
-        "    const int row = sh.tile_m(t) * BM + r, col = sh.tile_n(t) * BN + c;",
-        "    if (row >= sh.M || col >= sh.N) continue;  // (row + 8, col + 1 too)",
-        "    const int cnt = sh.contributors(f);",
-        "    float4 s = __ldcs(w4 + (long long)sh.fix_slot(f, 0) * PART_FLOAT4S + e);",
-        f"    for (int o = 1; o < cnt; o += {RED_LOADS}) {{",
-        f"      float4 x[{RED_LOADS}];",
-        "      #pragma unroll",
-        f"      for (int b = 0; b < {RED_LOADS}; ++b)  // (past the last slot: the last again, not added)",
-        "        x[b] = __ldcs(w4 + (long long)sh.fix_slot(f, o + b < cnt ? o + b : cnt - 1) * PART_FLOAT4S + e);",
-        "      #pragma unroll",
-        f"      for (int b = 0; b < {RED_LOADS}; ++b)",
-        "        if (o + b < cnt) { s.x += x[b].x; s.y += x[b].y; s.z += x[b].z; s.w += x[b].w; }",
-        "    }",
-        "    put(row, col, s.x, s.y);",
-        "    put(row + 8, col, s.z, s.w);",
-        "  }",
+        "       p += (long long)gridDim.x * blockDim.x)",
+        "    reduce_float4<float4>(sh, p, load, put);",
         "}",
         "",
         "// Programmatic dependent launch of reduce_kernel (its CTAs scheduled while gemm_kernel's last",
