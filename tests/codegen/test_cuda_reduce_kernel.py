@@ -96,7 +96,7 @@ def test_workspace_is_one_slot_per_k_part(i: int) -> None:
     params, shapes = PLANS[i]
     plan = red_plan(params)
     pr = CudaPrinter(plan)
-    for M, N, K in shapes + [(shapes[0][0], shapes[0][1], 1)]:
+    for M, N, K in [*shapes, (shapes[0][0], shapes[0][1], 1)]:
         units = _units(plan, M, N, K)
         parts = len(units) if any((kb0, kb1) != (0, ceil_div(K, plan.BK)) for _, kb0, kb1 in units) else 0
         want = parts * plan.cluster[0] * plan.BM * plan.BN
@@ -263,7 +263,7 @@ def test_the_gemm_grid_at_run_time_shapes(i: int) -> None:
     params, shapes = PLANS[i]
     plan = red_plan(params)
     c = plan.cluster[0]
-    for M, N, K in shapes + [(shapes[0][0], shapes[0][1], 64)]:
+    for M, N, K in [*shapes, (shapes[0][0], shapes[0][1], 64)]:
         grid, splits, sk_tiles, sk_ctas = launch_numbers(plan, run_split(plan, M, N, K))
         units = _units(plan, M, N, K)
         assert splits == min(params["SPLITS"], ceil_div(K, plan.BK))
@@ -285,7 +285,7 @@ def test_the_python_launcher_allocates_slots_without_tickets(tmp_path: Path,
     from tilec.errors import KernelArgumentError
 
     fake, Tensor, _ = _fake_torch()
-    fake.zeros = lambda n, dtype=None, device=None: Tensor((n,), dtype, device=device)  # noqa: E731
+    fake.zeros = lambda n, dtype=None, device=None: Tensor((n,), dtype, device=device)
     monkeypatch.setitem(sys.modules, "torch", fake)
     monkeypatch.setitem(sys.modules, "torch.cuda", fake.cuda)
     plan = red_plan(PLANS[0][0])

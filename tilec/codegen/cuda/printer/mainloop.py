@@ -12,9 +12,9 @@ from tilec.codegen.cuda.printer.epilogue import (
     overlap_rest,
     overlap_step,
 )
+from tilec.codegen.cuda.printer.reduce import partial_store_call, reduced
 from tilec.codegen.cuda.printer.schedule import evict_where
 from tilec.codegen.cuda.printer.shape import Kernel
-from tilec.codegen.cuda.printer.reduce import partial_store_call, reduced
 from tilec.codegen.cuda.printer.work import fixup_call, order_ctas_fixed
 from tilec.transforms.plan import DType, MulticastMode, OperandLoad
 
