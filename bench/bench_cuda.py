@@ -368,6 +368,18 @@ def clocks() -> str:
         return "unknown"
 
 
+def _deterministic_twin(p):  # type: ignore[no-untyped-def]
+    """A reduce-kernel plan with the deterministic fix-up: the same slots summed in the same K
+    order by the last contributor instead of a second kernel, so C must be bitwise equal."""
+    import dataclasses
+
+    from tilec.transforms.plan import Fixup
+
+    det = Fixup.DETERMINISTIC
+    split = None if p.split is None else dataclasses.replace(p.split, fixup=det)
+    return dataclasses.replace(p, work=dataclasses.replace(p.work, fixup=det), split=split)
+
+
 def run_job(job: list, kernels: dict) -> dict:
     import torch
 
@@ -393,6 +405,10 @@ def run_job(job: list, kernels: dict) -> dict:
              "deterministic": det, "bitwise_repeat": same,
              "ok": all(n == 0 and e < 1e-2 for e, n in ((rel1, nan1), (rel1b, nan1b), (rel2, nan2)))
              and (same or not det)}
+        if p.work.fixup.value == "reduce_kernel":  # the same sums in the same K order as ...
+            _, _, C_det = _check(build(_deterministic_twin(p), CACHE), seed)
+            r["equals_deterministic"] = bool(torch.equal(C1, C_det))  # ... the one-kernel fix-up
+            r["ok"] = r["ok"] and r["equals_deterministic"]
         if job[4]:
             r["bad_launches"] = _bad_launches(k)
             r["ok"] = r["ok"] and all(v.startswith("KernelArgumentError") for v in r["bad_launches"].values())
