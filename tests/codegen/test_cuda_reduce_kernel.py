@@ -230,7 +230,24 @@ def _reduce_grid(groups: int, per_group: int, sms: int) -> tuple[int, int]:
 @pytest.mark.parametrize("i", range(len(PLANS)))
 def test_both_kernels_emulated_on_the_host_compute_a_at_b(i: int, tmp_path: Path) -> None:
     params, shapes = PLANS[i]
-    plan = red_plan(params)
+    _emulate(red_plan(params), shapes, tmp_path)
+
+
+@needs_gxx
+def test_the_emulation_at_random_shapes(tmp_path: Path) -> None:
+    """The same at random launch sizes (at least two K parts) of the 2x1-cluster and the
+    256-row plans."""
+    rng = np.random.default_rng(13)
+    for i in (1, 2):
+        plan = red_plan(PLANS[i][0])
+        shapes = [(int(rng.integers(1, 600)), int(rng.integers(1, 500)),
+                   int(rng.integers(2 * plan.BK + 1, 3000))) for _ in range(4)]
+        _emulate(plan, shapes, tmp_path / str(i))
+
+
+def _emulate(plan, shapes: list[tuple[int, int, int]], tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Both kernels at each launch size on the host (the harness), against numpy's A @ B."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
     exe = _harness(plan, tmp_path)
     c = plan.cluster[0]
     for (M, N, K), sms in zip(shapes, (132, 1, 3, 16), strict=False):

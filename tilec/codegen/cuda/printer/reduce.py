@@ -8,8 +8,8 @@ The workspace holds, per slot, a group's CLUSTER partial tiles in the accumulato
 (the deterministic fix-up's: float4 ``q`` of consumer thread ``ctid`` of warpgroup ``cw`` of CTA
 ``rank`` at ``((rank * CONSUMERS + cw) * M_SUB * BN / 8 + q) * 128 + ctid``), so a warp's
 stores and the reduce kernel's loads are contiguous.  What the host harness can run (the slot
-layout, its inverse, the reduce grid) is printed in the schedule section; the kernels and the
-launch after it."""
+layout, its inverse, the reduce grid, the reduce kernel's work per float4) is printed in the
+schedule section; the kernels and the launch after it."""
 
 from __future__ import annotations
 
