@@ -90,9 +90,11 @@ def sync() -> None:
         torch.cuda.synchronize()
 
 
-def shapes(quick: bool = False, only: str | None = None) -> list[tuple[str, int, int, int]]:
-    """bench/dispatch.py's 50 shapes (``quick``: its QUICK ones; ``only``: names matching it)."""
-    out = [s for s in SUITE + EXTRA if not quick or s[0] in QUICK]
+def shapes(quick: bool = False, only: str | None = None,
+           extra: tuple[tuple[str, int, int, int], ...] = ()) -> list[tuple[str, int, int, int]]:
+    """bench/dispatch.py's 50 shapes (``quick``: its QUICK ones), then ``extra`` (``--shape``);
+    ``only``: the names matching it."""
+    out = [s for s in SUITE + EXTRA if not quick or s[0] in QUICK] + list(extra)
     return [s for s in out if not only or re.search(only, s[0])]
 
 
@@ -359,8 +361,23 @@ def card_of(device: str) -> str:
     return next((c for c in ("h200", "h100") if c in low), re.sub(r"\W+", "_", low).strip("_"))
 
 
+def parse_shape(spec: str) -> tuple[str, int, int, int]:
+    """``"probe=77x4096x4096"`` -> ("probe", 77, 4096, 4096).
+
+    >>> parse_shape("m77=77x14336x4096")
+    ('m77', 77, 14336, 4096)
+    """
+    name, sep, dims = spec.partition("=")
+    parts = dims.split("x")
+    if not sep or not name or len(parts) != 3 or not all(p.isdigit() and int(p) > 0 for p in parts):
+        raise ValueError(f"--shape {spec!r}: expected NAME=MxNxK with positive integers")
+    M, N, K = (int(p) for p in parts)
+    return name, M, N, K
+
+
 def run(folder: Path, out_dir: Path, rounds: int, quick: bool, jobs: int,
-        only: str | None = None, shape_timeout: float = 120.0) -> dict[str, Any]:
+        only: str | None = None, shape_timeout: float = 120.0,
+        extra: tuple[tuple[str, int, int, int], ...] = ()) -> dict[str, Any]:
     """Compile, check and time every prepared plan (``quick`` / ``only``: of those shapes);
     write and return the result.  A shape not done after ``shape_timeout`` seconds ends the
     run with its row saying so."""
@@ -384,7 +401,7 @@ def run(folder: Path, out_dir: Path, rounds: int, quick: bool, jobs: int,
                   "replay, launches hidden), medians; x_cublas = cuBLAS ms / tilec ms; padded "
                   "shapes include the operand copies in the timed call",
         "rows": [], "candidates": []}
-    names = {n for n, *_ in shapes(quick, only)}
+    names = {n for n, *_ in shapes(quick, only, extra)}
     shas = list(dict.fromkeys(e["source"] for e in manifest["plans"]
                               if e["name"] in names and "source" in e))
     built, compile_s = compile_all(folder, manifest, shas, jobs)
@@ -500,6 +517,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="the folder of the sources and manifest (all: default a fresh temp one)")
     p.add_argument("--quick", action="store_true", help="dispatch.py's quick shapes, shorter timing")
     p.add_argument("--only", default=None, help="a regex over shape names")
+    p.add_argument("--shape", action="append", default=[], type=parse_shape,
+                   help="an extra shape NAME=MxNxK (repeatable; --only still filters)")
     p.add_argument("--candidates", action="append", default=[],
                    help="extra configurations per shape: 'KNOB=V,...' (gemm_decomposition.py) "
                         "or 'seed:KNOB=V,...' (seed004 with the heuristic's tile); repeatable")
@@ -528,10 +547,10 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"{args.phase} needs --dir")
     folder = Path(args.dir or tempfile.mkdtemp(prefix="dispatch_cuda_"))
     if args.phase in ("prepare", "all"):
-        prepare(folder, shapes(args.quick, args.only), args.candidates, args.sms, args.jobs)
+        prepare(folder, shapes(args.quick, args.only, tuple(args.shape)), args.candidates, args.sms, args.jobs)
     if args.phase in ("run", "all"):
         run(folder, Path(args.out), args.rounds, args.quick, args.jobs, args.only,
-            args.shape_timeout)
+            args.shape_timeout, tuple(args.shape))
     return 0
 
 

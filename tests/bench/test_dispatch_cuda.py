@@ -219,3 +219,14 @@ def test_a_hung_shape_is_written_down_and_ends_the_run(
     assert exits == [3]
     data = json.loads(next(tmp_path.glob("dispatch_cuda_h200_*.json")).read_text())
     assert data["hung"] == "big" and "hung" in data["rows"][0]["error"]
+
+
+def test_extra_shapes_parse_join_the_list_and_obey_only() -> None:
+    assert bench.parse_shape("p77=77x14336x4096") == ("p77", 77, 14336, 4096)
+    for bad in ("p77", "=1x2x3", "p=1x2", "p=0x2x3", "p=1x-2x3", "p=axbxc"):
+        with pytest.raises(ValueError, match="NAME=MxNxK"):
+            bench.parse_shape(bad)
+    extra = (("p77", 77, 14336, 4096), ("q5", 5, 6, 7))
+    listed = bench.shapes(False, None, extra)
+    assert listed[-2:] == list(extra) and len(listed) == len(bench.shapes()) + 2
+    assert bench.shapes(False, "^p77$", extra) == [extra[0]]
