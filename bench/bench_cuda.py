@@ -530,14 +530,20 @@ def run_correctness(out: Path, only: str | None = None, tag: str = "") -> list[d
              if only is None or any(o in json.dumps(c) for o in only.split("|"))]
     t0 = time.time()
     make_plans([json.dumps([p, m, o]) for p, m, o in cases])
-    build_all([get_plan(p, m, o) for p, m, o in cases], [o for _, _, o in cases])
+    plans = [get_plan(p, m, o) for p, m, o in cases]
+    # the reduce-kernel cases' deterministic twins, built now (a check job has 30 s)
+    twins = [_deterministic_twin(p) for p in plans
+             if hasattr(p, "work") and p.work.fixup.value == "reduce_kernel"]
+    build_all(plans + twins, [o for _, _, o in cases] + [{}] * len(twins))
     print(f"built {len(cases)} correctness kernels in {time.time() - t0:.0f}s", flush=True)
 
     def log(r: dict) -> None:
         ok = "ok  " if r.get("ok") else "FAIL"
         print(f"  {ok} {r.get('decomposition', '')}/{r.get('fixup', '')} c{r.get('cluster')} "
               f"{r['job'][2]} {r.get('M')}x{r.get('N')}x{r.get('K')} err={r.get('rel_err', r.get('error'))} "
-              f"bitwise={r.get('bitwise_repeat')}", flush=True)
+              f"bitwise={r.get('bitwise_repeat')}"
+              + (f" =deterministic={r['equals_deterministic']}" if "equals_deterministic" in r else ""),
+              flush=True)
 
     jobs = [["check", p, m, o, i == 0] for i, (p, m, o) in enumerate(cases)]
     results = run_jobs(jobs, 30.0, log)
