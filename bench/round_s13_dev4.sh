@@ -10,6 +10,6 @@ tail -30 $OUT/rk_check.log
 ( time timeout 220 python bench/dispatch_cuda.py all --out $OUT/rk_speed \
     --only 'deep_128|deep_256x1024|skinny_512|skinny_1024|deep_1000|deep_4096x512|ragged_333|l3_70b_down_m32' \
     --candidates DECOMP=splitk,FIXUP=reduce_kernel --candidates DECOMP=splitk,FIXUP=reduce_kernel,SPLITS=32 \
-    --candidates BN=256,DECOMP=splitk,FIXUP=reduce_kernel,SPLITS=16 ) > $OUT/rk_speed.log 2>&1
+    --candidates DECOMP=splitk,FIXUP=reduce_kernel,SPLITS=64 --candidates BN=256,DECOMP=splitk,FIXUP=reduce_kernel,SPLITS=16 ) > $OUT/rk_speed.log 2>&1
 tail -45 $OUT/rk_speed.log
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv
