@@ -308,6 +308,17 @@ def _check(k, seed: int) -> tuple[float, int, object]:  # type: ignore[no-untype
     return rel, nan, C
 
 
+def _off16(A):  # type: ignore[no-untyped-def]
+    """A copy of ``A`` whose row stride (elements) is past K and not a multiple of 16 bytes."""
+    import torch
+
+    M, K = A.shape
+    ld = next(d for d in range(K + 1, K + 9) if d * A.element_size() % 16)
+    out = torch.empty((M, ld), device=A.device, dtype=A.dtype)[:, :K]
+    out.copy_(A)
+    return out
+
+
 def _bad_launches(k) -> dict:  # type: ignore[no-untyped-def]
     """Every wrong argument must be a KernelArgumentError (never a hang or a silent wrong result)."""
     import torch
@@ -316,7 +327,9 @@ def _bad_launches(k) -> dict:  # type: ignore[no-untyped-def]
     A, B = _inputs(p, 7)
     bad = {
         "A shape": lambda: k(A[:, :-8], B),  # K of A and B disagree (any M, N, K is a launch)
-        "A stride": lambda: k(A[:, :-1], B[:, :-1] if p.b.transposed else B[:-1]),  # rows of 2K-2 bytes
+        # A's rows a few elements longer than K, their byte stride off TMA's 16 (slicing A[:, :-1]
+        # keeps A's own stride, which TMA takes: session 13's K=5000 case launched, rightly)
+        "A stride": lambda: k(_off16(A), B),
         "A dtype": lambda: k(A.half(), B),
         "B stride": lambda: k(A, torch.empty(*(B.shape[::-1]), device="cuda", dtype=torch.bfloat16).T),
         "B shape": lambda: k(A, B.T.contiguous() if B.shape[0] != B.shape[1] else B[:-1]),

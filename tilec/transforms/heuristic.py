@@ -160,7 +160,10 @@ LARGE_TILES = (
 # one: a second launch costs host time the model does not see. Only split-K with at least
 # REDUCE_MIN_SPLITS parts: measured faster at 8 and 16 parts, slower at 2 (1024^2 x 32768: 0.94x
 # against 0.96x; 16 x 4096 x 4096: 1.00x against 1.09x), Stream-K's never measured
-# (bench/results/fixup_probe_r2_h200_2026-11-23.json)
+# (bench/results/fixup_probe_r2_h200_2026-11-23.json). CUDA too: 128 x 128 x 65536 (one tile) ran
+# 0.74x cuBLAS in 32 parts with the reduce kernel against 0.44x in 15 deterministic ones; 512^2 x
+# 65536 and 256 x 1024 x 131072 within 2.5% of the deterministic fix-up
+# (bench/results/cuda_reduce_h200_2026-11-28_s13.json)
 REDUCE_MARGIN = 0.05
 REDUCE_MIN_SPLITS = 8
 
@@ -255,7 +258,7 @@ def _decomposition(M: int, N: int, K: int, cfg: Config, sms: int,
                    ) -> tuple[Config, list[str]]:
     """``cfg`` with the decomposition knobs the user left auto chosen by the cost model.
 
-    An auto fix-up is deterministic (one kernel, bitwise reproducible) unless, on Triton, the
+    An auto fix-up is deterministic (one kernel, bitwise reproducible) unless the
     reduce kernel's modeled time beats it by :data:`REDUCE_MARGIN`: when one CTA per tile would
     read many partials back alone (skinny 512x512x65536: 0.73x cuBLAS deterministic, 0.81x with
     the reduce kernel spread over row strips).
@@ -270,7 +273,7 @@ def _decomposition(M: int, N: int, K: int, cfg: Config, sms: int,
         alts = [r for r in rank_decompositions(M, N, K, cfg.BM, cfg.BN, cfg.BK, sms,
                                                fixup=Fixup.REDUCE_KERNEL)
                 if r[3].kind is Decomposition.SPLIT_K and r[3].splits >= REDUCE_MIN_SPLITS]
-        if fixup == AUTO and target is Target.TRITON and alts:
+        if fixup == AUTO and alts:
             t_red, _, name, alt, _ = alts[0]
             t_det = estimate_cost(split, sms, cfg.BM, cfg.BN, cfg.BK).total
             if t_red < t_det * (1 - REDUCE_MARGIN):
