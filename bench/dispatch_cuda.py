@@ -106,13 +106,18 @@ def parse_candidate(spec: str) -> tuple[str, dict[str, Any]]:
     ('seed', {'CM': 2, 'CN': 1})
     >>> parse_candidate("DECOMP=splitk, SPLITS=4")
     ('gemm', {'DECOMP': 'splitk', 'SPLITS': 4})
+    >>> parse_candidate("seed:EVICT=last/normal")  # seed004's L2 hints, A/B
+    ('seed', {'EVICT': 'last,normal'})
     """
     from tilec.runtime.loader import parse_params
 
     kind, _, body = spec.partition(":") if ":" in spec else ("gemm", "", spec)
     if kind not in ("gemm", "seed"):
         raise ValueError(f"candidate {spec!r}: the prefix must be 'seed:' (or none) but is {kind!r}")
-    return kind, parse_params([s.strip() for s in body.split(",") if s.strip()])
+    knobs = parse_params([s.strip() for s in body.split(",") if s.strip()])
+    if isinstance(knobs.get("EVICT"), str):
+        knobs["EVICT"] = knobs["EVICT"].replace("/", ",")
+    return kind, knobs
 
 
 def label(params: dict[str, Any]) -> str:
