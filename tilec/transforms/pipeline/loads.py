@@ -123,16 +123,22 @@ def choose_load_kind(cols: int | None, dtype: DType, box: tuple[int, int]) -> Lo
 
 def _evict_rule(s: Lowering, given: tuple[L2Hint, L2Hint] | None) -> tuple[L2Hint, L2Hint, str]:
     """The CUDA kernel's L2 hints of A's and B's loads, and why: the schedule's
-    ``set_kernel(evict=)``, else B ``evict_last`` (every tile row reads it again), A
-    ``evict_first``; where the tiles make one tile row B is read once and A by every tile: A
-    last, B first (128x4096x7168: 27.5 us against 31.2, bench/results/cuda_perf_2026-11-23_s7b.json)."""
+    ``set_kernel(evict=)``; else, where the tiles make one tile row (B read once, A by every
+    tile), A last, B first (128x4096x7168: 27.5 us against 31.2,
+    bench/results/cuda_perf_2026-11-23_s7b.json); else none: A first / B last, the rule before,
+    ran 512^2 x 65536, 256 x 1024 x 131072, 1000^2 x 50000 and 2048 x 10240 x 8192 3-6% slower
+    than no hint, 1536^2 x 65536 and 128^2 x 65536 1-2% faster
+    (bench/results/cuda_evict_h200_2026-11-28_s13.json)."""
     if given is not None:
         return (*given, f"cuda: L2 hints A {given[0]}, B {given[1]} (set_kernel(evict=))")
     if s.order is not None and s.order.concrete().tiles_m == 1 and s.order.concrete().tiles_n > 1:
-        return (L2Hint.LAST, L2Hint.FIRST, "cuda: L2 hints A last, B first: one tile row reads "
-                "each B tile once and A in every tile (set_kernel(evict=) changes them)")
-    return (L2Hint.FIRST, L2Hint.LAST, "cuda: L2 hints A first, B last: B's tiles are read again "
-            "by every tile row (set_kernel(evict=) changes them)")
+        return (*_ONE_ROW, "cuda: L2 hints A last, B first: one tile row reads each B tile once "
+                "and A in every tile (set_kernel(evict=) changes them)")
+    return (*_NO_HINT, "cuda: no L2 hints: more than one tile row (set_kernel(evict=) sets them)")
+
+
+_ONE_ROW = (L2Hint.LAST, L2Hint.FIRST)  # one tile row: A in every tile, B once
+_NO_HINT = (L2Hint.NORMAL, L2Hint.NORMAL)
 
 
 def loads(s: Lowering) -> Lowering:
@@ -192,9 +198,10 @@ def loads(s: Lowering) -> Lowering:
         if ko.evict is None and s.order is not None:  # the rule's condition, decided per launch
             one_row = sympy.Eq(s.order.tiles_m, 1) & (s.order.tiles_n > 1)
             if one_row not in (sympy.true, sympy.false):
-                flip = {L2Hint.FIRST: L2Hint.LAST, L2Hint.LAST: L2Hint.FIRST}
-                cond = sympy.Not(one_row) if ev_a is L2Hint.LAST else one_row
-                where_a, where_b = (cond, flip[ev_a]), (cond, flip[ev_b])
+                # the hints at the lowering's sizes, and the other side's where the launch differs
+                cond, other = ((sympy.Not(one_row), _NO_HINT) if (ev_a, ev_b) == _ONE_ROW
+                               else (one_row, _ONE_ROW))
+                where_a, where_b = (cond, other[0]), (cond, other[1])
         a = OperandLoad("A", LoadKind.TMA, a_box, multicast=mc_a, evict=ev_a, evict_where=where_a)
         b = OperandLoad("B", LoadKind.TMA, b_box, transposed=b_t, multicast=mc_b, evict=ev_b,
                         evict_where=where_b)

@@ -130,7 +130,7 @@ def header(k: Kernel) -> str:
         *(["// Fix-up: reduce kernel: each K part stores its partial to its own workspace slot; "
            "reduce_kernel, launched after gemm_kernel, sums them in K order and writes C."]
           if reduced(k) else []),
-        f"// L2 eviction hints of the TMA loads (the schedule's set_kernel(evict=)): A {p.a.evict}, "
+        f"// L2 eviction hints of the TMA loads (lowering's rule, or set_kernel(evict=)): A {p.a.evict}, "
         f"B {p.b.evict}" + "".join(f" ({op.name} {rule[1]} where {rule[0]})" for op in (p.a, p.b)
                                    if (rule := evict_where(op)) is not None)
         + (f"; L2 prefetch {p.prefetch} k-iterations ahead of the loads (set_kernel(prefetch=))."

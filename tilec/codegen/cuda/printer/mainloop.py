@@ -109,6 +109,12 @@ def unit_header(k: Kernel, ind: str) -> list[str]:
     ]
 
 
+def _hinted(op: OperandLoad) -> bool:
+    """Whether ``op``'s loads carry an L2 policy: a hint other than normal, or one that changes
+    with the launch's sizes (``evict_where``)."""
+    return op.evict != "normal" or evict_where(op) is not None
+
+
 def producer(k: Kernel) -> list[str]:
     """The producer thread: per work unit and k-iteration, wait for a free stage and issue its TMA
     loads."""
@@ -120,7 +126,7 @@ def producer(k: Kernel) -> list[str]:
         if (rule := evict_where(op)) is not None:  # lowering's hint at the launch's sizes
             out.append(f"{ind}const uint64_t pol_{x} = sh.evict_{x}_where() ? "
                        f"tilec::policy_evict_{rule[1]}() : tilec::policy_evict_{op.evict}();")
-        elif op.evict != "normal":
+        elif _hinted(op):
             out.append(f"{ind}const uint64_t pol_{x} = tilec::policy_evict_{op.evict}();")
     out += [f"{ind}int stage = 0; uint32_t phase = 0;",
             f"{ind}int g, kb0, kb1;",
@@ -197,7 +203,7 @@ def prefetch(k: Kernel, kb: str, ind: str) -> list[str]:
     out = []
     for op, row0, rows, chunks in ((p.a, "m0", p.BM, s.chunks_a), (p.b, "n0", p.BN, s.chunks_b)):
         x, mc = op.name.lower(), op.multicast
-        hint = f", pol_{x}" if op.evict != "normal" else ""
+        hint = f", pol_{x}" if _hinted(op) else ""
         call = "tilec::tma_prefetch_l2" + ("_hint" if hint else "")
         sliced = mc is not None and mc.mode is MulticastMode.SLICED
         first, step = (f"sidx_{x}", f"scnt_{x}") if sliced else ("0", "1")
@@ -218,7 +224,7 @@ def load(op: OperandLoad, buf: str, row0: str, rows: int, chunks: int, ind: str)
     multicast)."""
     x, mc = op.name.lower(), op.multicast
     tm = f"&tm{op.name}"
-    hint = f", pol_{x}" if op.evict != "normal" else ""
+    hint = f", pol_{x}" if _hinted(op) else ""
     sfx = "_hint" if hint else ""
     base = f"{buf} + stage * {rows} * BK"
     if mc is None:
@@ -243,7 +249,7 @@ def load_kn(op: OperandLoad, chunks: int, ind: str) -> list[str]:
     """B given K x N: the stage's BK x BN tile as ``chunks`` boxes of BK x 64 (128-byte rows),
     box ``c`` at ``c * 64 * BK`` elements (MN-major for wgmma, transpose-B)."""
     mc = op.multicast
-    hint = ", pol_b" if op.evict != "normal" else ""
+    hint = ", pol_b" if _hinted(op) else ""
     sfx = "_hint" if hint else ""
     dst = "sB + stage * BN * BK + c * 64 * BK"
     at = "n0 + c * 64, kb * BK"

@@ -78,10 +78,10 @@ def evict_where(op: OperandLoad) -> tuple[sympy.Basic, str] | None:
         return None
     cond, hint = rule
     for h in (hint, op.evict):
-        if str(getattr(h, "value", h)) not in ("first", "last"):
+        if str(getattr(h, "value", h)) not in ("first", "last", "normal"):
             raise UnsupportedError(
-                f"operand {op.name}: a size-dependent L2 hint chooses between 'first' and "
-                f"'last' but the plan gives {getattr(h, 'value', h)!r}")
+                f"operand {op.name}: a size-dependent L2 hint chooses between 'first', 'last' "
+                f"and 'normal' but the plan gives {getattr(h, 'value', h)!r}")
     extra = {s.name for s in sympy.sympify(cond).free_symbols} - {"M", "N", "K"}
     if extra:
         raise UnsupportedError(f"operand {op.name}: its L2 hint's condition {cond} uses "
