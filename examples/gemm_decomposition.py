@@ -71,6 +71,11 @@ def schedule(M: int, N: int, K: int, BM: int, BN: int, BK: int, GROUP_M: int, SM
         c.split(1, cluster, names=("cluster", "rank"))
         c.parallelize(1, P.CIDx).parallelize(2, P.RankX)
         c.parallelize(4, P.Mma).parallelize(5, P.Mma).parallelize(6, P.Mma)
+        if any(isinstance(v, sympy.Basic) for v in (SMS, SPLITS, SK_WAVES, STAGES, WARPS)):
+            # the instance over symbols that tilec builds for the multicast closed forms
+            # needs only the index maps
+            fusion.propagate()
+            return fusion
     fusion.decompose(DECOMP, splits=SPLITS, sk_waves=SK_WAVES, fixup=FIXUP, sms=SMS)
     fusion.set_kernel(stages=STAGES, warps=WARPS, load=LOAD)
     fusion.propagate()
