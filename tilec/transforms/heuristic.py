@@ -350,7 +350,7 @@ def _clustered(M: int, N: int, K: int, cfg: Config, why: list[str], sms: int,
     if sms % (cm * cn):
         cm, cn, reason = 1, 1, None
     out = _pinned(replace(cfg, CM=cm, CN=cn), fixed)
-    if reason is not None and (out.CM, out.CN) == (cm, cn):
+    if reason is not None and (cm, cn) == (out.CM, out.CN):
         why = [*why, f"cluster {cm}x{cn}: {reason}"]
     return out, why
 
