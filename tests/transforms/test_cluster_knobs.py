@@ -375,3 +375,26 @@ def test_dispatch_cuda_prepares_a_2x1_candidate(tmp_path: Path) -> None:
     assert clu["source"] != heur["source"]
     src = (tmp_path / manifest["sources"][clu["source"]]["file"]).read_text()
     assert "cluster 2" in src.splitlines()[1] and "tma_load_multicast(" in src
+
+
+# ------------------------------------------------------------------ the built (Triton) library
+
+
+def test_the_library_build_resolves_the_cluster_to_none_once() -> None:
+    """``tilec build`` (Triton) over the schedule with CM, CN auto: the kernels its copy of the
+    heuristic may pick and the buckets' answers are the same configs (1x1), not twins that
+    differ only in an unresolved cluster."""
+    from tilec.library.table import ConfigSet, heuristic_data, resolve_at
+    from tilec.runtime.loader import load_module
+
+    raw = dict(load_module(SCHEDULE).PARAMS)
+    assert raw["CM"] == raw["CN"] == "auto"
+    configs = ConfigSet()
+    data = heuristic_data(raw, configs)
+    assert data is not None and len(configs.params) > 10
+    assert all((p["CM"], p["CN"]) == (1, 1) for p in configs.params)
+    n = len(configs.params)
+    for shape in [(4096, 4096, 4096), (128, 4096, 7168), (1000, 1000, 50000)]:
+        params, _ = resolve_at(raw, shape, target="triton", tuned=None, rules=(), key="k")
+        assert (params["CM"], params["CN"]) == (1, 1)
+        assert configs.add(params, shape) < n, shape  # one of the carried kernels
