@@ -206,6 +206,17 @@ def correctness_cases() -> list[tuple[dict, str, dict]]:
     out += [(dict(M=999, N=1000, K=504, BN=128, CM=1, CN=1, SMS=8, DECOMP="splitk", SPLITS=2), "leader", ovl),
             (dict(M=1000, N=1000, K=1000, BM=256, BN=128, CM=1, CN=2, SMS=16, DECOMP="streamk"), "leader", ovl),
             (dict(M=1300, N=1504, K=1000, BM=256, BN=128, CM=1, CN=2, SMS=16, B_LAYOUT="kn"), "leader", ovl)]
+    # session 13: the reduce-kernel fix-up (split-K parts to private slots, a second kernel sums
+    # them in K order): ragged M and N, 2x1 clusters (a dead tile), 256-row tiles, B K x N,
+    # more parts than SMS (a second wave), a direct epilogue (C rows TMA cannot store)
+    red = dict(DECOMP="splitk", FIXUP="reduce_kernel")
+    out += [(dict(M=1000, N=1000, K=5000, BN=128, CM=1, CN=1, SMS=16, SPLITS=8, **red), "leader", {}),
+            (dict(M=333, N=1504, K=4096, BN=256, CM=2, CN=1, SMS=16, SPLITS=4, **red), "leader", {}),
+            (dict(M=300, N=1000, K=3000, BM=256, BN=128, CM=1, CN=2, SMS=8, SPLITS=5,
+                  B_LAYOUT="kn", **red), "sliced", {}),
+            (dict(M=128, N=128, K=65536, BN=128, CM=1, CN=1, SMS=16, SPLITS=32, **red), "leader", {}),
+            (dict(M=77, N=1001, K=2000, BM=128, BN=64, CM=1, CN=1, SMS=132, SPLITS=3, STAGES=8,
+                  **red), "leader", {})]
     return out
 
 
@@ -357,13 +368,26 @@ def clocks() -> str:
         return "unknown"
 
 
+def _deterministic_twin(p):  # type: ignore[no-untyped-def]
+    """A reduce-kernel plan with the deterministic fix-up: the same slots summed in the same K
+    order by the last contributor instead of a second kernel, so C must be bitwise equal."""
+    import dataclasses
+
+    from tilec.transforms.plan import Fixup
+
+    det = Fixup.DETERMINISTIC
+    split = None if p.split is None else dataclasses.replace(p.split, fixup=det)
+    return dataclasses.replace(p, work=dataclasses.replace(p.work, fixup=det), split=split)
+
+
 def run_job(job: list, kernels: dict) -> dict:
     import torch
 
     if job[0] == "check":
         k = kernels[json.dumps(job[1:4])]
         p = k.plan
-        det = p.work.fixup.value == "deterministic" or p.work.kind.value == "dp" or not CudaPrinter(p).partials
+        det = p.work.fixup.value in ("deterministic", "reduce_kernel") or p.work.kind.value == "dp" \
+            or not CudaPrinter(p).partials
         seed = abs(hash(json.dumps(job[1:4]))) % 10**6
         rel1, nan1, C1 = _check(k, seed)
         rel1b, nan1b, C1b = _check(k, seed)  # same inputs again: bitwise equal where deterministic
@@ -381,6 +405,10 @@ def run_job(job: list, kernels: dict) -> dict:
              "deterministic": det, "bitwise_repeat": same,
              "ok": all(n == 0 and e < 1e-2 for e, n in ((rel1, nan1), (rel1b, nan1b), (rel2, nan2)))
              and (same or not det)}
+        if p.work.fixup.value == "reduce_kernel":  # the same sums in the same K order as ...
+            _, _, C_det = _check(build(_deterministic_twin(p), CACHE), seed)
+            r["equals_deterministic"] = bool(torch.equal(C1, C_det))  # ... the one-kernel fix-up
+            r["ok"] = r["ok"] and r["equals_deterministic"]
         if job[4]:
             r["bad_launches"] = _bad_launches(k)
             r["ok"] = r["ok"] and all(v.startswith("KernelArgumentError") for v in r["bad_launches"].values())
@@ -502,14 +530,20 @@ def run_correctness(out: Path, only: str | None = None, tag: str = "") -> list[d
              if only is None or any(o in json.dumps(c) for o in only.split("|"))]
     t0 = time.time()
     make_plans([json.dumps([p, m, o]) for p, m, o in cases])
-    build_all([get_plan(p, m, o) for p, m, o in cases], [o for _, _, o in cases])
+    plans = [get_plan(p, m, o) for p, m, o in cases]
+    # the reduce-kernel cases' deterministic twins, built now (a check job has 30 s)
+    twins = [_deterministic_twin(p) for p in plans
+             if hasattr(p, "work") and p.work.fixup.value == "reduce_kernel"]
+    build_all(plans + twins, [o for _, _, o in cases] + [{}] * len(twins))
     print(f"built {len(cases)} correctness kernels in {time.time() - t0:.0f}s", flush=True)
 
     def log(r: dict) -> None:
         ok = "ok  " if r.get("ok") else "FAIL"
         print(f"  {ok} {r.get('decomposition', '')}/{r.get('fixup', '')} c{r.get('cluster')} "
               f"{r['job'][2]} {r.get('M')}x{r.get('N')}x{r.get('K')} err={r.get('rel_err', r.get('error'))} "
-              f"bitwise={r.get('bitwise_repeat')}", flush=True)
+              f"bitwise={r.get('bitwise_repeat')}"
+              + (f" =deterministic={r['equals_deterministic']}" if "equals_deterministic" in r else ""),
+              flush=True)
 
     jobs = [["check", p, m, o, i == 0] for i, (p, m, o) in enumerate(cases)]
     results = run_jobs(jobs, 30.0, log)
@@ -670,7 +704,14 @@ def run_sanitizer(out: Path, only: str | None = None, tag: str = "") -> str:
              (dict(M=300, N=1000, K=704, BN=192, CM=1, CN=1, SMS=8, B_LAYOUT="kn"), "leader"),
              (dict(M=333, N=576, K=1000, BN=192, CM=1, CN=1, SMS=8, B_LAYOUT="kn",
                    DECOMP="splitk", SPLITS=2), "leader"),
-             (dict(M=256, N=600, K=512, BN=192, CM=1, CN=1, SMS=4, DECOMP="streamk"), "leader")]
+             (dict(M=256, N=600, K=512, BN=192, CM=1, CN=1, SMS=4, DECOMP="streamk"), "leader"),
+             # session 13: the reduce-kernel fix-up (a second kernel sums the split-K slots):
+             # ragged M and N on a 2x1 cluster (a dead tile), and 64-column tiles over more K
+             # parts than CTAs (N = 200: 400-byte rows)
+             (dict(M=200, N=264, K=1000, BN=128, CM=2, CN=1, SMS=8, DECOMP="splitk", SPLITS=4,
+                   FIXUP="reduce_kernel"), "leader"),
+             (dict(M=130, N=200, K=2000, BM=128, BN=64, CM=1, CN=1, SMS=4, DECOMP="splitk",
+                   SPLITS=6, FIXUP="reduce_kernel", B_LAYOUT="kn"), "leader")]
     cases = [c for c in cases if only is None or any(o in json.dumps(c[0]) for o in only.split("|"))]
     log = [f"device: {device()}  date: {DATE}"]
     for i, (params, mode) in enumerate(cases):

@@ -496,8 +496,9 @@ def pad_launch(j: dict[str, Any], fn: Any, A: Any, B: Any, C: Any, mode: str, ws
     """``(launch, padding)``: a launch of job ``j``'s library on ``A @ B -> C`` through the
     launcher's padding (``mode`` as ``kernel(..., pad=mode)``), the cost model fed from the
     manifest (the tile, K tile, threads, CTAs per SM, work split, the variants' facts)."""
-    from tilec.codegen.cuda.simt.launch import padding, run_padded
+    from tilec.codegen.cuda.simt.launch import run_padded
     from tilec.transforms.simt import cost
+    from tilec.transforms.simt.padding import padding
 
     m = j["model"]
     threads = j["block"][0] * j["block"][1] * j["block"][2]
@@ -797,7 +798,7 @@ def main() -> int:
     r.add_argument("--explore-rounds", type=int, default=2)
     r.add_argument("--check-only", action="store_true", help="build and check, time nothing")
     r.add_argument("--pad", default="never", choices=["never", "auto", "tiles", "aligned"],
-                   help="launch through the launcher's padding (tilec.codegen.cuda.simt.launch."
+                   help="launch through the launcher's padding (tilec.transforms.simt.padding."
                         "padding): the copies are timed with the kernel; with a mode other than "
                         "never every job is also checked with padding forced to the tiles variant")
     r.add_argument("--rows-out", default="", metavar="JSON",

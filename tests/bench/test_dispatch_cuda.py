@@ -195,6 +195,11 @@ def test_candidates_parse_and_lower() -> None:
     assert plan is not None and src is not None and "error" not in entry
     entry, plan, src = bench.plan_entry("x", 1000, 2048, 1024, "BM=100", 132, None)
     assert plan is None and src is None and "BM" in entry["error"]
+    # the CUDA reduce-kernel fix-up as a candidate (deep K, one tile)
+    entry, plan, src = bench.plan_entry("deep", 128, 128, 65536,
+                                        "DECOMP=splitk,FIXUP=reduce_kernel,SPLITS=32", 132, None)
+    assert "error" not in entry and plan.work.fixup.value == "reduce_kernel"
+    assert plan.work.splits == 32 and "reduce_kernel(TOut*" in src
 
 
 def test_a_hung_shape_is_written_down_and_ends_the_run(

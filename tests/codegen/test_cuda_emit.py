@@ -457,11 +457,12 @@ def test_consumer_warpgroups_come_from_the_plans_warps() -> None:
         emit(dataclasses.replace(p, num_warps=16))
 
 
-def test_reduce_kernel_fixup_is_refused() -> None:
-    p = seed(M=1000, N=1500, K=776, CM=1, CN=1, SMS=6, DECOMP="splitk", SPLITS=3)
+def test_reduce_kernel_fixup_is_refused_for_stream_k() -> None:
+    p = seed(M=1000, N=1500, K=776, CM=1, CN=1, SMS=6, DECOMP="streamk")
     bad = dataclasses.replace(p, work=dataclasses.replace(p.work, fixup=Fixup.REDUCE_KERNEL))
-    with pytest.raises(UnsupportedError, match="deterministic"):
+    with pytest.raises(UnsupportedError, match="'streamk' with the 'reduce_kernel' fix-up"):
         emit(bad)
+    p = seed(M=1000, N=1500, K=776, CM=1, CN=1, SMS=6, DECOMP="splitk", SPLITS=3)
     # a plan edited after lowering to clusters its work split was not made for (lowering
     # checks the cluster sizes agree: test_lower's test_cluster_sizes_that_disagree_...)
     per_cta = dataclasses.replace(p, cluster=(2, 1, 1), work=dataclasses.replace(p.work, grid=12))

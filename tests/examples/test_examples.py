@@ -67,6 +67,7 @@ CUDA: list[tuple[str, str, Params, list[str]]] = [
     ("decomp-dp", "gemm_decomposition.py",
      dict(M=512, N=512, K=256, SMS=8, DECOMP="dp", B_LAYOUT="nk"), []),
     ("splitk", "split_k.py", dict(M=512, N=512, K=4096, SPLITS=4, FIXUP="deterministic"), []),
+    ("splitk-reduce-kernel", "split_k.py", dict(M=512, N=512, K=4096, SPLITS=8, FIXUP="reduce_kernel"), []),
     ("streamk", "stream_k.py", dict(M=512, N=768, K=1024, SMS=8), []),
     ("simt-vec", "simt_sgemm.py", dict(M=1000, N=1000, K=1001), []),
     ("simt-smem", "simt_sgemm.py", dict(M=256, N=256, K=64, KIND="smem"), []),
@@ -77,7 +78,8 @@ CUDA: list[tuple[str, str, Params, list[str]]] = [
 
 # (id, example, params, target, what the one-line error must say)
 REFUSED: list[tuple[str, str, Params, str, str]] = [
-    ("splitk-cuda-reduce-kernel", "split_k.py", {"FIXUP": "reduce_kernel"}, "cuda", "reduce_kernel"),
+    ("streamk-cuda-reduce-kernel", "stream_k.py", {"FIXUP": "reduce_kernel"}, "cuda",
+     "'streamk' with the 'reduce_kernel' fix-up"),
     ("simt-triton", "simt_sgemm.py", {}, "triton", "--target cuda"),
     ("coalescing-triton", "coalescing_naive.py", {}, "triton", "--target cuda"),
 ]

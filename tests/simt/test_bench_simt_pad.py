@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 import torch
 
-from tilec.codegen.cuda.simt.launch import Workspace, holds
+from tilec.codegen.cuda.simt.launch import Workspace
+from tilec.transforms.simt.padding import holds
 
 ROOT = Path(__file__).resolve().parents[2]
 spec = importlib.util.spec_from_file_location("bench_simt", ROOT / "bench" / "bench_simt.py")

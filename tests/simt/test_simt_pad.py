@@ -1,4 +1,4 @@
-"""The SIMT launcher's padding (tilec.codegen.cuda.simt.launch.padding / run_padded) on CPU:
+"""The SIMT launcher's padding (tilec.transforms.simt.padding.padding decides, tilec.codegen.cuda.simt.launch.run_padded copies) on CPU:
 the decision (the model's choice, the small problems it leaves alone, the override), the padded
 sizes meeting the target variant's facts (checked with the facts themselves), and the padded
 launch's result through a reference matmul standing in for the kernel, on NaN-poisoned
@@ -12,18 +12,10 @@ import random
 import pytest
 import torch
 
-from tilec.codegen.cuda.simt.launch import (
-    COPY_LAUNCH,
-    MARGIN,
-    Padding,
-    Workspace,
-    holds,
-    operands,
-    padding,
-    run_padded,
-)
+from tilec.codegen.cuda.simt.launch import Workspace, operands, run_padded
 from tilec.errors import KernelArgumentError
 from tilec.transforms.simt import cost
+from tilec.transforms.simt.padding import COPY_LAUNCH, MARGIN, Padding, holds, padding
 
 BM, BN, BK = 128, 128, 32
 VARIANTS = [

@@ -1,24 +1,30 @@
-"""The CUDA heuristic's tile for 64 < M <= 128 against the H200 probe it was drawn from
+"""The CUDA heuristic's tiles for M <= 128 against the H200 probes they were drawn from
 (bench/results/cuda_probe_rows_h200_2026-11-28_s13.json: 72-128 rows, 128x64 / 64x256 / 64x128
-tiles timed side by side): at every probe shape the heuristic's pick was timed and is within 3%
-of the fastest, and the two sides of the rule's boundary pick different tiles."""
+tiles timed side by side; cuda_probe_decode_h200_2026-11-28_s13.json: 1-64 rows, 64x128 with 4
+or 8 stages, 64x192, 64x256): at every probe shape the heuristic's pick was timed; it is within
+3% of the fastest at 72-128 rows, within 8% at decode rows (1 x 6144 x 4096: 64x128 split-K 2
+5.5% behind 64x192 split-K 4; 32 x 8192 x 28672: the deep-K rule's 128x256 7% behind 64x128),
+and 2% off the fastest in the geometric mean; the boundaries' two sides pick different tiles."""
 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
 
 from tilec.transforms.heuristic import heuristic
 
-RUN = Path(__file__).resolve().parents[2] / "bench" / "results" / "cuda_probe_rows_h200_2026-11-28_s13.json"
+RESULTS = Path(__file__).resolve().parents[2] / "bench" / "results"
+RUNS = ("cuda_probe_rows_h200_2026-11-28_s13.json", "cuda_probe_decode_h200_2026-11-28_s13.json")
 
 
 def _timed() -> dict[tuple[str, int, int, int], dict[tuple, float]]:
-    doc = json.loads(RUN.read_text())
     out: dict[tuple[str, int, int, int], dict[tuple, float]] = {}
-    for r in doc["rows"] + doc["candidates"]:
+    rows = [r for run in RUNS for doc in [json.loads((RESULTS / run).read_text())]
+            for r in doc["rows"] + doc["candidates"]]
+    for r in rows:
         assert r["correct"], r["name"]
         p = r["params"]
         key = (p["BM"], p["BN"], p["DECOMP"], p["SPLITS"], p["STAGES"])
@@ -27,15 +33,26 @@ def _timed() -> dict[tuple[str, int, int, int], dict[tuple, float]]:
 
 
 @pytest.mark.parametrize("shape", sorted(_timed()), ids=lambda s: s[0])
-def test_pick_is_within_3_percent_of_the_fastest_timed(shape: tuple[str, int, int, int]) -> None:
+def test_pick_was_timed_and_is_near_the_fastest(shape: tuple[str, int, int, int]) -> None:
+    assert _off(shape) <= (1.03 if shape[1] > 64 else 1.08), shape
+
+
+def _off(shape: tuple[str, int, int, int]) -> float:
+    """The heuristic's pick's time over the fastest timed at ``shape``."""
     _, M, N, K = shape
     cfg, _ = heuristic(M, N, K, target="cuda")
     timed = _timed()[shape]
     key = (cfg.BM, cfg.BN, cfg.DECOMP.value, cfg.SPLITS, cfg.STAGES)
     assert key in timed, (shape, cfg.short(), sorted(timed))
-    assert timed[key] <= min(timed.values()) * 1.03, (shape, cfg.short(), timed)
+    return timed[key] / min(timed.values())
 
 
-def test_the_probe_covers_both_sides_of_the_rule() -> None:
-    picks = {heuristic(M, N, K, target="cuda")[0].BM for (_, M, N, K) in _timed()}
-    assert picks == {64, 128}
+def test_picks_are_2_percent_off_the_fastest_in_the_geomean() -> None:
+    offs = [_off(s) for s in _timed()]
+    assert math.exp(sum(map(math.log, offs)) / len(offs)) <= 1.02, offs
+
+
+def test_the_probes_cover_both_sides_of_the_rules() -> None:
+    picks = {(cfg.BM, cfg.BN, cfg.STAGES) for (_, M, N, K) in _timed()
+             for cfg in [heuristic(M, N, K, target="cuda")[0]]}
+    assert {(64, 256, 4), (128, 64, 8), (64, 128, 8)} <= picks, picks

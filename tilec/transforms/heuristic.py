@@ -231,13 +231,14 @@ CUDA_WEIGHED = "cuda: at least 128 rows and columns"
 def _cuda_rule(M: int, N: int, K: int) -> tuple[Config, str]:
     """The CUDA backend's tiles: WGMMA wants BM in 64s, two consumer warpgroups of 64 rows.
     :data:`CUDA_WEIGHED` means: weigh :data:`CUDA_TILES` (its config is the first of them)."""
-    if 64 < M <= 96 and ceil_div(M, 64) * ceil_div(N, 256) >= 66:
-        # two 64-row tile rows beat one 128-row row that is a third or more padding: at 72, 77
-        # and 96 x 14336 x 4096, 64x256 tiles (112) ran 0.89-0.91x cuBLAS against 0.67-0.74x for
-        # 128x64 (224 tiles); 100 x 4096 x 4096 (32 tiles) keeps 128x64 split-K 2, 0.88x against
-        # 0.76x (bench/results/cuda_probe_rows_h200_2026-11-28_s13.json)
+    if M <= 96 and ceil_div(M, 64) * ceil_div(N, 256) >= 66:
+        # 64-row tiles where a 128-row tile would be a third or more padding, and 64x256 where
+        # there are half a wave of them: at 72, 77 and 96 x 14336 x 4096 (112 tiles) they ran
+        # 0.89-0.91x cuBLAS against 0.67-0.74x for 128x64 (224); at 4 and 64 x 28672 x 4096
+        # 1.02-1.04x against 0.80-0.99x for 64x128; 100 x 4096 x 4096 (32 tiles) keeps 128x64
+        # (bench/results/cuda_probe_rows_h200_2026-11-28_s13.json, cuda_probe_decode_...)
         return (Config(BM=64, BN=256, BK=64, WARPS=8, STAGES=4),
-                "cuda: 64 < M <= 96, enough 64x256 tiles")
+                "cuda: M <= 96, enough 64x256 tiles")
     if 64 < M <= 128 and ceil_div(N, 64) >= 32:
         # one tile row, N streamed: 128x4096x7168 split-K 2 ran 25.0 us = 1.07x cuBLAS
         # with 128x64 tiles and 8 stages (192 KB in flight per SM), 27.5 us with 128x128 and 4
@@ -251,6 +252,10 @@ def _cuda_rule(M: int, N: int, K: int) -> tuple[Config, str]:
         # 32 x 8192 x 28672 split-K 4 0.90x (bench/results/dispatch_cuda_h200_2026-11-28.json)
         return (Config(BM=128, BN=256, BK=64, WARPS=12, STAGES=4),
                 "cuda: deep K, 32 or more 128x256 tiles")
+    if M <= 64:
+        # decode rows stream B: 8 stages (192 KB in flight) ran 1, 2, 4 and 64 rows 1.03-1.14x
+        # faster than 4, 16 and 48 rows 1.5-2.6% slower (cuda_probe_decode_h200_2026-11-28_s13.json)
+        return Config(BM=64, BN=128, BK=64, WARPS=8, STAGES=8), "cuda: decode (M <= 64), 8 stages"
     return Config(BM=64, BN=128, BK=64, WARPS=8, STAGES=4), "cuda: small"
 
 

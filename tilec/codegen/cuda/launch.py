@@ -155,7 +155,9 @@ class CudaKernel:
     written through a padded copy.  On one CUDA device of compute capability 9.0 with room
     for the kernel's shared memory.  The fix-up workspace of split-K / Stream-K plans is
     allocated per device, grown to the largest launch so far and kept (the kernel leaves it
-    clean); launches of one kernel object must be stream-ordered.
+    clean); launches of one kernel object must be stream-ordered.  A plan with the
+    reduce-kernel fix-up (split-K) launches its second kernel, which sums the partials and
+    writes C, after the GEMM on the same stream.
     """
 
     def __init__(self, plan: KernelPlan, lib_path: Path) -> None:
@@ -281,13 +283,13 @@ class CudaKernel:
         grid, splits, sk_tiles, sk_ctas = launch_numbers(p, split)
         ws, tickets = 0, 0
         floats, count_ = self.printer.workspace(split)
-        if count_:
+        if floats or count_:  # (the reduce kernel's slots take no tickets)
             key = dev.index if dev.index is not None else torch.cuda.current_device()
             have = self._ws.get(key)
             if have is None or have[0].numel() < floats or have[1].numel() < count_:
                 # grown: zeroed (the kernel leaves what it used clean)
                 self._ws[key] = (torch.zeros(max(floats, 1), dtype=torch.float32, device=dev),
-                                 torch.zeros(count_, dtype=torch.int32, device=dev))
+                                 torch.zeros(max(count_, 1), dtype=torch.int32, device=dev))
             ws, tickets = (t.data_ptr() for t in self._ws[key])
         s = stream if stream is not None else torch.cuda.current_stream(dev)
         if variant not in (None, "general", "closed"):

@@ -41,6 +41,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from tilec.ir import ceil_div
+from tilec.transforms.simt.padding import COPY_LAUNCH, padding
 
 SAT = 8  # warps an SM needs for full FMA throughput (a CTA of the large row has 8)
 # ``ragged_n``'s compute against ``tiles``' (not measured yet): its K-tile loop is 2272
@@ -211,7 +212,7 @@ def _variants(row: Row) -> list[tuple[str, list[str]]]:
 def launch_estimate(row: Row, decomp: str, M: int, N: int, K: int, card: Card = CARDS["H100"],
                     c: Constants = DEFAULT, splits: int = 1) -> float:
     """The model's time of a launch on contiguous, 16-byte aligned operands through the
-    launcher's padding (``tilec.codegen.cuda.simt.launch.padding``, ``auto``): the variant the
+    launcher's padding (:func:`tilec.transforms.simt.padding.padding`, ``auto``): the variant the
     sizes meet, or the operands copied to a faster one's multiples where the model expects
     that to pay (ragged M, N or K: the copies are part of the choice).
 
@@ -225,7 +226,6 @@ def launch_estimate(row: Row, decomp: str, M: int, N: int, K: int, card: Card = 
     >>> t < estimate(large, "dp", 7000, 3000, 4096, h200, variant="aligned")
     True
     """
-    from tilec.codegen.cuda.simt.launch import padding
 
     def kernel(v: str, m: int, n: int, k: int) -> float:
         return estimate(row, decomp, m, n, k, card, v, c, splits)
@@ -347,7 +347,6 @@ class Point:
 def point_estimate(p: Point, c: Constants = DEFAULT) -> float:
     """The model's time of a measured launch: the kernel and the padding's copies (their
     bytes at the card's bandwidth times ``dram_efficiency``, a launch each)."""
-    from tilec.codegen.cuda.simt.launch import COPY_LAUNCH
 
     return (estimate(p.row, p.decomp, p.M, p.N, p.K, p.card, p.variant, c, p.splits)
             + p.moved / (p.card.dram * c.dram_efficiency) + p.copies * COPY_LAUNCH)
@@ -356,7 +355,6 @@ def point_estimate(p: Point, c: Constants = DEFAULT) -> float:
 def _padded(row: Row, variant: str, M: int, N: int, K: int) -> tuple[int, int, int, float, int]:
     """``(M, N, K, bytes, copies)`` of the launcher's padding to ``variant`` (operands fresh,
     contiguous and 16-byte aligned, as the bench's are)."""
-    from tilec.codegen.cuda.simt.launch import COPY_LAUNCH, padding
 
     facts = _variants(row)
     # the copies' seconds at 1 byte/s are their bytes; at an infinite bandwidth, their launches

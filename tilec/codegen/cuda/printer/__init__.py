@@ -25,7 +25,9 @@ Work is walked in units ``work_unit(worker, j) -> (group, kb0, kb1)`` printed fr
 :class:`~tilec.transforms.plan.WorkSplit` (data-parallel, split-K, Stream-K and its hybrids); a
 worker is a CTA, or a whole cluster, whose CTAs run tiles ``group * CLUSTER + rank`` over the same
 K range.  A unit that covers part of a tile's K range ends in the fix-up (deterministic: private
-workspace slots summed in K order by the last arrival; atomic: fp32 adds into one tile).
+workspace slots summed in K order by the last arrival; atomic: fp32 adds into one tile; reduce
+kernel, split-K only: private slots, summed in K order by a second kernel, ``reduce_kernel``,
+that the launcher runs after the GEMM on the same stream: :mod:`.reduce`).
 
 Example::
 

@@ -10,6 +10,12 @@ import sympy
 
 from tilec.codegen.cuda.printer.epilogue import epilogue_name
 from tilec.codegen.cuda.printer.mainloop import kernel_function
+from tilec.codegen.cuda.printer.reduce import (
+    partial_store_function,
+    reduce_kernel_function,
+    reduce_launch,
+    reduced,
+)
 from tilec.codegen.cuda.printer.schedule import SCHEDULE_END, evict_where, schedule_functions
 from tilec.codegen.cuda.printer.shape import BOX_BYTES, Kernel, KernelShape, check
 from tilec.codegen.cuda.printer.work import (
@@ -100,8 +106,9 @@ class CudaPrinter:
             "#if defined(__CUDACC__)",
             DEVICE_HELPERS,
             wgmma_function(k.plan.BN, k.plan.dtype.value, not k.plan.b.transposed),
-            fixup_function(k) if k.partials else "",
+            (partial_store_function(k) if reduced(k) else fixup_function(k)) if k.partials else "",
             kernel_function(k),
+            *([reduce_kernel_function(k)] if reduced(k) else []),
             host(k),
             "#endif  // __CUDACC__",
         ]
@@ -120,6 +127,9 @@ def header(k: Kernel) -> str:
         "// Variants: gemm_kernel<true> (closed multicast forms, exact stage release where printed, "
         "no boundary predicates) where facts_hold(shape), else gemm_kernel<false>.",
         f"// Epilogue: {epilogue_name(k)}.",
+        *(["// Fix-up: reduce kernel: each K part stores its partial to its own workspace slot; "
+           "reduce_kernel, launched after gemm_kernel, sums them in K order and writes C."]
+          if reduced(k) else []),
         f"// L2 eviction hints of the TMA loads (the schedule's set_kernel(evict=)): A {p.a.evict}, "
         f"B {p.b.evict}" + "".join(f" ({op.name} {rule[1]} where {rule[0]})" for op in (p.a, p.b)
                                    if (rule := evict_where(op)) is not None)
@@ -223,6 +233,7 @@ def host(k: Kernel) -> str:
     # on M and N) a full wave of clusters
     occ_grid = ("(ORDER_CTAS + CLUSTER - 1) / CLUSTER * CLUSTER" if order_ctas_fixed(k)
                 else "132 * CLUSTER")
+    reduce = "".join(ln + "\n" for ln in reduce_launch()) if reduced(k) else ""
     return f"""
 namespace {n} {{
 typedef CUresult (*EncodeTiled)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
@@ -321,7 +332,7 @@ extern "C" int {n}_launch(const void* A, const void* B, void* C, void* ws, void*
   auto kernel = closed ? gemm_kernel<true> : gemm_kernel<false>;
   kernel<<<grid, THREADS, SMEM_BYTES, (cudaStream_t)stream>>>(tmA.map, tmB.map, tmC.map, static_cast<TOut*>(C),
                                                               static_cast<float*>(ws), static_cast<int*>(tickets), sh);
-  return (int)cudaGetLastError();
+{reduce}  return (int)cudaGetLastError();
 }}
 
 // Which variant a launch at these sizes runs: 1 the closed one (facts_hold), 0 the general one.

@@ -12,6 +12,7 @@ from tilec.codegen.cuda.printer.epilogue import (
     overlap_rest,
     overlap_step,
 )
+from tilec.codegen.cuda.printer.reduce import partial_store_call, reduced
 from tilec.codegen.cuda.printer.schedule import evict_where
 from tilec.codegen.cuda.printer.shape import Kernel
 from tilec.codegen.cuda.printer.work import fixup_call, order_ctas_fixed
@@ -49,7 +50,7 @@ def kernel_function(k: Kernel) -> str:
         "  uint64_t* full = reinterpret_cast<uint64_t*>(smem + STAGES * STAGE_BYTES + EPI_BYTES);",
         "  uint64_t* empty = full + STAGES;",
         *(["  int* fix_last = reinterpret_cast<int*>(empty + STAGES);  // per consumer: reduces this tile"]
-          if k.partials else []),
+          if k.partials and not reduced(k) else []),
         "  (void)C; (void)tmC; (void)ws; (void)tickets;",
         "  const int wg = threadIdx.x / 128;",
         "  const int ctid = threadIdx.x % 128;",
@@ -57,6 +58,10 @@ def kernel_function(k: Kernel) -> str:
         "  // the worker: this CTA (no cluster) or its cluster; it walks work units work_unit(worker, j)",
         f"  const int worker = {'(int)tilec::cluster_id_x()' if s.cluster > 1 else '(int)blockIdx.x'};",
         "  (void)rank;",
+        *(["  // reduce_kernel may be scheduled now (programmatic dependent launch): its CTAs take SMs",
+           "  // this grid leaves idle and wait (griddepcontrol.wait) until this grid is done",
+           "  asm volatile(\"griddepcontrol.launch_dependents;\" ::: \"memory\");"]
+          if reduced(k) else []),
         "  if (threadIdx.x == 0) {",
         "    for (int s = 0; s < STAGES; ++s) {",
         "      tilec::mbar_init(&full[s], 1);  // the local producer's arrive.expect_tx",
@@ -346,7 +351,11 @@ def consumer(k: Kernel) -> list[str]:
             f"{i2}    #pragma unroll",
             f"{i2}    for (int i = 0; i < BN / 2; ++i) acc[ms][i] = 0.f;",
             f"{i2}}}",
-            f"{i2}if (alive && (kb0 != 0 || kb1 != sh.K_ITERS) && !{fixup_call()}) continue;"]
+        ]
+        if reduced(k):  # every K part to its slot (one part: C written here, no reduce kernel)
+            out.append(f"{i2}if (sh.SPLITS > 1) {{ if (alive) {partial_store_call()}; continue; }}")
+        else:
+            out.append(f"{i2}if (alive && (kb0 != 0 || kb1 != sh.K_ITERS) && !{fixup_call()}) continue;")
     out += [
         f"{i2}if (alive) {{",
         *epi,

@@ -10,6 +10,7 @@ import sympy
 
 from tilec.codegen.cuda.expr import CudaExprPrinter, cexpr, nonneg_symbols
 from tilec.codegen.cuda.printer.invariants import Invariants
+from tilec.codegen.cuda.printer.reduce import reduce_schedule, reduced
 from tilec.codegen.cuda.printer.shape import LOOP_VARS, PAIR_VARS, Kernel
 from tilec.codegen.cuda.printer.work import (
     fast_divisors,
@@ -296,6 +297,8 @@ def schedule_functions(k: Kernel) -> str:
     out += shape_struct(k, inv)
     out += make_shape(k, inv)
     out += facts_hold(k)
+    if reduced(k):
+        out += reduce_schedule(k)
     out += ["}", SCHEDULE_END]
     return "\n".join(out)
 

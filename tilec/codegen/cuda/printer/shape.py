@@ -152,11 +152,12 @@ def check_supported(p: KernelPlan) -> None:
     """What this backend prints: the fix-up, dtypes, TMA loads and their boxes, tile sizes, a
     1-D cluster, the grid in whole clusters; else an UnsupportedError naming what differs."""
     w = p.work
-    if w.kind is not Decomposition.DATA_PARALLEL and w.fixup is Fixup.REDUCE_KERNEL:
+    if w.fixup is Fixup.REDUCE_KERNEL and w.kind not in (Decomposition.DATA_PARALLEL,
+                                                          Decomposition.SPLIT_K):
         raise UnsupportedError(
-            f"CUDA backend: plan {p.name!r} asks for the {w.fixup.value!r} fix-up; the CUDA "
-            "kernel sums partial tiles itself: use 'deterministic' (bitwise repeatable, the "
-            "last CTA sums the partials in K order) or 'atomic'"
+            f"CUDA backend: plan {p.name!r} is {w.kind.value!r} with the {w.fixup.value!r} "
+            "fix-up; the CUDA reduce kernel sums split-K parts only: use DECOMP='splitk' with "
+            "it, or the 'deterministic' or 'atomic' fix-up with a Stream-K kind"
         )
     if p.dtype not in (DType.BF16, DType.FP16):
         raise UnsupportedError(

@@ -142,12 +142,15 @@ def work_constants(k: Kernel) -> dict[str, int]:
 def workspace(k: Kernel, w: WorkSplit) -> tuple[int, int]:
     """(fp32 workspace elements, int32 tickets) the launcher allocates for the fix-up of split
     ``w`` (the split at the launch's sizes, :func:`tilec.codegen.cuda.launch.run_split`): the
-    split's partial slots (deterministic) or partial tiles (atomic), each of CLUSTER tiles, and a
-    ticket per partial tile, CTA of the cluster and consumer warpgroup."""
+    split's partial slots (deterministic, reduce kernel) or partial tiles (atomic), each of
+    CLUSTER tiles, and a ticket per partial tile, CTA of the cluster and consumer warpgroup
+    (none for the reduce kernel: nobody waits)."""
     if not k.partials or not (w.split_k or w.stream_k):  # (w: a launch's concrete split)
         return 0, 0
     c = k.shape.cluster
     per = c * k.plan.BM * k.plan.BN
+    if w.fixup is Fixup.REDUCE_KERNEL:  # slots only: nobody takes a ticket
+        return w.partial_slots * per, 0
     idx = w.partial_slots if w.fixup is Fixup.DETERMINISTIC else w.partial_tiles
     return idx * per, w.partial_tiles * c * k.shape.consumers
 
