@@ -18,7 +18,7 @@ or in two phases, ``prepare`` anywhere (CPU) and ``run`` on the device over the 
    ``--target cuda`` as ``tilec gen --target cuda --no-tuned`` does at that shape (the heuristic:
    tilec/transforms/heuristic.py ``_cuda_rule`` and ``_decomposition``), and each
    ``--candidates`` configuration: knob overrides of that schedule (the other knobs still
-   "auto"), or ``seed:KNOBS``, examples/seed004_persistent_cluster.py with the heuristic's tile,
+   "auto"; ``CM=2,CN=1``: its 2x1 cluster, B multicast), or ``seed:KNOBS``, examples/seed004_persistent_cluster.py with the heuristic's tile,
    stages and decomposition at the shape and KNOBS on top (``seed:CM=2,CN=1``: a 2x1 cluster).
    Writes one ``<sha>.cu`` per distinct source (shapes whose plans print the same source share
    it: the CUDA kernel takes M, N, K and the strides at run time), ``plans.pkl`` (the plans, for
@@ -121,11 +121,11 @@ def parse_candidate(spec: str) -> tuple[str, dict[str, Any]]:
 
 
 def label(params: dict[str, Any]) -> str:
-    """A config in a few words (the library's label), with the seed's cluster where it has one."""
+    """A config in a few words (the library's label), with the cluster where there is one."""
     from tilec.library.build import _label
 
     text = _label(params)
-    if "CM" in params:
+    if "CM" in params and ("CLUSTER" in params or int(params["CM"]) * int(params["CN"]) > 1):
         text += f" c{params['CM']}x{params['CN']}"
     return text
 

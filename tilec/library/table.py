@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tilec.transforms.heuristic import KNOBS, Resolution, Source, resolve
+from tilec.transforms.heuristic import KNOBS, Config, Resolution, Source, resolve
 
 __all__ = ["CARDS", "ConfigSet", "Table", "build_table", "build_tables", "card_of",
            "representative", "resolve_at", "shape_class", "tuned_shapes"]
@@ -302,6 +302,10 @@ def heuristic_data(raw: dict[str, Any], configs: ConfigSet) -> dict[str, Any] | 
         tmin = max(-(-m0 // BM) * -(-n0 // BN), -(-mn0 // (BM * BN)))
         tmins[key] = min(tmins.get(key, tmin), tmin)
     base = {k: v for k, v in raw.items() if k not in ("M", "N", "K")}
+    # a cluster left auto is none: tilec build is Triton's, whose heuristic (as the buckets'
+    # resolve) leaves CM = CN = 1; the menus' configs then equal the buckets' (one kernel each)
+    base.update((k, getattr(Config(), k)) for k in ("CM", "CN")
+                if isinstance(base.get(k), str) and base[k].lower() == "auto")
     menus = []
     for key, tmin in tmins.items():
         knobs = dict(zip(TILE_KNOBS, key, strict=True))

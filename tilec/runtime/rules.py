@@ -16,7 +16,8 @@ The file is JSON (format ``tilec-rules/1``)::
 :meth:`Rules.lookup` answers a shape with the rule of that exact shape, else with the nearest
 rule within ``radius`` (1.0: a factor of two in one dimension, or 1.41 in two), else nothing
 (the heuristic decides); it says which rule it used. A nearest rule lends its tile knobs
-(:data:`TILE_KNOBS`: they carry over between neighbouring shapes) but not its decomposition
+(:data:`TILE_KNOBS`: they carry over between neighbouring shapes; its cluster,
+:data:`CLUSTER_KNOBS`, with them) but not its decomposition
 (:data:`DECOMP_KNOBS`: it follows the exact tile count modulo the SMs and the k-iterations, which
 do not carry over): :func:`rechoose` re-chooses it at the shape with the cost model, keeping the
 rule's own where it models within :data:`KEEP_MARGIN` of the best, and says so with the numbers.
@@ -145,6 +146,10 @@ class Rules:
 # --------------------------------------------------------------------------------------------
 
 TILE_KNOBS = ("BM", "BN", "BK", "STAGES", "WARPS", "GROUP_M", "LOAD")  # lent by a nearest rule
+# the cluster goes with the tile (which operand it multicasts follows the tile grid, not the
+# k-iterations): lent by a nearest rule too; a rule from before the knobs (none named) means 1x1
+# (tilec.transforms.heuristic.LATER_KNOBS)
+CLUSTER_KNOBS = ("CM", "CN")
 DECOMP_KNOBS = ("DECOMP", "SPLITS", "SK_WAVES", "FIXUP")  # re-chosen at the shape
 # a tuned decomposition is kept where the model puts it within this of the best one: the
 # model is not the measurement the rule was tuned on

@@ -25,6 +25,8 @@ SPLITS      split-K parts;  SK_WAVES: trailing Stream-K waves (Stream-K++)
 FIXUP       how partial tiles are summed (:class:`~tilec.ir.types.Fixup`)
 STAGES      software pipeline depth;  WARPS: warps per CTA
 LOAD        operand loads (:class:`~tilec.ir.types.LoadKind`), chosen at lowering when auto
+CM CN       a cluster of CM x CN neighbouring tiles (CUDA: TMA multicast of A along the CN
+            tiles of a row, of B along the CM tiles of a column); 1 x 1: none (Triton: always)
 ==========  =================================================================================
 
 Example::
@@ -68,7 +70,11 @@ __all__ = [
 
 AUTO = "auto"
 KNOBS = ("BM", "BN", "BK", "GROUP_M", "DECOMP", "SPLITS", "SK_WAVES", "FIXUP", "STAGES", "WARPS",
-         "LOAD")
+         "LOAD", "CM", "CN")
+# knobs added after rules files and tuned records were first written, with the value such a
+# record meant by leaving them out (no cluster)
+LATER_KNOBS: Mapping[str, Any] = {"CM": 1, "CN": 1}
+MAX_CLUSTER = 16  # CTAs of a cluster a multicast mask addresses (more than 8: non-portable)
 DEFERRED = frozenset({"LOAD"})  # knobs the heuristic may leave "auto": lowering decides them
 _ENUMS: dict[str, type[PolicyEnum]] = {"DECOMP": Decomposition, "FIXUP": Fixup, "LOAD": LoadKind}
 
@@ -100,6 +106,8 @@ class Config:
     STAGES: int = 3
     WARPS: int = 8
     LOAD: LoadKind | None = None
+    CM: int = 1
+    CN: int = 1
 
     def params(self) -> dict[str, Any]:
         """The schedule parameters this config sets (enums as their strings)."""
@@ -110,7 +118,8 @@ class Config:
         return out
 
     def short(self) -> str:
-        """``128x256x64 g8 dp s3 w8`` (decomposition numbers and fix-up only where they count)."""
+        """``128x256x64 g8 dp s3 w8`` (decomposition numbers and fix-up only where they count;
+        the cluster, `` c2x1``, only where there is one)."""
         d = self.DECOMP.value
         if self.DECOMP is Decomposition.SPLIT_K:
             d += str(self.SPLITS)
@@ -119,14 +128,16 @@ class Config:
         if self.DECOMP is not Decomposition.DATA_PARALLEL:
             d += f" {self.FIXUP.value}"
         load = f" {self.LOAD.value}" if self.LOAD is not None else ""
-        return f"{self.BM}x{self.BN}x{self.BK} g{self.GROUP_M} {d} s{self.STAGES} w{self.WARPS}{load}"
+        cluster = f" c{self.CM}x{self.CN}" if (self.CM, self.CN) != (1, 1) else ""
+        return (f"{self.BM}x{self.BN}x{self.BK} g{self.GROUP_M} {d} s{self.STAGES} w{self.WARPS}"
+                f"{load}{cluster}")
 
 
 def parse_knob(name: str, value: Any) -> Any:
     """A knob's value as :class:`Config` holds it (``"auto"`` stays ``"auto"``).
 
-    >>> parse_knob("DECOMP", "SplitK"), parse_knob("BM", "auto")
-    (<Decomposition.SPLIT_K: 'splitk'>, 'auto')
+    >>> parse_knob("DECOMP", "SplitK"), parse_knob("BM", "auto"), parse_knob("CM", 2)
+    (<Decomposition.SPLIT_K: 'splitk'>, 'auto', 2)
     """
     if isinstance(value, str) and value.strip().lower() == AUTO:
         return AUTO
@@ -137,6 +148,9 @@ def parse_knob(name: str, value: Any) -> Any:
         if name in ("SK_WAVES",) and value == 0:
             return 0
         raise ParamError(f"parameter {name} must be a positive integer or 'auto' but got {value!r}")
+    if name in ("CM", "CN") and value > MAX_CLUSTER:
+        raise ParamError(f"parameter {name} must be at most {MAX_CLUSTER} (a cluster has at most "
+                         f"{MAX_CLUSTER} CTAs) or 'auto' but got {value}")
     return value
 
 
@@ -314,8 +328,10 @@ def heuristic(M: int, N: int, K: int, *, sms: int = 132, fixed: Mapping[str, Any
         base, rule = _cuda_rule(M, N, K)
         if rule != CUDA_WEIGHED or tile_fixed:
             cfg, why = _decomposition(M, N, K, _pinned(base, fixed), sms, fixed, target)
-            return cfg, [f"tile {cfg.BM}x{cfg.BN}x{cfg.BK} by the rule '{rule}'", *why]
-        return _weighed(M, N, K, sms, fixed, target, CUDA_TILES, CUDA_WEIGHED)
+            return _clustered(M, N, K, cfg, [f"tile {cfg.BM}x{cfg.BN}x{cfg.BK} by the rule "
+                                             f"'{rule}'", *why], sms, fixed, target)
+        cfg, why = _weighed(M, N, K, sms, fixed, target, CUDA_TILES, CUDA_WEIGHED)
+        return _clustered(M, N, K, cfg, why, sms, fixed, target)
     base, rule = _tile_rule(M, N, K, sms)
     if rule != "large" or tile_fixed:
         cfg, why = _decomposition(M, N, K, _pinned(base, fixed), sms, fixed)
@@ -323,6 +339,28 @@ def heuristic(M: int, N: int, K: int, *, sms: int = 132, fixed: Mapping[str, Any
         return cfg, [f"tile {cfg.BM}x{cfg.BN}x{cfg.BK}, {cfg.WARPS} warps, {cfg.STAGES} stages "
                      f"by {src}", *why]
     return _weighed(M, N, K, sms, fixed, target, LARGE_TILES, "large problem")
+
+
+def _cluster(M: int, N: int, K: int, cfg: Config, target: Target) -> tuple[int, int, str | None]:
+    """The cluster (CM, CN) of ``cfg`` at M x N x K on ``target``, and why (None: nothing to
+    say). None yet on either target: on the H200, 1000 x 1000 x 50000 in 128x256 tiles split-K
+    4 ran 0.955x cuBLAS with a 2x1 cluster multicasting B against 0.612x without
+    (bench/results/cuda_probe_cluster_h200_2026-11-28_s13.json); the CUDA rule waits for one
+    more measurement. Triton launches no cluster."""
+    return 1, 1, None
+
+
+def _clustered(M: int, N: int, K: int, cfg: Config, why: list[str], sms: int,
+               fixed: Mapping[str, Any], target: Target) -> tuple[Config, list[str]]:
+    """``cfg`` with the cluster :func:`_cluster` chooses where the user left it auto (a cluster
+    whose CTAs do not divide the ``sms`` CTAs is none), the user's CM and CN kept."""
+    cm, cn, reason = _cluster(M, N, K, cfg, target)
+    if sms % (cm * cn):
+        cm, cn, reason = 1, 1, None
+    out = _pinned(replace(cfg, CM=cm, CN=cn), fixed)
+    if reason is not None and (cm, cn) == (out.CM, out.CN):
+        why = [*why, f"cluster {cm}x{cn}: {reason}"]
+    return out, why
 
 
 def _weighed(M: int, N: int, K: int, sms: int, fixed: Mapping[str, Any], target: Target,
@@ -463,6 +501,8 @@ def resolve(params: Mapping[str, Any], *, sms: int | None = None,
     for source, values, why in ((Source.TUNED, tuned, "recorded by tilec tune"),
                                 (Source.RULES, rules[0] if rules else None,
                                  rules[1] if rules else "")):
+        if values:  # a record from before a knob was added meant its old value
+            values = {**{k: v for k, v in LATER_KNOBS.items() if k in auto}, **values}
         if values and all(k in values for k in auto):
             for k in auto:
                 params[k] = values[k]
