@@ -148,7 +148,7 @@ class Rules:
 TILE_KNOBS = ("BM", "BN", "BK", "STAGES", "WARPS", "GROUP_M", "LOAD")  # lent by a nearest rule
 # the cluster goes with the tile (which operand it multicasts follows the tile grid, not the
 # k-iterations): lent by a nearest rule too; a rule from before the knobs (none named) means 1x1
-# (tilec.transforms.heuristic.LATER_KNOBS)
+# (tilec.transforms.knobs.LATER_KNOBS)
 CLUSTER_KNOBS = ("CM", "CN")
 DECOMP_KNOBS = ("DECOMP", "SPLITS", "SK_WAVES", "FIXUP")  # re-chosen at the shape
 # a tuned decomposition is kept where the model puts it within this of the best one: the
