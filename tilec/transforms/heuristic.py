@@ -265,10 +265,18 @@ def heuristic(M: int, N: int, K: int, *, sms: int = 132, fixed: Mapping[str, Any
 
 def _cluster(M: int, N: int, K: int, cfg: Config, target: Target) -> tuple[int, int, str | None]:
     """The cluster (CM, CN) of ``cfg`` at M x N x K on ``target``, and why (None: nothing to
-    say). None yet on either target: on the H200, 1000 x 1000 x 50000 in 128x256 tiles split-K
-    4 ran 0.955x cuBLAS with a 2x1 cluster multicasting B against 0.612x without
-    (bench/results/cuda_probe_cluster_h200_2026-11-28_s13.json); the CUDA rule waits for one
-    more measurement. Triton launches no cluster."""
+    say). CUDA, split-K in 128x128 or 128x256 tiles over two tile rows or more, B's rows of N
+    16-bit elements 16-byte aligned but off a multiple of 128 bytes: 2x1, the two CTAs sharing
+    one B tile by multicast. On the H200 that ran 1000 x 1000 x 50000 at 0.953x cuBLAS against
+    0.611x, 2000 x 1000 x 50000 0.995x against 0.633x, 1000 x 1000 x 32768 0.942x against 0.680x,
+    1000 x 2000 x 50000 0.981x against 0.921x, 1000 x 1000 x 16384 0.750x against 0.630x; with B's
+    rows on 128 bytes the cluster cost 1-7% (bench/results/cuda_probe_cluster2_h200_2026-11-28_s13
+    .json; B given K x N). Triton launches no cluster."""
+    b_row = 2 * N  # bytes (bf16 / fp16)
+    if (target is Target.CUDA and cfg.DECOMP is Decomposition.SPLIT_K and cfg.BM == 128
+            and cfg.BN in (128, 256) and ceil_div(M, 128) >= 2 and b_row % 128 and b_row % 16 == 0):
+        return 2, 1, (f"split-K with B's rows {b_row} bytes, off a multiple of 128: two tile rows "
+                      f"share each B tile by multicast")
     return 1, 1, None
 
 
