@@ -724,7 +724,11 @@ def run_sanitizer(out: Path, only: str | None = None, tag: str = "") -> str:
              (dict(M=200, N=264, K=1000, BN=128, CM=2, CN=1, SMS=8, DECOMP="splitk", SPLITS=4,
                    FIXUP="reduce_kernel"), "leader"),
              (dict(M=130, N=200, K=2000, BM=128, BN=64, CM=1, CN=1, SMS=4, DECOMP="splitk",
-                   SPLITS=6, FIXUP="reduce_kernel", B_LAYOUT="kn"), "leader")]
+                   SPLITS=6, FIXUP="reduce_kernel", B_LAYOUT="kn"), "leader"),
+             # session 13: the CUDA heuristic's 2x1 cluster for split-K where B's rows are off
+             # 128 bytes (N = 1000, B K x N, deterministic, a dead tile row), no L2 hint
+             (dict(M=500, N=1000, K=3000, BN=256, CM=2, CN=1, SMS=8, B_LAYOUT="kn",
+                   DECOMP="splitk", SPLITS=4), "leader")]
     cases = [c for c in cases if only is None or any(o in json.dumps(c[0]) for o in only.split("|"))]
     log = [f"device: {device()}  date: {DATE}"]
     for i, (params, mode) in enumerate(cases):
