@@ -187,7 +187,7 @@ def _proved_elsewhere(path: str | Path, base: dict[str, Any], params: dict[str, 
                       cluster: tuple[int, ...] | None, limit: int) -> list[Verdict]:
     out = []
     for op in proved_forms(path, base, mode, cluster):
-        if not holds(op.facts, params):
+        if not holds(op.facts, params) or not _pins_hold(op, params):
             continue
         scope = scope_of(op)
         found = compare(op, truth_at(path, params, op.operand, cluster), params, mode,
@@ -195,6 +195,12 @@ def _proved_elsewhere(path: str | Path, base: dict[str, Any], params: dict[str, 
                         limit=limit, sound_only=scope == "narrowing")
         out.append(_verdict(op, mode, found, base))
     return out
+
+
+def _pins_hold(op: Any, params: Mapping[str, Any]) -> bool:
+    """Every parameter the form was derived with as a number has that value here."""
+    pinned = getattr(op.closed, "pinned", ())
+    return all(params.get(p.name) == v for p, v in pinned)
 
 
 def _verdict(op: Any, mode: str, found: list[Mismatch], derived_at: dict[str, Any]) -> Verdict:
