@@ -23,8 +23,9 @@ import sympy
 from tests.codegen.test_cuda_emit import _run_harness_at, needs_gxx
 from tilec.runtime.loader import load_schedule
 from tilec.testing.brute import brute_force, expected
-from tilec.testing.launch import oracle
+from tilec.testing.launch import derive_at, oracle
 from tilec.transforms.multicast.derive import symbolic_build
+from tilec.transforms.multicast.records import Scope
 
 SCHEDULE = Path(__file__).parent / "schedules" / "needs_int_sizes.py"
 BASES = [dict(CM=2, CN=1), dict(CM=1, CN=2)]  # B shared in a tile column, A in a tile row
@@ -70,8 +71,6 @@ def test_the_oracle_applies_no_form_where_it_fails(base: dict, other: dict) -> N
 def test_a_forms_guard_is_its_launch(base: dict) -> None:
     """The guard (what a kernel tests before it uses the closed form) holds at the launch the
     form was derived at, and at no other (the forms are over that launch's numbers)."""
-    from tilec.testing.launch import derive_at
-
     loaded = load_schedule(SCHEDULE, base)
     for mode in ("leader", "sliced"):
         d = derive_at(SCHEDULE, base, mode)
@@ -136,8 +135,8 @@ def test_without_a_replay_the_closed_variant_is_the_derived_sizes(monkeypatch) -
     """Where even the replay over M, N, K fails, the CUDA lowering derives over the numbers: a
     closed multicast form then guards on the sizes it was derived at, so facts_hold (the closed
     variant's test) is false at every other shape (on main its guard was true)."""
-    from tilec.runtime.session import Session
     import tilec.transforms.pipeline.state as state
+    from tilec.runtime.session import Session
 
     monkeypatch.setattr(state, "over_sizes", lambda fusion: None)
     plan = _kernel_plan(dict(CM=1, CN=2), session=Session())
@@ -150,4 +149,39 @@ def test_without_a_replay_the_closed_variant_is_the_derived_sizes(monkeypatch) -
         assert not plan.facts_hold(m, n, k), (m, n, k)
     assert all({s.name for s in mc.guard.free_symbols} <= {"M", "N", "K"} for mc in closed)
     assert all(mc.guard.xreplace({sympy.Symbol(x, integer=True, positive=True): v for x, v in
-                                  zip("MNK", (M, N, K))}) == sympy.true for mc in closed)
+                                  zip("MNK", (M, N, K), strict=True)}) == sympy.true for mc in closed)
+
+
+WALK = '''
+from tilec.ir import GemmFusion
+from tilec.ir import ParallelType as P
+
+PARAMS = dict(M=32, N=32, K=8, BM=8, BN=8, BK=8, WALK="rows")
+
+
+def schedule(M, N, K, BM, BN, BK, WALK="rows"):
+    fusion = GemmFusion(M, N, K, dtype="fp16")
+    c = fusion.c
+    c.split(0, BM).split(2, BN).split(4, BK).reorder([0, 2, 4, 1, 3, 5])
+    x, y = (1, 0) if WALK == "rows" else (0, 1)  # the pair of a cluster: along a row or column
+    c.parallelize(x, P.BIDx).parallelize(y, P.BIDy)
+    c.parallelize(3, P.Mma).parallelize(4, P.Mma).parallelize(5, P.Mma)
+    fusion.set_cluster(2)
+    fusion.propagate()
+    return fusion
+'''
+
+
+def test_a_form_is_not_carried_to_another_value_of_a_kept_parameter(tmp_path: Path) -> None:
+    """A string parameter is built as a value, not a symbol: a form proved at WALK="rows" (A
+    shared by the pair, B never) says nothing at WALK="cols", where the pair shares B. The
+    oracle carried it there (both operands wrong, A unsoundly) before it compared them."""
+    path = tmp_path / "walk.py"
+    path.write_text(WALK)
+    base = dict(WALK="rows")
+    assert any(op.scope is Scope.PROVED for op in derive_at(path, base, "leader").operands.values())
+    report = oracle(path, dict(WALK="cols"), mode="both", base=base)
+    assert report.ok and report.proved == (), [str(m) for m in report.mismatches[:2]]
+    # the same structure at other sizes still carries them (and they hold)
+    report = oracle(path, dict(WALK="rows", M=48, N=64), mode="both", base=base)
+    assert report.ok and {v.form for v in report.proved} == {"proved"}
