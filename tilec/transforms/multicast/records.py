@@ -169,7 +169,8 @@ class OperandMulticast:
     def guard(self) -> sympy.Boolean:
         """What a run-time guard tests when sizes are only known at launch: a proved (or
         narrowing) closed form's facts as one condition (true when it rests on none); for a form
-        checked at this launch only, that launch (its parameters at their values)."""
+        checked at this launch only, that launch (its parameters at their values); with the
+        parameters it was derived with as numbers at those numbers (``closed.pinned``)."""
         return self.closed.guard if self.closed else sympy.true
 
     @functools.cached_property
