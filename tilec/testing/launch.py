@@ -185,9 +185,11 @@ def proved_forms(path: str | Path, base: Mapping[str, Any], mode: str,
 
 def _proved_elsewhere(path: str | Path, base: dict[str, Any], params: dict[str, Any], mode: str,
                       cluster: tuple[int, ...] | None, limit: int) -> list[Verdict]:
+    if _kept(base) != _kept(params):  # another schedule structure: the forms say nothing here
+        return []
     out = []
     for op in proved_forms(path, base, mode, cluster):
-        if not holds(op.facts, params):
+        if not holds(op.facts, params) or not _pins_hold(op, params):
             continue
         scope = scope_of(op)
         found = compare(op, truth_at(path, params, op.operand, cluster), params, mode,
@@ -195,6 +197,20 @@ def _proved_elsewhere(path: str | Path, base: dict[str, Any], params: dict[str, 
                         limit=limit, sound_only=scope == "narrowing")
         out.append(_verdict(op, mode, found, base))
     return out
+
+
+def _kept(params: Mapping[str, Any]) -> dict[str, Any]:
+    """The parameters a derivation keeps as values (not a positive integer: a string, a flag,
+    0; :func:`~tilec.transforms.multicast.derive.symbolic_instance`): its forms hold only where
+    these are the same (``WALK="rows"`` and ``"cols"`` are two schedules)."""
+    return {k: v for k, v in params.items()
+            if isinstance(v, bool) or not isinstance(v, int) or v <= 0}
+
+
+def _pins_hold(op: Any, params: Mapping[str, Any]) -> bool:
+    """Every parameter the form was derived with as a number has that value here."""
+    pinned = getattr(op.closed, "pinned", ())
+    return all(params.get(p.name) == v for p, v in pinned)
 
 
 def _verdict(op: Any, mode: str, found: list[Mismatch], derived_at: dict[str, Any]) -> Verdict:

@@ -40,8 +40,8 @@ Example::
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, replace
 from typing import Any
 
 import sympy
@@ -58,6 +58,7 @@ from tilec.transforms.multicast.records import (
     MulticastDerivation,
     OperandForms,
     OperandMulticast,
+    Scope,
 )
 from tilec.transforms.multicast.table import R1, R2, RANK, RESERVED, launch_table, same_box
 
@@ -95,6 +96,7 @@ def derive(
     prove: bool = True,
     cluster_k_ranges: bool = False,
     launch: LaunchDims | None = None,
+    over: Collection[str] | None = None,
 ) -> MulticastDerivation:
     """Derive issue predicates and masks for A and B of a (concrete) scheduled ``fusion``.
 
@@ -113,6 +115,13 @@ def derive(
     theorems apply) and evaluated at ``params``. The table covers every CTA of the launch at
     every loop point; a closed form is reported only where it equals it everywhere. ``prove``:
     also prove the closed forms with the theorems (for every launch that meets their facts).
+    ``over``: the parameters ``symbolic`` is built over (the CUDA lowering's replay over M, N,
+    K: ``("M", "N", "K")``); None: every positive integer one (:func:`symbolic_instance`).
+
+    A form claims nothing where a parameter it was derived with as a number differs: without
+    ``symbolic`` the forms are over this launch's numbers, so a closed form is at launch scope
+    (proved, if at all, for these numbers); a parameter outside ``over`` is pinned at its value
+    (:attr:`~tilec.transforms.multicast.records.ClosedForm.pinned`, part of its guard).
     """
     if not isinstance(fusion, GemmFusion):
         raise TilecError(f"derive: fusion must be a GemmFusion but got {type(fusion).__name__} "
@@ -135,6 +144,8 @@ def derive(
     sym_views = symbolic.operands() if symbolic is not None else (a, b)
     values = {sympy.Symbol(k, integer=True, positive=True): v for k, v in params.items()
               if isinstance(v, int) and not isinstance(v, bool)}
+    pinned = tuple(sorted(((p, v) for p, v in values.items() if symbolic is None or (
+        over is not None and p.name not in over)), key=lambda pv: pv[0].name))
     operands = (("A", a, sym_views[0]), ("B", b, sym_views[1]))
     # the forms and alive conditions of both operands first, in one toggle of sympy's evaluate
     # flag (each toggle clears sympy's cache: none then falls between the operands' proofs)
@@ -144,6 +155,8 @@ def derive(
     out = {name: _derive_operand(name, view, *read[name], launch.cluster, mode, values, fusion,
                                  table, closed, prove, concrete=symbolic is None)
            for name, view, _ in operands}
+    if pinned:
+        out = {name: _pin(op, pinned, symbolic is None) for name, op in out.items()}
     return MulticastDerivation(params, cs, mode, out)
 
 
@@ -219,10 +232,32 @@ def _derive_operand(
                     narrowed_same=result.narrowed, table=op.table if table else ())
 
 
+def _pin(op: OperandMulticast, pinned: tuple[tuple[sympy.Symbol, int], ...], concrete: bool
+         ) -> OperandMulticast:
+    """``op`` with its closed form pinned to the parameters it was derived with as numbers;
+    ``concrete`` (every parameter a number): at launch scope, its facts dropped (a proof over
+    numbers says nothing at other numbers)."""
+    c = op.closed
+    if c is None:
+        return op
+    if not concrete:
+        return _replace(op, closed=replace(c, pinned=pinned))
+    why = ("the schedule could not be built over symbolic parameters: the forms are over this "
+           "launch's numbers")
+    c = replace(c, scope=Scope.LAUNCH, facts=(), at=pinned, pinned=pinned, would_prove=(),
+                would_prove_at=(), why_launch=why)
+    note = (f"closed form (at this launch: {c.structure}): checked at every CTA of this launch "
+            f"only; {why}")
+    return _replace(op, closed=c, notes=(note, *op.notes[1:]))
+
+
 def _replace(op: OperandMulticast, **kw: Any) -> OperandMulticast:
     from dataclasses import replace
 
     return replace(op, **kw)
+
+
+SIZE_NAMES = ("M", "N", "K")  # what the lowering's replay (over_sizes) is built over
 
 
 @dataclass(frozen=True)
@@ -287,12 +322,14 @@ def derive_loaded(loaded: Any, mode: MulticastMode | str = MulticastMode.LEADER,
 
     ``cluster_k_ranges``, ``launch``: as :func:`derive`'s. ``fallback``: the schedule over
     symbols to derive over where it cannot be built over its parameters (the CUDA lowering's
-    replay over M, N, K); None: the forms are then over numbers, and a note says so."""
+    replay over M, N, K: its forms pinned to the other parameters' values); None: the forms
+    are then over numbers, at launch scope, and a note says so."""
     mode = MulticastMode(mode)
     sym = symbolic or symbolic_build(loaded.module.schedule, loaded.params)
     over = sym.fusion if sym.fusion is not None else fallback
     d = derive(loaded.fusion, mode, symbolic=over, params=loaded.params, table=table,
-               closed=closed, prove=prove, cluster_k_ranges=cluster_k_ranges, launch=launch)
+               closed=closed, prove=prove, cluster_k_ranges=cluster_k_ranges, launch=launch,
+               over=SIZE_NAMES if sym.fusion is None and fallback is not None else None)
     if over is None:
         note = (f"the schedule could not be built over symbolic parameters ({sym.why}): "
                 f"closed forms are over numbers")

@@ -55,8 +55,12 @@ class Scope(Enum):
       exact at this launch; elsewhere it may share less than the definition (seed 004's
       "narrowing approximation": a congruence step of the proof keeps only part of the sharing).
     * ``LAUNCH``: equal to the exact table at every CTA of this launch; nothing is claimed at
-      any other launch (the theorems do not reach it).
-    """
+      any other launch (the theorems do not reach it, or the forms are over this launch's
+      numbers: a schedule that could not be built over its parameters is proved, if at all, for
+      its numbers only).
+
+    A form derived over some parameters as numbers (:attr:`ClosedForm.pinned`) holds, whatever
+    its scope, only where they have those values."""
 
     PROVED = "proved"
     NARROWING = "narrowing"
@@ -78,6 +82,9 @@ class ClosedForm:
     why_launch: str = ""  # LAUNCH, NARROWING without would_prove: why no fact was found
     # with would_prove: the launch it was proved at (the parameters moved, their values)
     would_prove_at: tuple[tuple[str, int], ...] = ()
+    # the parameters the forms were derived with as numbers (the schedule could not be built
+    # over them), at their values: the form claims nothing where one of them differs
+    pinned: tuple[tuple[sympy.Symbol, int], ...] = ()
 
     @property
     def proved(self) -> bool:
@@ -87,12 +94,14 @@ class ClosedForm:
     @property
     def guard(self) -> sympy.Boolean:
         """The condition under which a kernel may use the form: its facts (PROVED, NARROWING),
-        or the very launch it was checked at (LAUNCH: every parameter it mentions at its value)."""
+        or the very launch it was checked at (LAUNCH: every parameter it mentions at its value);
+        and every parameter it was derived with as a number at that number (:attr:`pinned`)."""
+        pins = [sympy.Eq(p, v) for p, v in self.pinned]
         if self.scope is Scope.LAUNCH:
             used = set().union(*[sympy.sympify(e).free_symbols for e in (
                 self.issue, self.mask, self.slice_index, self.slice_count)])
-            return sympy.And(*[sympy.Eq(p, v) for p, v in self.at if p in used])
-        return sympy.And(*[f.condition() for f in self.facts])
+            return sympy.And(*[sympy.Eq(p, v) for p, v in self.at if p in used], *pins)
+        return sympy.And(*[f.condition() for f in self.facts], *pins)
 
 
 @dataclass(frozen=True)
@@ -160,7 +169,8 @@ class OperandMulticast:
     def guard(self) -> sympy.Boolean:
         """What a run-time guard tests when sizes are only known at launch: a proved (or
         narrowing) closed form's facts as one condition (true when it rests on none); for a form
-        checked at this launch only, that launch (its parameters at their values)."""
+        checked at this launch only, that launch (its parameters at their values); with the
+        parameters it was derived with as numbers at those numbers (``closed.pinned``)."""
         return self.closed.guard if self.closed else sympy.true
 
     @functools.cached_property

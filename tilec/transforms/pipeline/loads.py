@@ -53,7 +53,8 @@ def multicast(s: Lowering) -> Lowering:
         symbolic = s.options.symbolic if s.options.symbolic is not None else s.ir.generic
         d = derive(s.fusion, mode, symbolic=symbolic, params=params, table=True,
                    cluster_k_ranges=True,  # cluster_split runs the work split over clusters
-                   launch=s.ir.launch)
+                   launch=s.ir.launch,
+                   over=None if s.options.symbolic is not None else tuple(SIZES))
     values = {sympy.Symbol(k, integer=True, positive=True): v for k, v in params.items()
               if isinstance(v, int) and not isinstance(v, bool) and k not in SIZES}
 
