@@ -347,6 +347,9 @@ class KernelPlan:
     prefetch: int = 0
     # how ``work`` follows the sizes (``work`` is this rule at M, N, K); None: fixed sizes
     split: SplitRule | None = None
+    # lowered over this launch's numbers (the schedule could not be replayed over symbolic
+    # M, N, K): every formula holds at M x N x K only, and the launchers refuse other sizes
+    fixed_sizes: bool = False
     # CUDA: the cluster's stage release (lowering's choice); None: not decided (Triton plans)
     release: ReleaseProtocol | None = None
 

@@ -73,6 +73,10 @@ def run_split(plan: KernelPlan, M: int, N: int, K: int) -> WorkSplit:
     """The plan's work split at sizes M, N, K (each >= 1): its rule made at them
     (``plan.split.at``, lowering's own rule; at the plan's sizes it is ``plan.work``).  A plan
     without a rule (fixed sizes) runs only at its own sizes."""
+    if plan.fixed_sizes and (M, N, K) != (plan.M, plan.N, plan.K):
+        raise KernelArgumentError(f"{plan.name}: the schedule could not be lowered over symbolic "
+                                  f"sizes, so this kernel serves only {plan.M} x {plan.N} x "
+                                  f"{plan.K} but the launch is {M} x {N} x {K}")
     if plan.split is not None:
         return plan.split.at(M, N, K)
     if (M, N, K) != (plan.M, plan.N, plan.K):

@@ -182,6 +182,7 @@ class Lowering:
             num_warps=self.num_warps, num_stages=self.num_stages, cluster=self.cluster,
             notes=self.notes, epilogue=self.epilogue,
             prefetch=self.prefetch, split=self.split, release=self.release,
+            fixed_sizes=self.ir.generic is None,
         )
 
     def summary(self) -> str:

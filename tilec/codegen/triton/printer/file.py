@@ -33,7 +33,9 @@ class TritonPrinter:
     def __init__(self, plan: KernelPlan, *, warp_specialize: bool = False,
                  static: bool = False) -> None:
         check(plan)
-        self.kernel = Kernel(plan, warp_specialize and range_takes("warp_specialize"), static)
+        # a plan lowered over numbers serves its one shape only: the static file, which refuses others
+        self.kernel = Kernel(plan, warp_specialize and range_takes("warp_specialize"),
+                             static or plan.fixed_sizes)
 
     @property
     def plan(self) -> KernelPlan:

@@ -212,9 +212,10 @@ def _static_fn(k: Kernel, c: Code) -> None:
     c.indent()
     c("if tuple(x.shape) != want:")
     c.indent()
+    other = ("the schedule could not be lowered over symbolic sizes: print a kernel per shape"
+             if p.fixed_sizes else "print the shape-generic kernel (tilec gen) for other shapes")
     c(f'raise ArgumentError(f"{{name}} has shape {{tuple(x.shape)}} but this file serves only '
-      f'M, N, K = {p.M}, {p.N}, {p.K} ({{name}} of shape {{want}}); print the shape-generic '
-      'kernel (tilec gen) for other shapes")')
+      f'M, N, K = {p.M}, {p.N}, {p.K} ({{name}} of shape {{want}}); {other}")')
     c.dedent().dedent().dedent()("", "")
     c("def _rows(x, ld):")
     c.indent()
