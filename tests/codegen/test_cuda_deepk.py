@@ -119,10 +119,10 @@ def test_cuda_heuristic_deep_k_wide_tiles() -> None:
     assert why[0].startswith(CUDA_WEIGHED)  # the cost model over the CUDA tiles picks it
     # shallow K: 128x128 models faster
     assert heuristic(1024, 1024, 4096, sms=132, target="cuda")[0].BN == 128
-    # 8 tiles of 128x256 (512^2): 16 parts each only with the reduce kernel (no part waits), which
-    # models faster than 128x128 in 8 deterministic parts (the H200 ran them within 1.5%)
+    # 16 tiles of 128x128 (512^2): cuBLAS's kernel there (session 13's rule for very few tiles and
+    # deep K): 6 stages, a 2x1 cluster, 8 parts each, the reduce kernel
     cfg = heuristic(512, 512, 65536, sms=132, target="cuda")[0]
-    assert (cfg.BN, cfg.SPLITS, cfg.FIXUP.value) == (256, 16, "reduce_kernel")
+    assert (cfg.BN, cfg.STAGES, cfg.SPLITS, cfg.FIXUP.value, cfg.CM) == (128, 6, 8, "reduce_kernel", 2)
 
 
 def test_explain_target_cuda_says_why(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

@@ -151,11 +151,23 @@ CUDA_TILES = (
     (Config(BM=128, BN=128, BK=64, WARPS=12, STAGES=4), 0.80),
 )
 CUDA_WEIGHED = "cuda: at least 128 rows and columns"
+# cuBLAS's kernel at 512^2 x 65536 and 256 x 1024 x 131072 (Nsight Compute: nvjet_sm90_tst_128x128
+# _64x6_2x1_v_bz_splitK, 128 CTAs): the same through gemm_decomposition's knobs ran them at 0.83x and
+# 0.88x cuBLAS against 0.76x and 0.72x for 128x256 split-K 16; 6 stages and the cluster each alone
+# gained 0-4% (bench/results/cuda_probe_deepk_nvjet_h200_2026-11-28_s13.json)
+CUDA_FEW_DEEP = "cuda: very few tiles, deep K: 128x128, 6 stages, 2x1 cluster, split-K over the SMs"
 
 
-def _cuda_rule(M: int, N: int, K: int) -> tuple[Config, str]:
+def _few_deep(M: int, N: int, K: int, sms: int) -> bool:
+    """At most sms/8 128x128 tiles over two tile rows or more, K >= 16384 (:data:`CUDA_FEW_DEEP`)."""
+    return M > 128 and K >= 16384 and ceil_div(M, 128) * ceil_div(N, 128) * 8 <= sms
+
+
+def _cuda_rule(M: int, N: int, K: int, sms: int = 132) -> tuple[Config, str]:
     """The CUDA backend's tiles: WGMMA wants BM in 64s, two consumer warpgroups of 64 rows.
     :data:`CUDA_WEIGHED` means: weigh :data:`CUDA_TILES` (its config is the first of them)."""
+    if _few_deep(M, N, K, sms):
+        return Config(BM=128, BN=128, BK=64, WARPS=12, STAGES=6), CUDA_FEW_DEEP
     if M <= 96 and ceil_div(M, 64) * ceil_div(N, 256) >= 66:
         # 64-row tiles where a 128-row tile would be a third or more padding, and 64x256 where
         # there are half a wave of them: at 72, 77 and 96 x 14336 x 4096 (112 tiles) they ran
@@ -247,7 +259,16 @@ def heuristic(M: int, N: int, K: int, *, sms: int = 132, fixed: Mapping[str, Any
     fixed = {k: v for k, v in (fixed or {}).items() if v != AUTO}
     tile_fixed = any(k in fixed for k in ("BM", "BN", "BK"))
     if target is Target.CUDA:
-        base, rule = _cuda_rule(M, N, K)
+        base, rule = _cuda_rule(M, N, K, sms)
+        if rule == CUDA_FEW_DEEP and not tile_fixed and "DECOMP" not in fixed:
+            tiles = ceil_div(M, 128) * ceil_div(N, 128)
+            parts = min(sms // tiles, ceil_div(K, 64) // 64)  # 64 k-iterations a part at least
+            cfg = _pinned(replace(base, DECOMP=Decomposition.SPLIT_K, SPLITS=parts,
+                                  FIXUP=Fixup.REDUCE_KERNEL), fixed)
+            why = [f"tile 128x128x64, 6 stages by the rule '{rule}'",
+                   f"split-K {cfg.SPLITS}: {tiles} tiles x {cfg.SPLITS} parts fill the {sms} SMs "
+                   f"once, the reduce kernel sums them"]
+            return _clustered(M, N, K, cfg, why, sms, fixed, target)
         if rule != CUDA_WEIGHED or tile_fixed:
             cfg, why = _decomposition(M, N, K, _pinned(base, fixed), sms, fixed, target)
             return _clustered(M, N, K, cfg, [f"tile {cfg.BM}x{cfg.BN}x{cfg.BK} by the rule "
@@ -263,7 +284,8 @@ def heuristic(M: int, N: int, K: int, *, sms: int = 132, fixed: Mapping[str, Any
     return _weighed(M, N, K, sms, fixed, target, LARGE_TILES, "large problem")
 
 
-def _cluster(M: int, N: int, K: int, cfg: Config, target: Target) -> tuple[int, int, str | None]:
+def _cluster(M: int, N: int, K: int, cfg: Config, target: Target,
+             sms: int = 132) -> tuple[int, int, str | None]:
     """The cluster (CM, CN) of ``cfg`` at M x N x K on ``target``, and why (None: nothing to
     say). CUDA, split-K in 128x128 or 128x256 tiles over two tile rows or more, B's rows of N
     16-bit elements 16-byte aligned but off a multiple of 128 bytes: 2x1, the two CTAs sharing
@@ -272,6 +294,9 @@ def _cluster(M: int, N: int, K: int, cfg: Config, target: Target) -> tuple[int, 
     1000 x 2000 x 50000 0.981x against 0.921x, 1000 x 1000 x 16384 0.750x against 0.630x; with B's
     rows on 128 bytes the cluster cost 1-7% (bench/results/cuda_probe_cluster2_h200_2026-11-28_s13
     .json; B given K x N). Triton launches no cluster."""
+    if (target is Target.CUDA and _few_deep(M, N, K, sms) and (cfg.BM, cfg.BN) == (128, 128)
+            and cfg.DECOMP is Decomposition.SPLIT_K):
+        return 2, 1, "very few tiles, deep K: cuBLAS's 2x1 split-K kernel, B shared by multicast"
     b_row = 2 * N  # bytes (bf16 / fp16)
     if (target is Target.CUDA and cfg.DECOMP is Decomposition.SPLIT_K and cfg.BM == 128
             and cfg.BN in (128, 256) and ceil_div(M, 128) >= 2 and b_row % 128 and b_row % 16 == 0):
@@ -284,7 +309,7 @@ def _clustered(M: int, N: int, K: int, cfg: Config, why: list[str], sms: int,
                fixed: Mapping[str, Any], target: Target) -> tuple[Config, list[str]]:
     """``cfg`` with the cluster :func:`_cluster` chooses where the user left it auto (a cluster
     whose CTAs do not divide the ``sms`` CTAs is none), the user's CM and CN kept."""
-    cm, cn, reason = _cluster(M, N, K, cfg, target)
+    cm, cn, reason = _cluster(M, N, K, cfg, target, sms)
     if sms % (cm * cn):
         cm, cn, reason = 1, 1, None
     out = _pinned(replace(cfg, CM=cm, CN=cn), fixed)
