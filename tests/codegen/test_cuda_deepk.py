@@ -13,12 +13,12 @@ import pytest
 
 from tests.codegen.cuda_plans import seed
 from tilec.app.cli import main
-from tilec.runtime.loader import load_schedule
 from tilec.codegen.cuda.launch import compile_cu, run_split
 from tilec.codegen.cuda.printer import emit
 from tilec.errors import FusionError, UnsupportedError
 from tilec.ir import GemmFusion, ceil_div
 from tilec.runtime.build import kernel_plan
+from tilec.runtime.loader import load_schedule
 from tilec.transforms.heuristic import CUDA_WEIGHED, heuristic
 from tilec.transforms.plan import Decomposition
 
