@@ -60,3 +60,17 @@ def test_triton_and_a_pinned_cluster_keep_theirs() -> None:
     assert heuristic(1000, 1000, 50000)[0].CM == 1  # Triton launches no cluster
     cfg, _ = heuristic(1000, 1000, 50000, target="cuda", fixed={"CM": parse_knob("CM", 1)})
     assert (cfg.CM, cfg.CN) == (1, 1)
+
+
+def test_the_tuning_space_offers_the_other_cluster() -> None:
+    from tilec.transforms.heuristic import candidates, parse_knob
+
+    for shape, best in (((1000, 1000, 50000), (2, 1)), ((4096, 4096, 4096), (1, 1))):
+        cands = candidates(*shape, target="cuda")
+        assert (cands[0].CM, cands[0].CN) == best
+        assert {(c.CM, c.CN) for c in cands} == {(1, 1), (2, 1)}, shape
+    # pinned, one tile row, or Triton: no cluster variant
+    pinned = candidates(1000, 1000, 50000, target="cuda", fixed={"CM": parse_knob("CM", 1)})
+    assert {(c.CM, c.CN) for c in pinned} == {(1, 1)}
+    assert {(c.CM, c.CN) for c in candidates(100, 4096, 4096, target="cuda")} == {(1, 1)}
+    assert {(c.CM, c.CN) for c in candidates(4096, 4096, 4096)} == {(1, 1)}
