@@ -67,7 +67,7 @@ def test_the_tuning_space_offers_the_other_cluster() -> None:
 
     for shape, best in (((1000, 1000, 50000), (2, 1)), ((4096, 4096, 4096), (1, 1))):
         cands = candidates(*shape, target="cuda")
-        assert (cands[0].CM, cands[0].CN) == best
+        assert best == (cands[0].CM, cands[0].CN)
         assert {(c.CM, c.CN) for c in cands} == {(1, 1), (2, 1)}, shape
     # pinned, one tile row, or Triton: no cluster variant
     pinned = candidates(1000, 1000, 50000, target="cuda", fixed={"CM": parse_knob("CM", 1)})
