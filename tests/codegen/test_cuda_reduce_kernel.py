@@ -230,7 +230,7 @@ def _reduce_grid(groups: int, per_group: int, sms: int) -> tuple[int, int]:
 @pytest.mark.parametrize("i", range(len(PLANS)))
 def test_both_kernels_emulated_on_the_host_compute_a_at_b(i: int, tmp_path: Path) -> None:
     params, shapes = PLANS[i]
-    _emulate(red_plan(params), shapes, tmp_path)
+    _assert_emulation_is_a_at_b(red_plan(params), shapes, tmp_path)
 
 
 @needs_gxx
@@ -242,10 +242,10 @@ def test_the_emulation_at_random_shapes(tmp_path: Path) -> None:
         plan = red_plan(PLANS[i][0])
         shapes = [(int(rng.integers(1, 600)), int(rng.integers(1, 500)),
                    int(rng.integers(2 * plan.BK + 1, 3000))) for _ in range(4)]
-        _emulate(plan, shapes, tmp_path / str(i))
+        _assert_emulation_is_a_at_b(plan, shapes, tmp_path / str(i))
 
 
-def _emulate(plan, shapes: list[tuple[int, int, int]], tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def _assert_emulation_is_a_at_b(plan, shapes: list[tuple[int, int, int]], tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """Both kernels at each launch size on the host (the harness), against numpy's A @ B."""
     tmp_path.mkdir(parents=True, exist_ok=True)
     exe = _harness(plan, tmp_path)

@@ -13,14 +13,12 @@ the diff (``git diff tests/golden``) and say in the commit why it changed.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import os
 from pathlib import Path
 
 import pytest
 
-from tilec.app.cli import main
+from tests.inprocess import tilec
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = Path(__file__).resolve().parent / "out"
@@ -67,15 +65,8 @@ COMMANDS = _commands()
 
 def run(argv: list[str]) -> str:
     """stdout + stderr of ``tilec ARGV`` run here, the exit status last, paths normalised."""
-    so, se = io.StringIO(), io.StringIO()
-    cwd = os.getcwd()
-    os.chdir(ROOT)
-    try:
-        with contextlib.redirect_stdout(so), contextlib.redirect_stderr(se):
-            rc = main(argv)
-    finally:
-        os.chdir(cwd)
-    text = so.getvalue() + se.getvalue() + f"[exit {rc}]\n"
+    rc, out, err = tilec(argv)
+    text = out + err + f"[exit {rc}]\n"
     return text.replace(str(ROOT), "<repo>")
 
 

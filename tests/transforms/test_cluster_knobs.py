@@ -10,8 +10,6 @@ both targets for now, keeps a pinned cluster, and takes a cluster from its one-l
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import subprocess
@@ -25,7 +23,7 @@ os.environ["TRITON_INTERPRET"] = "1"  # before triton is imported (the Triton te
 import pytest
 
 from tests.codegen.test_cuda_emit import needs_gxx, needs_nvcc
-from tilec.app.cli import main
+from tests.inprocess import tilec
 from tilec.errors import ParamError
 from tilec.runtime.build import kernel_plan
 from tilec.runtime.loader import load_schedule
@@ -35,19 +33,6 @@ from tilec.transforms.heuristic import KNOBS, Config, Source, heuristic, parse_k
 ROOT = Path(__file__).resolve().parents[2]
 SCHEDULE = ROOT / "examples" / "gemm_decomposition.py"
 DEEP = dict(M=1000, N=1000, K=50000)  # the H200 probe's shape: 0.955x cuBLAS with 2x1
-
-
-def _tilec(argv: list[str]) -> tuple[int, str, str]:
-    """``tilec ARGV`` in-process from the repository root: (exit status, stdout, stderr)."""
-    so, se = io.StringIO(), io.StringIO()
-    cwd = os.getcwd()
-    os.chdir(ROOT)
-    try:
-        with contextlib.redirect_stdout(so), contextlib.redirect_stderr(se):
-            rc = main(argv)
-    finally:
-        os.chdir(cwd)
-    return rc, so.getvalue(), se.getvalue()
 
 
 def _params(**kw: Any) -> list[str]:
@@ -162,7 +147,7 @@ TODAY = [("gen_triton_gemm_decomposition", ["gen", "examples/gemm_decomposition.
 @pytest.mark.parametrize("cluster", [[], _params(CM=1, CN=1)], ids=["auto", "pinned-1x1"])
 def test_a_1x1_cluster_prints_the_golden_source(name: str, argv: list[str],
                                                 cluster: list[str]) -> None:
-    rc, out, err = _tilec(argv + cluster)
+    rc, out, err = tilec(argv + cluster)
     assert rc == 0, err
     golden = (GOLDEN / f"{name}.txt").read_text()
     source = out.replace(str(ROOT), "<repo>")
@@ -208,11 +193,11 @@ def test_bad_cluster_parameters_are_refused(params: dict, match: str) -> None:
 
 
 def test_the_cli_names_the_bad_cluster() -> None:
-    rc, _, err = _tilec(["gen", "examples/gemm_decomposition.py", "--target", "cuda",
+    rc, _, err = tilec(["gen", "examples/gemm_decomposition.py", "--target", "cuda",
                          *_params(CM=5, CN=1), "-o", "-"])
     assert rc != 0 and "SMS=132 must be a multiple of the cluster's CM*CN = 5" in err
     # 9 CTAs: a valid schedule (non-portable cluster) that the CUDA backend refuses
-    rc, _, err = _tilec(["gen", "examples/gemm_decomposition.py", "--target", "cuda",
+    rc, _, err = tilec(["gen", "examples/gemm_decomposition.py", "--target", "cuda",
                          *_params(CM=3, CN=3, SMS=126), "-o", "-"])
     assert rc != 0 and "at most 8 CTAs" in err and "(9, 1, 1)" in err
 
@@ -225,7 +210,7 @@ def deep_2x1(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, str]:
     """The brief's command's plan and source: 1000 x 1000 x 50000, CM=2, CN=1."""
     argv = ["gen", "examples/gemm_decomposition.py", "--target", "cuda",
             *_params(CM=2, CN=1, **DEEP), "-o", "-"]
-    rc, src, err = _tilec(argv)
+    rc, src, err = tilec(argv)
     assert rc == 0, err
     loaded = load_schedule(SCHEDULE, {**DEEP, "CM": 2, "CN": 1}, target="cuda")
     return kernel_plan(loaded, target="cuda"), src
