@@ -6,27 +6,16 @@ does not (more tiles), the heuristic's own pick was faster than that config."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 
+from tests.probes import timed
 from tilec.transforms.heuristic import CUDA_FEW_DEEP, heuristic
 
-RUN = (Path(__file__).resolve().parents[2] / "bench" / "results" /
-       "cuda_probe_deepk_nvjet_h200_2026-11-28_s13.json")
+RUN = "cuda_probe_deepk_nvjet_h200_2026-11-28_s13.json"
 
 
 def _timed() -> dict[tuple[str, int, int, int], dict[tuple, float]]:
-    doc = json.loads(RUN.read_text())
-    out: dict[tuple[str, int, int, int], dict[tuple, float]] = {}
-    for r in doc["rows"] + doc["candidates"]:
-        assert r["correct"], r["name"]
-        p = r["params"]
-        key = (p["BM"], p["BN"], p["DECOMP"], p["SPLITS"], p["FIXUP"], p["STAGES"],
-               p.get("CM", 1), p.get("CN", 1))
-        out.setdefault((r["name"], r["M"], r["N"], r["K"]), {})[key] = r["ms"]
-    return out
+    return timed(RUN, keys=("BM", "BN", "DECOMP", "SPLITS", "FIXUP", "STAGES", "CM", "CN"))
 
 
 def _key(cfg) -> tuple:  # type: ignore[no-untyped-def]

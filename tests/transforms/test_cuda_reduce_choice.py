@@ -6,27 +6,16 @@ it 10% behind 64 parts and 1.7x ahead of the deterministic 15 parts it replaced.
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 
+from tests.probes import timed
 from tilec.transforms.heuristic import heuristic
 
-RUN = Path(__file__).resolve().parents[2] / "bench" / "results" / "cuda_reduce_h200_2026-11-28_s13.json"
+RUN = "cuda_reduce_h200_2026-11-28_s13.json"
 
 
 def _timed() -> dict[tuple[str, int, int, int], dict[tuple, float]]:
-    doc = json.loads(RUN.read_text())
-    out: dict[tuple[str, int, int, int], dict[tuple, float]] = {}
-    for r in doc["rows"] + doc["candidates"]:
-        if "ms" not in r:
-            continue
-        assert r["correct"], r["name"]
-        p = r["params"]
-        key = (p["BM"], p["BN"], p["DECOMP"], p["SPLITS"], p["FIXUP"])
-        out.setdefault((r["name"], r["M"], r["N"], r["K"]), {})[key] = r["ms"]
-    return out
+    return timed(RUN, keys=("BM", "BN", "DECOMP", "SPLITS", "FIXUP"), skip_untimed=True)
 
 
 @pytest.mark.parametrize("shape", sorted(_timed()), ids=lambda s: s[0])

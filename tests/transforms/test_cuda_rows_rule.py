@@ -8,28 +8,18 @@ and 2% off the fastest in the geometric mean; the boundaries' two sides pick dif
 
 from __future__ import annotations
 
-import json
 import math
-from pathlib import Path
 
 import pytest
 
+from tests.probes import timed
 from tilec.transforms.heuristic import heuristic
 
-RESULTS = Path(__file__).resolve().parents[2] / "bench" / "results"
 RUNS = ("cuda_probe_rows_h200_2026-11-28_s13.json", "cuda_probe_decode_h200_2026-11-28_s13.json")
 
 
 def _timed() -> dict[tuple[str, int, int, int], dict[tuple, float]]:
-    out: dict[tuple[str, int, int, int], dict[tuple, float]] = {}
-    rows = [r for run in RUNS for doc in [json.loads((RESULTS / run).read_text())]
-            for r in doc["rows"] + doc["candidates"]]
-    for r in rows:
-        assert r["correct"], r["name"]
-        p = r["params"]
-        key = (p["BM"], p["BN"], p["DECOMP"], p["SPLITS"], p["STAGES"])
-        out.setdefault((r["name"], r["M"], r["N"], r["K"]), {})[key] = r["ms"]
-    return out
+    return timed(*RUNS, keys=("BM", "BN", "DECOMP", "SPLITS", "STAGES"))
 
 
 @pytest.mark.parametrize("shape", sorted(_timed()), ids=lambda s: s[0])
