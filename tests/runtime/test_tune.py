@@ -36,7 +36,7 @@ from tilec.transforms.plan import Decomposition, Fixup
 EX = str(Path(__file__).resolve().parents[2] / "examples" / "gemm_decomposition.py")
 ALL_AUTO = {k: "auto" for k in KNOBS}
 USER_VALUES = dict(BM=64, BN=128, BK=32, GROUP_M=4, DECOMP="splitk", SPLITS=3, SK_WAVES=2,
-                   FIXUP="atomic", STAGES=2, WARPS=4, LOAD="pointer", CM=2, CN=2)
+                   FIXUP="atomic", STAGES=2, WARPS=4, LOAD="pointer", CM=2, CN=2, SWAP_AB=1)
 
 
 @settings(max_examples=60, deadline=None)
