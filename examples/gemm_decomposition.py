@@ -14,6 +14,7 @@ walked by a persistent grid of SMS CTAs; the decomposition cuts the tiles x k-it
   SWAP_AB  0 | 1 (CUDA only, not in PARAMS: --param SWAP_AB=1): each CTA computes its tile as
            C^T = B^T A^T, our N on wgmma's M and our M on its N (BM any multiple of 8 up to
            256, BN a multiple of 64: cuBLAS's small and ragged-M tiles); Triton ignores it
+  EPILOGUE auto | direct | tma | tma_tile | overlap (CUDA only, not in PARAMS): how C is written
 
 With a cluster (CM*CN > 1) the schedule is seed 004's: the tile counts split by the cluster
 factors, each CM x CN group of tiles walked together (the grouped raster over groups, GROUP_M
@@ -47,7 +48,8 @@ PARAMS = dict(M=4096, N=4096, K=4096, BM="auto", BN="auto", BK="auto", GROUP_M="
 def schedule(M: int, N: int, K: int, BM: int, BN: int, BK: int, GROUP_M: int, SMS: int,
              DTYPE: str, DECOMP: str, SPLITS: int, SK_WAVES: int, FIXUP: str,
              STAGES: int | str = "auto", WARPS: int | str = "auto", LOAD: str = "auto",
-             B_LAYOUT: str = "kn", CM: int = 1, CN: int = 1, SWAP_AB: int = 0) -> GemmFusion:
+             B_LAYOUT: str = "kn", CM: int = 1, CN: int = 1, SWAP_AB: int = 0,
+             EPILOGUE: str = "auto") -> GemmFusion:
     cluster = _cluster(CM, CN, SMS)
     # (CM and CN are symbols when tilec derives multicast closed forms: the clustered walk)
     clustered = not (CM == 1 and CN == 1)
@@ -80,7 +82,8 @@ def schedule(M: int, N: int, K: int, BM: int, BN: int, BK: int, GROUP_M: int, SM
             fusion.propagate()
             return fusion
     fusion.decompose(DECOMP, splits=SPLITS, sk_waves=SK_WAVES, fixup=FIXUP, sms=SMS)
-    fusion.set_kernel(stages=STAGES, warps=WARPS, load=LOAD, swap_ab=SWAP_AB)
+    fusion.set_kernel(stages=STAGES, warps=WARPS, load=LOAD, swap_ab=SWAP_AB,
+                      epilogue=EPILOGUE)
     fusion.propagate()
     return fusion
 
