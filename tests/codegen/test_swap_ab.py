@@ -78,8 +78,6 @@ def test_triton_ignores_the_knob() -> None:
 
 
 @pytest.mark.parametrize(("kw", "message"), [
-    (dict(BM=104, BN=64, DECOMP="splitk", SPLITS=2, FIXUP="reduce_kernel"),
-     "SWAP_AB=1 sums partial tiles .* got FIXUP=reduce_kernel"),
     (dict(BM=104, BN=64, EPILOGUE="overlap"), "SWAP_AB=1 writes C .* got epilogue='overlap'"),
     (dict(BM=104, BN=64, WARPS=12), "WARPS must be 8 .* got WARPS=12"),
     (dict(BM=100, BN=64), "BM a multiple of 8 .* got BM=100, BN=64"),
@@ -102,6 +100,12 @@ def test_the_plain_kernel_is_unchanged_by_the_knob_being_zero() -> None:
 
 # ------------------------------------------------------------------ nvcc
 
+# split-K with the reduce kernel: (params, launch shapes M, N, K with two K parts at least)
+REDUCE = [(dict(BM=104, BN=64, SPLITS=3), [(200, 300, 1000), (77, 130, 3000), (5, 64, 700)]),
+          (dict(BM=48, BN=128, SPLITS=2, B_LAYOUT="nk"), [(48, 300, 900), (100, 1, 300)]),
+          (dict(BM=32, BN=64, SPLITS=16), [(128, 200, 2100)]),
+          (dict(BM=104, BN=64, SPLITS=2, CM=2, CN=1), [(333, 200, 500)])]
+
 
 @needs_nvcc
 def test_tile_matrix_compiles_without_warnings(tmp_path: Path) -> None:
@@ -115,8 +119,9 @@ def test_tile_matrix_compiles_without_warnings(tmp_path: Path) -> None:
               dict(BM=80, BN=128, DECOMP="splitk", SPLITS=3, FIXUP="deterministic"),
               dict(BM=48, BN=64, DECOMP="splitk", SPLITS=2, FIXUP="atomic", B_LAYOUT="nk"),
               dict(BM=160, BN=128, DECOMP="streamk", FIXUP="deterministic", EPILOGUE="tma"),
-              dict(BM=104, BN=64, CM=2, CN=1), dict(BM=104, BN=128, CM=1, CN=2, EPILOGUE="tma")]
-    assert len(cases) == 44  # (BM >= 160 with BN = 256 needs more than 128 registers)
+              dict(BM=104, BN=64, CM=2, CN=1), dict(BM=104, BN=128, CM=1, CN=2, EPILOGUE="tma"),
+              *(dict(**p, DECOMP="splitk", FIXUP="reduce_kernel") for p, _ in REDUCE)]
+    assert len(cases) == 48  # (BM >= 160 with BN = 256 needs more than 128 registers)
 
     def one(i: int) -> str | None:
         try:
@@ -223,3 +228,33 @@ def test_tma_epilogue_stages_each_element_where_the_store_reads_it(BM: int, BN: 
                 written[m, n] += 1
     want = {(m, n) for m in range(m0, M) for n in range(n0, min(n0 + BN, N))}
     assert set(written) == want and set(written.values()) == {1}
+
+
+def test_reduce_kernel_emulated_on_the_host_computes_a_at_b(tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """SWAP_AB=1 with the reduce kernel: tests/codegen/test_cuda_reduce_kernel.py's host
+    harness (the work walk, partial slots, ``part_float4``, ``reduce_grid`` and ``reduce_float4``
+    from the file itself) with its brute-force partials placed by the swapped D fragment (our m
+    is wgmma's column, our n its row): C = A @ B exactly, every element once, padding untouched."""
+    pytest.importorskip("numpy")
+    if shutil.which("g++") is None:
+        pytest.skip("needs g++")
+    from tests.codegen import test_cuda_reduce_kernel as red
+
+    harness = red.HARNESS
+    for old, new in (
+            ("for (int ms = 0; ms < M_SUB; ++ms)", "for (int ms = 0; ms < N_SUB; ++ms)"),
+            ("for (int jj = 0; jj < BN / 8; ++jj)", "for (int jj = 0; jj < BM / 8; ++jj)"),
+            ("const int r = cw * WG_M + ms * 64 + warp * 16 + lane / 4 + 8 * (i / 2);",
+             "const int c = cw * WG_N + ms * 64 + warp * 16 + lane / 4 + 8 * (i / 2);"),
+            ("const int c = 8 * jj + 2 * (lane % 4) + i % 2;",
+             "const int r = 8 * jj + 2 * (lane % 4) + i % 2;"),
+            ("part_float4(rank, cw, ms * (BN / 8) + jj, ctid)",
+             "part_float4(rank, cw, ms * (BM / 8) + jj, ctid)")):
+        assert harness.count(old) == 1, old
+        harness = harness.replace(old, new)
+    monkeypatch.setattr(red, "HARNESS", harness)
+    for i, (params, shapes) in enumerate(REDUCE):
+        p = plan(**params, DECOMP="splitk", FIXUP="reduce_kernel")
+        assert p.swap_ab and "reduce_kernel(TOut*" in emit(p)
+        red._assert_emulation_is_a_at_b(p, shapes, tmp_path / str(i))

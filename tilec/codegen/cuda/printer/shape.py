@@ -167,11 +167,6 @@ def swap_warpgroups(p: KernelPlan, epilogue: str) -> tuple[int, int, int]:
         raise UnsupportedError(
             f"CUDA backend: SWAP_AB=1: a consumer warpgroup would hold {n_sub * p.BM // 2} fp32 "
             f"accumulators per thread for BM={p.BM}, BN={p.BN}, WARPS={p.num_warps} (at most 128)")
-    w = p.work
-    if w.fixup is Fixup.REDUCE_KERNEL and (w.split_k or w.stream_k):
-        raise UnsupportedError(
-            "CUDA backend: SWAP_AB=1 sums partial tiles with the 'deterministic' or 'atomic' "
-            "fix-up; got FIXUP=reduce_kernel")
     if epilogue not in ("direct", "tma", "none"):
         raise UnsupportedError(
             f"CUDA backend: SWAP_AB=1 writes C by the 'direct' or 'tma' epilogue; got "
