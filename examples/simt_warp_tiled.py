@@ -32,9 +32,11 @@ into C, else deterministic); the Stream-K
 family spreads its work over ``SMS_SLOTS`` CTAs (0: ``SMS`` x the row's CTAs per SM, one wave).
 
 ``RASTER`` (``warp_tiled``'s ``raster``): ``n`` walks the tile columns fastest (``BIDx`` over N's
-tiles), ``m`` the tile rows, so that a wave's CTAs share B's tiles: 1.020x against 0.998x cuBLAS at
-1024 x 32000 x 4096 and 0.997x against 0.979x at 2048 x 14336 x 4096, 0.909x against 0.904x at
-2048 x 50257 x 768 (H200, bench/results/simt_raster_h200_2026-11-28_s14.json); no rule picks it yet.
+tiles), ``m`` the tile rows, so that a wave's CTAs share B's tiles. On the H200 it ran 1.020x against
+0.998x cuBLAS at 1024 x 32000 x 4096 and 0.997x against 0.979x at 2048 x 14336 x 4096 in one 5-round
+run (bench/results/simt_raster_h200_2026-11-28_s14.json), but over the 17 SIMT shapes of
+bench/bench_simt.py (simt_raster_explore_h200_2026-11-28_s14.json) it was within 1% of ``n`` on 13
+and behind by 1.6-2.4% on three: no rule picks it.
 
 ``CONFIG`` picks a row of ``CONFIGS`` (``auto``: the row and split the SIMT cost model expects
 fastest at the problem, see :func:`choice`; it weighs the rows with a fitted rate); a size given
