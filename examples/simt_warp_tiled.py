@@ -31,6 +31,13 @@ Stream-K over every slot), ``sk2_dp``, ``skpp`` (``SK_WAVES`` waves of Stream-K;
 into C, else deterministic); the Stream-K
 family spreads its work over ``SMS_SLOTS`` CTAs (0: ``SMS`` x the row's CTAs per SM, one wave).
 
+``RASTER`` (``warp_tiled``'s ``raster``): ``n`` walks the tile columns fastest (``BIDx`` over N's
+tiles), ``m`` the tile rows, so that a wave's CTAs share B's tiles. On the H200 it ran 1.020x against
+0.998x cuBLAS at 1024 x 32000 x 4096 and 0.997x against 0.979x at 2048 x 14336 x 4096 in one 5-round
+run (bench/results/simt_raster_h200_2026-11-28_s14.json), but over the 17 SIMT shapes of
+bench/bench_simt.py (simt_raster_explore_h200_2026-11-28_s14.json) it was within 1% of ``n`` on 13
+and behind by 1.6-2.4% on three: no rule picks it.
+
 ``CONFIG`` picks a row of ``CONFIGS`` (``auto``: the row and split the SIMT cost model expects
 fastest at the problem, see :func:`choice`; it weighs the rows with a fitted rate); a size given
 as a parameter overrides the row's.
@@ -45,7 +52,7 @@ from tilec.ir import GemmFusion
 PARAMS = dict(M=4096, N=4096, K=4096, CONFIG="auto", BM=0, BN=0, BK=0, WM=0, WN=0, TM=0, TN=0,
               MIN_BLOCKS=-1, STAGES=0, FRAGMENTS=0, ASYNC=-1, PAD_A=-1, INTERLEAVE=0,
               FMA_ORDER="", LANES_A=0, SPREAD=0, SWIZZLE=-1, ADDR="", DECOMP="", SPLITS=1,
-              FIXUP="", SMS_SLOTS=0, SK_WAVES=1)
+              FIXUP="", SMS_SLOTS=0, SK_WAVES=1, RASTER="n")
 
 KEYS = ("BM", "BN", "BK", "WM", "WN", "TM", "TN", "MIN_BLOCKS", "STAGES", "FRAGMENTS", "ASYNC",
         "INTERLEAVE", "FMA_ORDER", "LANES_A", "SPREAD", "SWIZZLE", "ADDR")
@@ -102,7 +109,7 @@ def schedule(M: int, N: int, K: int, CONFIG: str = "auto", BM: int = 0, BN: int 
              PAD_A: int = -1, INTERLEAVE: int = 0, FMA_ORDER: str = "", LANES_A: int = 0,
              SPREAD: int = 0, SWIZZLE: int = -1, ADDR: str = "", DECOMP: str = "",
              SPLITS: int = 1, FIXUP: str = "", SMS_SLOTS: int = 0,
-             SK_WAVES: int = 1) -> GemmFusion:
+             SK_WAVES: int = 1, RASTER: str = "n") -> GemmFusion:
     from tilec.errors import ParamError
     from tilec.transforms.simt.hierarchy import warp_tiled
 
@@ -118,7 +125,7 @@ def schedule(M: int, N: int, K: int, CONFIG: str = "auto", BM: int = 0, BN: int 
     c.update({k: v for k, v in given.items() if v != unset.get(k, 0)})
     fusion = GemmFusion(M, N, K, dtype="fp32")
     warp_tiled(fusion, (c["BM"], c["BN"], c["BK"]), (c["WM"], c["WN"]), (c["TM"], c["TN"]),
-               interleave=c["INTERLEAVE"])
+               interleave=c["INTERLEAVE"], raster=RASTER)
     fusion.circular_buffer(c["STAGES"], fragments=c["FRAGMENTS"], async_copy=bool(c["ASYNC"]))
     if PAD_A >= 0:
         fusion.smem_pad("A", PAD_A)

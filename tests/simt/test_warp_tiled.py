@@ -29,6 +29,9 @@ SMALL = {
                                  STAGES=3, FRAGMENTS=2, ASYNC=1, LANES_A=4, SPREAD=3, SWIZZLE=1),
     "sync-swizzle-lanes": dict(M=64, N=72, K=20, BM=32, BN=32, BK=16, WM=16, WN=32, TM=4, TN=4,
                                STAGES=2, FRAGMENTS=1, ASYNC=0, LANES_A=1, SWIZZLE=1),
+    # the tile rows walked fastest (BIDx over M's tiles): more tile columns than rows
+    "raster-m": dict(M=70, N=200, K=37, BM=32, BN=64, BK=4, WM=16, WN=32, TM=4, TN=4,
+                     STAGES=3, FRAGMENTS=2, ASYNC=1, RASTER="m"),
 }
 
 
@@ -88,6 +91,22 @@ def test_verb_errors(call, match) -> None:  # type: ignore[no-untyped-def]
 def test_warp_tiled_errors(args, match) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(ScheduleError, match=match):
         warp_tiled(GemmFusion(256, 256, 64, dtype="fp32"), *args)
+
+
+@pytest.mark.parametrize(("raster", "fast"), [("n", "N"), ("m", "M")])
+def test_raster_binds_the_fast_launch_index_to_the_tiles_it_names(raster: str, fast: str) -> None:
+    plan = lower_simt(load("simt_warp_tiled.py", **{**SMALL["raster-m"], "RASTER": raster}))
+    bidx = next(s for s in plan.block_symbols if s.name == "bidx")
+    # BIDx walks M's tiles (raster m) or N's (raster n): only that index expression holds it
+    on_m, on_n = bidx in plan.m_expr.free_symbols, bidx in plan.n_expr.free_symbols
+    assert (on_m, on_n) == (fast == "M", fast == "N")
+    assert int(plan.bounds[bidx]) == -(-(plan.M if fast == "M" else plan.N) // (32 if fast == "M" else 64))
+
+
+def test_raster_errors() -> None:
+    with pytest.raises(ScheduleError, match="raster must be 'n'"):
+        warp_tiled(GemmFusion(256, 256, 64, dtype="fp32"), (128, 128, 8), (32, 64), (8, 8),
+                   raster="k")
 
 
 @pytest.mark.parametrize(("params", "match"), [

@@ -124,7 +124,8 @@ def describe_hierarchy(plan: SimtPlan) -> list[str]:
 
 
 def warp_tiled(fusion: GemmFusion, block: tuple[int, int, int], warp: tuple[int, int],
-               thread: tuple[int, int], vector: int = 4, interleave: int = 1) -> GemmFusion:
+               thread: tuple[int, int], vector: int = 4, interleave: int = 1,
+               raster: str = "n") -> GemmFusion:
     """Schedule ``fusion.c`` as the CUTLASS SIMT hierarchy with the IR's verbs (all recorded).
 
     ``block = (BM, BN, BK)``: a CTA's tile of C (``BIDy``, ``BIDx``) and the K tile staged in
@@ -146,6 +147,11 @@ def warp_tiled(fusion: GemmFusion, block: tuple[int, int, int], warp: tuple[int,
     (:mod:`tilec.transforms.simt.banks`)::
 
         [Mo, No, (Wm, Wn, Lmo, Ln, Lmi), Ko, Ki, Rm, Vm, Rn, Vn]
+
+    ``raster`` says which tile index the launch walks fastest (``BIDx``): ``"n"`` the tile
+    columns (the CTAs of a wave share a row of A tiles and stream B), ``"m"`` the tile rows
+    (they share a column of B tiles: where B is far larger than A and L2, e.g. a vocabulary
+    projection, each B tile then leaves DRAM about once instead of once per tile row).
 
     >>> from tilec.ir import GemmFusion
     >>> f = warp_tiled(GemmFusion(256, 256, 64, dtype="fp32"), (128, 128, 8), (32, 64), (8, 8))
@@ -189,7 +195,11 @@ def warp_tiled(fusion: GemmFusion, block: tuple[int, int, int], warp: tuple[int,
         #   -> [Mo, No, Wm, Wn, Lmo, Ln, Lmi, Ko, Ki, Rm, Vm, Rn, Vn]
         c.reorder([0, 6, 1, 7, 3, 9, 4, 11, 12, 2, 5, 8, 10])
         c.merge(2).merge(2).merge(2).merge(2)
-    c.parallelize(0, P.BIDy).parallelize(1, P.BIDx).parallelize(2, P.TIDx)
+    if raster not in ("n", "m"):
+        raise ScheduleError(f"warp_tiled: raster must be 'n' (tile columns fastest) or 'm' (tile "
+                            f"rows fastest) but got {raster!r}")
+    fast, slow = (1, 0) if raster == "n" else (0, 1)
+    c.parallelize(slow, P.BIDy).parallelize(fast, P.BIDx).parallelize(2, P.TIDx)
     if v > 1:
         c.parallelize(6, P.Vectorize).parallelize(8, P.Vectorize)
     fusion.propagate()
