@@ -161,31 +161,51 @@ def expected(cw: int, ns: int, ctid: int, i: int, m0: int, n0: int, wg_n: int) -
     return m0 + c, n0 + cw * wg_n + ns * 64 + r
 
 
+def select(expr: str) -> str:
+    """A printed C select ``c ? x : y`` of names as Python."""
+    m = re.fullmatch(r"(\w+) \? (\w+) : (\w+)", expr.strip())
+    assert m, expr
+    return f"({m[2]} if {m[1]} else {m[3]})"
+
+
 @pytest.mark.parametrize(("BM", "BN", "M", "N"), [(104, 64, 200, 4096 - 17), (8, 256, 5, 300),
                                                    (168, 128, 333, 130), (48, 128, 48, 128)])
 def test_direct_epilogue_writes_each_element_once_from_its_register(BM: int, BN: int, M: int,
                                                                      N: int) -> None:
+    """The printed direct epilogue run for every lane of every warp: its registers, the shuffle
+    between lanes, and the pair each lane stores; each value lands on the C element its register
+    holds (the D fragment) and each element of the (ragged) tile is written once."""
     src = emit(plan(BM=BM, BN=BN, EPILOGUE="direct"))
     c = consts(src)
-    col = py(re.search(r"const int col = (.+?);  // our n", src).group(1))
+    hi = py(re.search(r"lane = ctid % 32, hi = (.+?);", src).group(1))
+    reg_a, reg_b = (py(x) for x in re.search(
+        r"const float a = acc\[ns\]\[(.+?)\], b = acc\[ns\]\[(.+?)\];", src).groups())
+    sel, xor = re.search(r"__shfl_xor_sync\(0xffffffffu, (.+?), (\d+)\);", src).groups()
+    send, lanes = select(sel), int(xor)
     row = py(re.search(r"const int row = (.+?);  // our m", src).group(1))
-    puts = [(int(dm or 0), int(dn or 0), py(reg)) for dm, dn, reg in re.findall(
-        r"put\(row(?: \+ (\d+))?, col(?: \+ (\d+))?, acc\[ns\]\[(.+?)\]\);", src)]
-    assert len(puts) == 4
+    col = py(re.search(r"const int col = (.+?);  // our n", src).group(1))
+    put_x, put_y = (select(x) for x in re.search(
+        r"put\(row, col, ([^,]+), ([^,]+)\);\n", src).groups())
     tiles = [(tm * BM, tn * BN) for tm in range(-(-M // BM)) for tn in range(-(-N // BN))]
     for m0, n0 in tiles[:2] + tiles[-2:]:  # the first tiles and the ragged last ones
         written: Counter = Counter()
-        for cw, ctid, ns, j in itertools.product(range(c["CONSUMERS"]), range(128),
-                                                 range(c["N_SUB"]), range(BM // 8)):
-            env = dict(m0=m0, n0=n0, cw=cw, ns=ns, j=j, warp=ctid // 32, lane=ctid % 32,
-                       WG_N=c["WG_N"], BM=BM)
-            r0, c0 = eval(row, {}, env), eval(col, {}, env)
-            for dm, dn, reg in puts:
-                at = (r0 + dm, c0 + dn)
-                i = eval(reg, {}, env)
-                assert at == expected(cw, ns, ctid, i, m0, n0, c["WG_N"]), (cw, ctid, ns, i)
-                if at[0] < M and at[1] < N:  # the general variant's mask
-                    written[at] += 1
+        for cw, warp, ns, j, h in itertools.product(range(c["CONSUMERS"]), range(4),
+                                                    range(c["N_SUB"]), range(BM // 8), range(2)):
+            env = [dict(m0=m0, n0=n0, cw=cw, ns=ns, j=j, h=h, warp=warp, lane=lane,
+                        WG_N=c["WG_N"], BM=BM) for lane in range(32)]
+            for e in env:  # a value is (the thread that holds it, its register)
+                e["hi"] = eval(hi, {}, e)
+                e["a"] = (32 * warp + e["lane"], eval(reg_a, {}, e))
+                e["b"] = (32 * warp + e["lane"], eval(reg_b, {}, e))
+            sent = [eval(send, {}, e) for e in env]
+            for lane, e in enumerate(env):
+                e["recv"] = sent[lane ^ lanes]
+                r0, c0 = eval(row, {}, e), eval(col, {}, e)
+                for dn, value in ((0, eval(put_x, {}, e)), (1, eval(put_y, {}, e))):
+                    owner, i = value
+                    assert (r0, c0 + dn) == expected(cw, ns, owner, i, m0, n0, c["WG_N"]), e
+                    if r0 < M and c0 + dn < N:  # the general variant's mask
+                        written[r0, c0 + dn] += 1
         want = {(m, n) for m in range(m0, min(m0 + BM, M)) for n in range(n0, min(n0 + BN, N))}
         assert set(written) == want and set(written.values()) == {1}
 
