@@ -111,29 +111,37 @@ def epilogue_direct_swap(k: Kernel, ind: str) -> list[str]:
 
 def epilogue_tma_swap(k: Kernel, ind: str) -> list[str]:
     """Registers -> a staging box of BM rows x 64 columns per slab (128-byte swizzle: the
-    16-byte chunk ``c / 8 ^ m % 8`` of row m; a warp's 2-byte stores of one register hit 16
-    distinct banks) -> one TMA store per slab, which clips at M and N.  Two boxes per
-    warpgroup in a ring, as the plain "tma" epilogue."""
+    16-byte chunk ``c / 8 ^ r % 8`` of row r) -> one TMA store per slab, which clips at M and N.
+    After the direct epilogue's shuffle each lane holds one row's two adjacent columns: one
+    4-byte ``st.shared`` (a warp's 32 hit 8 rows x 4 words of 8 distinct chunks: 32 banks).  Two
+    boxes per warpgroup in a ring, as the plain "tma" epilogue."""
     p = k.plan
-    one = {DType.BF16: "__float2bfloat16_rn", DType.FP16: "__float2half_rn"}[p.c_dtype]
+    pair = {DType.BF16: "__nv_bfloat162", DType.FP16: "__half2"}[p.c_dtype]
+    conv = {DType.BF16: "__floats2bfloat162_rn", DType.FP16: "__floats2half2_rn"}[p.c_dtype]
     box_bytes = p.BM * 64 * p.c_dtype.nbytes
     return [
-        f"{ind}const int warp = ctid / 32, lane = ctid % 32;",
+        f"{ind}const int warp = ctid / 32, lane = ctid % 32, hi = (lane >> 2) & 1;",
         f"{ind}uint8_t* ebuf = epi + cw * {2 * box_bytes};",
+        f"{ind}auto pack = [](float x, float y) {{ {pair} v = {conv}(x, y); uint32_t u; "
+        "memcpy(&u, &v, 4); return u; };",
         f"{ind}#pragma unroll",
         f"{ind}for (int ns = 0; ns < N_SUB; ++ns) {{",
         f"{ind}  uint8_t* box = ebuf + (epi_count & 1) * {box_bytes};",
         f"{ind}  // the store that last read this box (two boxes ago) has finished reading it",
         f"{ind}  if (ctid == 0) tilec::tma_store_wait_read<1>();",
         f"{ind}  tilec::named_bar_sync(1 + cw, 128);",
+        f"{ind}  const uint32_t base = tilec::smem_u32(box);",
         f"{ind}  #pragma unroll",
         f"{ind}  for (int j = 0; j < BM / 8; ++j) {{",
         f"{ind}    #pragma unroll",
-        f"{ind}    for (int q = 0; q < 4; ++q) {{",
-        f"{ind}      const int r = 8 * j + 2 * (lane % 4) + (q & 1);  // box row: our m - m0",
-        f"{ind}      const int c = warp * 16 + lane / 4 + 8 * (q >> 1);  // box column: our n in the slab",
-        f"{ind}      *reinterpret_cast<TOut*>(box + r * 128 + (((c >> 3) ^ (r & 7)) << 4) + (c & 7) * 2) =",
-        f"{ind}          {one}(acc[ns][4 * j + q]);",
+        f"{ind}    for (int h = 0; h < 2; ++h) {{",
+        f"{ind}      // (m, n) and (m + 1, n); lane ^ 4 holds (m, n ^ 1) and (m + 1, n ^ 1)",
+        f"{ind}      const float a = acc[ns][4 * j + 2 * h], b = acc[ns][4 * j + 2 * h + 1];",
+        f"{ind}      const float recv = __shfl_xor_sync(0xffffffffu, hi ? a : b, 4);",
+        f"{ind}      const int r = 8 * j + 2 * (lane % 4) + hi;  // box row: our m - m0",
+        f"{ind}      const int c = warp * 16 + 8 * h + 2 * (lane / 8);  // box column: our n in the slab",
+        f"{ind}      tilec::st_shared_b32(base + r * 128 + (((c >> 3) ^ (r & 7)) << 4) + (c & 7) * 2,",
+        f"{ind}                           pack(hi ? recv : a, hi ? b : recv));",
         f"{ind}    }}",
         f"{ind}  }}",
         f"{ind}  tilec::fence_proxy_async_smem();  // st.shared -> the copy engine's reads",
