@@ -161,31 +161,66 @@ def expected(cw: int, ns: int, ctid: int, i: int, m0: int, n0: int, wg_n: int) -
     return m0 + c, n0 + cw * wg_n + ns * 64 + r
 
 
+def select(expr: str) -> str:
+    """A printed C select ``c ? x : y`` of names as Python."""
+    m = re.fullmatch(r"(\w+) \? (\w+) : (\w+)", expr.strip())
+    assert m, expr
+    return f"({m[2]} if {m[1]} else {m[3]})"
+
+
+class Lanes:
+    """The printed pair step of the swapped epilogues (direct and TMA), run for the 32 lanes of
+    a warp: each lane's two registers (a, b), the shuffle between lanes, the two values it
+    stores; a value is (the thread that holds it, its register)."""
+
+    def __init__(self, src: str, row: str, col: str, store: str) -> None:
+        self.hi = py(re.search(r"lane = ctid % 32, hi = (.+?);", src).group(1))
+        self.a, self.b = (py(x) for x in re.search(
+            r"const float a = acc\[ns\]\[(.+?)\], b = acc\[ns\]\[(.+?)\];", src).groups())
+        sel, xor = re.search(r"__shfl_xor_sync\(0xffffffffu, (.+?), (\d+)\);", src).groups()
+        self.send, self.xor = select(sel), int(xor)
+        self.row, self.col = (py(re.search(e, src).group(1)) for e in (row, col))
+        self.x, self.y = (select(v) for v in re.search(store, src).groups())
+
+    def run(self, warp: int, **env: int) -> list[tuple[int, int, tuple, tuple]]:
+        """(row, column, first value, second value) per lane of warp ``warp``."""
+        lanes = [dict(env, warp=warp, lane=lane) for lane in range(32)]
+        for e in lanes:
+            e["hi"] = eval(self.hi, {}, e)
+            e["a"] = (32 * warp + e["lane"], eval(self.a, {}, e))
+            e["b"] = (32 * warp + e["lane"], eval(self.b, {}, e))
+        sent = [eval(self.send, {}, e) for e in lanes]
+        out = []
+        for lane, e in enumerate(lanes):
+            e["recv"] = sent[lane ^ self.xor]
+            e["r"] = eval(self.row, {}, e)
+            e["c"] = eval(self.col, {}, e)
+            out.append((e["r"], e["c"], eval(self.x, {}, e), eval(self.y, {}, e)))
+        return out
+
+
 @pytest.mark.parametrize(("BM", "BN", "M", "N"), [(104, 64, 200, 4096 - 17), (8, 256, 5, 300),
                                                    (168, 128, 333, 130), (48, 128, 48, 128)])
 def test_direct_epilogue_writes_each_element_once_from_its_register(BM: int, BN: int, M: int,
                                                                      N: int) -> None:
+    """The printed direct epilogue run for every lane of every warp: its registers, the shuffle
+    between lanes, and the pair each lane stores; each value lands on the C element its register
+    holds (the D fragment) and each element of the (ragged) tile is written once."""
     src = emit(plan(BM=BM, BN=BN, EPILOGUE="direct"))
     c = consts(src)
-    col = py(re.search(r"const int col = (.+?);  // our n", src).group(1))
-    row = py(re.search(r"const int row = (.+?);  // our m", src).group(1))
-    puts = [(int(dm or 0), int(dn or 0), py(reg)) for dm, dn, reg in re.findall(
-        r"put\(row(?: \+ (\d+))?, col(?: \+ (\d+))?, acc\[ns\]\[(.+?)\]\);", src)]
-    assert len(puts) == 4
+    lanes = Lanes(src, r"const int row = (.+?);  // our m", r"const int col = (.+?);  // our n",
+                  r"put\(row, col, ([^,]+), ([^,]+)\);\n")
     tiles = [(tm * BM, tn * BN) for tm in range(-(-M // BM)) for tn in range(-(-N // BN))]
     for m0, n0 in tiles[:2] + tiles[-2:]:  # the first tiles and the ragged last ones
         written: Counter = Counter()
-        for cw, ctid, ns, j in itertools.product(range(c["CONSUMERS"]), range(128),
-                                                 range(c["N_SUB"]), range(BM // 8)):
-            env = dict(m0=m0, n0=n0, cw=cw, ns=ns, j=j, warp=ctid // 32, lane=ctid % 32,
-                       WG_N=c["WG_N"], BM=BM)
-            r0, c0 = eval(row, {}, env), eval(col, {}, env)
-            for dm, dn, reg in puts:
-                at = (r0 + dm, c0 + dn)
-                i = eval(reg, {}, env)
-                assert at == expected(cw, ns, ctid, i, m0, n0, c["WG_N"]), (cw, ctid, ns, i)
-                if at[0] < M and at[1] < N:  # the general variant's mask
-                    written[at] += 1
+        for cw, warp, ns, j, h in itertools.product(range(c["CONSUMERS"]), range(4),
+                                                    range(c["N_SUB"]), range(BM // 8), range(2)):
+            for r0, c0, *values in lanes.run(warp, m0=m0, n0=n0, cw=cw, ns=ns, j=j, h=h,
+                                             WG_N=c["WG_N"], BM=BM):
+                for dn, (owner, i) in enumerate(values):
+                    assert (r0, c0 + dn) == expected(cw, ns, owner, i, m0, n0, c["WG_N"])
+                    if r0 < M and c0 + dn < N:  # the general variant's mask
+                        written[r0, c0 + dn] += 1
         want = {(m, n) for m in range(m0, min(m0 + BM, M)) for n in range(n0, min(n0 + BN, N))}
         assert set(written) == want and set(written.values()) == {1}
 
@@ -199,14 +234,14 @@ def _swizzled(r: int, c: int) -> int:
                                                    (8, 256, 3, 250)])
 def test_tma_epilogue_stages_each_element_where_the_store_reads_it(BM: int, BN: int, M: int,
                                                                    N: int) -> None:
-    """Every register lands at the swizzled byte of its element in its slab's BM x 64 box, and
-    the box's TMA store (at column n, row m0, clipped at M and N) puts it at its C element."""
+    """Every lane's pair lands at the swizzled bytes of its elements in its slab's BM x 64 box
+    (two 16-bit halves of one 4-byte word), and the box's TMA store (at column n, row m0,
+    clipped at M and N) puts each at its C element."""
     src = emit(plan(BM=BM, BN=BN, EPILOGUE="tma"))
     c = consts(src)
-    r_e = py(re.search(r"const int r = (.+?);  // box row", src).group(1))
-    c_e = py(re.search(r"const int c = (.+?);  // box column", src).group(1))
-    off = py(re.search(r"reinterpret_cast<TOut\*>\(box \+ (.+?)\) =", src).group(1))
-    reg = py(re.search(r"\(acc\[ns\]\[(.+?)\]\);", src).group(1))
+    lanes = Lanes(src, r"const int r = (.+?);  // box row", r"const int c = (.+?);  // box column",
+                  r"pack\(([^,]+), ([^,]+)\)\);\n")
+    off = py(re.search(r"st_shared_b32\(base \+ (.+?),\n", src).group(1))
     cn, cm = (py(x) for x in re.search(r"tma_store\(&tmC, box, (.+?), (.+?)\);", src).groups())
     assert re.search(r"encode_map\(tmC, .*, BM, 64\)", src)  # the box: BM rows x 64 columns
     m0, n0 = BM * ((M - 1) // BM), BN * ((N - 1) // BN)  # the last (ragged) tile
@@ -215,12 +250,12 @@ def test_tma_epilogue_stages_each_element_where_the_store_reads_it(BM: int, BN: 
         env0 = dict(m0=m0, n0=n0, cw=cw, ns=ns, WG_N=c["WG_N"])
         box_n, box_m = eval(cn, {}, env0), eval(cm, {}, env0)
         box: dict[int, tuple[int, int]] = {}
-        for ctid, j, q in itertools.product(range(128), range(BM // 8), range(4)):
-            env = env0 | dict(warp=ctid // 32, lane=ctid % 32, j=j, q=q)
-            env |= dict(r=eval(r_e, {}, env), c=eval(c_e, {}, env))
-            i, at = eval(reg, {}, env), eval(off, {}, env)
-            assert at not in box and 0 <= at < BM * 128
-            box[at] = expected(cw, ns, ctid, i, m0, n0, c["WG_N"])
+        for warp, j, h in itertools.product(range(4), range(BM // 8), range(2)):
+            for r, col, *values in lanes.run(warp, **env0, j=j, h=h):
+                at = eval(off, {}, dict(r=r, c=col))
+                assert at % 4 == 0 and at not in box and 0 <= at < BM * 128
+                for half, (owner, i) in enumerate(values):
+                    box[at + 2 * half] = expected(cw, ns, owner, i, m0, n0, c["WG_N"])
         for r, col in itertools.product(range(BM), range(64)):  # the TMA store, clipped
             m, n = box_m + r, box_n + col
             assert box[_swizzled(r, col)] == (m, n)

@@ -13,6 +13,9 @@ The kernel is a persistent, warp-specialized TMA + WGMMA GEMM:
   box by box through shared memory and TMA during the next tile's first k-iterations
   ("overlap"), else through the TMA staging ring after the k-loop ("tma", "tma_tile"), or
   straight from registers to global memory ("direct": fp32 C, rows TMA cannot store);
+* with the plan's ``swap_ab`` (SWAP_AB=1) each tile is computed as C^T = B^T A^T: the consumers
+  split BN in 64-column slabs, ``wgmma.mma_async m64nBMk16`` takes a slab of B as its A and A's
+  stage as its B, so BM is any multiple of 8 (:mod:`.swap`);
 * with a cluster, operand loads are TMA multicasts whose issue predicate, mask and slice come from
   the plan's :class:`~tilec.transforms.plan.MulticastPlan` (closed form, general run-time form, or
   the closed form behind a run-time guard), printed from sympy by

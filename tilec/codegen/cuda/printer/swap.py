@@ -60,65 +60,88 @@ def swap_mma(k: Kernel, ind: str) -> list[str]:
     ]
 
 
-# register 4 j + q of slab ns: C's element (ROW + M_OF[q], COL + N_OF[q]) -- from the D
-# fragment: q % 2 steps wgmma's column (our m), q / 2 its row by 8 (our n)
-SWAP_ROW = "m0 + 8 * j + 2 * (lane % 4)"
-SWAP_COL = "n0 + cw * WG_N + ns * 64 + warp * 16 + lane / 4"
-M_OF = (0, 1, 0, 1)
-N_OF = (0, 0, 8, 8)
+# lanes l and l ^ 4 hold columns n and n + 1 (hi = 0, 1) of C's rows m and m + 1 in registers
+# 4 j + 2 h and 4 j + 2 h + 1: one shuffle swaps them, so each lane stores one row's pair
+# (row SWAP_ROW, columns SWAP_COL and SWAP_COL + 1; D fragment: wgmma's column is our m, its row
+# our n)
+SWAP_ROW = "m0 + 8 * j + 2 * (lane % 4) + hi"
+SWAP_COL = "n0 + cw * WG_N + ns * 64 + warp * 16 + 8 * h + 2 * (lane / 8)"
 
 
 def epilogue_direct_swap(k: Kernel, ind: str) -> list[str]:
-    """Registers -> global memory, one element a store (C's rows are our m: a thread's
-    registers hold a column pair of the transposed tile), masked at M and N in the general
+    """Registers -> global memory.  A thread's register pair (4 j + 2 h, + 1) is one column of
+    two rows of C (the transposed fragment); lanes l and l ^ 4 exchange one value each
+    (``__shfl_xor_sync``), so each stores two adjacent columns of one row (a 4-byte pair where
+    whole and aligned, as the plain direct epilogue), masked at M and N in the general
     variant."""
     p = k.plan
+    pair = {DType.BF16: "__nv_bfloat162", DType.FP16: "__half2", DType.FP32: "float2"}[p.c_dtype]
+    conv = {DType.BF16: "__floats2bfloat162_rn(x, y)", DType.FP16: "__floats2half2_rn(x, y)",
+            DType.FP32: "make_float2(x, y)"}[p.c_dtype]
     one = {DType.BF16: "__float2bfloat16_rn", DType.FP16: "__float2half_rn",
            DType.FP32: "float"}[p.c_dtype]
-    out = [
+    return [
         f"{ind}// the closed variant's tiles are whole (facts_hold: M % BM == 0, N % BN == 0)",
-        f"{ind}auto put = [&](int row, int col, float x) {{",
-        f"{ind}  if (!FACTS && (row >= sh.M || col >= sh.N)) return;",
-        f"{ind}  C[(size_t)row * sh.LDC + col] = {one}(x);",
+        f"{ind}auto put = [&](int row, int col, float x, float y) {{",
+        f"{ind}  if (!FACTS && row >= sh.M) return;",
+        f"{ind}  TOut* dst = C + (size_t)row * sh.LDC + col;",
+        f"{ind}  // a pair where it is whole and aligned (col is even: an even row stride)",
+        f"{ind}  if ((FACTS || col + 1 < sh.N) && sh.LDC % 2 == 0) {{ *reinterpret_cast<{pair}*>(dst) = {conv}; return; }}",
+        f"{ind}  if (FACTS || col < sh.N) dst[0] = {one}(x);",
+        f"{ind}  if (FACTS || col + 1 < sh.N) dst[1] = {one}(y);",
         f"{ind}}};",
-        f"{ind}const int warp = ctid / 32, lane = ctid % 32;",
+        f"{ind}const int warp = ctid / 32, lane = ctid % 32, hi = (lane >> 2) & 1;",
         f"{ind}#pragma unroll",
         f"{ind}for (int ns = 0; ns < N_SUB; ++ns) {{",
-        f"{ind}  const int col = {SWAP_COL};  // our n: wgmma's row",
         f"{ind}  #pragma unroll",
         f"{ind}  for (int j = 0; j < BM / 8; ++j) {{",
-        f"{ind}    const int row = {SWAP_ROW};  // our m: wgmma's column",
+        f"{ind}    #pragma unroll",
+        f"{ind}    for (int h = 0; h < 2; ++h) {{",
+        f"{ind}      // (m, n) and (m + 1, n); lane ^ 4 holds (m, n ^ 1) and (m + 1, n ^ 1)",
+        f"{ind}      const float a = acc[ns][4 * j + 2 * h], b = acc[ns][4 * j + 2 * h + 1];",
+        f"{ind}      const float recv = __shfl_xor_sync(0xffffffffu, hi ? a : b, 4);",
+        f"{ind}      const int row = {SWAP_ROW};  // our m: wgmma's column",
+        f"{ind}      const int col = {SWAP_COL};  // our n: wgmma's row",
+        f"{ind}      put(row, col, hi ? recv : a, hi ? b : recv);",
+        f"{ind}    }}",
+        f"{ind}  }}",
+        f"{ind}}}",
     ]
-    out += [f"{ind}    put(row{f' + {dm}' if dm else ''}, col{f' + {dn}' if dn else ''}, "
-            f"acc[ns][4 * j + {q}]);" for q, (dm, dn) in enumerate(zip(M_OF, N_OF, strict=True))]
-    return [*out, f"{ind}  }}", f"{ind}}}"]
 
 
 def epilogue_tma_swap(k: Kernel, ind: str) -> list[str]:
     """Registers -> a staging box of BM rows x 64 columns per slab (128-byte swizzle: the
-    16-byte chunk ``c / 8 ^ m % 8`` of row m; a warp's 2-byte stores of one register hit 16
-    distinct banks) -> one TMA store per slab, which clips at M and N.  Two boxes per
-    warpgroup in a ring, as the plain "tma" epilogue."""
+    16-byte chunk ``c / 8 ^ r % 8`` of row r) -> one TMA store per slab, which clips at M and N.
+    After the direct epilogue's shuffle each lane holds one row's two adjacent columns: one
+    4-byte ``st.shared`` (a warp's 32 hit 8 rows x 4 words of 8 distinct chunks: 32 banks).  Two
+    boxes per warpgroup in a ring, as the plain "tma" epilogue."""
     p = k.plan
-    one = {DType.BF16: "__float2bfloat16_rn", DType.FP16: "__float2half_rn"}[p.c_dtype]
+    pair = {DType.BF16: "__nv_bfloat162", DType.FP16: "__half2"}[p.c_dtype]
+    conv = {DType.BF16: "__floats2bfloat162_rn", DType.FP16: "__floats2half2_rn"}[p.c_dtype]
     box_bytes = p.BM * 64 * p.c_dtype.nbytes
     return [
-        f"{ind}const int warp = ctid / 32, lane = ctid % 32;",
+        f"{ind}const int warp = ctid / 32, lane = ctid % 32, hi = (lane >> 2) & 1;",
         f"{ind}uint8_t* ebuf = epi + cw * {2 * box_bytes};",
+        f"{ind}auto pack = [](float x, float y) {{ {pair} v = {conv}(x, y); uint32_t u; "
+        "memcpy(&u, &v, 4); return u; };",
         f"{ind}#pragma unroll",
         f"{ind}for (int ns = 0; ns < N_SUB; ++ns) {{",
         f"{ind}  uint8_t* box = ebuf + (epi_count & 1) * {box_bytes};",
         f"{ind}  // the store that last read this box (two boxes ago) has finished reading it",
         f"{ind}  if (ctid == 0) tilec::tma_store_wait_read<1>();",
         f"{ind}  tilec::named_bar_sync(1 + cw, 128);",
+        f"{ind}  const uint32_t base = tilec::smem_u32(box);",
         f"{ind}  #pragma unroll",
         f"{ind}  for (int j = 0; j < BM / 8; ++j) {{",
         f"{ind}    #pragma unroll",
-        f"{ind}    for (int q = 0; q < 4; ++q) {{",
-        f"{ind}      const int r = 8 * j + 2 * (lane % 4) + (q & 1);  // box row: our m - m0",
-        f"{ind}      const int c = warp * 16 + lane / 4 + 8 * (q >> 1);  // box column: our n in the slab",
-        f"{ind}      *reinterpret_cast<TOut*>(box + r * 128 + (((c >> 3) ^ (r & 7)) << 4) + (c & 7) * 2) =",
-        f"{ind}          {one}(acc[ns][4 * j + q]);",
+        f"{ind}    for (int h = 0; h < 2; ++h) {{",
+        f"{ind}      // (m, n) and (m + 1, n); lane ^ 4 holds (m, n ^ 1) and (m + 1, n ^ 1)",
+        f"{ind}      const float a = acc[ns][4 * j + 2 * h], b = acc[ns][4 * j + 2 * h + 1];",
+        f"{ind}      const float recv = __shfl_xor_sync(0xffffffffu, hi ? a : b, 4);",
+        f"{ind}      const int r = 8 * j + 2 * (lane % 4) + hi;  // box row: our m - m0",
+        f"{ind}      const int c = warp * 16 + 8 * h + 2 * (lane / 8);  // box column: our n in the slab",
+        f"{ind}      tilec::st_shared_b32(base + r * 128 + (((c >> 3) ^ (r & 7)) << 4) + (c & 7) * 2,",
+        f"{ind}                           pack(hi ? recv : a, hi ? b : recv));",
         f"{ind}    }}",
         f"{ind}  }}",
         f"{ind}  tilec::fence_proxy_async_smem();  // st.shared -> the copy engine's reads",
