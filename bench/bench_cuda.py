@@ -737,7 +737,7 @@ def run_sanitizer(out: Path, only: str | None = None, tag: str = "") -> str:
              # deterministic fix-up and with the reduce kernel, a 2x1 cluster
              (dict(SCHEDULE=GD, M=200, N=328, K=640, BM=104, BN=64, SWAP_AB=1, SMS=8, CM=1, CN=1,
                    WARPS=8, DECOMP="dp", STAGES=4, B_LAYOUT="kn"), "leader"),
-             (dict(SCHEDULE=GD, M=77, N=300, K=520, BM=80, BN=128, SWAP_AB=1, SMS=4, CM=1, CN=1,
+             (dict(SCHEDULE=GD, M=77, N=304, K=520, BM=80, BN=128, SWAP_AB=1, SMS=4, CM=1, CN=1,
                    DECOMP="dp", STAGES=4, B_LAYOUT="nk", EPILOGUE="tma"), "leader"),
              (dict(SCHEDULE=GD, M=333, N=264, K=1000, BM=168, BN=64, SWAP_AB=1, SMS=8, CM=1, CN=1,
                    WARPS=8, DECOMP="splitk", SPLITS=3, FIXUP="deterministic", B_LAYOUT="kn"), "leader"),

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 RESULTS = Path(__file__).resolve().parents[1] / "bench" / "results"
-DEFAULTS = {"CM": 1, "CN": 1}  # runs from before the cluster knobs
+DEFAULTS = {"CM": 1, "CN": 1, "SWAP_AB": 0}  # runs from before the cluster and swap knobs
 
 
 def timed(*runs: str, keys: tuple[str, ...], skip_untimed: bool = False

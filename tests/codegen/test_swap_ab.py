@@ -63,11 +63,14 @@ def test_swap_ab_is_a_later_knob_shown_only_when_set() -> None:
         parse_knob("SWAP_AB", 2)
 
 
-def test_auto_means_no_swap_and_the_plan_carries_it() -> None:
+def test_auto_is_the_swap_rule_and_the_plan_carries_it() -> None:
     s = load_schedule(EX, {"M": 200, "N": 4096, "K": 7168, "SWAP_AB": "auto"}, target="cuda",
-                      tuned=False)
-    assert s.params["SWAP_AB"] == 0
-    assert not kernel_plan(s, target="cuda").swap_ab
+                      tuned=False)  # cuda_swap.rule: 200 rows as 2 x 104
+    assert (s.params["SWAP_AB"], s.params["BM"], s.params["BN"]) == (1, 104, 64)
+    assert kernel_plan(s, target="cuda").swap_ab
+    big = load_schedule(EX, {"M": 4096, "N": 4096, "K": 4096, "SWAP_AB": "auto"}, target="cuda",
+                        tuned=False)
+    assert big.params["SWAP_AB"] == 0 and not kernel_plan(big, target="cuda").swap_ab
     assert plan(BM=104, BN=64).swap_ab
 
 

@@ -48,6 +48,7 @@ from typing import Any
 from tilec.errors import ParamError
 from tilec.ir import ceil_div
 from tilec.ir.types import Target
+from tilec.transforms import cuda_swap
 from tilec.transforms.choice import choose_decomposition, rank_decompositions
 from tilec.transforms.cost_model import estimate_cost
 from tilec.transforms.decompose import make_work_split
@@ -259,6 +260,16 @@ def heuristic(M: int, N: int, K: int, *, sms: int = 132, fixed: Mapping[str, Any
     fixed = {k: v for k, v in (fixed or {}).items() if v != AUTO}
     tile_fixed = any(k in fixed for k in ("BM", "BN", "BK"))
     if target is Target.CUDA:
+        swapped = None if tile_fixed or "SWAP_AB" in fixed else cuda_swap.rule(M, N, K, sms)
+        if swapped is not None:  # cuBLAS's small / ragged-M kernels: our M on wgmma's N
+            base, rule = swapped
+            if {"DECOMP", "SPLITS", "FIXUP"} & fixed.keys():
+                cfg, why = _decomposition(M, N, K, _pinned(base, fixed), sms, fixed, target)
+            else:
+                cfg, why = _pinned(base, fixed), []
+            return _clustered(M, N, K, cfg, [f"tile {cfg.BM}x{cfg.BN}x{cfg.BK}, {cfg.STAGES} "
+                                             f"stages, swapped operands by the rule '{rule}'",
+                                             *why], sms, fixed, target)
         base, rule = _cuda_rule(M, N, K, sms)
         if rule == CUDA_FEW_DEEP and not tile_fixed and "DECOMP" not in fixed:
             tiles = ceil_div(M, 128) * ceil_div(N, 128)

@@ -44,6 +44,24 @@ def cuda_epilogue(given: Epilogue | None, BM: int, BN: int, BK: int, dtype: DTyp
     return Epilogue.OVERLAP if fits else Epilogue.DIRECT
 
 
+def swap_epilogue(BM: int, BN: int, BK: int, dtype: DType, warps: int, stages: int) -> Epilogue:
+    """The swapped kernel's epilogue (SWAP_AB=1): TMA stores through two BM x 64 staging boxes per
+    consumer warpgroup where there are two consumers (BN a multiple of 128) and they fit beside
+    the stages, else direct stores. On the H200 the TMA stores ran 80x128 tiles 1.100x cuBLAS
+    against 1.088x direct (77 x 14336 x 4096), 160x128 0.909x (4 stages) against 0.857x (5,
+    direct); with one consumer (BN = 64) they were level or behind: 104x64 0.949x / 0.944x,
+    128x64 0.915x / 0.926x (bench/results/cuda_probe_swap_h200_2026-11-28_s14.json).
+
+    >>> swap_epilogue(80, 128, 64, DType.BF16, 12, 6), swap_epilogue(104, 64, 64, DType.BF16, 8, 8)
+    (<Epilogue.TMA: 'tma'>, <Epilogue.DIRECT: 'direct'>)
+    """
+    consumers = warps // 4 - 1
+    staging = consumers * 2 * BM * 64 * dtype.nbytes
+    fits = (dtype.nbytes == 2 and consumers == 2
+            and cuda_smem_bytes(BM, BN, BK, dtype, stages) + staging <= SMEM_LIMIT)
+    return Epilogue.TMA if fits else Epilogue.DIRECT
+
+
 def legalize(s: Lowering) -> Lowering:
     """Warps per CTA, pipeline stages, the epilogue and the L2 prefetch: the schedule's
     ``set_kernel`` choices, else the target's defaults (Triton: 8 warps for tiles of 128x256 or
@@ -100,8 +118,8 @@ def legalize(s: Lowering) -> Lowering:
             warps = ko.warps or (12 if BN % 128 == 0 else 8)
         stages = ko.stages or 4
         epilogue = cuda_epilogue(ko.epilogue, BM, BN, BK, fusion.dtype, warps, stages)
-        if ko.swap_ab and ko.epilogue is None:
-            epilogue = Epilogue.DIRECT  # (the swapped kernel prints "direct" and "tma")
+        if ko.swap_ab and ko.epilogue is None:  # the swapped kernel prints "direct" and "tma"
+            epilogue = swap_epilogue(BM, BN, BK, fusion.dtype, warps, stages)
         assert s.order is not None and s.work is not None and s.a is not None and s.b is not None
         check_cluster_agreement(s.kernel_name, s.work, s.cluster[0], (s.a, s.b))
         M, N, K = s.sizes

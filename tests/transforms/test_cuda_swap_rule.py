@@ -1,0 +1,72 @@
+"""The CUDA heuristic's swapped-operand rule (tilec/transforms/cuda_swap.py) against the H200
+probe it was drawn from (bench/results/cuda_probe_swap_h200_2026-11-28_s14.json: cuBLAS's
+small / ragged-M tiles as SWAP_AB=1 candidates beside the unswapped heuristic, same run): at every
+probe shape the rule takes, its pick was timed (tile, decomposition, epilogue) and beat the
+unswapped pick by 3% or more; where it declines (1000^3, 128 x 128 x 65536) no swapped candidate
+beat the unswapped pick."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.probes import timed
+from tilec.ir.types import DType
+from tilec.transforms import cuda_swap
+from tilec.transforms.heuristic import heuristic
+from tilec.transforms.pipeline.legalize import swap_epilogue
+from tilec.transforms.plan import Decomposition
+
+RUN = "cuda_probe_swap_h200_2026-11-28_s14.json"
+KEYS = ("SWAP_AB", "BM", "BN", "DECOMP", "SPLITS", "FIXUP", "EPILOGUE")
+
+
+def _timed() -> dict[tuple[str, int, int, int], dict[tuple, float]]:
+    return timed(RUN, keys=KEYS)
+
+
+def _key(cfg) -> tuple:  # type: ignore[no-untyped-def]
+    epi = swap_epilogue(cfg.BM, cfg.BN, cfg.BK, DType.BF16, cfg.WARPS, cfg.STAGES).value
+    return (cfg.SWAP_AB, cfg.BM, cfg.BN, cfg.DECOMP.value, cfg.SPLITS, cfg.FIXUP.value,
+            "tma" if epi == "tma" else "auto")  # "auto" was the direct epilogue then
+
+
+def _unswapped(shape: tuple[str, int, int, int]) -> float:
+    """The probe's unswapped heuristic row (SWAP_AB=0) at ``shape``."""
+    rows = {k: v for k, v in _timed()[shape].items() if k[0] == 0}
+    assert len(rows) == 1, (shape, rows)
+    return next(iter(rows.values()))
+
+
+TAKEN = [s for s in sorted(_timed()) if cuda_swap.rule(*s[1:]) is not None]
+DECLINED = [s for s in sorted(_timed()) if cuda_swap.rule(*s[1:]) is None]
+
+
+def test_the_probe_has_both_kinds() -> None:
+    assert len(TAKEN) >= 8 and {s[0] for s in DECLINED} >= {"ragged_1000", "deep_128_k64k"}
+
+
+@pytest.mark.parametrize("shape", TAKEN, ids=lambda s: s[0])
+def test_pick_was_timed_and_beats_the_unswapped_pick(shape: tuple[str, int, int, int]) -> None:
+    _, M, N, K = shape
+    cfg, why = heuristic(M, N, K, target="cuda")
+    assert cfg.SWAP_AB == 1 and "swapped operands" in why[0], why
+    ms = _timed()[shape].get(_key(cfg))
+    assert ms is not None, (shape, cfg.short(), sorted(_timed()[shape]))
+    assert ms * 1.03 <= _unswapped(shape), (shape, ms, _unswapped(shape))
+
+
+@pytest.mark.parametrize("shape", DECLINED, ids=lambda s: s[0])
+def test_declined_where_no_swapped_candidate_won(shape: tuple[str, int, int, int]) -> None:
+    swapped = [ms for k, ms in _timed()[shape].items() if k[0] == 1]
+    assert swapped and min(swapped) >= _unswapped(shape) * 0.98, (shape, swapped)
+    cfg, _ = heuristic(*shape[1:], target="cuda")
+    assert cfg.SWAP_AB == 0
+
+
+def test_user_knobs_win_over_the_rule() -> None:
+    cfg, _ = heuristic(200, 4096, 7168, target="cuda", fixed={"SWAP_AB": 0})
+    assert cfg.SWAP_AB == 0
+    tile, _ = heuristic(200, 4096, 7168, target="cuda", fixed={"BM": 128})
+    assert tile.SWAP_AB == 0 and tile.BM == 128
+    split, _ = heuristic(200, 4096, 7168, target="cuda", fixed={"DECOMP": Decomposition.SPLIT_K})
+    assert split.SWAP_AB == 1 and split.DECOMP is Decomposition.SPLIT_K  # parts: the cost model

@@ -1,0 +1,117 @@
+"""When the CUDA kernel swaps its operands (``SWAP_AB=1``: each CTA computes its tile as
+C^T = B^T A^T, the problem's rows on wgmma's N, so a tile's rows are any multiple of 8 up to 256),
+and its tile, for the shapes where cuBLAS does the same.
+
+cuBLAS's kernels on small and ragged row counts (Nsight names on the H200,
+bench/results/cublas_kernels_h200_2026-11-28.json) put our N on wgmma's M in 64s and fit our M
+tightly: 200 rows as 2 x 104, 333 as 2 x 168, 77 as 80, 48 as 48, 320 as 2 x 160, one tile per
+SM at most. Measured through ``bench/dispatch_cuda.py --candidates`` against the unswapped
+heuristic in the same run (bench/results/cuda_probe_swap_h200_2026-11-28_s14.json):
+
+=====================  =========================================  ==========  ==========
+shape (M x N x K)      swapped tile, decomposition                x cuBLAS    before
+=====================  =========================================  ==========  ==========
+200 x 4096 x 7168      104x64, 8 stages, dp (128 tiles)           0.944       0.808
+333 x 4096 x 4096      168x64, 6 stages, dp (128 tiles)           0.904       0.766
+320 x 7168 x 2048      160x128, 4 stages, dp, TMA-store epilogue  0.909       0.874
+77 x 14336 x 4096      80x128, 6 stages, dp (112 tiles)           1.088-1.10  0.909
+48 x 4608 x 3584       48x64, 8 stages, dp (72 tiles)             1.006       0.877
+1024 x 1024 x 1024     128x64, 6 stages, dp (128 tiles)           0.926       0.773
+1 x 6144 x 4096        16x256, split-K 3, deterministic           1.072       0.908
+16 x 10240 x 8192      16x256, split-K 3, deterministic           1.071       0.929
+32 x 8192 x 28672      32x256, split-K 4, reduce kernel           0.949       0.892
+=====================  =========================================  ==========  ==========
+
+Where it lost: 1000^3 (B's rows off 128 bytes: 0.76-0.79 against 0.83), 128 x 128 x 65536 (one
+tile: 0.73 either way), more row tiles than needed (333 rows as 4 x 104: 0.52), more tiles than
+SMs (200 rows as 168x64: 0.46).
+
+(The table in words: :func:`rule`.)
+"""
+
+from __future__ import annotations
+
+from tilec.ir import ceil_div
+from tilec.transforms.knobs import Config
+from tilec.transforms.plan import Decomposition, Fixup
+
+MAX_ROWS = 256  # wgmma's N
+STAGE_BUDGET = {64: 180 * 1024, 128: 160 * 1024}  # shared memory for the stage ring, by BN
+MAX_STAGES = 8
+
+
+def _stages(bm: int, bn: int) -> int:
+    """Stages of ``bm x 64`` A and ``bn x 64`` B bf16 boxes that the ring's budget holds (8 at
+    most): 104x64 8, 168x64 6, 80x128 6, 160x128 4, the stage counts measured best."""
+    return max(2, min(MAX_STAGES, STAGE_BUDGET[bn] // ((bm + bn) * 64 * 2)))
+
+
+def rows_tile(M: int, N: int, sms: int) -> tuple[int, int, int] | None:
+    """``(BM, BN, row tiles)`` of the swapped data-parallel kernel at M x N: BN 64 or 128, the
+    rows cut in ``r`` tiles of ``BM = ceil(M / r)`` rounded up to 8 (at most 256, at least 64
+    unless one tile holds every row), at most ``sms`` tiles in all and at least half of that;
+    the most tiles, then the least work per tile, then the fewest row tiles (B read fewest
+    times). None where no such tile exists.
+
+    >>> rows_tile(200, 4096, 132), rows_tile(333, 4096, 132), rows_tile(320, 7168, 132)
+    ((104, 64, 2), (168, 64, 2), (160, 128, 2))
+    >>> rows_tile(77, 14336, 132), rows_tile(48, 4608, 132), rows_tile(1024, 1024, 132)
+    ((80, 128, 1), (48, 64, 1), (128, 64, 8))
+    >>> rows_tile(64, 28672, 132) is None  # more tiles than SMs whatever the cut
+    True
+    """
+    best: tuple[tuple[int, int, int], tuple[int, int, int]] | None = None
+    for r in range(1, ceil_div(M, 8) + 1):
+        bm = 8 * ceil_div(ceil_div(M, r), 8)
+        if bm > MAX_ROWS or (r > 1 and bm < 64):
+            continue
+        if ceil_div(M, bm) != r:  # the rounding left a tile row empty
+            continue
+        for bn in (64, 128):
+            tiles = r * ceil_div(N, bn)
+            if 2 * tiles < sms or tiles > sms:
+                continue
+            key = (-tiles, bm * bn, r)
+            if best is None or key < best[0]:
+                best = (key, (bm, bn, r))
+    return None if best is None else best[1]
+
+
+def rule(M: int, N: int, K: int, sms: int = 132) -> tuple[Config, str] | None:
+    """The swapped kernel's config at M x N x K and the rule's name, or None (the unswapped
+    rules then apply). Each branch covers only the classes measured (the module's table):
+
+    * decode rows, M <= 16, K <= 8192, 24 to sms/3 tiles of 256 columns: 16x256 (16 rows on
+      wgmma's N), 6 stages, split-K 3 with the deterministic fix-up;
+    * 16 < M <= 32, K >= 16384, at most sms/4 tiles of 256 columns: 32x256, 6 stages, two
+      consumer warpgroups, split-K 4 with the reduce kernel;
+    * 32 < M <= 1024, K <= 8192: the data-parallel tile of :func:`rows_tile` (one wave of tiles
+      or less, at least half a wave).
+
+    All of them only where B's rows are whole 128-byte lines (N % 64 == 0, B given K x N).
+
+    >>> rule(200, 4096, 7168)[0].short(), rule(1, 6144, 4096)[0].short()
+    ('104x64x64 g8 dp s8 w8 swap', '16x256x64 g8 splitk3 deterministic s6 w8 swap')
+    >>> rule(1000, 1000, 1000) is None, rule(4096, 4096, 4096) is None
+    (True, True)
+    """
+    if N % 64:
+        return None
+    n256 = ceil_div(N, 256)
+    if M <= 16 and K <= 8192 and 24 <= n256 and 3 * n256 <= sms:
+        return (Config(BM=16, BN=256, BK=64, WARPS=8, STAGES=6, SWAP_AB=1,
+                       DECOMP=Decomposition.SPLIT_K, SPLITS=3, FIXUP=Fixup.DETERMINISTIC),
+                "cuda swapped: decode rows (M <= 16) on wgmma's N, 16x256, split-K 3")
+    if 16 < M <= 32 and K >= 16384 and 4 * n256 <= sms:
+        return (Config(BM=32, BN=256, BK=64, WARPS=12, STAGES=6, SWAP_AB=1,
+                       DECOMP=Decomposition.SPLIT_K, SPLITS=4, FIXUP=Fixup.REDUCE_KERNEL),
+                "cuda swapped: 17-32 rows, deep K: 32x256, split-K 4, reduce kernel")
+    if 32 < M <= 1024 and K <= 8192:
+        tile = rows_tile(M, N, sms)
+        if tile is not None:
+            bm, bn, r = tile
+            return (Config(BM=bm, BN=bn, BK=64, WARPS=8 if bn == 64 else 12,
+                           STAGES=_stages(bm, bn), SWAP_AB=1),
+                    f"cuda swapped: {M} rows as {r} x {bm} on wgmma's N, {bn} columns a tile, "
+                    f"one wave of tiles or less")
+    return None
