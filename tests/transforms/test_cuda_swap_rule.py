@@ -1,9 +1,10 @@
 """The CUDA heuristic's swapped-operand rule (tilec/transforms/cuda_swap.py) against the H200
 probe it was drawn from (bench/results/cuda_probe_swap_h200_2026-11-28_s14.json: cuBLAS's
 small / ragged-M tiles as SWAP_AB=1 candidates beside the unswapped heuristic, same run): at every
-probe shape the rule takes, its pick was timed (tile, decomposition, epilogue) and beat the
-unswapped pick by 3% or more; where it declines (1000^3, 128 x 128 x 65536) no swapped candidate
-beat the unswapped pick."""
+probe shape the rule takes, its pick was timed (tile, decomposition, epilogue) and beat every
+unswapped configuration timed there by 3% or more; where it declines (1000^3, 128 x 128 x 65536,
+and 128 x 4096 x 7168, 512 x 7168 x 2048 from the first full run with the rule,
+cuda_probe_swap_moved_h200_2026-11-28_s14.json) no swapped candidate beat the unswapped ones."""
 
 from __future__ import annotations
 
@@ -16,12 +17,19 @@ from tilec.transforms.heuristic import heuristic
 from tilec.transforms.pipeline.legalize import swap_epilogue
 from tilec.transforms.plan import Decomposition
 
-RUN = "cuda_probe_swap_h200_2026-11-28_s14.json"
+RUNS = ("cuda_probe_swap_h200_2026-11-28_s14.json",
+        # the first full run's three shapes the rule then moved, beside their earlier configs
+        "cuda_probe_swap_moved_h200_2026-11-28_s14.json")
 KEYS = ("SWAP_AB", "BM", "BN", "DECOMP", "SPLITS", "FIXUP", "EPILOGUE")
 
 
 def _timed() -> dict[tuple[str, int, int, int], dict[tuple, float]]:
-    return timed(RUN, keys=KEYS)
+    out = timed(*RUNS, keys=KEYS)
+    # the second run's rows leave EPILOGUE auto: by then lowering's swapped default
+    # (legalize.swap_epilogue), TMA stores for two consumers (BN 128), else direct ("auto")
+    return {shape: {(k[:-1] + ((("tma" if k[2] % 128 == 0 else "auto") if k[0] else "auto"),)
+                     if k[-1] is None else k): ms for k, ms in rows.items()}
+            for shape, rows in out.items()}
 
 
 def _key(cfg) -> tuple:  # type: ignore[no-untyped-def]
@@ -31,10 +39,10 @@ def _key(cfg) -> tuple:  # type: ignore[no-untyped-def]
 
 
 def _unswapped(shape: tuple[str, int, int, int]) -> float:
-    """The probe's unswapped heuristic row (SWAP_AB=0) at ``shape``."""
-    rows = {k: v for k, v in _timed()[shape].items() if k[0] == 0}
-    assert len(rows) == 1, (shape, rows)
-    return next(iter(rows.values()))
+    """The fastest unswapped configuration (SWAP_AB=0) the probes timed at ``shape``."""
+    rows = [v for k, v in _timed()[shape].items() if k[0] == 0]
+    assert rows, shape
+    return min(rows)
 
 
 TAKEN = [s for s in sorted(_timed()) if cuda_swap.rule(*s[1:]) is not None]
@@ -42,7 +50,8 @@ DECLINED = [s for s in sorted(_timed()) if cuda_swap.rule(*s[1:]) is None]
 
 
 def test_the_probe_has_both_kinds() -> None:
-    assert len(TAKEN) >= 8 and {s[0] for s in DECLINED} >= {"ragged_1000", "deep_128_k64k"}
+    assert len(TAKEN) >= 9 and {s[0] for s in DECLINED} >= {
+        "ragged_1000", "deep_128_k64k", "seed001_awq", "dsv3_down_m512"}
 
 
 @pytest.mark.parametrize("shape", TAKEN, ids=lambda s: s[0])

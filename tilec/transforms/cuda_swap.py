@@ -24,7 +24,11 @@ shape (M x N x K)      swapped tile, decomposition                x cuBLAS    be
 
 Where it lost: 1000^3 (B's rows off 128 bytes: 0.76-0.79 against 0.83), 128 x 128 x 65536 (one
 tile: 0.73 either way), more row tiles than needed (333 rows as 4 x 104: 0.52), more tiles than
-SMs (200 rows as 168x64: 0.46).
+SMs (200 rows as 168x64: 0.46), and in the first full run with the rule
+(bench/results/cuda_probe_swap_moved_h200_2026-11-28_s14.json) two tiles outside the table:
+128 rows as 2 x 64 (128 x 4096 x 7168: 0.82 against 0.99 for 128x64 split-K 2) and 512 rows as
+2 x 256 with 3 stages (512 x 7168 x 2048: 0.86 against 0.99 for 128x256); 128 rows as one
+128x128 tile there won (128 x 14336 x 4096: 1.10 against 1.01).
 
 (The table in words: :func:`rule`.)
 """
@@ -35,7 +39,8 @@ from tilec.ir import ceil_div
 from tilec.transforms.knobs import Config
 from tilec.transforms.plan import Decomposition, Fixup
 
-MAX_ROWS = 256  # wgmma's N
+MAX_ROWS = 168  # of wgmma's 256: the most rows measured to win (cuBLAS's largest, too)
+MIN_SPLIT_ROWS = 96  # rows of a tile where M is cut in two or more (2 x 64 lost)
 STAGE_BUDGET = {64: 180 * 1024, 128: 160 * 1024}  # shared memory for the stage ring, by BN
 MAX_STAGES = 8
 
@@ -48,7 +53,7 @@ def _stages(bm: int, bn: int) -> int:
 
 def rows_tile(M: int, N: int, sms: int) -> tuple[int, int, int] | None:
     """``(BM, BN, row tiles)`` of the swapped data-parallel kernel at M x N: BN 64 or 128, the
-    rows cut in ``r`` tiles of ``BM = ceil(M / r)`` rounded up to 8 (at most 256, at least 64
+    rows cut in ``r`` tiles of ``BM = ceil(M / r)`` rounded up to 8 (at most 168, at least 96
     unless one tile holds every row), at most ``sms`` tiles in all and at least half of that;
     the most tiles, then the least work per tile, then the fewest row tiles (B read fewest
     times). None where no such tile exists.
@@ -59,11 +64,13 @@ def rows_tile(M: int, N: int, sms: int) -> tuple[int, int, int] | None:
     ((80, 128, 1), (48, 64, 1), (128, 64, 8))
     >>> rows_tile(64, 28672, 132) is None  # more tiles than SMs whatever the cut
     True
+    >>> rows_tile(128, 4096, 132), rows_tile(512, 7168, 132), rows_tile(128, 14336, 132)
+    (None, None, (128, 128, 1))
     """
     best: tuple[tuple[int, int, int], tuple[int, int, int]] | None = None
     for r in range(1, ceil_div(M, 8) + 1):
         bm = 8 * ceil_div(ceil_div(M, r), 8)
-        if bm > MAX_ROWS or (r > 1 and bm < 64):
+        if bm > MAX_ROWS or (r > 1 and bm < MIN_SPLIT_ROWS):
             continue
         if ceil_div(M, bm) != r:  # the rounding left a tile row empty
             continue
