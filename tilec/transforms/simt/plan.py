@@ -21,7 +21,7 @@ from tilec.transforms.worksplit import WorkSplit
 
 __all__ = [
     "ALIGN", "IT", "LDA", "LDB", "LDC", "SIZE_K", "SIZE_M", "SIZE_N", "TID", "GlobalAccess",
-    "RegAxis", "SharedAccess", "SimtPlan", "SimtVariant", "SmemStaging", "TileCopy",
+    "CStage", "RegAxis", "SharedAccess", "SimtPlan", "SimtVariant", "SmemStaging", "TileCopy",
     "register_points", "vec0",
 ]
 
@@ -103,6 +103,33 @@ class SmemStaging:
         a = self.BK * self.a.pitch
         b = self.BK * self.b.pitch
         return 4 * self.stages * (a + b)
+
+
+@dataclass(frozen=True)
+class CStage:
+    """The epilogue staged through shared memory (:mod:`tilec.transforms.simt.cstage`): each
+    thread puts its register tile in a ``BM x pitch`` tile ``Cs`` (the K tiles' buffers, free
+    after the main loop; ``put_width``-wide ``st.shared`` at word ``m_local * pitch + n_local``),
+    then copy ``it`` of thread ``tid`` writes ``width`` elements of row ``row``, column ``col``
+    of the CTA's tile to C (``tid + it * threads`` numbers them along the rows: a warp's
+    lanes on consecutive columns), guarded by ``m < M`` / ``n < N`` where the variant does not
+    prove them and by ``tid + it * threads < BM * BN / width`` when ``guard_idx``."""
+
+    pitch: int
+    put_width: int
+    width: int
+    iters: int
+    guard_idx: bool
+    row: sympy.Expr  # of TID, IT
+    col: sympy.Expr
+    guard_m: bool
+    guard_n: bool
+    wavefronts: int  # the register tile's puts: worst request over every warp
+    ideal: int
+
+    def word(self) -> sympy.Expr:
+        """The word of ``Cs`` copy ``it`` of thread ``tid`` reads."""
+        return self.row * self.pitch + self.col
 
 
 @dataclass(frozen=True)
@@ -188,6 +215,7 @@ class SimtPlan:
     vec_c: int = 1  # width of the global accesses along N: C stores (and unstaged B loads)
     decomposition: DecompositionChoice | None = None  # the work split's kind (None: one CTA per tile)
     variants: tuple[SimtVariant, ...] = ()  # the run-time kernels, most facts first (variants_of)
+    c_stage: CStage | None = None  # the epilogue through shared memory (None: straight to C)
 
     @property
     def threads(self) -> int:
