@@ -265,7 +265,12 @@ class SimtPlan:
                 idx = cp.global_index.xreplace({TID: self.tid_linear})
                 out.append(GlobalAccess(cp.operand, "load", idx, cp.vec,
                                         f"{cp.operand} tile copy to shared memory"))
-        out.append(GlobalAccess("C", "store", c_index, self.vec_c, "C[m, n] from registers"))
+        cs = self.c_stage
+        if cs is None:
+            out.append(GlobalAccess("C", "store", c_index, self.vec_c, "C[m, n] from registers"))
+        else:  # the staged epilogue: copy IT of the CTA's tile, by rows
+            idx = ((self.m_base + cs.row) * self.ldc + self.n_base + cs.col).xreplace({TID: self.tid_linear})
+            out.append(GlobalAccess("C", "store", idx, cs.width, "C[m, n] from shared memory, by rows"))
         return out
 
     def shared_accesses(self) -> list[SharedAccess]:
@@ -304,7 +309,8 @@ class SimtPlan:
     def access_bounds(self) -> dict[sympy.Symbol, sympy.Expr]:
         b = dict(self.bounds)
         if self.staging is not None:
-            b[IT] = sympy.Integer(max(self.staging.a.iters, self.staging.b.iters))
+            b[IT] = sympy.Integer(max(self.staging.a.iters, self.staging.b.iters,
+                                      self.c_stage.iters if self.c_stage else 0))
         return b
 
 
