@@ -57,7 +57,7 @@ def plan_c_stage(opts: ThreadOptions, staging: SmemStaging | None, BM: int, BN: 
     put = vec_n if any(r.dim == "N" and r.vector for r in reg) else 1
     width = vec_c
     room = staging.smem_bytes
-    if 4 * BM * BN > room:
+    if room < 4 * BM * BN:
         notes.append(f"C epilogue: not staged (the {BM}x{BN} tile, {4 * BM * BN} bytes, does not "
                      f"fit in the K tiles' {room} bytes of shared memory)")
         return None

@@ -20,9 +20,25 @@ from tilec.transforms.symbols import SIZE_K, SIZE_M, SIZE_N
 from tilec.transforms.worksplit import WorkSplit
 
 __all__ = [
-    "ALIGN", "IT", "LDA", "LDB", "LDC", "SIZE_K", "SIZE_M", "SIZE_N", "TID", "GlobalAccess",
-    "CStage", "RegAxis", "SharedAccess", "SimtPlan", "SimtVariant", "SmemStaging", "TileCopy",
-    "register_points", "vec0",
+    "ALIGN",
+    "IT",
+    "LDA",
+    "LDB",
+    "LDC",
+    "SIZE_K",
+    "SIZE_M",
+    "SIZE_N",
+    "TID",
+    "CStage",
+    "GlobalAccess",
+    "RegAxis",
+    "SharedAccess",
+    "SimtPlan",
+    "SimtVariant",
+    "SmemStaging",
+    "TileCopy",
+    "register_points",
+    "vec0",
 ]
 
 TID = index_symbol("tid")  # linear thread id: tidx + Dx*(tidy + Dy*tidz)

@@ -14,30 +14,30 @@ import sympy
 from tilec.codegen.cuda.simt.text import VT
 from tilec.transforms.simt.plan import CStage, RegAxis
 
-__all__ = ["staged_epilogue", "stage_functions"]
+__all__ = ["stage_functions", "staged_epilogue"]
 
 
-def _stage(pr) -> CStage:  # type: ignore[no-untyped-def]
+def _stage(pr) -> CStage:
     st = pr.p.c_stage
     assert st is not None
     return st
 
 
-def put_axes(pr) -> tuple[list[RegAxis], dict[sympy.Symbol, int]]:  # type: ignore[no-untyped-def]
+def put_axes(pr) -> tuple[list[RegAxis], dict[sympy.Symbol, int]]:
     """The register axes the puts loop over (the N vector axis at 0 when a put is a vector)."""
     p, st = pr.p, _stage(pr)
     axes_n, v0 = pr.vec_split("N", st.put_width)
     return [*p.regs("M"), *axes_n], v0
 
 
-def put_word(pr) -> str:  # type: ignore[no-untyped-def]
+def put_word(pr) -> str:
     """The word of ``Cs`` a thread's put at a register point writes (``put_width`` words)."""
     p, st = pr.p, _stage(pr)
     _, v0 = put_axes(pr)
     return pr.c(p.m_local * st.pitch + p.n_local.xreplace(v0))
 
 
-def copy_parts(pr) -> tuple[str, str, str, str]:  # type: ignore[no-untyped-def]
+def copy_parts(pr) -> tuple[str, str, str, str]:
     """``(word, m, n, guard)`` of copy ``it`` of thread ``tid`` (C expressions; guard ``""``:
     none)."""
     p, st = pr.p, _stage(pr)
@@ -52,7 +52,7 @@ def copy_parts(pr) -> tuple[str, str, str, str]:  # type: ignore[no-untyped-def]
     return pr.c(st.word()), m, n, " && ".join(f"({c})" for c in conds)
 
 
-def staged_epilogue(pr, ind: str, atomic: bool = False) -> list[str]:  # type: ignore[no-untyped-def]
+def staged_epilogue(pr, ind: str, atomic: bool = False) -> list[str]:
     """The register tile to C through shared memory (``atomic``: added into C)."""
     p, st = pr.p, _stage(pr)
     axes, v0 = put_axes(pr)
@@ -90,7 +90,7 @@ def staged_epilogue(pr, ind: str, atomic: bool = False) -> list[str]:  # type: i
     return out
 
 
-def stage_functions(pr) -> list[str]:  # type: ignore[no-untyped-def]
+def stage_functions(pr) -> list[str]:
     """``c_put_<variant>`` (the word of ``Cs`` a thread's put at a register point writes,
     ``put_width`` words from it) and ``c_copy_<variant>`` (the word copy ``it`` of thread
     ``tid`` reads, the element ``(m, n)`` of C it writes, ``width`` from ``n``, and whether),
