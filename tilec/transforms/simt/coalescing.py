@@ -171,7 +171,7 @@ def analyze(fusion: GemmFusion | SimtPlan, *, prove: bool = True) -> list[Access
     adds the symbolic stride with its theorem trace (slower; it must agree with the offsets).
     """
     plan = fusion if isinstance(fusion, SimtPlan) else lower_simt(fusion)
-    bounds = plan.access_bounds()
+    bounds = plan.access_bounds(c_copies=True)
     for t in _T:
         bounds.pop(t, None)
     family = warps(plan.block)[0] if prove else None

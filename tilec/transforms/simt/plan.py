@@ -322,11 +322,13 @@ class SimtPlan:
                                     st.BK * self.reg_count(dim) // w))
         return out
 
-    def access_bounds(self) -> dict[sympy.Symbol, sympy.Expr]:
+    def access_bounds(self, c_copies: bool = False) -> dict[sympy.Symbol, sympy.Expr]:
         b = dict(self.bounds)
         if self.staging is not None:
-            b[IT] = sympy.Integer(max(self.staging.a.iters, self.staging.b.iters,
-                                      self.c_stage.iters if self.c_stage else 0))
+            # with ``c_copies``, also the staged epilogue's copies (global accesses: a superset
+            # of the tile copies' iterations, sound for bounds; the bank counts enumerate exactly)
+            more = self.c_stage.iters if c_copies and self.c_stage is not None else 0
+            b[IT] = sympy.Integer(max(self.staging.a.iters, self.staging.b.iters, more))
         return b
 
 
