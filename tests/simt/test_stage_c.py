@@ -51,15 +51,15 @@ int main() {
     std::vector<long long> owner;
     for (int bidy = 0; bidy < gy; ++bidy) for (int bidx = 0; bidx < gx; ++bidx) {
       const int bidz = 0;
-      int words = 0, width = 1, iters = 0;
+      int words = 0, width = 1, iters = 0, put = 1;
       switch (v) { %(sizes)s }
       owner.assign(words, -1);
       for (int tidz = 0; tidz < %(bz)d; ++tidz) for (int tidy = 0; tidy < %(by)d; ++tidy)
       for (int tidx = 0; tidx < %(bx)d; ++tidx) {
         %(loops)s
-          int m = 0, n = 0, word = -1;
+          int m = 0, n = 0, word = -1, base = 0;
           switch (v) { %(puts)s }
-          if (word < 0 || word >= words) { ++clash; continue; }
+          if (word < 0 || word >= words || base %% put != 0) { ++clash; continue; }
           if (owner[word] != -1) ++clash;
           owner[word] = (long long)m * 1048576 + n;
         %(close)s
@@ -75,7 +75,8 @@ int main() {
           if (first < 0) { first = tid; m0 = m; n0 = n; }
           else if (m != m0 || n != n0 + (tid - first) * width) ++scattered;
           for (int e = 0; e < width; ++e) {
-            if (word + e < 0 || word + e >= words || owner[word + e] != (long long)m * 1048576 + n + e) ++wrong;
+            if (word %% width != 0 || word + e < 0 || word + e >= words
+                || owner[word + e] != (long long)m * 1048576 + n + e) ++wrong;
             if (m < 0 || m >= M || n + e < 0 || n + e >= N) ++outside;
             else ++seen[(size_t)m * N + n + e];
           }
@@ -174,9 +175,10 @@ def test_every_element_stored_once_from_its_register_by_consecutive_lanes(
         # its word: c_put's, plus the vector index where the put is a vector
         dn = f" n += {vec.symbol};" if vec is not None and q.vec_c > 1 else ""
         dw = f" + {vec.symbol}" if vec is not None and st.put_width > 1 else ""
-        sizes.append(f"case {i}: words = {q.BM * st.pitch}; width = {st.width}; iters = {st.iters}; break;")
+        sizes.append(f"case {i}: words = {q.BM * st.pitch}; width = {st.width}; iters = {st.iters}; "
+                     f"put = {st.put_width}; break;")
         puts.append(f"case {i}: c_store_{v.name}(S, bidx, bidy, bidz, tidx, tidy, tidz{sregs}, m, n);{dn} "
-                    f"word = c_put_{v.name}(S, tidx, tidy, tidz{pregs}){dw}; break;")
+                    f"base = c_put_{v.name}(S, tidx, tidy, tidz{pregs}); word = base{dw}; break;")
         copies.append(f"case {i}: ok = c_copy_{v.name}(S, bidx, bidy, bidz, tid, it, word, m, n); break;")
     assert staged, name
     bx, by, bz = gen.block
