@@ -36,9 +36,13 @@ def plan_c_stage(opts: ThreadOptions, staging: SmemStaging | None, BM: int, BN: 
                  block: tuple[int, int, int], thread_axes: tuple[sympy.Symbol, ...],
                  reg: list[RegAxis], m_local: sympy.Expr, n_local: sympy.Expr, vec_n: int,
                  vec_c: int, sizes: tuple[sympy.Expr | int, sympy.Expr | int],
-                 bounds: dict[sympy.Symbol, sympy.Expr], notes: list[str]) -> CStage | None:
+                 preds: list[sympy.Boolean], bounds: dict[sympy.Symbol, sympy.Expr],
+                 notes: list[str]) -> CStage | None:
     """The staged epilogue of a plan (None: C stored from the registers), its reasons in
-    ``notes`` (see the module docstring).  ``sizes``: the variant's ``M`` and ``N``."""
+    ``notes`` (see the module docstring).  ``sizes``: the variant's ``M`` and ``N``;
+    ``preds``: the register epilogue's guards (IR predicates): a copy is guarded by ``m < M``
+    (``n < N``) unless ``M`` is a multiple of ``BM`` and no predicate names ``M`` (the tile's
+    rows, which the copies cover as the registers do, are then all below ``M``)."""
     if staging is None:
         return None  # lower.py notes a stage_c of an unstaged plan with the other copy verbs
     if opts.stage_c is False:
@@ -61,6 +65,7 @@ def plan_c_stage(opts: ThreadOptions, staging: SmemStaging | None, BM: int, BN: 
         notes.append(f"C epilogue: not staged (the {BM}x{BN} tile, {4 * BM * BN} bytes, does not "
                      f"fit in the K tiles' {room} bytes of shared memory)")
         return None
+    assert BN % width == 0, (BN, width)  # a copy's vector never straddles two rows
     step = max(put, width)
     n_put = n_local.xreplace(vec0(reg, "N")) if put > 1 else n_local
     best: tuple[float, int, int, int] | None = None
@@ -81,9 +86,14 @@ def plan_c_stage(opts: ThreadOptions, staging: SmemStaging | None, BM: int, BN: 
     e = (TID + IT * threads) * width
     row = simplify(sympy.floor(e / BN), ib)
     col = simplify(sympy.Mod(e, BN), ib)
+    named = set().union(*(q.free_symbols for q in preds)) if preds else set()
+
+    def guard(tile: int, size: sympy.Expr | int) -> bool:
+        return not divides(tile, size) or bool(sympy.sympify(size).free_symbols & named)
+
     M, N = sizes
     stage = CStage(pitch=pitch, put_width=put, width=width, iters=iters, guard_idx=total % threads != 0,
-                   row=row, col=col, guard_m=not divides(BM, M), guard_n=not divides(BN, N),
+                   row=row, col=col, guard_m=guard(BM, M), guard_n=guard(BN, N),
                    wavefronts=worst, ideal=ideal)
     lanes = "consecutive columns" if BN % (32 * width) == 0 else f"rows of {BN} columns"
     notes.append(f"C epilogue: staged through shared memory Cs[{BM}][{pitch}] ({4 * BM * pitch} of the "

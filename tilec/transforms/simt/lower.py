@@ -317,7 +317,7 @@ def _lower(fusion: GemmFusion, name: str, sizes: tuple, lds: tuple) -> SimtPlan:
 
     c_stage = plan_c_stage(opts, staging, BM, BN, block,
                            tuple(index_symbol(n) for n in ("tidx", "tidy", "tidz")), reg, m_local, n_local,
-                           vec_n, vec_c, (M, N), bounds, notes)
+                           vec_n, vec_c, (M, N), c_preds, bounds, notes)
     decomp = fusion.decomposition
     work = simt_work_split(fusion, grid=grid, block_names=[b.name for b in bsyms], BM=BM, BN=BN,
                            BK=staging.BK if staging else None, async_copy=opts.async_copy,
