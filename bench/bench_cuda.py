@@ -698,6 +698,9 @@ def device() -> str:
         return "unknown"
 
 
+GD = "examples/gemm_decomposition.py"  # the schedule behind `tilec gen` (its knobs: SWAP_AB, CM, CN)
+
+
 def run_sanitizer(out: Path, only: str | None = None, tag: str = "") -> str:
     # exact release, sliced 2x2, TMA-store epilogue; Stream-K deterministic on a 2x1 cluster with
     # the general form (all-cluster release); split-K atomic without a cluster
@@ -728,7 +731,20 @@ def run_sanitizer(out: Path, only: str | None = None, tag: str = "") -> str:
              # session 13: the CUDA heuristic's 2x1 cluster for split-K where B's rows are off
              # 128 bytes (N = 1000, B K x N, deterministic, a dead tile row), no L2 hint
              (dict(M=500, N=1000, K=3000, BN=256, CM=2, CN=1, SMS=8, B_LAYOUT="kn",
-                   DECOMP="splitk", SPLITS=4), "leader")]
+                   DECOMP="splitk", SPLITS=4), "leader"),
+             # session 14: the swapped kernel (SWAP_AB: our M on wgmma's N, BM a multiple of 8):
+             # ragged M and N, direct and TMA-store epilogues, B K x N and N x K, split-K with the
+             # deterministic fix-up and with the reduce kernel, a 2x1 cluster
+             (dict(SCHEDULE=GD, M=200, N=328, K=640, BM=104, BN=64, SWAP_AB=1, SMS=8, CM=1, CN=1,
+                   WARPS=8, DECOMP="dp", STAGES=4, B_LAYOUT="kn"), "leader"),
+             (dict(SCHEDULE=GD, M=77, N=300, K=520, BM=80, BN=128, SWAP_AB=1, SMS=4, CM=1, CN=1,
+                   DECOMP="dp", STAGES=4, B_LAYOUT="nk", EPILOGUE="tma"), "leader"),
+             (dict(SCHEDULE=GD, M=333, N=264, K=1000, BM=168, BN=64, SWAP_AB=1, SMS=8, CM=1, CN=1,
+                   WARPS=8, DECOMP="splitk", SPLITS=3, FIXUP="deterministic", B_LAYOUT="kn"), "leader"),
+             (dict(SCHEDULE=GD, M=30, N=200, K=2000, BM=32, BN=64, SWAP_AB=1, SMS=8, CM=1, CN=1,
+                   WARPS=8, DECOMP="splitk", SPLITS=6, FIXUP="reduce_kernel", B_LAYOUT="kn"), "leader"),
+             (dict(SCHEDULE=GD, M=300, N=256, K=512, BM=160, BN=128, SWAP_AB=1, SMS=8, CM=2, CN=1,
+                   DECOMP="dp", B_LAYOUT="kn"), "leader")]
     cases = [c for c in cases if only is None or any(o in json.dumps(c[0]) for o in only.split("|"))]
     log = [f"device: {device()}  date: {DATE}"]
     for i, (params, mode) in enumerate(cases):

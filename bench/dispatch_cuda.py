@@ -18,7 +18,8 @@ or in two phases, ``prepare`` anywhere (CPU) and ``run`` on the device over the 
    ``--target cuda`` as ``tilec gen --target cuda --no-tuned`` does at that shape (the heuristic:
    tilec/transforms/heuristic.py ``_cuda_rule`` and ``_decomposition``), and each
    ``--candidates`` configuration: knob overrides of that schedule (the other knobs still
-   "auto"; ``CM=2,CN=1``: its 2x1 cluster, B multicast), or ``seed:KNOBS``, examples/seed004_persistent_cluster.py with the heuristic's tile,
+   "auto"; ``CM=2,CN=1``: its 2x1 cluster, B multicast; ``SWAP_AB=1,BM=104,BN=64,WARPS=8``:
+   the swapped CUDA kernel, our M on wgmma's N; ``EPILOGUE=tma``: the CUDA epilogue), or ``seed:KNOBS``, examples/seed004_persistent_cluster.py with the heuristic's tile,
    stages and decomposition at the shape and KNOBS on top (``seed:CM=2,CN=1``: a 2x1 cluster).
    Writes one ``<sha>.cu`` per distinct source (shapes whose plans print the same source share
    it: the CUDA kernel takes M, N, K and the strides at run time), ``plans.pkl`` (the plans, for
@@ -127,6 +128,10 @@ def label(params: dict[str, Any]) -> str:
     text = _label(params)
     if "CM" in params and ("CLUSTER" in params or int(params["CM"]) * int(params["CN"]) > 1):
         text += f" c{params['CM']}x{params['CN']}"
+    if params.get("SWAP_AB") in (1, True):  # (SWAP_AB, EPILOGUE: gemm_decomposition.py
+        text += " swap"                     # arguments outside its PARAMS, as candidates give them)
+    if params.get("EPILOGUE", "auto") != "auto":
+        text += f" epi={params['EPILOGUE']}"
     return text
 
 

@@ -11,6 +11,10 @@ walked by a persistent grid of SMS CTAs; the decomposition cuts the tiles x k-it
   B_LAYOUT kn | nk (B given K x N or N x K; both backends print every DECOMP)
   CM, CN   a cluster of CM x CN neighbouring tiles (CUDA: TMA multicast of A across the CN
            tiles of a row, of B across the CM tiles of a column); 1 x 1: no cluster
+  SWAP_AB  0 | 1 (CUDA only; "auto": tilec's choice): each CTA computes its tile as
+           C^T = B^T A^T, our N on wgmma's M and our M on its N (BM any multiple of 8 up to
+           256, BN a multiple of 64: cuBLAS's small and ragged-M tiles); Triton ignores it
+  EPILOGUE auto | direct | tma | tma_tile | overlap (CUDA only, not in PARAMS): how C is written
 
 With a cluster (CM*CN > 1) the schedule is seed 004's: the tile counts split by the cluster
 factors, each CM x CN group of tiles walked together (the grouped raster over groups, GROUP_M
@@ -38,13 +42,15 @@ from tilec.ir import ParallelType as P
 # says why; any value given here or by --param is kept as it is
 PARAMS = dict(M=4096, N=4096, K=4096, BM="auto", BN="auto", BK="auto", GROUP_M="auto", SMS=132,
               DTYPE="bf16", DECOMP="auto", SPLITS="auto", SK_WAVES="auto", FIXUP="auto",
-              STAGES="auto", WARPS="auto", LOAD="auto", B_LAYOUT="kn", CM="auto", CN="auto")
+              STAGES="auto", WARPS="auto", LOAD="auto", B_LAYOUT="kn", CM="auto", CN="auto",
+              SWAP_AB="auto")
 
 
 def schedule(M: int, N: int, K: int, BM: int, BN: int, BK: int, GROUP_M: int, SMS: int,
              DTYPE: str, DECOMP: str, SPLITS: int, SK_WAVES: int, FIXUP: str,
              STAGES: int | str = "auto", WARPS: int | str = "auto", LOAD: str = "auto",
-             B_LAYOUT: str = "kn", CM: int = 1, CN: int = 1) -> GemmFusion:
+             B_LAYOUT: str = "kn", CM: int = 1, CN: int = 1, SWAP_AB: int = 0,
+             EPILOGUE: str = "auto") -> GemmFusion:
     cluster = _cluster(CM, CN, SMS)
     # (CM and CN are symbols when tilec derives multicast closed forms: the clustered walk)
     clustered = not (CM == 1 and CN == 1)
@@ -77,7 +83,8 @@ def schedule(M: int, N: int, K: int, BM: int, BN: int, BK: int, GROUP_M: int, SM
             fusion.propagate()
             return fusion
     fusion.decompose(DECOMP, splits=SPLITS, sk_waves=SK_WAVES, fixup=FIXUP, sms=SMS)
-    fusion.set_kernel(stages=STAGES, warps=WARPS, load=LOAD)
+    fusion.set_kernel(stages=STAGES, warps=WARPS, load=LOAD, swap_ab=SWAP_AB,
+                      epilogue=EPILOGUE)
     fusion.propagate()
     return fusion
 

@@ -36,7 +36,7 @@ from tilec.transforms.plan import Decomposition, Fixup
 EX = str(Path(__file__).resolve().parents[2] / "examples" / "gemm_decomposition.py")
 ALL_AUTO = {k: "auto" for k in KNOBS}
 USER_VALUES = dict(BM=64, BN=128, BK=32, GROUP_M=4, DECOMP="splitk", SPLITS=3, SK_WAVES=2,
-                   FIXUP="atomic", STAGES=2, WARPS=4, LOAD="pointer", CM=2, CN=2)
+                   FIXUP="atomic", STAGES=2, WARPS=4, LOAD="pointer", CM=2, CN=2, SWAP_AB=1)
 
 
 @settings(max_examples=60, deadline=None)
@@ -168,7 +168,7 @@ def test_tune_records_the_fastest_and_gen_uses_it(tmp_path: Path, monkeypatch, c
 def test_tune_without_auto_knobs_says_so() -> None:
     given = {"M": 64, "N": 64, "K": 64, "BM": 32, "BN": 32, "BK": 16, "GROUP_M": 4,
              "DECOMP": "dp", "SPLITS": 1, "SK_WAVES": 1, "FIXUP": "atomic", "STAGES": 2,
-             "WARPS": 4, "LOAD": "pointer", "CM": 1, "CN": 1}
+             "WARPS": 4, "LOAD": "pointer", "CM": 1, "CN": 1, "SWAP_AB": 0}
     with pytest.raises(TilecError, match="nothing to tune"):
         tune(EX, given, timer=lambda p: 1.0, progress=False)
 

@@ -113,7 +113,7 @@ def test_exported_rules_choose_the_auto_knobs(tmp_path: Path) -> None:
     near = load_schedule(ex, {"M": 300, "N": 4096, "K": 16384}, tuned=False, rules=rules)
     lent, _ = rules.lookup(300, 4096, 16384)  # the rule's tile; its decomposition re-chosen
     for k in KNOBS:
-        if k != "LOAD":
+        if k not in ("LOAD", "SWAP_AB"):  # (SWAP_AB: not in the example's PARAMS)
             assert near.params[k] == (want if k in TILE_KNOBS else lent)[k]
             assert near.resolution.choice(k).source is Source.RULES
     assert "nearest tuned shape 256x4096x16384" in near.resolution.choice("BM").why

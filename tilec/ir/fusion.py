@@ -183,21 +183,23 @@ class GemmFusion:
     def set_kernel(self, stages: int | str | None = None, warps: int | str | None = None,
                    load: LoadKind | str | None = None, epilogue: Epilogue | str | None = None,
                    evict: str | tuple[L2Hint | str, L2Hint | str] | None = None,
-                   prefetch: int | str | None = None) -> GemmFusion:
+                   prefetch: int | str | None = None,
+                   swap_ab: bool | int | str | None = None) -> GemmFusion:
         """Kernel-level choices: software-pipeline ``stages`` (K tiles in flight), ``warps`` per
         CTA (CUDA: 4 per warpgroup), the operand ``load`` kind (``pointer``, ``tma``) and, for
         the CUDA target, the ``epilogue`` that writes C (``tma``, ``tma_tile``, ``direct``,
         ``overlap``: see :class:`~tilec.ir.types.Epilogue`), the CUDA kernel's L2 ``evict``
         hints of A's and B's loads (``"last,first"`` or a pair, each ``normal``, ``first`` or
         ``last``: :class:`~tilec.ir.types.L2Hint`) and its L2 ``prefetch`` distance (k-iterations
-        ahead of the loads, 0..64; 0: none).
+        ahead of the loads, 0..64; 0: none); ``swap_ab`` (CUDA only; Triton ignores it): each CTA
+        computes its tile as C^T = B^T A^T, our N on wgmma's M and our M on its N.
         None or ``"auto"`` leaves a choice to lowering (TMA where the strides allow it, the
         target's default stages, warps and epilogue). Kept as a frozen
         :class:`~tilec.ir.types.KernelOptions` that lowering copies into the plan.
 
         >>> f = GemmFusion(M=256, N=256, K=64)
         >>> f.set_kernel(stages=4, warps=8, load="tma", epilogue="overlap").kernel_options
-        KernelOptions(stages=4, warps=8, load=<LoadKind.TMA: 'tma'>, epilogue=<Epilogue.OVERLAP: 'overlap'>, evict=None, prefetch=None)
+        KernelOptions(stages=4, warps=8, load=<LoadKind.TMA: 'tma'>, epilogue=<Epilogue.OVERLAP: 'overlap'>, evict=None, prefetch=None, swap_ab=False)
         >>> f.set_kernel(evict="last,first").kernel_options.evict
         (<L2Hint.LAST: 'last'>, <L2Hint.FIRST: 'first'>)
         >>> GemmFusion(M=256, N=256, K=64).set_kernel(warps=6)
@@ -224,13 +226,16 @@ class GemmFusion:
                               f"'auto' or None but got {epilogue!r}")
         ev = _evict_pair(evict)
         pf = count("prefetch", prefetch, lambda v: 0 <= v <= 64, "an integer in 0..64")
+        sw = count("swap_ab", swap_ab, lambda v: v in (0, 1), "0 or 1") if not isinstance(
+            swap_ab, bool) else int(swap_ab)
         self.schedule.record("fusion", "set_kernel", (),
                              {"stages": st, "warps": wp,
                               "load": kind.value if kind is not None else None,
                               "epilogue": epi.value if epi is not None else None,
-                              "evict": ",".join(ev) if ev else None, "prefetch": pf})
+                              "evict": ",".join(ev) if ev else None, "prefetch": pf,
+                              "swap_ab": True if sw else None})
         self.kernel_options = KernelOptions(stages=st, warps=wp, load=kind, epilogue=epi, evict=ev,
-                                            prefetch=pf or None)
+                                            prefetch=pf or None, swap_ab=bool(sw))
         return self
 
     def set_cluster(self, x: int, y: int = 1, z: int = 1) -> GemmFusion:

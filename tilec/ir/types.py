@@ -309,7 +309,8 @@ class KernelOptions:
     None: lowering's choice); evict: the CUDA kernel's L2 eviction hints of A's and B's TMA
     loads (:class:`L2Hint`; None: lowering's rule); prefetch: how many k-iterations ahead of its
     loads the CUDA producer prefetches A's and B's boxes into L2 (``cp.async.bulk.prefetch``;
-    None or 0: none).
+    None or 0: none); swap_ab: the CUDA kernel computes each tile as C^T = B^T A^T (our N on
+    wgmma's M, our M on its N: BM any multiple of 8; Triton ignores it).
     """
 
     stages: int | None = None
@@ -318,3 +319,4 @@ class KernelOptions:
     epilogue: Epilogue | None = None
     evict: tuple[L2Hint, L2Hint] | None = None
     prefetch: int | None = None
+    swap_ab: bool = False

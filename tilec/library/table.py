@@ -302,9 +302,10 @@ def heuristic_data(raw: dict[str, Any], configs: ConfigSet) -> dict[str, Any] | 
         tmin = max(-(-m0 // BM) * -(-n0 // BN), -(-mn0 // (BM * BN)))
         tmins[key] = min(tmins.get(key, tmin), tmin)
     base = {k: v for k, v in raw.items() if k not in ("M", "N", "K")}
-    # a cluster left auto is none: tilec build is Triton's, whose heuristic (as the buckets'
-    # resolve) leaves CM = CN = 1; the menus' configs then equal the buckets' (one kernel each)
-    base.update((k, getattr(Config(), k)) for k in ("CM", "CN")
+    # a cluster (swapped operands) left auto is none: tilec build is Triton's, whose heuristic
+    # (as the buckets' resolve) leaves CM = CN = 1 (SWAP_AB = 0); the menus' configs then equal
+    # the buckets' (one kernel each)
+    base.update((k, getattr(Config(), k)) for k in ("CM", "CN", "SWAP_AB")
                 if isinstance(base.get(k), str) and base[k].lower() == "auto")
     menus = []
     for key, tmin in tmins.items():

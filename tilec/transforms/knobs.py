@@ -17,15 +17,17 @@ from tilec.ir.types import (
 from tilec.policy import PolicyEnum
 from tilec.transforms.plan import Decomposition, Fixup, LoadKind
 
-__all__ = ["AUTO", "DEFERRED", "KNOBS", "LATER_KNOBS", "Config", "Source",
+__all__ = ["AUTO", "DEFERRED", "FLAGS", "KNOBS", "LATER_KNOBS", "Config", "Source",
            "parse_knob"]
 
 AUTO = "auto"
 KNOBS = ("BM", "BN", "BK", "GROUP_M", "DECOMP", "SPLITS", "SK_WAVES", "FIXUP", "STAGES", "WARPS",
-         "LOAD", "CM", "CN")
+         "LOAD", "SWAP_AB", "CM", "CN")
 # knobs added after rules files and tuned records were first written, with the value such a
-# record meant by leaving them out (no cluster)
-LATER_KNOBS: Mapping[str, Any] = {"CM": 1, "CN": 1}
+# record meant by leaving them out (no cluster, no swapped operands)
+LATER_KNOBS: Mapping[str, Any] = {"CM": 1, "CN": 1, "SWAP_AB": 0}
+# 0/1 knobs (SWAP_AB: the CUDA kernel computes each tile as C^T = B^T A^T, our M on wgmma's N)
+FLAGS = frozenset({"SWAP_AB"})
 DEFERRED = frozenset({"LOAD"})  # knobs the heuristic may leave "auto": lowering decides them
 _ENUMS: dict[str, type[PolicyEnum]] = {"DECOMP": Decomposition, "FIXUP": Fixup, "LOAD": LoadKind}
 
@@ -44,6 +46,8 @@ class Config:
     """One value per knob: a point of the tuning space.
 
     ``LOAD=None`` leaves the load kind to lowering (TMA where the strides allow it).
+    ``SWAP_AB=1``: the CUDA kernel's swapped operands (``set_kernel(swap_ab=True)``: our N on
+    wgmma's M, our M on its N, so BM is any multiple of 8); the heuristic leaves it 0.
     """
 
     BM: int = 128
@@ -57,6 +61,7 @@ class Config:
     STAGES: int = 3
     WARPS: int = 8
     LOAD: LoadKind | None = None
+    SWAP_AB: int = 0
     CM: int = 1
     CN: int = 1
 
@@ -70,7 +75,7 @@ class Config:
 
     def short(self) -> str:
         """``128x256x64 g8 dp s3 w8`` (decomposition numbers and fix-up only where they count;
-        the cluster, `` c2x1``, only where there is one)."""
+        the cluster, `` c2x1``, only where there is one; `` swap`` only with SWAP_AB=1)."""
         d = self.DECOMP.value
         if self.DECOMP is Decomposition.SPLIT_K:
             d += str(self.SPLITS)
@@ -80,8 +85,9 @@ class Config:
             d += f" {self.FIXUP.value}"
         load = f" {self.LOAD.value}" if self.LOAD is not None else ""
         cluster = f" c{self.CM}x{self.CN}" if (self.CM, self.CN) != (1, 1) else ""
+        swap = " swap" if self.SWAP_AB else ""
         return (f"{self.BM}x{self.BN}x{self.BK} g{self.GROUP_M} {d} s{self.STAGES} w{self.WARPS}"
-                f"{load}{cluster}")
+                f"{load}{swap}{cluster}")
 
 
 def parse_knob(name: str, value: Any) -> Any:
@@ -89,12 +95,18 @@ def parse_knob(name: str, value: Any) -> Any:
 
     >>> parse_knob("DECOMP", "SplitK"), parse_knob("BM", "auto"), parse_knob("CM", 2)
     (<Decomposition.SPLIT_K: 'splitk'>, 'auto', 2)
+    >>> parse_knob("SWAP_AB", 0), parse_knob("SWAP_AB", True)
+    (0, 1)
     """
     if isinstance(value, str) and value.strip().lower() == AUTO:
         return AUTO
     enum = _ENUMS.get(name)
     if enum is not None:
         return enum.parse(value, extra=(AUTO,))
+    if name in FLAGS:
+        if value not in (0, 1):  # (True and False too)
+            raise ParamError(f"parameter {name} must be 0, 1 or 'auto' but got {value!r}")
+        return int(value)
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
         if name in ("SK_WAVES",) and value == 0:
             return 0

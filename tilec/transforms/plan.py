@@ -352,6 +352,9 @@ class KernelPlan:
     fixed_sizes: bool = False
     # CUDA: the cluster's stage release (lowering's choice); None: not decided (Triton plans)
     release: ReleaseProtocol | None = None
+    # CUDA: each CTA computes its tile as C^T = B^T A^T (the schedule's set_kernel(swap_ab=)):
+    # our N on wgmma's M (64 per warpgroup), our M on its N (BM any multiple of 8)
+    swap_ab: bool = False
 
     @property
     def k_iters(self) -> int:

@@ -275,14 +275,25 @@ __device__ __forceinline__ uint64_t smem_desc_sw128_mn(const void* p, uint32_t c
 _WGMMA_TYPES = {"bf16": "bf16", "fp16": "f16"}
 
 
-def wgmma_function(n: int, dtype: str, b_mn_major: bool = False) -> str:
-    """``tilec::wgmma_m64n{n}k16``: D(64 x n, fp32) (+)= A(smem) * B(smem), A K-major, B K-major
-    (given N x K) or, with ``b_mn_major``, MN-major (given K x N: the instruction's transpose-B).
+def wgmma_function(n: int, dtype: str, b_mn_major: bool = False, a_mn_major: bool = False,
+                   n_name: str = "BN") -> str:
+    """``tilec::wgmma_m64n{n}k16``: D(64 x n, fp32) (+)= A(smem) * B(smem), each operand K-major
+    or, with ``a_mn_major`` / ``b_mn_major``, MN-major (the instruction's transpose-A / -B
+    immediates, its last two).  The plain kernel's A is ours (K-major) and its B ours (MN-major
+    when given K x N); the swapped kernel's (SWAP_AB=1) A is a 64-column slab of our B and its B
+    our A, with ``n`` = BM (``n_name``, for the message).
 
     ``scale_d`` 0 overwrites D (first k step of a tile), 1 accumulates.
+
+    >>> "p, 1, 1, 1, 0;" in wgmma_function(104, "bf16", a_mn_major=True, n_name="BM")
+    True
+    >>> wgmma_function(100, "bf16", n_name="BM")
+    Traceback (most recent call last):
+    ...
+    tilec.errors.UnsupportedError: wgmma needs N a multiple of 8 in [8, 256] but got BM = 100
     """
     if n % 8 != 0 or not 8 <= n <= 256:
-        raise UnsupportedError(f"wgmma needs N a multiple of 8 in [8, 256] but got BN = {n}")
+        raise UnsupportedError(f"wgmma needs N a multiple of 8 in [8, 256] but got {n_name} = {n}")
     if dtype not in _WGMMA_TYPES:
         raise UnsupportedError(f"wgmma input dtype must be bf16 or fp16 but got {dtype}")
     ty = _WGMMA_TYPES[dtype]
@@ -297,7 +308,7 @@ def wgmma_function(n: int, dtype: str, b_mn_major: bool = False) -> str:
         f'      "{{\\n\\t.reg .pred p;\\n\\tsetp.ne.b32 p, %{nreg + 2}, 0;\\n\\t"\n'
         f'      "wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ty}.{ty} "\n'
         f'      "{{{regs}}}, "\n'
-        f'      "%{nreg}, %{nreg + 1}, p, 1, 1, 0, {int(b_mn_major)};\\n\\t}}"\n'
+        f'      "%{nreg}, %{nreg + 1}, p, 1, 1, {int(a_mn_major)}, {int(b_mn_major)};\\n\\t}}"\n'
         f"      : {outs}\n"
         f'      : "l"(desc_a), "l"(desc_b), "r"(scale_d));\n'
         f"}}\n}}  // namespace tilec\n"

@@ -96,8 +96,12 @@ def legalize(s: Lowering) -> Lowering:
     else:
         # 1 producer + 2 consumer warpgroups where BM splits in two m64 multiples, else 1 consumer
         warps = ko.warps or (12 if BM % 128 == 0 else 8)
+        if ko.swap_ab:  # swapped operands: the consumers split BN in 64-column slabs
+            warps = ko.warps or (12 if BN % 128 == 0 else 8)
         stages = ko.stages or 4
         epilogue = cuda_epilogue(ko.epilogue, BM, BN, BK, fusion.dtype, warps, stages)
+        if ko.swap_ab and ko.epilogue is None:
+            epilogue = Epilogue.DIRECT  # (the swapped kernel prints "direct" and "tma")
         assert s.order is not None and s.work is not None and s.a is not None and s.b is not None
         check_cluster_agreement(s.kernel_name, s.work, s.cluster[0], (s.a, s.b))
         M, N, K = s.sizes

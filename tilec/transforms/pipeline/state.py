@@ -183,6 +183,7 @@ class Lowering:
             notes=self.notes, epilogue=self.epilogue,
             prefetch=self.prefetch, split=self.split, release=self.release,
             fixed_sizes=self.ir.generic is None,
+            swap_ab=self.fusion.kernel_options.swap_ab and self.target is not Target.TRITON,
         )
 
     def summary(self) -> str:

@@ -39,7 +39,8 @@ from tilec.transforms.plan import DType, KernelPlan, WorkSplit
 def cname(plan: KernelPlan) -> str:
     """The file's C namespace and launcher prefix: from the configuration (the plan's name
     carries its reference launch's sizes, which the file must not)."""
-    return re.sub(r"\W", "_", f"tilec_gemm_{plan.BM}x{plan.BN}x{plan.BK}")
+    swap = "_swap" if plan.swap_ab else ""
+    return re.sub(r"\W", "_", f"tilec_gemm_{plan.BM}x{plan.BN}x{plan.BK}{swap}")
 
 
 class CudaPrinter:
@@ -105,7 +106,9 @@ class CudaPrinter:
             schedule_functions(k),
             "#if defined(__CUDACC__)",
             DEVICE_HELPERS,
-            wgmma_function(k.plan.BN, k.plan.dtype.value, not k.plan.b.transposed),
+            (wgmma_function(k.plan.BM, k.plan.dtype.value, a_mn_major=not k.plan.b.transposed,
+                            n_name="BM") if k.plan.swap_ab else
+             wgmma_function(k.plan.BN, k.plan.dtype.value, not k.plan.b.transposed)),
             (partial_store_function(k) if reduced(k) else fixup_function(k)) if k.partials else "",
             kernel_function(k),
             *([reduce_kernel_function(k)] if reduced(k) else []),
@@ -124,6 +127,9 @@ def header(k: Kernel) -> str:
         f"{p.c_dtype.value} out; M, N, K and the row strides are launch arguments.",
         f"// Tiles {p.BM}x{p.BN}x{p.BK}, {s.stages} stages, {s.consumers} consumer warpgroup(s), "
         f"cluster {s.cluster}, {p.work.kind.value} over the schedule's {ORDER_CTAS(k)} CTAs.",
+        *(["// SWAP_AB: each tile computed as C^T = B^T A^T: wgmma m64n{BM}k16 with a 64-column slab "
+           "of B as its A, A as its B; each consumer owns WG_N columns (N_SUB slabs of 64)."]
+          if p.swap_ab else []),
         "// Variants: gemm_kernel<true> (closed multicast forms, exact stage release where printed, "
         "no boundary predicates) where facts_hold(shape), else gemm_kernel<false>.",
         f"// Epilogue: {epilogue_name(k)}.",
@@ -169,11 +175,13 @@ def constants(k: Kernel) -> str:
     consts = {
         "BM": p.BM, "BN": p.BN, "BK": p.BK,
         "STAGES": s.stages, "CONSUMERS": s.consumers,
-        "WG_M": s.wg_m, "M_SUB": s.m_sub, "CLUSTER": s.cluster,
+        **({"WG_N": s.wg_m, "N_SUB": s.m_sub} if s.swap else {"WG_M": s.wg_m, "M_SUB": s.m_sub}),
+        "CLUSTER": s.cluster,
         "THREADS": s.threads, "CHUNKS_A": s.chunks_a, "CHUNKS_B": s.chunks_b,
         "SMEM_BYTES": s.smem_bytes,
         "TMA_STORE": int(s.tma_store),
-        "EPI_BYTES": s.consumers * s.epi_boxes * BOX_BYTES if s.tma_store else 0,
+        "EPI_BYTES": (s.consumers * s.epi_boxes * (p.BM * 128 if s.swap else BOX_BYTES)
+                      if s.tma_store else 0),
     }
     if p.prefetch:
         consts["PREFETCH"] = p.prefetch  # k-iterations of L2 look-ahead
@@ -229,6 +237,7 @@ def host(k: Kernel) -> str:
     dt, dtc = dts[p.dtype], dts[p.c_dtype]
     b_rows, b_cols = ("N", "K") if p.b.transposed else ("K", "N")
     bbox = "BN / CHUNKS_B, BK" if p.b.transposed else "BK, 64"
+    cbox = "BM, 64" if p.swap_ab else "64, 64"  # the epilogue's staging box: rows, columns
     # the occupancy query's grid: the schedule's CTAs, or (one CTA per tile, a count that depends
     # on M and N) a full wave of clusters
     occ_grid = ("(ORDER_CTAS + CLUSTER - 1) / CLUSTER * CLUSTER" if order_ctas_fixed(k)
@@ -327,7 +336,7 @@ extern "C" int {n}_launch(const void* A, const void* B, void* C, void* ws, void*
   if (int r = encode_map(tmA, {dt}, sizeof(TIn), A, M, K, lda, BM / CHUNKS_A, BK)) return r;
   if (int r = encode_map(tmB, {dt}, sizeof(TIn), B, {b_rows}, {b_cols}, ldb, {bbox})) return r;
   if (TMA_STORE) {{
-    if (int r = encode_map(tmC, {dtc}, sizeof(TOut), C, M, N, ldc, 64, 64)) return r;
+    if (int r = encode_map(tmC, {dtc}, sizeof(TOut), C, M, N, ldc, {cbox})) return r;
   }}
   auto kernel = closed ? gemm_kernel<true> : gemm_kernel<false>;
   kernel<<<grid, THREADS, SMEM_BYTES, (cudaStream_t)stream>>>(tmA.map, tmB.map, tmC.map, static_cast<TOut*>(C),

@@ -15,6 +15,12 @@ from tilec.codegen.cuda.printer.epilogue import (
 from tilec.codegen.cuda.printer.reduce import partial_store_call, reduced
 from tilec.codegen.cuda.printer.schedule import evict_where
 from tilec.codegen.cuda.printer.shape import Kernel
+from tilec.codegen.cuda.printer.swap import (
+    epilogue_direct_swap,
+    epilogue_tma_swap,
+    swap_mma,
+    swapped,
+)
 from tilec.codegen.cuda.printer.work import fixup_call, order_ctas_fixed
 from tilec.transforms.plan import DType, MulticastMode, OperandLoad
 
@@ -268,6 +274,27 @@ def load_kn(op: OperandLoad, chunks: int, ind: str) -> list[str]:
     ]
 
 
+def mma(k: Kernel, ind: str) -> list[str]:
+    """One stage's wgmmas of consumer ``cw``: its M_SUB m64 row blocks of A's stage against
+    B's whole stage (K-major, or MN-major with transpose-B for B given K x N)."""
+    p = k.plan
+    return [
+        f"{ind}const TIn* a = sA + stage * BM * BK + cw * WG_M * BK;",
+        f"{ind}const TIn* b = sB + stage * BN * BK;",
+        f"{ind}tilec::wgmma_fence();",
+        f"{ind}#pragma unroll",
+        f"{ind}for (int kk = 0; kk < BK / 16; ++kk) {{",
+        (f"{ind}  const uint64_t db = tilec::smem_desc_sw128(b + kk * 16);" if p.b.transposed else
+         f"{ind}  const uint64_t db = tilec::smem_desc_sw128_mn(b + kk * 16 * 64, 64 * BK * sizeof(TIn));"),
+        f"{ind}  #pragma unroll",
+        f"{ind}  for (int ms = 0; ms < M_SUB; ++ms)",
+        f"{ind}    tilec::wgmma_m64n{p.BN}k16(acc[ms], tilec::smem_desc_sw128(a + ms * 64 * BK + kk * 16), db,",
+        f"{ind}                              (kb > kb0 || kk > 0) ? 1 : 0);",
+        f"{ind}}}",
+        f"{ind}tilec::wgmma_commit();",
+    ]
+
+
 def release(k: Kernel, st: str) -> str:
     """One consumer warpgroup gives stage ``st`` back: one arrival on each CTA of S'(rank)
     (exact), of the whole cluster (all-cluster), or on its own barrier (no cluster)."""
@@ -290,8 +317,10 @@ def consumer(k: Kernel) -> list[str]:
     # accumulators are read.
     guard = "if (alive) "
     out = [
-        f"{ind}const int cw = wg - 1;  // consumer warpgroup: rows [cw * WG_M, (cw + 1) * WG_M)",
-        f"{ind}float acc[M_SUB][BN / 2];",
+        (f"{ind}const int cw = wg - 1;  // consumer warpgroup: columns [cw * WG_N, (cw + 1) * WG_N)"
+         if p.swap_ab else
+         f"{ind}const int cw = wg - 1;  // consumer warpgroup: rows [cw * WG_M, (cw + 1) * WG_M)"),
+        swapped(k, f"{ind}float acc[M_SUB][BN / 2];"),
         f"{ind}int stage = 0, prev = 0; uint32_t phase = 0;",
         *([f"{ind}uint32_t epi_count = 0;  // TMA-store staging boxes used so far (parity picks one)"]
           if s.tma_store and k.epilogue != "tma_tile" else []),
@@ -306,19 +335,7 @@ def consumer(k: Kernel) -> list[str]:
         f"{i2}for (int kb = kb0; kb < kb1; ++kb) {{",
         f"{i2}  tilec::mbar_wait(&full[stage], phase);",
         f"{i2}  {guard}{{",
-        f"{i2}    const TIn* a = sA + stage * BM * BK + cw * WG_M * BK;",
-        f"{i2}    const TIn* b = sB + stage * BN * BK;",
-        f"{i2}    tilec::wgmma_fence();",
-        f"{i2}    #pragma unroll",
-        f"{i2}    for (int kk = 0; kk < BK / 16; ++kk) {{",
-        (f"{i2}      const uint64_t db = tilec::smem_desc_sw128(b + kk * 16);" if p.b.transposed else
-         f"{i2}      const uint64_t db = tilec::smem_desc_sw128_mn(b + kk * 16 * 64, 64 * BK * sizeof(TIn));"),
-        f"{i2}      #pragma unroll",
-        f"{i2}      for (int ms = 0; ms < M_SUB; ++ms)",
-        f"{i2}        tilec::wgmma_m64n{p.BN}k16(acc[ms], tilec::smem_desc_sw128(a + ms * 64 * BK + kk * 16), db,",
-        f"{i2}                                  (kb > kb0 || kk > 0) ? 1 : 0);",
-        f"{i2}    }}",
-        f"{i2}    tilec::wgmma_commit();",
+        *(swap_mma(k, i2 + "    ") if p.swap_ab else mma(k, i2 + "    ")),
         f"{i2}  }}",
         *(overlap_step(i2 + "  ") if k.epilogue == "overlap" else []),
         f"{i2}  tilec::wgmma_wait<{k.mma_in_flight}>();",
@@ -342,7 +359,10 @@ def consumer(k: Kernel) -> list[str]:
             f"{i2}  if (++stage == STAGES) {{ stage = 0; phase ^= 1; }}",
             f"{i2}}}",
         ]
-    epi = epilogue_tma(k, i2 + "  ") if s.tma_store else epilogue_direct(k, i2 + "  ")
+    if p.swap_ab:
+        epi = (epilogue_tma_swap if s.tma_store else epilogue_direct_swap)(k, i2 + "  ")
+    else:
+        epi = epilogue_tma(k, i2 + "  ") if s.tma_store else epilogue_direct(k, i2 + "  ")
     if k.epilogue == "none":  # a measurement: the kernel without its epilogue
         epi = [f"{i2}  if (acc[0][0] == 12345.678f) C[0] = TOut(0.f);  // keeps the MMAs alive"]
     if k.epilogue == "overlap":
@@ -350,14 +370,14 @@ def consumer(k: Kernel) -> list[str]:
         out += overlap_rest(i2)
         epi = overlap_pack(i2 + "  ")
     if k.partials:
-        out += [
+        out += [swapped(k, ln) for ln in [
             f"{i2}if (kb0 == kb1) {{  // an empty K part (split-K with K_ITERS < SPLITS): a zero partial",
             f"{i2}  #pragma unroll",
             f"{i2}  for (int ms = 0; ms < M_SUB; ++ms)",
             f"{i2}    #pragma unroll",
             f"{i2}    for (int i = 0; i < BN / 2; ++i) acc[ms][i] = 0.f;",
             f"{i2}}}",
-        ]
+        ]]
         if reduced(k):  # every K part to its slot (one part: C written here, no reduce kernel)
             out.append(f"{i2}if (sh.SPLITS > 1) {{ if (alive) {partial_store_call()}; continue; }}")
         else:

@@ -14,6 +14,7 @@ schedule section; the kernels and the launch after it."""
 from __future__ import annotations
 
 from tilec.codegen.cuda.printer.shape import Kernel
+from tilec.codegen.cuda.printer.swap import swapped
 from tilec.transforms.plan import DType, Fixup
 
 RED_THREADS = 256  # the reduce kernel's most threads per CTA (halved down to RED_MIN_THREADS)
@@ -33,7 +34,7 @@ def reduce_schedule(k: Kernel) -> list[str]:
     ``warp * 16 + lane / 4 + 8 * (i / 2)``, column ``8 * jj + 2 * (lane % 4) + i % 2`` of its
     64-row block ``ms``, ``q = ms * BN / 8 + jj``), the reduce kernel's grid, and its work per
     float4 (``reduce_float4``, over a load and a store the caller gives)."""
-    return [
+    return [swapped(k, ln) for ln in [
         "// Fixup.REDUCE_KERNEL: slot s of the fp32 workspace holds a group's CLUSTER partial tiles,",
         "// PART_FLOAT4S float4s from float4 s * PART_FLOAT4S, in the accumulators' own layout",
         "constexpr int PART_FLOAT4S = CLUSTER * BM * BN / 4;",
@@ -41,16 +42,17 @@ def reduce_schedule(k: Kernel) -> list[str]:
         "TILEC_HD int part_float4(int rank, int cw, int q, int ctid) {",
         "  return ((rank * CONSUMERS + cw) * (M_SUB * (BN / 8)) + q) * 128 + ctid;",
         "}",
-        "// the inverse: float4 e of a slot -> the CTA rank and the tile element (r, c) of its .x (wgmma's",
-        "// D fragment); .y is (r, c + 1), .z (r + 8, c), .w (r + 8, c + 1)",
-        "TILEC_HD void reduce_place(int e, int& rank, int& r, int& c) {",
-        "  const int per_cta = BM * BN / 4, per_wg = WG_M * BN / 4;",
-        "  rank = e / per_cta;",
-        "  const int cw = e % per_cta / per_wg, i = e % per_wg;",
-        "  const int q = i / 128, ctid = i % 128, warp = ctid / 32, lane = ctid % 32;",
-        "  r = cw * WG_M + (q / (BN / 8)) * 64 + warp * 16 + lane / 4;",
-        "  c = 8 * (q % (BN / 8)) + 2 * (lane % 4);",
-        "}",
+        *(swap_place() if k.plan.swap_ab else [
+            "// the inverse: float4 e of a slot -> the CTA rank and the tile element (r, c) of its .x (wgmma's",
+            "// D fragment); .y is (r, c + 1), .z (r + 8, c), .w (r + 8, c + 1)",
+            "TILEC_HD void reduce_place(int e, int& rank, int& r, int& c) {",
+            "  const int per_cta = BM * BN / 4, per_wg = WG_M * BN / 4;",
+            "  rank = e / per_cta;",
+            "  const int cw = e % per_cta / per_wg, i = e % per_wg;",
+            "  const int q = i / 128, ctid = i % 128, warp = ctid / 32, lane = ctid % 32;",
+            "  r = cw * WG_M + (q / (BN / 8)) * 64 + warp * 16 + lane / 4;",
+            "  c = 8 * (q % (BN / 8)) + 2 * (lane % 4);",
+            "}"]),
         f"// the reduce kernel's launch: one thread per float4 of a slot's partials; {RED_THREADS} threads per",
         f"// CTA, halved (down to {RED_MIN_THREADS}) until there are two CTAs per SM; at most a full wave of CTAs",
         "// (the kernel strides over the rest)",
@@ -91,17 +93,25 @@ def reduce_schedule(k: Kernel) -> list[str]:
         "    for (int b = 0; b < RED_LOADS; ++b)",
         "      if (o + b < cnt) { s.x += x[b].x; s.y += x[b].y; s.z += x[b].z; s.w += x[b].w; }",
         "  }",
-        "  const bool two = col + 1 < sh.N;",
-        "  put(row, col, two, s.x, s.y);",
-        "  if (row + 8 < sh.M) put(row + 8, col, two, s.z, s.w);",
+        *(["  // SWAP_AB: .x (row, col), .y (row + 1, col), .z (row, col + 8), .w (row + 1, col + 8)",
+            "  const bool down = row + 1 < sh.M;",
+            "  put(row, col, false, s.x, 0.f);",
+            "  if (down) put(row + 1, col, false, s.y, 0.f);",
+            "  if (col + 8 < sh.N) {",
+            "    put(row, col + 8, false, s.z, 0.f);",
+            "    if (down) put(row + 1, col + 8, false, s.w, 0.f);",
+            "  }"] if k.plan.swap_ab else [
+            "  const bool two = col + 1 < sh.N;",
+            "  put(row, col, two, s.x, s.y);",
+            "  if (row + 8 < sh.M) put(row + 8, col, two, s.z, s.w);"]),
         "}",
-    ]
+    ]]
 
 
 def partial_store_function(k: Kernel) -> str:
     """The main kernel's side: a warpgroup's partial to its slot (coalesced ``__stcg``), nothing
     else (no barrier, no ticket: the kernel boundary orders it before the reduce kernel)."""
-    return "\n".join([
+    return swapped(k, "\n".join([
         "namespace " + k.cname + " {",
         "// Fixup.REDUCE_KERNEL: this unit's partial to its own slot; reduce_kernel sums the slots",
         "__device__ __forceinline__ void partial_store(const Shape& sh, const float (&acc)[M_SUB][BN / 2], float* ws,",
@@ -118,7 +128,26 @@ def partial_store_function(k: Kernel) -> str:
         "  }",
         "}",
         "}  // namespace",
-    ])
+    ]))
+
+
+def swap_place() -> list[str]:
+    """SWAP_AB=1's ``reduce_place``: float4 ``q = ns * BM / 8 + jj`` of consumer thread ``ctid``
+    holds registers ``4 jj .. 4 jj + 3`` of slab ``ns`` (D fragment: wgmma's row is our n, its
+    column our m), so its .x is tile row ``8 jj + 2 (lane % 4)``, column ``cw * WG_N + ns * 64 +
+    16 warp + lane / 4``; .y the next row, .z eight columns on, .w both."""
+    return [
+        "// the inverse: float4 e of a slot -> the CTA rank and the tile element (r, c) of its .x (wgmma's",
+        "// D fragment, swapped: its rows are our columns); .y is (r + 1, c), .z (r, c + 8), .w (r + 1, c + 8)",
+        "TILEC_HD void reduce_place(int e, int& rank, int& r, int& c) {",
+        "  const int per_cta = BM * BN / 4, per_wg = WG_N * BM / 4;",
+        "  rank = e / per_cta;",
+        "  const int cw = e % per_cta / per_wg, i = e % per_wg;",
+        "  const int q = i / 128, ctid = i % 128, warp = ctid / 32, lane = ctid % 32;",
+        "  c = cw * WG_N + (q / (BM / 8)) * 64 + warp * 16 + lane / 4;",
+        "  r = 8 * (q % (BM / 8)) + 2 * (lane % 4);",
+        "}",
+    ]
 
 
 def partial_store_call() -> str:

@@ -34,8 +34,8 @@ class KernelShape:
     """Launch and tiling numbers the kernel is built from (all checked against the plan)."""
 
     consumers: int  # consumer warpgroups
-    wg_m: int  # tile rows per consumer warpgroup
-    m_sub: int  # m64 wgmma rows per consumer warpgroup
+    wg_m: int  # tile rows per consumer warpgroup (swap_ab: tile columns, WG_N)
+    m_sub: int  # m64 wgmma rows per consumer warpgroup (swap_ab: 64-column slabs, N_SUB)
     cluster: int
     stages: int
     chunks_a: int  # TMA boxes one stage of A is cut into (sliced multicast), else 1
@@ -48,6 +48,7 @@ class KernelShape:
     receivers: tuple[int, ...] | None
     senders: tuple[int, ...] | None
     epi_boxes: int = 2  # TMA-store staging boxes per consumer warpgroup
+    swap: bool = False  # the plan's swap_ab: each tile computed as C^T = B^T A^T
 
     @property
     def threads(self) -> int:
@@ -87,7 +88,7 @@ def check(p: KernelPlan, epilogue: str) -> KernelShape:
     Triton or edited after lowering, gets
     :func:`~tilec.transforms.pipeline.release.plan_release`'s)."""
     check_supported(p)
-    consumers, wg_m, m_sub = warpgroups(p)
+    consumers, wg_m, m_sub = swap_warpgroups(p, epilogue) if p.swap_ab else warpgroups(p)
     cx = p.cluster[0]
     chunks = [check_multicast(op, cx, rows) for op, rows in ((p.a, p.BM), (p.b, p.BN))]
     if not p.b.transposed:
@@ -99,14 +100,15 @@ def check(p: KernelPlan, epilogue: str) -> KernelShape:
             f"CUDA backend: {p.num_stages} stages of {stage_bytes} bytes need {smem} bytes of "
             f"shared memory (2 stages at least, {SMEM_LIMIT} at most)"
         )
-    boxes, epi = epilogue_staging(p, epilogue, smem, consumers, m_sub)
+    boxes, epi = (swap_staging(p, epilogue, smem, consumers) if p.swap_ab else
+                  epilogue_staging(p, epilogue, smem, consumers, m_sub))
     tma_store = epilogue not in ("direct", "none")
     rp = plan_release(p)
     assert not rp.exact or len(rp.receivers) == cx, (p.name, rp, cx)
     return KernelShape(consumers, wg_m, m_sub, cx, p.num_stages, chunks[0], chunks[1],
                        smem + (epi if tma_store else 0), tma_store,
                        rp.receivers if rp.exact else None, rp.senders if rp.exact else None,
-                       boxes)
+                       boxes, p.swap_ab)
 
 
 def epilogue_staging(p: KernelPlan, epilogue: str, smem: int, consumers: int,
@@ -146,6 +148,44 @@ def warpgroups(p: KernelPlan) -> tuple[int, int, int]:
             f"accumulators per thread for BM={p.BM}, BN={p.BN} (at most 128)"
         )
     return consumers, wg_m, m_sub
+
+
+def swap_warpgroups(p: KernelPlan, epilogue: str) -> tuple[int, int, int]:
+    """SWAP_AB=1: (consumer warpgroups, tile columns per consumer (WG_N), 64-column slabs per
+    consumer (N_SUB)): each consumer warpgroup owns WG_N of the tile's BN columns, which are
+    wgmma's M (64 per instruction), and all BM rows, wgmma's N; its accumulators are
+    ``acc[N_SUB][BM / 2]``.  Refuses what the swapped kernel does not print."""
+    consumers = p.num_warps // 4 - 1
+    if p.num_warps % 4 or not 1 <= consumers <= 2 or p.BN % (64 * consumers):
+        raise UnsupportedError(
+            f"CUDA backend: SWAP_AB=1 splits BN (= {p.BN}) in 64-column slabs over the consumer "
+            f"warpgroups; WARPS must be 8 (one consumer) or 12 (two, BN a multiple of 128) but "
+            f"got WARPS={p.num_warps}")
+    wg_n = p.BN // consumers
+    n_sub = wg_n // 64
+    if n_sub * p.BM // 2 > 128:
+        raise UnsupportedError(
+            f"CUDA backend: SWAP_AB=1: a consumer warpgroup would hold {n_sub * p.BM // 2} fp32 "
+            f"accumulators per thread for BM={p.BM}, BN={p.BN}, WARPS={p.num_warps} (at most 128)")
+    if epilogue not in ("direct", "tma", "none"):
+        raise UnsupportedError(
+            f"CUDA backend: SWAP_AB=1 writes C by the 'direct' or 'tma' epilogue; got "
+            f"epilogue={epilogue!r}")
+    return consumers, wg_n, n_sub
+
+
+def swap_staging(p: KernelPlan, epilogue: str, smem: int, consumers: int) -> tuple[int, int]:
+    """SWAP_AB=1: the "tma" epilogue's staging per consumer warpgroup, two boxes of BM rows x
+    64 columns (the warpgroup's slab, 128-byte swizzled), and their bytes; the TMA store clips
+    at M and N."""
+    box = p.BM * 64 * p.c_dtype.nbytes
+    epi = consumers * 2 * box
+    if epilogue == "tma" and (p.c_dtype.nbytes != 2 or smem + epi > SMEM_LIMIT):
+        raise UnsupportedError(
+            f"CUDA backend: SWAP_AB=1 with the 'tma' epilogue needs a 16-bit C and {epi} more "
+            f"bytes of shared memory (plan {p.name!r}: {p.c_dtype.value}, {smem} bytes already): "
+            "fewer STAGES, or the 'direct' epilogue")
+    return 2, epi
 
 
 def check_supported(p: KernelPlan) -> None:
@@ -193,7 +233,13 @@ def check_supported(p: KernelPlan) -> None:
             f"CUDA backend: boxes must be A ({p.BM}, {p.BK}) and B {bbox} but got "
             f"A {p.a.box} and B {p.b.box}"
         )
-    if p.BM % 64 != 0 or not 64 <= p.BM <= 256:
+    if p.swap_ab:  # our M is wgmma's N, our N its M (swap.swap_warpgroups)
+        if p.BM % 8 != 0 or not 8 <= p.BM <= 256 or p.BN % 64 != 0 or not 64 <= p.BN <= 256:
+            raise UnsupportedError(
+                f"CUDA backend: SWAP_AB=1 needs BM a multiple of 8 in [8, 256] (wgmma's N) and "
+                f"BN a multiple of 64 in [64, 256] (64-row wgmma slabs) but got BM={p.BM}, "
+                f"BN={p.BN}")
+    elif p.BM % 64 != 0 or not 64 <= p.BM <= 256:
         raise UnsupportedError(f"CUDA backend: BM must be 64, 128, 192 or 256 but got {p.BM}")
     if p.BN % 16 != 0 or not 16 <= p.BN <= 256:
         raise UnsupportedError(

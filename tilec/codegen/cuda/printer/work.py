@@ -13,6 +13,7 @@ import sympy
 
 from tilec.codegen.cuda.expr import INT_MAX, CudaExprPrinter, magnitude, nonneg_symbols
 from tilec.codegen.cuda.printer.shape import Kernel
+from tilec.codegen.cuda.printer.swap import swapped
 from tilec.proofs import Context
 from tilec.transforms.plan import (
     CTA,
@@ -423,4 +424,4 @@ def fixup_function(k: Kernel) -> str:
         "}",
         "}  // namespace",
     ]
-    return "\n".join(lines)
+    return swapped(k, "\n".join(lines))  # (SWAP_AB=1: the same layout, acc[N_SUB][BM / 2])
