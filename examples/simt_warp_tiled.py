@@ -38,6 +38,10 @@ run (bench/results/simt_raster_h200_2026-11-28_s14.json), but over the 17 SIMT s
 bench/bench_simt.py (simt_raster_explore_h200_2026-11-28_s14.json) it was within 1% of ``n`` on 13
 and behind by 1.6-2.4% on three: no rule picks it.
 
+``STAGE_C`` (``fusion.stage_c``): ``auto`` lets lowering stage the epilogue through shared memory
+where C's stores are 32-bit (the ``ragged_n`` and ``general`` variants: a warp's stores then cover
+consecutive columns), ``on`` stages every variant whose tile fits, ``off`` none.
+
 ``CONFIG`` picks a row of ``CONFIGS`` (``auto``: the row and split the SIMT cost model expects
 fastest at the problem, see :func:`choice`; it weighs the rows with a fitted rate); a size given
 as a parameter overrides the row's.
@@ -52,7 +56,8 @@ from tilec.ir import GemmFusion
 PARAMS = dict(M=4096, N=4096, K=4096, CONFIG="auto", BM=0, BN=0, BK=0, WM=0, WN=0, TM=0, TN=0,
               MIN_BLOCKS=-1, STAGES=0, FRAGMENTS=0, ASYNC=-1, PAD_A=-1, INTERLEAVE=0,
               FMA_ORDER="", LANES_A=0, SPREAD=0, SWIZZLE=-1, ADDR="", DECOMP="", SPLITS=1,
-              FIXUP="", SMS_SLOTS=0, SK_WAVES=1, RASTER="n")
+              FIXUP="", SMS_SLOTS=0, SK_WAVES=1, RASTER="n",
+              STAGE_C="auto")
 
 KEYS = ("BM", "BN", "BK", "WM", "WN", "TM", "TN", "MIN_BLOCKS", "STAGES", "FRAGMENTS", "ASYNC",
         "INTERLEAVE", "FMA_ORDER", "LANES_A", "SPREAD", "SWIZZLE", "ADDR")
@@ -109,7 +114,7 @@ def schedule(M: int, N: int, K: int, CONFIG: str = "auto", BM: int = 0, BN: int 
              PAD_A: int = -1, INTERLEAVE: int = 0, FMA_ORDER: str = "", LANES_A: int = 0,
              SPREAD: int = 0, SWIZZLE: int = -1, ADDR: str = "", DECOMP: str = "",
              SPLITS: int = 1, FIXUP: str = "", SMS_SLOTS: int = 0,
-             SK_WAVES: int = 1, RASTER: str = "n") -> GemmFusion:
+             SK_WAVES: int = 1, RASTER: str = "n", STAGE_C: str = "auto") -> GemmFusion:
     from tilec.errors import ParamError
     from tilec.transforms.simt.hierarchy import warp_tiled
 
@@ -140,6 +145,10 @@ def schedule(M: int, N: int, K: int, CONFIG: str = "auto", BM: int = 0, BN: int 
         fusion.smem_swizzle("A")
     if c["ADDR"] != "index" and (c["ASYNC"] or ADDR):  # the row's choice is for cp.async copies
         fusion.copy_addresses(c["ADDR"])
+    if STAGE_C not in ("auto", "on", "off"):
+        raise ParamError(f"simt_warp_tiled: STAGE_C must be auto, on or off but got {STAGE_C!r}")
+    if STAGE_C != "auto":
+        fusion.stage_c(STAGE_C == "on")
     slots = SMS_SLOTS or SMS * max(c["MIN_BLOCKS"], 1)
     decomp, splits = ((DECOMP, SPLITS) if DECOMP else decomposition(name, M, N, K) if c["ASYNC"]
                       else ("dp", 1))  # a split walks cp.async stages

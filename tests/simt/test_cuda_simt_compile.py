@@ -51,6 +51,15 @@ KERNELS = {
     "wt_large_bytes": ("simt_warp_tiled.py", dict(M=4096, N=4096, K=4096, ADDR="byte_stride",
                                                    DECOMP="dp")),
     "wt_ragged_stride_b": ("simt_warp_tiled.py", dict(M=130, N=255, K=3, CONFIG="large")),
+    # the epilogue staged through shared memory (fusion.stage_c; unset: the 32-bit variants):
+    # gpt2's vocabulary projection, every variant (128-bit copies out), register-staged K
+    # tiles (static shared memory, one array), a deterministic split-K fix-up
+    "wt_gpt2": ("simt_warp_tiled.py", dict(M=2048, N=50257, K=768)),
+    "wt_stage_on": ("simt_warp_tiled.py", dict(M=300, N=257, K=131, CONFIG="large", STAGE_C="on")),
+    "wt_stage_sync": ("simt_warp_tiled.py", dict(M=1000, N=1000, K=1001, CONFIG="large", ASYNC=0,
+                                                 STAGES=2, BK=32)),
+    "wt_stage_splitk": ("simt_warp_tiled.py", dict(M=300, N=257, K=131, CONFIG="large",
+                                                   DECOMP="splitk", SPLITS=3, FIXUP="deterministic")),
 }
 
 
@@ -270,10 +279,11 @@ def test_ragged_n_prints_partial_b_copies_and_32_bit_c_stores(sources: dict[str,
             in kern)
     assert "tilec_cp_async_part(&Bs[buf][8*it + (tid / 32)][4*((tid % 32))], &B[" in kern
     assert kern.count("const bool ok = true;") == 1  # A: no M, K guard
-    assert "float4" not in kern.split("// epilogue")[1]  # 32-bit stores and atomic adds
-    assert "atomicAdd(&C[m * ldc + n], acc[4*i_Rm + i_Vm][4*i_Rn + i_Vn]);" in kern
-    assert "if ((128*bidx + ((32*i_Rn + (i_Vn + 4*(((tidx / 2) % 8)))) + 64*(((((tidx / 2) / 8) / 2) % 2))) < N)) " \
-           "C[m * ldc + n] = acc[4*i_Rm + i_Vm][4*i_Rn + i_Vn];" in kern
+    # 32-bit stores and atomic adds, staged through shared memory (a warp's lanes on
+    # consecutive n: tests/simt/test_stage_c.py)
+    assert "float4*>(&C[" not in kern and "float4*>(&Cs[" in kern
+    assert "if ((n < N)) atomicAdd(&C[m * ldc + n], Cs[264*it + (tid % 128) + 132*(tid / 128)]);" in kern
+    assert "if ((n < N)) C[m * ldc + n] = Cs[264*it + (tid % 128) + 132*(tid / 128)];" in kern
     assert "kernel_ragged_n<<<dim3(W.workers, 1, 1), dim3(256, 1, 1), 99840, st>>>(A, B, C, S, " \
            "(unsigned)(8*lda), (unsigned)(8*ldb), W);" in ft
     for name in ("vec", "wt_sync", "naive"):  # register-staged or unstaged: no ragged_n

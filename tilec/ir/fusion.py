@@ -37,6 +37,7 @@ from tilec.ir.threads import (
     check_min_blocks,
     check_pad,
     check_slices,
+    check_stage_c,
     check_stages,
     check_swizzle,
 )
@@ -313,6 +314,14 @@ class GemmFusion:
         how = check_copy_addresses(how)
         self.schedule.record("fusion", "copy_addresses", (how,), {})
         self.thread_options = replace(self.thread_options, copy_addresses=how)
+        return self
+
+    def stage_c(self, on: bool = True) -> GemmFusion:
+        """Stage C's epilogue through shared memory (coalesced stores) or not; unset, lowering
+        decides (:mod:`tilec.ir.threads`)."""
+        on = check_stage_c(on)
+        self.schedule.record("fusion", "stage_c", (on,), {})
+        self.thread_options = replace(self.thread_options, stage_c=on)
         return self
 
     def min_blocks_per_sm(self, n: int) -> GemmFusion:

@@ -3,7 +3,7 @@
 The loop structure of a thread-level schedule is ordinary IR: the block tile is C's axes bound to
 ``BIDx/y``, the warp tile and the lanes are thread axes merged into ``TIDx`` (``tid = warp*32 +
 lane``), the thread tile is C's serial register axes, the vector width a ``Vectorize`` axis, the
-K tile a ``[Ko, Ki]`` split.  What the loops cannot say lives here, set by eight verbs of
+K tile a ``[Ko, Ki]`` split.  What the loops cannot say lives here, set by nine verbs of
 :class:`~tilec.ir.GemmFusion` (each recorded in the schedule trace):
 
 * ``fusion.circular_buffer(stages, fragments, async_copy)``: shared-memory buffers per operand
@@ -41,6 +41,12 @@ K tile a ``[Ko, Ki]`` split.  What the loops cannot say lives here, set by eight
   value it does not know, makes each address one wide multiply-add (``IMAD.WIDE.U32``, which
   issues to the FMA pipe, beside the FFMAs); ``byte_stride``: the stride a 64-bit byte count, so
   each address is one 64-bit add (``IADD3`` + ``IADD3.X``, the integer pipe);
+* ``fusion.stage_c(on)``: whether the epilogue stages the register tile through shared memory
+  (the K tiles' buffers, free after the main loop) so that a warp's global stores of C cover
+  consecutive columns (128 contiguous bytes per 32-bit store instruction).  Unset, lowering
+  stages where C's stores are 32-bit (rows of C not proven 16-byte aligned) and the tile fits
+  in the K tiles' shared memory; ``True`` stages every variant whose tile fits, ``False`` none
+  (:mod:`tilec.transforms.simt.cstage`);
 * ``fusion.min_blocks_per_sm(n)``: CTAs that must fit on one SM (``__launch_bounds__``' second
   argument: the compiler caps registers at 65536 / (threads * n));
 * ``fusion.fma_order(order)``: the order of the k-slice's FMAs over the thread tile
@@ -55,7 +61,7 @@ Example::
     >>> f = GemmFusion(256, 256, 64, dtype="fp32")
     >>> _ = f.circular_buffer(2, fragments=2).smem_pad("A", 4).min_blocks_per_sm(2)
     >>> f.thread_options
-    ThreadOptions(stages=2, fragments=2, async_copy=False, pad_a=4, pad_b=None, min_blocks=2, fma_order='rows', lanes_a=None, lanes_b=None, copy_slices=1, swizzle_a=False, copy_addresses='index')
+    ThreadOptions(stages=2, fragments=2, async_copy=False, pad_a=4, pad_b=None, min_blocks=2, fma_order='rows', lanes_a=None, lanes_b=None, copy_slices=1, swizzle_a=False, copy_addresses='index', stage_c=None)
     >>> print(f.schedule.calls[-1])
     fusion.min_blocks_per_sm(2)
 """
@@ -98,6 +104,7 @@ class ThreadOptions:
     copy_slices: int = 1
     swizzle_a: bool = False
     copy_addresses: str = "index"
+    stage_c: bool | None = None  # None: lowering decides (:mod:`tilec.transforms.simt.cstage`)
 
     def pad(self, operand: str) -> int | None:
         return self.pad_a if operand == "A" else self.pad_b
@@ -157,6 +164,12 @@ def check_copy_addresses(how: object) -> str:
         raise ScheduleError(f"copy_addresses: how must be one of {', '.join(COPY_ADDRESSES)} but "
                             f"got {how!r}")
     return how  # type: ignore[return-value]
+
+
+def check_stage_c(on: object) -> bool:
+    if not isinstance(on, bool):
+        raise ScheduleError(f"stage_c: on must be True or False but got {on!r}")
+    return on
 
 
 def check_min_blocks(n: object) -> int:

@@ -171,7 +171,7 @@ def analyze(fusion: GemmFusion | SimtPlan, *, prove: bool = True) -> list[Access
     adds the symbolic stride with its theorem trace (slower; it must agree with the offsets).
     """
     plan = fusion if isinstance(fusion, SimtPlan) else lower_simt(fusion)
-    bounds = plan.access_bounds()
+    bounds = plan.access_bounds(c_copies=True)
     for t in _T:
         bounds.pop(t, None)
     family = warps(plan.block)[0] if prove else None
@@ -380,7 +380,8 @@ def predicted_counters(plan: SimtPlan) -> dict[str, int]:
     for shapes whose tiles are full and whose sector counts are exact.
 
     Requests per warp: staged, each tile copy ``iters`` per K tile; unstaged, one A load per M
-    register point and one B load per N vector per k; the C store once per register point.
+    register point and one B load per N vector per k; the C store once per register point
+    (staged through shared memory: once per copy of the CTA's tile, ``CStage.iters``).
     """
     warps = plan.grid[0] * plan.grid[1] * plan.grid[2] * ceil_div(plan.threads, WARP)
     rm, rn = plan.reg_count("M"), plan.reg_count("N") // plan.vec_c
@@ -390,8 +391,8 @@ def predicted_counters(plan: SimtPlan) -> dict[str, int]:
         if rep.sectors is None or rep.sectors != rep.sectors_min:
             return {}
         st = plan.staging
-        if acc.kind == "store":
-            n = rm * rn
+        if acc.kind == "store":  # per register point, or the staged epilogue's copies
+            n = plan.c_stage.iters if plan.c_stage is not None else rm * rn
         elif st is not None:
             n = (st.a if acc.tensor == "A" else st.b).iters * st.k_tiles
         else:

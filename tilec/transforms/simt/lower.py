@@ -47,12 +47,13 @@ import numpy as np
 import sympy
 
 from tilec.errors import ScheduleError, UnsupportedError
-from tilec.ir import GemmFusion, IterDomain, ParallelType, index_map, infer_launch
+from tilec.ir import GemmFusion, IterDomain, ParallelType, index_map, index_symbol, infer_launch
 from tilec.ir.threads import ThreadOptions
 from tilec.ir.types import BLayout, Decomposition, DType
 from tilec.proofs import Context, evaluate_grid
 from tilec.proofs.bounds import bounds as interval
 from tilec.transforms.memo import TRANSFORMS
+from tilec.transforms.simt.cstage import plan_c_stage
 from tilec.transforms.simt.plan import (
     ALIGN,
     LDA,
@@ -291,7 +292,7 @@ def _lower(fusion: GemmFusion, name: str, sizes: tuple, lds: tuple) -> SimtPlan:
         k_symbol = kaxes[0][1]
         if opts != ThreadOptions(min_blocks=opts.min_blocks, fma_order=opts.fma_order):
             notes.append("circular_buffer / smem_pad / smem_swizzle / copy_lanes / spread_copies / "
-                         "copy_addresses apply to staged K tiles only; ignored (no K staging)")
+                         "copy_addresses / stage_c apply to staged K tiles only; ignored (no K staging)")
         if vec_m > 1:
             notes.append("Vectorize on an M axis applies to staged A tiles only; ignored (no K staging)")
             vec_m = 1
@@ -314,6 +315,9 @@ def _lower(fusion: GemmFusion, name: str, sizes: tuple, lds: tuple) -> SimtPlan:
     else:
         raise UnsupportedError(f"SIMT printer: C has {len(kaxes)} K axes; expected 1 or 2 ([Ko, Ki])")
 
+    c_stage = plan_c_stage(opts, staging, BM, BN, block,
+                           tuple(index_symbol(n) for n in ("tidx", "tidy", "tidz")), reg, m_local, n_local,
+                           vec_n, vec_c, (M, N), c_preds, bounds, notes)
     decomp = fusion.decomposition
     work = simt_work_split(fusion, grid=grid, block_names=[b.name for b in bsyms], BM=BM, BN=BN,
                            BK=staging.BK if staging else None, async_copy=opts.async_copy,
@@ -329,7 +333,7 @@ def _lower(fusion: GemmFusion, name: str, sizes: tuple, lds: tuple) -> SimtPlan:
         staging=staging, vec_m=vec_m, vec_n=vec_n, bounds=bounds,
         predicates=tuple(c_preds), guard_a=guard_a, guard_b=guard_b,
         options=opts, schedule=str(fusion.schedule), notes=tuple(notes), work=work,
-        lda=lda, ldb=ldb, ldc=ldc, vec_c=vec_c,
+        lda=lda, ldb=ldb, ldc=ldc, vec_c=vec_c, c_stage=c_stage,
         decomposition=None if decomp.kind is Decomposition.DATA_PARALLEL else decomp,
     )
 

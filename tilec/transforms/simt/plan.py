@@ -20,9 +20,25 @@ from tilec.transforms.symbols import SIZE_K, SIZE_M, SIZE_N
 from tilec.transforms.worksplit import WorkSplit
 
 __all__ = [
-    "ALIGN", "IT", "LDA", "LDB", "LDC", "SIZE_K", "SIZE_M", "SIZE_N", "TID", "GlobalAccess",
-    "RegAxis", "SharedAccess", "SimtPlan", "SimtVariant", "SmemStaging", "TileCopy",
-    "register_points", "vec0",
+    "ALIGN",
+    "IT",
+    "LDA",
+    "LDB",
+    "LDC",
+    "SIZE_K",
+    "SIZE_M",
+    "SIZE_N",
+    "TID",
+    "CStage",
+    "GlobalAccess",
+    "RegAxis",
+    "SharedAccess",
+    "SimtPlan",
+    "SimtVariant",
+    "SmemStaging",
+    "TileCopy",
+    "register_points",
+    "vec0",
 ]
 
 TID = index_symbol("tid")  # linear thread id: tidx + Dx*(tidy + Dy*tidz)
@@ -103,6 +119,33 @@ class SmemStaging:
         a = self.BK * self.a.pitch
         b = self.BK * self.b.pitch
         return 4 * self.stages * (a + b)
+
+
+@dataclass(frozen=True)
+class CStage:
+    """The epilogue staged through shared memory (:mod:`tilec.transforms.simt.cstage`): each
+    thread puts its register tile in a ``BM x pitch`` tile ``Cs`` (the K tiles' buffers, free
+    after the main loop; ``put_width``-wide ``st.shared`` at word ``m_local * pitch + n_local``),
+    then copy ``it`` of thread ``tid`` writes ``width`` elements of row ``row``, column ``col``
+    of the CTA's tile to C (``tid + it * threads`` numbers them along the rows: a warp's
+    lanes on consecutive columns), guarded by ``m < M`` / ``n < N`` where the variant does not
+    prove them and by ``tid + it * threads < BM * BN / width`` when ``guard_idx``."""
+
+    pitch: int
+    put_width: int
+    width: int
+    iters: int
+    guard_idx: bool
+    row: sympy.Expr  # of TID, IT
+    col: sympy.Expr
+    guard_m: bool
+    guard_n: bool
+    wavefronts: int  # the register tile's puts: worst request over every warp
+    ideal: int
+
+    def word(self) -> sympy.Expr:
+        """The word of ``Cs`` copy ``it`` of thread ``tid`` reads."""
+        return self.row * self.pitch + self.col
 
 
 @dataclass(frozen=True)
@@ -188,6 +231,7 @@ class SimtPlan:
     vec_c: int = 1  # width of the global accesses along N: C stores (and unstaged B loads)
     decomposition: DecompositionChoice | None = None  # the work split's kind (None: one CTA per tile)
     variants: tuple[SimtVariant, ...] = ()  # the run-time kernels, most facts first (variants_of)
+    c_stage: CStage | None = None  # the epilogue through shared memory (None: straight to C)
 
     @property
     def threads(self) -> int:
@@ -237,7 +281,12 @@ class SimtPlan:
                 idx = cp.global_index.xreplace({TID: self.tid_linear})
                 out.append(GlobalAccess(cp.operand, "load", idx, cp.vec,
                                         f"{cp.operand} tile copy to shared memory"))
-        out.append(GlobalAccess("C", "store", c_index, self.vec_c, "C[m, n] from registers"))
+        cs = self.c_stage
+        if cs is None:
+            out.append(GlobalAccess("C", "store", c_index, self.vec_c, "C[m, n] from registers"))
+        else:  # the staged epilogue: copy IT of the CTA's tile, by rows
+            idx = ((self.m_base + cs.row) * self.ldc + self.n_base + cs.col).xreplace({TID: self.tid_linear})
+            out.append(GlobalAccess("C", "store", idx, cs.width, "C[m, n] from shared memory, by rows"))
         return out
 
     def shared_accesses(self) -> list[SharedAccess]:
@@ -273,10 +322,13 @@ class SimtPlan:
                                     st.BK * self.reg_count(dim) // w))
         return out
 
-    def access_bounds(self) -> dict[sympy.Symbol, sympy.Expr]:
+    def access_bounds(self, c_copies: bool = False) -> dict[sympy.Symbol, sympy.Expr]:
         b = dict(self.bounds)
         if self.staging is not None:
-            b[IT] = sympy.Integer(max(self.staging.a.iters, self.staging.b.iters))
+            # with ``c_copies``, also the staged epilogue's copies (global accesses: a superset
+            # of the tile copies' iterations, sound for bounds; the bank counts enumerate exactly)
+            more = self.c_stage.iters if c_copies and self.c_stage is not None else 0
+            b[IT] = sympy.Integer(max(self.staging.a.iters, self.staging.b.iters, more))
         return b
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import sympy
 
 from tilec.codegen.cuda.expr import CudaExprPrinter
+from tilec.codegen.cuda.simt.cstage import staged_epilogue
 from tilec.codegen.cuda.simt.text import LANE, VT, ZERO
 from tilec.errors import UnsupportedError
 from tilec.transforms.plan import Decomposition, Fixup
@@ -231,11 +232,14 @@ class SimtBody:
         st = self.p.staging
         assert st is not None
         sa, sb = (f"[{st.stages}][{st.BK}][{cp.pitch}]" for cp in (st.a, st.b))
-        if not self.dynamic_smem:
+        if not self.dynamic_smem and self.p.c_stage is None:
             return [f"{ind}__shared__ __align__(16) float As{sa};  // A tile, transposed",
                     f"{ind}__shared__ __align__(16) float Bs{sb};"]
         a_words = st.stages * st.BK * st.a.pitch
-        return [f"{ind}extern __shared__ __align__(16) float smem[];  // {self.dynamic_smem} bytes",
+        # one array when the epilogue reuses the buffers for C's tile (Cs, cstage.py)
+        decl = (f"extern __shared__ __align__(16) float smem[];  // {self.dynamic_smem} bytes"
+                if self.dynamic_smem else f"__shared__ __align__(16) float smem[{st.smem_bytes // 4}];")
+        return [f"{ind}{decl}",
                 f"{ind}auto As = reinterpret_cast<float (*)[{st.BK}][{st.a.pitch}]>(smem);  "
                 "// A tile, transposed",
                 f"{ind}auto Bs = reinterpret_cast<float (*)[{st.BK}][{st.b.pitch}]>(smem + {a_words});"]
@@ -395,8 +399,11 @@ class SimtBody:
     # -- epilogue ------------------------------------------------------------------------------
     def epilogue(self, ind: str, atomic: bool = False) -> list[str]:
         """The register tile to C under the IR's predicates (vector stores where proven);
-        ``atomic``: added into C (``atomicAdd``, the atomic fix-up of a partial unit)."""
+        ``atomic``: added into C (``atomicAdd``, the atomic fix-up of a partial unit); staged
+        through shared memory where the plan says (``plan.c_stage``, :mod:`.cstage`)."""
         p = self.p
+        if p.c_stage is not None:
+            return staged_epilogue(self, ind, atomic)
         w = p.vec_c
         axes_n, v0 = self.vec_split("N", w)
         axes = [*p.regs("M"), *axes_n]

@@ -23,7 +23,9 @@ proven-nonnegative operands).  The kernel:
   CTAs walk the split's units (``work_unit``, printed from the ``WorkSplit`` as the CUDA printer
   prints it, between ``WORK_BEGIN`` and ``WORK_END``), each its tile's K tiles ``[kb0, kb1)``,
   and a partial unit ends in the fix-up (a workspace the launcher allocates once);
-* the epilogue stores the register tile under the IR's predicates (vector stores where proven);
+* the epilogue stores the register tile under the IR's predicates (vector stores where proven),
+  or, where the plan stages it (``plan.c_stage``, :mod:`.cstage`), puts it in shared memory and
+  writes C by rows (a warp's stores on consecutive columns);
 * ``extern "C" int tilec_launch_<name>(A, B, C, stream)`` launches it (returns a cudaError_t,
   or -1 when a pointer is not 16-byte aligned and the kernel uses 128-bit accesses), with
   ``__launch_bounds__(threads, min_blocks)`` as the schedule asks.

@@ -13,6 +13,7 @@ import sympy
 
 from tilec.codegen.cuda.expr import CudaExprPrinter
 from tilec.codegen.cuda.simt.body import SimtBody, in_place, partials
+from tilec.codegen.cuda.simt.cstage import stage_functions
 from tilec.codegen.cuda.simt.text import LANE, VT
 from tilec.ir import ceil_div
 from tilec.ir.types import DecompositionChoice
@@ -141,6 +142,7 @@ def host_section(pr: SimtBody) -> str:
     for v in pr.variants:
         pr.use(v)
         lines.append(pr.store_function())
+        lines += stage_functions(pr)
         lines += pr.copy_functions()
     pr.use(pr.variants[-1])
     if pr.split:
