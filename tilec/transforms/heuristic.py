@@ -27,6 +27,8 @@ STAGES      software pipeline depth;  WARPS: warps per CTA
 LOAD        operand loads (:class:`~tilec.ir.types.LoadKind`), chosen at lowering when auto
 CM CN       a cluster of CM x CN neighbouring tiles (CUDA: TMA multicast of A along the CN
             tiles of a row, of B along the CM tiles of a column); 1 x 1: none (Triton: always)
+SWAP_AB     CUDA: each tile computed as C^T = B^T A^T, our M on wgmma's N (BM a multiple of 8);
+            chosen by :mod:`tilec.transforms.cuda_swap` on small and ragged M
 ==========  =================================================================================
 
 Example::
