@@ -110,15 +110,18 @@ def test_cuda_heuristic_one_tile_row() -> None:
     assert cfg.DECOMP is Decomposition.SPLIT_K and cfg.SPLITS == 2
     assert "one tile row" in why[0]
     for M, N in ((256, 4096), (64, 4096), (128, 1024)):  # not one 128-row tile row of 32+ tiles
-        assert heuristic(M, N, 7168, sms=132, target="cuda")[0].BN != 64 or M <= 64
+        # (the unswapped rules: cuda_swap's rule takes 256 x 4096, test_cuda_swap_rule.py)
+        cfg = heuristic(M, N, 7168, sms=132, target="cuda", fixed={"SWAP_AB": 0})[0]
+        assert cfg.BN != 64 or M <= 64
 
 
 def test_cuda_heuristic_deep_k_wide_tiles() -> None:
     cfg, why = heuristic(1024, 1024, 32768, sms=132, target="cuda")
     assert (cfg.BM, cfg.BN, cfg.STAGES) == (128, 256, 4) and cfg.SPLITS == 4
     assert why[0].startswith(CUDA_WEIGHED)  # the cost model over the CUDA tiles picks it
-    # shallow K: 128x128 models faster
-    assert heuristic(1024, 1024, 4096, sms=132, target="cuda")[0].BN == 128
+    # shallow K: 128x128 models faster (among the unswapped tiles: cuda_swap's rule takes
+    # 1024^2 x 4096 as 128x64 swapped tiles, test_cuda_swap_rule.py)
+    assert heuristic(1024, 1024, 4096, sms=132, target="cuda", fixed={"SWAP_AB": 0})[0].BN == 128
     # 16 tiles of 128x128 (512^2): cuBLAS's kernel there (session 13's rule for very few tiles and
     # deep K): 6 stages, a 2x1 cluster, 8 parts each, the reduce kernel
     cfg = heuristic(512, 512, 65536, sms=132, target="cuda")[0]
