@@ -27,9 +27,12 @@ def _timed() -> dict[tuple[str, int, int, int], dict[tuple, float]]:
     out = timed(*RUNS, keys=KEYS)
     # the second run's rows leave EPILOGUE auto: by then lowering's swapped default
     # (legalize.swap_epilogue), TMA stores for two consumers (BN 128), else direct ("auto")
-    return {shape: {(k[:-1] + ((("tma" if k[2] % 128 == 0 else "auto") if k[0] else "auto"),)
-                     if k[-1] is None else k): ms for k, ms in rows.items()}
-            for shape, rows in out.items()}
+    def epilogue(k: tuple) -> tuple:
+        if k[-1] is not None:
+            return k
+        return (*k[:-1], "tma" if k[0] and k[2] % 128 == 0 else "auto")
+
+    return {shape: {epilogue(k): ms for k, ms in rows.items()} for shape, rows in out.items()}
 
 
 def _key(cfg) -> tuple:  # type: ignore[no-untyped-def]
@@ -79,3 +82,16 @@ def test_user_knobs_win_over_the_rule() -> None:
     assert tile.SWAP_AB == 0 and tile.BM == 128
     split, _ = heuristic(200, 4096, 7168, target="cuda", fixed={"DECOMP": Decomposition.SPLIT_K})
     assert split.SWAP_AB == 1 and split.DECOMP is Decomposition.SPLIT_K  # parts: the cost model
+
+
+def test_the_tuning_space_holds_the_swapped_tile_where_the_rule_declines() -> None:
+    from tilec.transforms.heuristic import candidates
+
+    deep = candidates(200, 4096, 16384, target="cuda")  # K past the rule's 8192
+    assert deep[0].SWAP_AB == 0
+    assert [(c.BM, c.BN) for c in deep if c.SWAP_AB] == [(104, 64)]
+    taken = candidates(200, 4096, 7168, target="cuda")  # the rule's pick leads, swapped
+    assert taken[0].SWAP_AB == 1 and any(not c.SWAP_AB for c in taken)
+    assert not any(c.SWAP_AB for c in candidates(200, 4096, 16384, target="cuda",
+                                                 fixed={"SWAP_AB": 0}))
+    assert not any(c.SWAP_AB for c in candidates(200, 4096, 16384))  # Triton

@@ -51,6 +51,13 @@ def _stages(bm: int, bn: int) -> int:
     return max(2, min(MAX_STAGES, STAGE_BUDGET[bn] // ((bm + bn) * 64 * 2)))
 
 
+def swapped(bm: int, bn: int) -> Config:
+    """The swapped data-parallel kernel with a ``bm x bn`` tile: one consumer warpgroup for 64
+    columns, two for 128, the stages the ring holds."""
+    return Config(BM=bm, BN=bn, BK=64, WARPS=8 if bn == 64 else 12, STAGES=_stages(bm, bn),
+                  SWAP_AB=1)
+
+
 def rows_tile(M: int, N: int, sms: int) -> tuple[int, int, int] | None:
     """``(BM, BN, row tiles)`` of the swapped data-parallel kernel at M x N: BN 64 or 128, the
     rows cut in ``r`` tiles of ``BM = ceil(M / r)`` rounded up to 8 (at most 168, at least 96
@@ -117,8 +124,7 @@ def rule(M: int, N: int, K: int, sms: int = 132) -> tuple[Config, str] | None:
         tile = rows_tile(M, N, sms)
         if tile is not None:
             bm, bn, r = tile
-            return (Config(BM=bm, BN=bn, BK=64, WARPS=8 if bn == 64 else 12,
-                           STAGES=_stages(bm, bn), SWAP_AB=1),
+            return (swapped(bm, bn),
                     f"cuda swapped: {M} rows as {r} x {bm} on wgmma's N, {bn} columns a tile, "
                     f"one wave of tiles or less")
     return None

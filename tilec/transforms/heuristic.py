@@ -356,7 +356,8 @@ def candidates(M: int, N: int, K: int, *, sms: int = 132, fixed: Mapping[str, An
     """The tuning space around the heuristic: its choice first; the tiles of the shape class,
     each with data-parallel and the cost model's two best other decompositions; the other
     fix-up; pointer loads (Triton) or the other cluster, 1x1 or 2x1 (CUDA, two tile rows or
-    more). Every config keeps the knobs in ``fixed``."""
+    more); CUDA, where the heuristic did not swap the operands, the swapped tile of
+    :func:`cuda_swap.rows_tile` if there is one. Every config keeps the knobs in ``fixed``."""
     target = Target(target)  # "cuda" as well as Target.CUDA (a string gave Triton's tiles)
     fixed = {k: v for k, v in (fixed or {}).items() if v != AUTO}
     best, _ = heuristic(M, N, K, sms=sms, fixed=fixed, target=target)
@@ -400,6 +401,9 @@ def candidates(M: int, N: int, K: int, *, sms: int = 132, fixed: Mapping[str, An
         out.append(replace(best, FIXUP=other))
     if target is not Target.CUDA and "LOAD" not in fixed and M > 64:
         out.append(replace(best, LOAD=LoadKind.POINTER))
+    if (target is Target.CUDA and not {"SWAP_AB", "BM", "BN"} & fixed.keys() and not best.SWAP_AB
+            and N % 64 == 0 and (tile := cuda_swap.rows_tile(M, N, sms)) is not None):
+        out.append(_pinned(cuda_swap.swapped(*tile[:2]), fixed))  # the swapped kernel's tile
     if (target is Target.CUDA and not {"CM", "CN"} & fixed.keys() and sms % 2 == 0
             and ceil_div(M, best.BM) >= 2):  # the heuristic's choice with the other cluster
         out.append(replace(best, CM=1, CN=1) if (best.CM, best.CN) != (1, 1)
