@@ -32,11 +32,8 @@ into C, else deterministic); the Stream-K
 family spreads its work over ``SMS_SLOTS`` CTAs (0: ``SMS`` x the row's CTAs per SM, one wave).
 
 ``RASTER`` (``warp_tiled``'s ``raster``): ``n`` walks the tile columns fastest (``BIDx`` over N's
-tiles), ``m`` the tile rows, so that a wave's CTAs share B's tiles. On the H200 it ran 1.020x against
-0.998x cuBLAS at 1024 x 32000 x 4096 and 0.997x against 0.979x at 2048 x 14336 x 4096 in one 5-round
-run (bench/results/simt_raster_h200_2026-11-28_s14.json), but over the 17 SIMT shapes of
-bench/bench_simt.py (simt_raster_explore_h200_2026-11-28_s14.json) it was within 1% of ``n`` on 13
-and behind by 1.6-2.4% on three: no rule picks it.
+tiles), ``m`` the tile rows, so that a wave's CTAs share B's tiles; ``auto``: :func:`raster`
+(``m`` where B dwarfs A and A stays in L2).
 
 ``STAGE_C`` (``fusion.stage_c``): ``auto`` lets lowering stage the epilogue through shared memory
 where C's stores are 32-bit (the ``ragged_n`` and ``general`` variants: a warp's stores then cover
@@ -56,7 +53,7 @@ from tilec.ir import GemmFusion
 PARAMS = dict(M=4096, N=4096, K=4096, CONFIG="auto", BM=0, BN=0, BK=0, WM=0, WN=0, TM=0, TN=0,
               MIN_BLOCKS=-1, STAGES=0, FRAGMENTS=0, ASYNC=-1, PAD_A=-1, INTERLEAVE=0,
               FMA_ORDER="", LANES_A=0, SPREAD=0, SWIZZLE=-1, ADDR="", DECOMP="", SPLITS=1,
-              FIXUP="", SMS_SLOTS=0, SK_WAVES=1, RASTER="n",
+              FIXUP="", SMS_SLOTS=0, SK_WAVES=1, RASTER="auto",
               STAGE_C="auto")
 
 KEYS = ("BM", "BN", "BK", "WM", "WN", "TM", "TN", "MIN_BLOCKS", "STAGES", "FRAGMENTS", "ASYNC",
@@ -114,7 +111,7 @@ def schedule(M: int, N: int, K: int, CONFIG: str = "auto", BM: int = 0, BN: int 
              PAD_A: int = -1, INTERLEAVE: int = 0, FMA_ORDER: str = "", LANES_A: int = 0,
              SPREAD: int = 0, SWIZZLE: int = -1, ADDR: str = "", DECOMP: str = "",
              SPLITS: int = 1, FIXUP: str = "", SMS_SLOTS: int = 0,
-             SK_WAVES: int = 1, RASTER: str = "n", STAGE_C: str = "auto") -> GemmFusion:
+             SK_WAVES: int = 1, RASTER: str = "auto", STAGE_C: str = "auto") -> GemmFusion:
     from tilec.errors import ParamError
     from tilec.transforms.simt.hierarchy import warp_tiled
 
@@ -130,7 +127,7 @@ def schedule(M: int, N: int, K: int, CONFIG: str = "auto", BM: int = 0, BN: int 
     c.update({k: v for k, v in given.items() if v != unset.get(k, 0)})
     fusion = GemmFusion(M, N, K, dtype="fp32")
     warp_tiled(fusion, (c["BM"], c["BN"], c["BK"]), (c["WM"], c["WN"]), (c["TM"], c["TN"]),
-               interleave=c["INTERLEAVE"], raster=RASTER)
+               interleave=c["INTERLEAVE"], raster=raster(M, N, K) if RASTER == "auto" else RASTER)
     fusion.circular_buffer(c["STAGES"], fragments=c["FRAGMENTS"], async_copy=bool(c["ASYNC"]))
     if PAD_A >= 0:
         fusion.smem_pad("A", PAD_A)
@@ -157,6 +154,25 @@ def schedule(M: int, N: int, K: int, CONFIG: str = "auto", BM: int = 0, BN: int 
                          fixup=FIXUP or ("atomic" if decomp == "dp_ft" else "deterministic"),
                          sms=slots)
     return fusion
+
+
+A_IN_L2 = 25 * 10**6  # bytes of A (fp32) that stay in half of an H100's / H200's 50 MB L2
+
+
+def raster(M: int, N: int, K: int) -> str:
+    """``m`` (tile rows walked fastest, a wave's CTAs share B's tiles) where N >= 8 M and A's
+    ``4 M K`` bytes fit in half the L2 (every A tile stays there while B streams past once),
+    else ``n``. On the H200 (x cuBLAS SGEMM, m against n): 1024 x 32000 x 4096 1.020 / 0.998 and
+    2048 x 50257 x 768 0.909 / 0.904 (bench/results/simt_raster_h200_2026-11-28_s14.json, 5
+    rounds), 0.965 / 0.948 with the staged C epilogue (simt_stage_c_raster_..._s14.json); in an
+    exploration over the 17 SIMT shapes (simt_raster_explore_..._s14.json, shorter timing) the
+    four shapes this picks ran within 1% of ``n`` but gpt2 (2.4% behind), and ``m`` was 1.6%
+    behind at 2048 x 8192 x 1024 (N = 4 M), which keeps ``n``.
+
+    >>> raster(2048, 50257, 768), raster(1024, 32000, 4096), raster(2048, 8192, 1024)
+    ('m', 'm', 'n')
+    """
+    return "m" if N >= 8 * M and 4 * M * K <= A_IN_L2 else "n"
 
 
 def decomposition(row: str, M: int, N: int, K: int) -> tuple[str, int]:
