@@ -184,15 +184,20 @@ def box_write(ind: str, value: str) -> list[str]:
     ]
 
 
-def epilogue_direct(k: Kernel, ind: str) -> list[str]:
-    """Registers -> global memory; wgmma's accumulator layout (PTX ISA, m64nNk16 D fragment):
-    value 4j+q of a thread sits at row warp*16 + lane/4 + 8*(q/2), col 8j + 2*(lane%4) + q%2."""
-    p = k.plan
-    pair = {DType.BF16: "__nv_bfloat162", DType.FP16: "__half2", DType.FP32: "float2"}[p.c_dtype]
+def c_conversions(dtype: DType) -> tuple[str, str, str]:
+    """C's pair type, the conversion of ``(x, y)`` to a pair, and of one value, for ``dtype``."""
+    pair = {DType.BF16: "__nv_bfloat162", DType.FP16: "__half2", DType.FP32: "float2"}[dtype]
     conv = {DType.BF16: "__floats2bfloat162_rn(x, y)", DType.FP16: "__floats2half2_rn(x, y)",
-            DType.FP32: "make_float2(x, y)"}[p.c_dtype]
-    one = {DType.BF16: "__float2bfloat16_rn", DType.FP16: "__float2half_rn", DType.FP32: "float"}[p.c_dtype]
-    store = [
+            DType.FP32: "make_float2(x, y)"}[dtype]
+    one = {DType.BF16: "__float2bfloat16_rn", DType.FP16: "__float2half_rn", DType.FP32: "float"}[dtype]
+    return pair, conv, one
+
+
+def direct_put(k: Kernel, ind: str) -> list[str]:
+    """The direct epilogues' ``put(row, col, x, y)``: C[row][col], C[row][col + 1] as one pair
+    where whole and aligned, else one at a time; masked at M and N outside the closed variant."""
+    pair, conv, one = c_conversions(k.plan.c_dtype)
+    return [
         f"{ind}// the closed variant's tiles are whole (facts_hold: M % BM == 0, N % BN == 0)",
         f"{ind}auto put = [&](int row, int col, float x, float y) {{",
         f"{ind}  if (!FACTS && row >= sh.M) return;",
@@ -203,6 +208,12 @@ def epilogue_direct(k: Kernel, ind: str) -> list[str]:
         f"{ind}  if (FACTS || col + 1 < sh.N) dst[1] = {one}(y);",
         f"{ind}}};",
     ]
+
+
+def epilogue_direct(k: Kernel, ind: str) -> list[str]:
+    """Registers -> global memory; wgmma's accumulator layout (PTX ISA, m64nNk16 D fragment):
+    value 4j+q of a thread sits at row warp*16 + lane/4 + 8*(q/2), col 8j + 2*(lane%4) + q%2."""
+    store = direct_put(k, ind)
     return store + [
         f"{ind}const int warp = ctid / 32, lane = ctid % 32;",
         f"{ind}#pragma unroll",

@@ -13,9 +13,10 @@ schedule section; the kernels and the launch after it."""
 
 from __future__ import annotations
 
+from tilec.codegen.cuda.printer.epilogue import c_conversions
 from tilec.codegen.cuda.printer.shape import Kernel
 from tilec.codegen.cuda.printer.swap import swapped
-from tilec.transforms.plan import DType, Fixup
+from tilec.transforms.plan import Fixup
 
 RED_THREADS = 256  # the reduce kernel's most threads per CTA (halved down to RED_MIN_THREADS)
 RED_MIN_THREADS = 64
@@ -162,12 +163,7 @@ def reduce_kernel_function(k: Kernel) -> str:
     ...; RED_LOADS loads unrolled), converted to C's type and stored where the direct epilogue
     would: rows past M and columns past N masked (ragged edges), dead tiles skipped, a pair
     where whole and C's base and row stride keep it aligned, else one element at a time."""
-    p = k.plan
-    pair = {DType.BF16: "__nv_bfloat162", DType.FP16: "__half2", DType.FP32: "float2"}[p.c_dtype]
-    conv = {DType.BF16: "__floats2bfloat162_rn(x, y)", DType.FP16: "__floats2half2_rn(x, y)",
-            DType.FP32: "make_float2(x, y)"}[p.c_dtype]
-    one = {DType.BF16: "__float2bfloat16_rn", DType.FP16: "__float2half_rn",
-           DType.FP32: "float"}[p.c_dtype]
+    pair, conv, one = c_conversions(k.plan.c_dtype)
     return "\n".join([
         "#include <cstdlib>",
         "namespace " + k.cname + " {",

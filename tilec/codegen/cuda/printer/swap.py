@@ -13,11 +13,12 @@ slabs of 64, and every row: ``acc[N_SUB][BM / 2]``.  Register ``i`` of slab ``ns
 i % 2`` (our m): C[m0 + column][n0 + cw * WG_N + ns * 64 + row].
 
 The fix-ups (deterministic, atomic) keep partials in the accumulators' own layout, so they
-serve the swapped accumulators as they are (:func:`swapped`); the reduce kernel, which maps
-that layout back to C, is refused (shape.swap_warpgroups)."""
+serve the swapped accumulators as they are (:func:`swapped`); the reduce kernel maps that layout
+back to C with the swapped fragment (printer/reduce.py, ``reduce_place``)."""
 
 from __future__ import annotations
 
+from tilec.codegen.cuda.printer.epilogue import direct_put
 from tilec.codegen.cuda.printer.shape import Kernel
 from tilec.transforms.plan import DType
 
@@ -68,28 +69,25 @@ SWAP_ROW = "m0 + 8 * j + 2 * (lane % 4) + hi"
 SWAP_COL = "n0 + cw * WG_N + ns * 64 + warp * 16 + 8 * h + 2 * (lane / 8)"
 
 
+def _exchange(ind: str) -> list[str]:
+    """Registers ``4 j + 2 h`` and ``+ 1`` of slab ``ns`` (our m and m + 1, one n): lanes l and
+    l ^ 4 swap one value, so that ``hi ? recv : a``, ``hi ? b : recv`` is row SWAP_ROW's pair
+    of columns SWAP_COL, SWAP_COL + 1."""
+    return [
+        f"{ind}// (m, n) and (m + 1, n); lane ^ 4 holds (m, n ^ 1) and (m + 1, n ^ 1)",
+        f"{ind}const float a = acc[ns][4 * j + 2 * h], b = acc[ns][4 * j + 2 * h + 1];",
+        f"{ind}const float recv = __shfl_xor_sync(0xffffffffu, hi ? a : b, 4);",
+    ]
+
+
 def epilogue_direct_swap(k: Kernel, ind: str) -> list[str]:
     """Registers -> global memory.  A thread's register pair (4 j + 2 h, + 1) is one column of
     two rows of C (the transposed fragment); lanes l and l ^ 4 exchange one value each
     (``__shfl_xor_sync``), so each stores two adjacent columns of one row (a 4-byte pair where
     whole and aligned, as the plain direct epilogue), masked at M and N in the general
     variant."""
-    p = k.plan
-    pair = {DType.BF16: "__nv_bfloat162", DType.FP16: "__half2", DType.FP32: "float2"}[p.c_dtype]
-    conv = {DType.BF16: "__floats2bfloat162_rn(x, y)", DType.FP16: "__floats2half2_rn(x, y)",
-            DType.FP32: "make_float2(x, y)"}[p.c_dtype]
-    one = {DType.BF16: "__float2bfloat16_rn", DType.FP16: "__float2half_rn",
-           DType.FP32: "float"}[p.c_dtype]
     return [
-        f"{ind}// the closed variant's tiles are whole (facts_hold: M % BM == 0, N % BN == 0)",
-        f"{ind}auto put = [&](int row, int col, float x, float y) {{",
-        f"{ind}  if (!FACTS && row >= sh.M) return;",
-        f"{ind}  TOut* dst = C + (size_t)row * sh.LDC + col;",
-        f"{ind}  // a pair where it is whole and aligned (col is even: an even row stride)",
-        f"{ind}  if ((FACTS || col + 1 < sh.N) && sh.LDC % 2 == 0) {{ *reinterpret_cast<{pair}*>(dst) = {conv}; return; }}",
-        f"{ind}  if (FACTS || col < sh.N) dst[0] = {one}(x);",
-        f"{ind}  if (FACTS || col + 1 < sh.N) dst[1] = {one}(y);",
-        f"{ind}}};",
+        *direct_put(k, ind),
         f"{ind}const int warp = ctid / 32, lane = ctid % 32, hi = (lane >> 2) & 1;",
         f"{ind}#pragma unroll",
         f"{ind}for (int ns = 0; ns < N_SUB; ++ns) {{",
@@ -97,9 +95,7 @@ def epilogue_direct_swap(k: Kernel, ind: str) -> list[str]:
         f"{ind}  for (int j = 0; j < BM / 8; ++j) {{",
         f"{ind}    #pragma unroll",
         f"{ind}    for (int h = 0; h < 2; ++h) {{",
-        f"{ind}      // (m, n) and (m + 1, n); lane ^ 4 holds (m, n ^ 1) and (m + 1, n ^ 1)",
-        f"{ind}      const float a = acc[ns][4 * j + 2 * h], b = acc[ns][4 * j + 2 * h + 1];",
-        f"{ind}      const float recv = __shfl_xor_sync(0xffffffffu, hi ? a : b, 4);",
+        *_exchange(ind + "      "),
         f"{ind}      const int row = {SWAP_ROW};  // our m: wgmma's column",
         f"{ind}      const int col = {SWAP_COL};  // our n: wgmma's row",
         f"{ind}      put(row, col, hi ? recv : a, hi ? b : recv);",
@@ -135,9 +131,7 @@ def epilogue_tma_swap(k: Kernel, ind: str) -> list[str]:
         f"{ind}  for (int j = 0; j < BM / 8; ++j) {{",
         f"{ind}    #pragma unroll",
         f"{ind}    for (int h = 0; h < 2; ++h) {{",
-        f"{ind}      // (m, n) and (m + 1, n); lane ^ 4 holds (m, n ^ 1) and (m + 1, n ^ 1)",
-        f"{ind}      const float a = acc[ns][4 * j + 2 * h], b = acc[ns][4 * j + 2 * h + 1];",
-        f"{ind}      const float recv = __shfl_xor_sync(0xffffffffu, hi ? a : b, 4);",
+        *_exchange(ind + "      "),
         f"{ind}      const int r = 8 * j + 2 * (lane % 4) + hi;  // box row: our m - m0",
         f"{ind}      const int c = warp * 16 + 8 * h + 2 * (lane / 8);  // box column: our n in the slab",
         f"{ind}      tilec::st_shared_b32(base + r * 128 + (((c >> 3) ^ (r & 7)) << 4) + (c & 7) * 2,",
