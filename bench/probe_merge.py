@@ -20,6 +20,42 @@ ROW = re.compile(r"^(?:  \+ (?P<knobs>\S+)|(?P<name>\w+))\s+(?P<M>\d+)\s+(?P<N>\
                  r"(?P<x>[\d.]+)\s+(?P<ok>yes|no)\s+(?P<ms>[\d.]+)\s+(?P<cb>[\d.]+)\s+(?P<rest>.*)$")
 
 
+def params_of(label: str, knobs: str | None = None) -> dict:
+    """The knobs a config label (``Config.short()`` plus `` sms132``) names, with a candidate's
+    own knobs (``EPILOGUE=tma``) on top.
+
+    >>> params_of("168x64x64 g8 dp s7 w8 sms132 swap")["SWAP_AB"]
+    1
+    >>> p = params_of("128x256x64 g8 splitk16 reduce_kernel s4 w12 sms132 c2x1")
+    >>> p["SPLITS"], p["FIXUP"], p["CM"], p["STAGES"]
+    (16, 'reduce_kernel', 2, 4)
+    """
+    words = label.split()
+    bm, bn, bk = (int(x) for x in words[0].split("x"))
+    out: dict = {"BM": bm, "BN": bn, "BK": bk, "DECOMP": "dp", "SPLITS": 1, "SK_WAVES": 1,
+                 "FIXUP": "deterministic", "CM": 1, "CN": 1, "SWAP_AB": 0}
+    for w in words[1:]:
+        if m := re.fullmatch(r"splitk(\d+)", w):
+            out.update(DECOMP="splitk", SPLITS=int(m[1]))
+        elif m := re.fullmatch(r"skppw(\d+)", w):
+            out.update(DECOMP="skpp", SK_WAVES=int(m[1]))
+        elif w in ("deterministic", "atomic", "reduce_kernel"):
+            out["FIXUP"] = w
+        elif m := re.fullmatch(r"c(\d+)x(\d+)", w):
+            out.update(CM=int(m[1]), CN=int(m[2]))
+        elif m := re.fullmatch(r"(g|s|w|sms)(\d+)", w):
+            out[{"g": "GROUP_M", "s": "STAGES", "w": "WARPS", "sms": "SMS"}[m[1]]] = int(m[2])
+        elif w == "swap":
+            out["SWAP_AB"] = 1
+        elif w not in ("dp",):
+            out["DECOMP"] = w
+    for kv in (knobs or "").split(","):
+        k, _, v = kv.partition("=")
+        if k and k not in out:
+            out[k] = int(v) if v.isdigit() else v
+    return out
+
+
 def from_log(text: str) -> tuple[list[dict], list[dict]]:
     """The rows and candidate rows of a dispatch_cuda.py log's table."""
     rows: list[dict] = []
@@ -33,7 +69,7 @@ def from_log(text: str) -> tuple[list[dict], list[dict]]:
         r = {"M": int(m["M"]), "N": int(m["N"]), "K": int(m["K"]), "x_cublas": float(m["x"]),
              "correct": m["ok"] == "yes", "ms": float(m["ms"]), "ms_cublas": float(m["cb"]),
              "config": config.strip(), "variant": variant.split()[0] if variant else None,
-             "from_log": True}
+             "params": params_of(config.strip(), m["knobs"]), "from_log": True}
         if m["knobs"]:
             cands.append({"name": name, "candidate": m["knobs"], **r})
         else:

@@ -19,7 +19,8 @@ from tilec.errors import FusionError, UnsupportedError
 from tilec.ir import GemmFusion, ceil_div
 from tilec.runtime.build import kernel_plan
 from tilec.runtime.loader import load_schedule
-from tilec.transforms.heuristic import CUDA_WEIGHED, heuristic
+from tilec.transforms.cuda_rules import CUDA_WEIGHED
+from tilec.transforms.heuristic import heuristic
 from tilec.transforms.plan import Decomposition
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -123,9 +124,9 @@ def test_cuda_heuristic_deep_k_wide_tiles() -> None:
     # 1024^2 x 4096 as 128x64 swapped tiles, test_cuda_swap_rule.py)
     assert heuristic(1024, 1024, 4096, sms=132, target="cuda", fixed={"SWAP_AB": 0})[0].BN == 128
     # 16 tiles of 128x128 (512^2): cuBLAS's kernel there (session 13's rule for very few tiles and
-    # deep K): 6 stages, a 2x1 cluster, 8 parts each, the reduce kernel
+    # deep K, session 15: 128x256 tiles, 4 stages, a 2x1 cluster, 16 parts each, the reduce kernel
     cfg = heuristic(512, 512, 65536, sms=132, target="cuda")[0]
-    assert (cfg.BN, cfg.STAGES, cfg.SPLITS, cfg.FIXUP.value, cfg.CM) == (128, 6, 8, "reduce_kernel", 2)
+    assert (cfg.BN, cfg.STAGES, cfg.SPLITS, cfg.FIXUP.value, cfg.CM) == (256, 4, 16, "reduce_kernel", 2)
 
 
 def test_explain_target_cuda_says_why(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

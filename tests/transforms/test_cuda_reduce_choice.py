@@ -1,8 +1,9 @@
 """The CUDA heuristic's reduce-kernel choice against the H200 run it was drawn from
 (bench/results/cuda_reduce_h200_2026-11-28_s13.json: the deterministic fix-up beside the reduce
 kernel at 2-64 parts on deep-K and skinny shapes): where the pick was timed it is within 3% of the
-fastest timed config, except the one-tile 128 x 128 x 65536, where the model's 32-part cap leaves
-it 10% behind 64 parts and 1.7x ahead of the deterministic 15 parts it replaced."""
+fastest timed config. The one-tile 128 x 128 x 65536 is now cuda_rules.CUDA_ONE_DEEP's (split-K 48
+at 6 stages, timed in session 15: tests/transforms/test_cuda_few_deep_rule.py); here, the reduce
+kernel it keeps ran 1.5x or more ahead of every deterministic split."""
 
 from __future__ import annotations
 
@@ -26,14 +27,15 @@ def test_pick_near_the_fastest_timed(shape: tuple[str, int, int, int]) -> None:
     key = (cfg.BM, cfg.BN, cfg.DECOMP.value, cfg.SPLITS, cfg.FIXUP.value)
     if key not in timed:
         pytest.skip(f"{name}: the pick {cfg.short()} was not timed")
-    limit = 1.11 if name == "deep_128_k64k" else 1.03
-    assert timed[key] <= min(timed.values()) * limit, (name, cfg.short(), timed)
+    assert timed[key] <= min(timed.values()) * 1.03, (name, cfg.short(), timed)
 
 
 def test_one_deep_tile_takes_the_reduce_kernel() -> None:
     cfg, why = heuristic(128, 128, 65536, target="cuda")
     assert cfg.FIXUP.value == "reduce_kernel" and cfg.SPLITS >= 16, cfg.short()
-    assert any("reduce_kernel" in w for w in why)
+    assert any("reduce kernel" in w for w in why)
     timed = _timed()[("deep_128_k64k", 128, 128, 65536)]
     det = min(v for k, v in timed.items() if k[4] == "deterministic")
-    assert timed[(cfg.BM, cfg.BN, "splitk", cfg.SPLITS, "reduce_kernel")] < det / 1.5
+    red = [v for k, v in timed.items() if k[:2] == (128, 128) and k[4] == "reduce_kernel"
+           and k[3] >= 16]
+    assert red and max(red) < det / 1.5, timed

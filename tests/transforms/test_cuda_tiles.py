@@ -1,4 +1,4 @@
-"""The CUDA heuristic's tile weighing (heuristic.CUDA_TILES) against the H200 measurements it was
+"""The CUDA heuristic's tile weighing (cuda_rules.CUDA_TILES) against the H200 measurements it was
 fitted on: where the run timed the pick, it is within 6% of the fastest non-cluster config timed at
 that shape (the worst: 200 x 4096 x 7168, 128x128 split-K 2 at 0.808x cuBLAS against 0.850x for
 128x192 split-K 3, 5% off; every other timed pick within 2%), and the wave-quantization cases pick
@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tilec.transforms.heuristic import CUDA_TILES, CUDA_WEIGHED, heuristic
+from tilec.transforms.cuda_rules import CUDA_TILES, CUDA_WEIGHED
+from tilec.transforms.heuristic import heuristic
 
 RUN = Path(__file__).resolve().parents[2] / "bench" / "results" / "dispatch_cuda_h200_2026-11-28.json"
 
@@ -50,7 +51,8 @@ def test_pick_within_6_percent_of_the_fastest_timed(name: str, M: int, N: int, K
 
 def test_wave_quantization_takes_the_192_column_tile() -> None:
     # 1664^2 x 8192: 91 128x256 tiles leave 41 SMs idle; 117 128x192 tiles fill the wave
-    cfg, why = heuristic(1664, 1664, 8192, target="cuda")
+    # (unswapped: cuda_swap's rule takes it as 168x128 swapped tiles, test_cuda_swap_wide_rule.py)
+    cfg, why = heuristic(1664, 1664, 8192, target="cuda", fixed={"SWAP_AB": 0})
     assert (cfg.BM, cfg.BN) == (128, 192) and why[0].startswith(CUDA_WEIGHED)
     cfg, _ = heuristic(4096, 4096, 4096, target="cuda")  # whole waves of the widest tile
     assert (cfg.BM, cfg.BN) == (128, 256)
@@ -60,5 +62,6 @@ def test_pinned_tile_is_kept() -> None:
     from tilec.transforms.heuristic import parse_knob
 
     cfg, why = heuristic(1664, 1664, 8192, target="cuda", fixed={"BN": parse_knob("BN", 128)})
+    assert cfg.SWAP_AB == 0  # a pinned tile leaves the swapped rule
     assert cfg.BN == 128 and "rule" in why[0]
     assert len(CUDA_TILES) == 3

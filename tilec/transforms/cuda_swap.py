@@ -12,15 +12,30 @@ heuristic in the same run (bench/results/cuda_probe_swap_h200_2026-11-28_s14.jso
 shape (M x N x K)      swapped tile, decomposition                x cuBLAS    before
 =====================  =========================================  ==========  ==========
 200 x 4096 x 7168      104x64, 8 stages, dp (128 tiles)           0.944       0.808
-333 x 4096 x 4096      168x64, 6 stages, dp (128 tiles)           0.904       0.766
+333 x 4096 x 4096      168x64, 7 stages, dp (128 tiles)           0.919-0.933 0.766
 320 x 7168 x 2048      160x128, 4 stages, dp, TMA-store epilogue  0.909       0.874
 77 x 14336 x 4096      80x128, 6 stages, dp (112 tiles)           1.088-1.10  0.909
 48 x 4608 x 3584       48x64, 8 stages, dp (72 tiles)             1.006       0.877
-1024 x 1024 x 1024     128x64, 6 stages, dp (128 tiles)           0.926       0.773
+1024 x 1024 x 1024     128x64, 8 stages, dp (128 tiles)           0.970       0.773
 1 x 6144 x 4096        16x256, split-K 3, deterministic           1.072       0.908
 16 x 10240 x 8192      16x256, split-K 3, deterministic           1.071       0.929
 32 x 8192 x 28672      32x256, split-K 4, reduce kernel           0.949       0.892
 =====================  =========================================  ==========  ==========
+
+(333 rows at 7 stages and 1024^3 at 8: session 15's probes, against 0.880-0.890 at 6 and 0.955 at
+7 in the same runs, bench/results/cuda_probe_s15a_h200_2026-11-28.json and ..._s15b_...: the ring
+for 64 columns was given 208 KB.)
+
+Past 1024 rows, cuBLAS's 128x168 (1500 x 3584 x 18944) read the same way: 168-row swapped tiles
+of 128 columns, in as many waves as the tiles take. Session 15's probes timed them beside the
+unswapped heuristic on 13 shapes of 1170-3350 rows. They won where M is cut into 168s with at
+most 2.5% of rows wasted, the last wave is at least 93% full and K is at least 3584:
+1170 x 14336 x 4096 0.962 against 0.874, 1340 x 4096 x 4096 0.906 / 0.855, 1500 x 3584 x 18944
+0.967-0.978 / 0.890-0.915, 1664^2 x 8192 1.059 / 1.004, 1830 x 9216 x 4096 0.967 / 0.921, 2304^2 x
+8192 1.056 / 0.991, 2520 x 4352 x 4096 0.947 / 0.934, 3000 x 4608 x 3584 0.946 / 0.910, 3328^2 x 8192
+1.041 / 1.003, 3350 x 4096 x 8192 0.953 / 0.927. They lost or tied where a fact failed: a last wave
+80% full (2500 x 3584 x 18944: 0.825 against 0.951), 91% (2000 x 5120 x 8192: 0.885 / 0.888), K of
+2048 (2680 x 6144 x 2048: 0.858 / 0.977).
 
 Where it lost: 1000^3 (B's rows off 128 bytes: 0.76-0.79 against 0.83), 128 x 128 x 65536 (one
 tile: 0.73 either way), more row tiles than needed (333 rows as 4 x 104: 0.52), more tiles than
@@ -41,13 +56,18 @@ from tilec.transforms.plan import Decomposition, Fixup
 
 MAX_ROWS = 168  # of wgmma's 256: the most rows measured to win (cuBLAS's largest, too)
 MIN_SPLIT_ROWS = 96  # rows of a tile where M is cut in two or more (2 x 64 lost)
-STAGE_BUDGET = {64: 180 * 1024, 128: 160 * 1024}  # shared memory for the stage ring, by BN
+STAGE_BUDGET = {64: 208 * 1024, 128: 160 * 1024}  # shared memory for the stage ring, by BN
 MAX_STAGES = 8
 
 
 def _stages(bm: int, bn: int) -> int:
     """Stages of ``bm x 64`` A and ``bn x 64`` B bf16 boxes that the ring's budget holds (8 at
-    most): 104x64 8, 168x64 6, 80x128 6, 160x128 4, the stage counts measured best."""
+    most): 104x64 8, 168x64 7, 128x64 8, 80x128 6, 160x128 4, 168x128 4, the stage counts
+    measured best.
+
+    >>> [_stages(bm, bn) for bm, bn in ((104, 64), (168, 64), (128, 64), (80, 128), (168, 128))]
+    [8, 7, 8, 6, 4]
+    """
     return max(2, min(MAX_STAGES, STAGE_BUDGET[bn] // ((bm + bn) * 64 * 2)))
 
 
@@ -91,6 +111,32 @@ def rows_tile(M: int, N: int, sms: int) -> tuple[int, int, int] | None:
     return None if best is None else best[1]
 
 
+WIDE_ROWS = 168  # rows of the swapped tile past 1024 rows
+WIDE_MAX_WASTE = 0.025  # rows of the last tile row past M, a share of M
+WIDE_MIN_FILL = 0.93  # the last wave's share of the SMs
+WIDE_M = (1025, 3400)  # the rows measured
+WIDE_K = (3584, 18944)  # the depths measured
+
+
+def wide_rows(M: int, N: int, K: int, sms: int) -> tuple[int, int, float] | None:
+    """``(row tiles, tiles, fill of the last wave)`` where the swapped 168x128 tile takes a
+    problem of more than 1024 rows (module docstring), else None.
+
+    >>> wide_rows(1500, 3584, 18944, 132), wide_rows(2500, 3584, 18944, 132)
+    ((9, 252, 0.955), None)
+    >>> wide_rows(2048, 4096, 4096, 132) is None  # 13 x 168 rows: 6.6% wasted
+    True
+    """
+    if not (WIDE_M[0] <= M <= WIDE_M[1] and WIDE_K[0] <= K <= WIDE_K[1]) or N % 128:
+        return None
+    r = ceil_div(M, WIDE_ROWS)
+    tiles = r * (N // 128)
+    fill = round(tiles / (sms * ceil_div(tiles, sms)), 3)
+    if r * WIDE_ROWS - M > WIDE_MAX_WASTE * M or fill < WIDE_MIN_FILL:
+        return None
+    return r, tiles, fill
+
+
 def rule(M: int, N: int, K: int, sms: int = 132) -> tuple[Config, str] | None:
     """The swapped kernel's config at M x N x K and the rule's name, or None (the unswapped
     rules then apply). Each branch covers only the classes measured (the module's table):
@@ -100,7 +146,9 @@ def rule(M: int, N: int, K: int, sms: int = 132) -> tuple[Config, str] | None:
     * 16 < M <= 32, K >= 16384, at most sms/4 tiles of 256 columns: 32x256, 6 stages, two
       consumer warpgroups, split-K 4 with the reduce kernel;
     * 32 < M <= 1024, K <= 8192: the data-parallel tile of :func:`rows_tile` (one wave of tiles
-      or less, at least half a wave).
+      or less, at least half a wave);
+    * 1024 < M <= 3400, 3584 <= K <= 18944: 168x128 data-parallel where :func:`wide_rows` takes
+      it (168-row tiles, little waste, a full last wave).
 
     All of them only where B's rows are whole 128-byte lines (N % 64 == 0, B given K x N).
 
@@ -108,11 +156,14 @@ def rule(M: int, N: int, K: int, sms: int = 132) -> tuple[Config, str] | None:
     ('104x64x64 g8 dp s8 w8 swap', '16x256x64 g8 splitk3 deterministic s6 w8 swap')
     >>> rule(1000, 1000, 1000) is None, rule(4096, 4096, 4096) is None
     (True, True)
+    >>> rule(1664, 1664, 8192)[0].short()
+    '168x128x64 g8 dp s4 w12 swap'
+
     """
     if N % 64:
         return None
     n256 = ceil_div(N, 256)
-    if M <= 16 and K <= 8192 and 24 <= n256 and 3 * n256 <= sms:
+    if M <= 16 and K <= 8192 and n256 >= 24 and 3 * n256 <= sms:
         return (Config(BM=16, BN=256, BK=64, WARPS=8, STAGES=6, SWAP_AB=1,
                        DECOMP=Decomposition.SPLIT_K, SPLITS=3, FIXUP=Fixup.DETERMINISTIC),
                 "cuda swapped: decode rows (M <= 16) on wgmma's N, 16x256, split-K 3")
@@ -127,4 +178,10 @@ def rule(M: int, N: int, K: int, sms: int = 132) -> tuple[Config, str] | None:
             return (swapped(bm, bn),
                     f"cuda swapped: {M} rows as {r} x {bm} on wgmma's N, {bn} columns a tile, "
                     f"one wave of tiles or less")
+    wide = wide_rows(M, N, K, sms)
+    if wide is not None:
+        r, tiles, fill = wide
+        return (swapped(WIDE_ROWS, 128),
+                f"cuda swapped: {M} rows as {r} x {WIDE_ROWS} on wgmma's N, 128 columns a tile, "
+                f"{tiles} tiles, the last wave {fill:.0%} full")
     return None

@@ -53,6 +53,14 @@ from tilec.ir.types import Target
 from tilec.transforms import cuda_swap
 from tilec.transforms.choice import choose_decomposition, rank_decompositions
 from tilec.transforms.cost_model import estimate_cost
+from tilec.transforms.cuda_rules import (
+    CUDA_FEW_DEEP,
+    CUDA_ONE_DEEP,
+    CUDA_TILES,
+    CUDA_WEIGHED,
+    cuda_rule,
+    few_deep,
+)
 from tilec.transforms.decompose import make_work_split
 from tilec.transforms.knobs import (
     AUTO,
@@ -141,64 +149,6 @@ def _tile_rule(M: int, N: int, K: int, sms: int) -> tuple[Config, str]:
     return Config(), "large"
 
 
-# The CUDA tiles weighed where the problem has at least 128 rows and 128 columns (beyond the
-# one-tile-row rule), with their rates relative to 128x256: modeled work (critical-path
-# k-iterations x tile flops) per millisecond, medians over the H200 shapes measured with both
-# tiles (bench/results/dispatch_cuda_h200_2026-11-28.json: 128x192 against 128x256 on 20 shapes,
-# 0.975; 128x128 against 128x192 on 11, 0.82). The 192-column tile is what wave quantization
-# asks for at 1664^2 x 8192 (117 tiles in one wave: 1.01x cuBLAS against 0.81x with 91 128x256
-# tiles) and 320 x 7168 x 2048 (0.85x against 0.61x with 128x128).
-CUDA_TILES = (
-    (Config(BM=128, BN=256, BK=64, WARPS=12, STAGES=4), 1.0),
-    (Config(BM=128, BN=192, BK=64, WARPS=12, STAGES=4), 0.975),
-    (Config(BM=128, BN=128, BK=64, WARPS=12, STAGES=4), 0.80),
-)
-CUDA_WEIGHED = "cuda: at least 128 rows and columns"
-# cuBLAS's kernel at 512^2 x 65536 and 256 x 1024 x 131072 (Nsight Compute: nvjet_sm90_tst_128x128
-# _64x6_2x1_v_bz_splitK, 128 CTAs): the same through gemm_decomposition's knobs ran them at 0.83x and
-# 0.88x cuBLAS against 0.76x and 0.72x for 128x256 split-K 16; 6 stages and the cluster each alone
-# gained 0-4% (bench/results/cuda_probe_deepk_nvjet_h200_2026-11-28_s13.json)
-CUDA_FEW_DEEP = "cuda: very few tiles, deep K: 128x128, 6 stages, 2x1 cluster, split-K over the SMs"
-
-
-def _few_deep(M: int, N: int, K: int, sms: int) -> bool:
-    """At most sms/8 128x128 tiles over two tile rows or more, K >= 16384 (:data:`CUDA_FEW_DEEP`)."""
-    return M > 128 and K >= 16384 and ceil_div(M, 128) * ceil_div(N, 128) * 8 <= sms
-
-
-def _cuda_rule(M: int, N: int, K: int, sms: int = 132) -> tuple[Config, str]:
-    """The CUDA backend's tiles: WGMMA wants BM in 64s, two consumer warpgroups of 64 rows.
-    :data:`CUDA_WEIGHED` means: weigh :data:`CUDA_TILES` (its config is the first of them)."""
-    if _few_deep(M, N, K, sms):
-        return Config(BM=128, BN=128, BK=64, WARPS=12, STAGES=6), CUDA_FEW_DEEP
-    if M <= 96 and ceil_div(M, 64) * ceil_div(N, 256) >= 66:
-        # 64-row tiles where a 128-row tile would be a third or more padding, and 64x256 where
-        # there are half a wave of them: at 72, 77 and 96 x 14336 x 4096 (112 tiles) they ran
-        # 0.89-0.91x cuBLAS against 0.67-0.74x for 128x64 (224); at 4 and 64 x 28672 x 4096
-        # 1.02-1.04x against 0.80-0.99x for 64x128; 100 x 4096 x 4096 (32 tiles) keeps 128x64
-        # (bench/results/cuda_probe_rows_h200_2026-11-28_s13.json, cuda_probe_decode_...)
-        return (Config(BM=64, BN=256, BK=64, WARPS=8, STAGES=4),
-                "cuda: M <= 96, enough 64x256 tiles")
-    if 64 < M <= 128 and ceil_div(N, 64) >= 32:
-        # one tile row, N streamed: 128x4096x7168 split-K 2 ran 25.0 us = 1.07x cuBLAS
-        # with 128x64 tiles and 8 stages (192 KB in flight per SM), 27.5 us with 128x128 and 4
-        # or 6, 29.7 with 64x256 and 5 (bench/results/cuda_perf_2026-11-23_s7b.json)
-        return (Config(BM=128, BN=64, BK=64, WARPS=12, STAGES=8),
-                "cuda: one tile row (M <= 128), 128x64 tiles, 8 stages deep")
-    if M >= 128 and N >= 128:
-        return CUDA_TILES[0][0], CUDA_WEIGHED
-    if K >= 8192 and ceil_div(M, 128) * ceil_div(N, 256) >= 32:
-        # few rows, many 128x256 tiles, deep K: 16 x 10240 x 8192 split-K 3 ran 0.92x cuBLAS,
-        # 32 x 8192 x 28672 split-K 4 0.90x (bench/results/dispatch_cuda_h200_2026-11-28.json)
-        return (Config(BM=128, BN=256, BK=64, WARPS=12, STAGES=4),
-                "cuda: deep K, 32 or more 128x256 tiles")
-    if M <= 64:
-        # decode rows stream B: 8 stages (192 KB in flight) ran 1, 2, 4 and 64 rows 1.03-1.14x
-        # faster than 4, 16 and 48 rows 1.5-2.6% slower (cuda_probe_decode_h200_2026-11-28_s13.json)
-        return Config(BM=64, BN=128, BK=64, WARPS=8, STAGES=8), "cuda: decode (M <= 64), 8 stages"
-    return Config(BM=64, BN=128, BK=64, WARPS=8, STAGES=4), "cuda: small"
-
-
 def _pinned(cfg: Config, fixed: Mapping[str, Any]) -> Config:
     """``cfg`` with the user's knobs put back."""
     return replace(cfg, **{k: v for k, v in fixed.items() if k in KNOBS and v != AUTO})
@@ -272,16 +222,20 @@ def heuristic(M: int, N: int, K: int, *, sms: int = 132, fixed: Mapping[str, Any
             return _clustered(M, N, K, cfg, [f"tile {cfg.BM}x{cfg.BN}x{cfg.BK}, {cfg.STAGES} "
                                              f"stages, swapped operands by the rule '{rule}'",
                                              *why], sms, fixed, target)
-        base, rule = _cuda_rule(M, N, K, sms)
+        base, rule = cuda_rule(M, N, K, sms)
         if rule == CUDA_FEW_DEEP and not tile_fixed and "DECOMP" not in fixed:
-            tiles = ceil_div(M, 128) * ceil_div(N, 128)
+            tiles = ceil_div(M, base.BM) * ceil_div(N, base.BN)
             parts = min(sms // tiles, ceil_div(K, 64) // 64)  # 64 k-iterations a part at least
             cfg = _pinned(replace(base, DECOMP=Decomposition.SPLIT_K, SPLITS=parts,
                                   FIXUP=Fixup.REDUCE_KERNEL), fixed)
-            why = [f"tile 128x128x64, 6 stages by the rule '{rule}'",
+            why = [f"tile {base.BM}x{base.BN}x64, {base.STAGES} stages by the rule '{rule}'",
                    f"split-K {cfg.SPLITS}: {tiles} tiles x {cfg.SPLITS} parts fill the {sms} SMs "
                    f"once, the reduce kernel sums them"]
             return _clustered(M, N, K, cfg, why, sms, fixed, target)
+        if rule == CUDA_ONE_DEEP and not tile_fixed and not {"DECOMP", "SPLITS", "FIXUP"} & fixed.keys():
+            cfg = _pinned(base, fixed)
+            return _clustered(M, N, K, cfg, [f"tile 128x128x64, split-K {cfg.SPLITS} by the rule "
+                                             f"'{rule}'"], sms, fixed, target)
         if rule != CUDA_WEIGHED or tile_fixed:
             cfg, why = _decomposition(M, N, K, _pinned(base, fixed), sms, fixed, target)
             return _clustered(M, N, K, cfg, [f"tile {cfg.BM}x{cfg.BN}x{cfg.BK} by the rule "
@@ -307,8 +261,8 @@ def _cluster(M: int, N: int, K: int, cfg: Config, target: Target,
     1000 x 2000 x 50000 0.981x against 0.921x, 1000 x 1000 x 16384 0.750x against 0.630x; with B's
     rows on 128 bytes the cluster cost 1-7% (bench/results/cuda_probe_cluster2_h200_2026-11-28_s13
     .json; B given K x N). Triton launches no cluster."""
-    if (target is Target.CUDA and _few_deep(M, N, K, sms) and (cfg.BM, cfg.BN) == (128, 128)
-            and cfg.DECOMP is Decomposition.SPLIT_K):
+    if (target is Target.CUDA and few_deep(M, N, K, sms) and cfg.BM == 128
+            and cfg.BN in (128, 256) and cfg.DECOMP is Decomposition.SPLIT_K):
         return 2, 1, "very few tiles, deep K: cuBLAS's 2x1 split-K kernel, B shared by multicast"
     b_row = 2 * N  # bytes (bf16 / fp16)
     if (target is Target.CUDA and cfg.DECOMP is Decomposition.SPLIT_K and cfg.BM == 128
