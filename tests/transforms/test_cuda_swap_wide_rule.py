@@ -45,7 +45,7 @@ def test_both_kinds_probed() -> None:
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: s[0])
 def test_pick_timed_and_fastest(shape: tuple[str, int, int, int]) -> None:
     name, M, N, K = shape
-    cfg, why = heuristic(M, N, K, target="cuda")
+    cfg, _ = heuristic(M, N, K, target="cuda")
     runs = _runs()[shape]
     if cfg.SWAP_AB:
         timed_in = [rows for rows in runs if _key(cfg) in rows]
