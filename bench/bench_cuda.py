@@ -744,7 +744,18 @@ def run_sanitizer(out: Path, only: str | None = None, tag: str = "") -> str:
              (dict(SCHEDULE=GD, M=30, N=200, K=2000, BM=32, BN=64, SWAP_AB=1, SMS=8, CM=1, CN=1,
                    WARPS=8, DECOMP="splitk", SPLITS=6, FIXUP="reduce_kernel", B_LAYOUT="kn"), "leader"),
              (dict(SCHEDULE=GD, M=300, N=256, K=512, BM=160, BN=128, SWAP_AB=1, SMS=8, CM=2, CN=1,
-                   DECOMP="dp", B_LAYOUT="kn"), "leader")]
+                   DECOMP="dp", B_LAYOUT="kn"), "leader"),
+             # session 15: the heuristic's new picks: swapped 168x128 (TMA stores) over several
+             # waves of tiles per CTA, ragged M; swapped 168x64 at 7 stages; 128x256 split-K with
+             # the reduce kernel on a 2x1 cluster; one 128x128 tile split 12 ways at 6 stages
+             (dict(SCHEDULE=GD, M=340, N=512, K=400, BM=168, BN=128, SWAP_AB=1, SMS=4, CM=1, CN=1,
+                   WARPS=12, DECOMP="dp", STAGES=4, B_LAYOUT="kn"), "leader"),
+             (dict(SCHEDULE=GD, M=333, N=320, K=640, BM=168, BN=64, SWAP_AB=1, SMS=4, CM=1, CN=1,
+                   WARPS=8, DECOMP="dp", STAGES=7, B_LAYOUT="kn"), "leader"),
+             (dict(SCHEDULE=GD, M=256, N=512, K=4096, BM=128, BN=256, SMS=16, CM=2, CN=1, WARPS=12,
+                   STAGES=4, DECOMP="splitk", SPLITS=4, FIXUP="reduce_kernel", B_LAYOUT="kn"), "leader"),
+             (dict(SCHEDULE=GD, M=128, N=128, K=6400, BM=128, BN=128, SMS=16, CM=1, CN=1, WARPS=12,
+                   STAGES=6, DECOMP="splitk", SPLITS=12, FIXUP="reduce_kernel", B_LAYOUT="kn"), "leader")]
     cases = [c for c in cases if only is None or any(o in json.dumps(c[0]) for o in only.split("|"))]
     log = [f"device: {device()}  date: {DATE}"]
     for i, (params, mode) in enumerate(cases):
