@@ -263,7 +263,7 @@ def _cluster(M: int, N: int, K: int, cfg: Config, target: Target,
     .json; B given K x N). Triton launches no cluster."""
     if (target is Target.CUDA and few_deep(M, N, K, sms) and cfg.BM == 128
             and cfg.BN in (128, 256) and cfg.DECOMP is Decomposition.SPLIT_K):
-        return 2, 1, "very few tiles, deep K: cuBLAS's 2x1 split-K kernel, B shared by multicast"
+        return 2, 1, "very few tiles, deep K: two tile rows share each B tile by multicast (cuBLAS's 2x1 split-K)"
     b_row = 2 * N  # bytes (bf16 / fp16)
     if (target is Target.CUDA and cfg.DECOMP is Decomposition.SPLIT_K and cfg.BM == 128
             and cfg.BN in (128, 256) and ceil_div(M, 128) >= 2 and b_row % 128 and b_row % 16 == 0):
