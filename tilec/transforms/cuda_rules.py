@@ -5,6 +5,8 @@ rule cites the H200 probe it was drawn from (bench/results)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from tilec.ir import ceil_div
 from tilec.transforms.knobs import Config
 from tilec.transforms.plan import Decomposition, Fixup
@@ -44,18 +46,22 @@ def few_deep(M: int, N: int, K: int, sms: int) -> bool:
     return M > 128 and K >= 16384 and ceil_div(M, 128) * ceil_div(N, 128) * 8 <= sms
 
 
-def few_deep_tile(N: int) -> Config:
-    """:data:`CUDA_FEW_DEEP`'s tile: 128x256 (4 stages) where N holds two, else 128x128 (6)."""
-    if N >= 512:
-        return Config(BM=128, BN=256, BK=64, WARPS=12, STAGES=4)
-    return Config(BM=128, BN=128, BK=64, WARPS=12, STAGES=6)
+def few_deep_config(M: int, N: int, K: int, sms: int) -> Config:
+    """:data:`CUDA_FEW_DEEP`'s config: 128x256 (4 stages) where N holds two such tiles, else
+    128x128 (6), split-K over the SMs (the tiles times the parts fill them once, 64 k-iterations a
+    part at least) with the reduce kernel; the cluster is :func:`~.heuristic._cluster`'s."""
+    tile = (Config(BM=128, BN=256, BK=64, WARPS=12, STAGES=4) if N >= 512
+            else Config(BM=128, BN=128, BK=64, WARPS=12, STAGES=6))
+    parts = min(sms // (ceil_div(M, tile.BM) * ceil_div(N, tile.BN)), ceil_div(K, 64) // 64)
+    return replace(tile, DECOMP=Decomposition.SPLIT_K, SPLITS=parts, FIXUP=Fixup.REDUCE_KERNEL)
 
 
 def cuda_rule(M: int, N: int, K: int, sms: int = 132) -> tuple[Config, str]:
     """The CUDA backend's tiles: WGMMA wants BM in 64s, two consumer warpgroups of 64 rows.
-    :data:`CUDA_WEIGHED` means: weigh :data:`CUDA_TILES` (its config is the first of them)."""
+    :data:`CUDA_WEIGHED` means: weigh :data:`CUDA_TILES` (its config is the first of them); the
+    deep-K rules (:data:`CUDA_FEW_DEEP`, :data:`CUDA_ONE_DEEP`) give their split-K too."""
     if few_deep(M, N, K, sms):
-        return few_deep_tile(N), CUDA_FEW_DEEP
+        return few_deep_config(M, N, K, sms), CUDA_FEW_DEEP
     if M <= 128 and N <= 128 and K >= 32768:
         return (Config(BM=128, BN=128, BK=64, WARPS=12, STAGES=6, DECOMP=Decomposition.SPLIT_K,
                        SPLITS=min(ONE_DEEP_PARTS, ceil_div(K, 64) // 16),

@@ -223,19 +223,12 @@ def heuristic(M: int, N: int, K: int, *, sms: int = 132, fixed: Mapping[str, Any
                                              f"stages, swapped operands by the rule '{rule}'",
                                              *why], sms, fixed, target)
         base, rule = cuda_rule(M, N, K, sms)
-        if rule == CUDA_FEW_DEEP and not tile_fixed and "DECOMP" not in fixed:
-            tiles = ceil_div(M, base.BM) * ceil_div(N, base.BN)
-            parts = min(sms // tiles, ceil_div(K, 64) // 64)  # 64 k-iterations a part at least
-            cfg = _pinned(replace(base, DECOMP=Decomposition.SPLIT_K, SPLITS=parts,
-                                  FIXUP=Fixup.REDUCE_KERNEL), fixed)
-            why = [f"tile {base.BM}x{base.BN}x64, {base.STAGES} stages by the rule '{rule}'",
-                   f"split-K {cfg.SPLITS}: {tiles} tiles x {cfg.SPLITS} parts fill the {sms} SMs "
-                   f"once, the reduce kernel sums them"]
+        if rule in (CUDA_FEW_DEEP, CUDA_ONE_DEEP) and not tile_fixed and "DECOMP" not in fixed:
+            cfg = _pinned(base, fixed)  # the rule's split-K, the user's knobs on top
+            why = [f"tile {cfg.BM}x{cfg.BN}x{cfg.BK}, {cfg.STAGES} stages by the rule '{rule}'",
+                   f"split-K {cfg.SPLITS}: {ceil_div(M, cfg.BM) * ceil_div(N, cfg.BN)} tiles x "
+                   f"{cfg.SPLITS} parts, {cfg.FIXUP.value}"]
             return _clustered(M, N, K, cfg, why, sms, fixed, target)
-        if rule == CUDA_ONE_DEEP and not tile_fixed and not {"DECOMP", "SPLITS", "FIXUP"} & fixed.keys():
-            cfg = _pinned(base, fixed)
-            return _clustered(M, N, K, cfg, [f"tile 128x128x64, split-K {cfg.SPLITS} by the rule "
-                                             f"'{rule}'"], sms, fixed, target)
         if rule != CUDA_WEIGHED or tile_fixed:
             cfg, why = _decomposition(M, N, K, _pinned(base, fixed), sms, fixed, target)
             return _clustered(M, N, K, cfg, [f"tile {cfg.BM}x{cfg.BN}x{cfg.BK} by the rule "
@@ -263,7 +256,8 @@ def _cluster(M: int, N: int, K: int, cfg: Config, target: Target,
     .json; B given K x N). Triton launches no cluster."""
     if (target is Target.CUDA and few_deep(M, N, K, sms) and cfg.BM == 128
             and cfg.BN in (128, 256) and cfg.DECOMP is Decomposition.SPLIT_K):
-        return 2, 1, "very few tiles, deep K: two tile rows share each B tile by multicast (cuBLAS's 2x1 split-K)"
+        return 2, 1, ("very few tiles, deep K: two tile rows share each B tile by multicast "
+                      "(cuBLAS's 2x1 split-K)")
     b_row = 2 * N  # bytes (bf16 / fp16)
     if (target is Target.CUDA and cfg.DECOMP is Decomposition.SPLIT_K and cfg.BM == 128
             and cfg.BN in (128, 256) and ceil_div(M, 128) >= 2 and b_row % 128 and b_row % 16 == 0):
