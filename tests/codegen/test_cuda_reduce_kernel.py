@@ -61,11 +61,14 @@ def test_reduce_kernel_plans_compile_without_warnings(tmp_path: Path) -> None:
         compile_cu(src, tmp_path / f"r{i}.so", shared=True, werror=True)
 
 
-def test_the_deterministic_file_is_unchanged_by_the_reduce_kernel() -> None:
-    """Only a reduce-kernel plan prints its functions; the other fix-ups print none of them."""
-    det = seed(**PLANS[0][0], DECOMP="splitk", FIXUP="deterministic")
-    src = emit(det)
-    assert "reduce_kernel" not in src and "partial_store" not in src and "PART_FLOAT4S" not in src
+def test_the_other_fix_ups_print_no_reduce_kernel() -> None:
+    """Only a reduce-kernel plan prints the second kernel and the partial stores; the atomic
+    fix-up none of its functions (the deterministic one prints the schedule section's
+    ``reduce_float4`` for its spread sum: test_cuda_spread_fixup.py)."""
+    for fixup in ("deterministic", "atomic"):
+        src = emit(seed(**PLANS[0][0], DECOMP="splitk", FIXUP=fixup))
+        assert "reduce_kernel(" not in src and "partial_store(" not in src
+        assert ("PART_FLOAT4S" in src) == (fixup == "deterministic")
     red = emit(red_plan(PLANS[0][0]))
     assert "fix_last" not in red and "ticket_acq_rel" not in red.split("gemm_kernel(")[1]
 

@@ -272,6 +272,19 @@ def test_tma_epilogue_stages_each_element_where_the_store_reads_it(BM: int, BN: 
     assert set(written) == want and set(written.values()) == {1}
 
 
+# the reduce-kernel harness's partial placement (wgmma's D fragment) for the swapped tiles: our m
+# is the fragment's column, our n its row (also test_cuda_spread_fixup.py)
+SWAPPED_PLACEMENT = (
+    ("for (int ms = 0; ms < M_SUB; ++ms)", "for (int ms = 0; ms < N_SUB; ++ms)"),
+    ("for (int jj = 0; jj < BN / 8; ++jj)", "for (int jj = 0; jj < BM / 8; ++jj)"),
+    ("const int r = cw * WG_M + ms * 64 + warp * 16 + lane / 4 + 8 * (i / 2);",
+     "const int c = cw * WG_N + ms * 64 + warp * 16 + lane / 4 + 8 * (i / 2);"),
+    ("const int c = 8 * jj + 2 * (lane % 4) + i % 2;",
+     "const int r = 8 * jj + 2 * (lane % 4) + i % 2;"),
+    ("part_float4(rank, cw, ms * (BN / 8) + jj, ctid)",
+     "part_float4(rank, cw, ms * (BM / 8) + jj, ctid)"))
+
+
 def test_reduce_kernel_emulated_on_the_host_computes_a_at_b(tmp_path: Path,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """SWAP_AB=1 with the reduce kernel: tests/codegen/test_cuda_reduce_kernel.py's host
@@ -284,15 +297,7 @@ def test_reduce_kernel_emulated_on_the_host_computes_a_at_b(tmp_path: Path,
     from tests.codegen import test_cuda_reduce_kernel as red
 
     harness = red.HARNESS
-    for old, new in (
-            ("for (int ms = 0; ms < M_SUB; ++ms)", "for (int ms = 0; ms < N_SUB; ++ms)"),
-            ("for (int jj = 0; jj < BN / 8; ++jj)", "for (int jj = 0; jj < BM / 8; ++jj)"),
-            ("const int r = cw * WG_M + ms * 64 + warp * 16 + lane / 4 + 8 * (i / 2);",
-             "const int c = cw * WG_N + ms * 64 + warp * 16 + lane / 4 + 8 * (i / 2);"),
-            ("const int c = 8 * jj + 2 * (lane % 4) + i % 2;",
-             "const int r = 8 * jj + 2 * (lane % 4) + i % 2;"),
-            ("part_float4(rank, cw, ms * (BN / 8) + jj, ctid)",
-             "part_float4(rank, cw, ms * (BM / 8) + jj, ctid)")):
+    for old, new in SWAPPED_PLACEMENT:
         assert harness.count(old) == 1, old
         harness = harness.replace(old, new)
     monkeypatch.setattr(red, "HARNESS", harness)

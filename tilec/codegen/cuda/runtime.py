@@ -92,6 +92,13 @@ __device__ __forceinline__ int ticket_acq_rel(int* p) {
   return old;
 }
 
+// the spread fix-up's wait: one thread's acquire load at GPU scope
+__device__ __forceinline__ int ld_acquire(const int* p) {
+  int v;
+  asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+
 __device__ __forceinline__ uint32_t smem_u32(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }

@@ -184,6 +184,9 @@ def box_write(ind: str, value: str) -> list[str]:
     ]
 
 
+CTYPE = {DType.BF16: "__nv_bfloat16", DType.FP16: "__half", DType.FP32: "float"}  # C++ element types
+
+
 def c_conversions(dtype: DType) -> tuple[str, str, str]:
     """C's pair type, the conversion of ``(x, y)`` to a pair, and of one value, for ``dtype``."""
     pair = {DType.BF16: "__nv_bfloat162", DType.FP16: "__half2", DType.FP32: "float2"}[dtype]

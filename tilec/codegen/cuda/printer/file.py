@@ -18,6 +18,12 @@ from tilec.codegen.cuda.printer.reduce import (
 )
 from tilec.codegen.cuda.printer.schedule import SCHEDULE_END, evict_where, schedule_functions
 from tilec.codegen.cuda.printer.shape import BOX_BYTES, Kernel, KernelShape, check
+from tilec.codegen.cuda.printer.spread import (
+    spread,
+    spread_helpers,
+    spread_launch,
+    spread_sum_function,
+)
 from tilec.codegen.cuda.printer.work import (
     fixup_function,
     order_ctas_fixed,
@@ -109,6 +115,7 @@ class CudaPrinter:
             (wgmma_function(k.plan.BM, k.plan.dtype.value, a_mn_major=not k.plan.b.transposed,
                             n_name="BM") if k.plan.swap_ab else
              wgmma_function(k.plan.BN, k.plan.dtype.value, not k.plan.b.transposed)),
+            spread_sum_function(k) if spread(k) else "",
             (partial_store_function(k) if reduced(k) else fixup_function(k)) if k.partials else "",
             kernel_function(k),
             *([reduce_kernel_function(k)] if reduced(k) else []),
@@ -136,6 +143,9 @@ def header(k: Kernel) -> str:
         *(["// Fix-up: reduce kernel: each K part stores its partial to its own workspace slot; "
            "reduce_kernel, launched after gemm_kernel, sums them in K order and writes C."]
           if reduced(k) else []),
+        *(["// Fix-up: deterministic: each K part stores its partial to its own slot; where every part is "
+           "resident at once each sums its share of the tile in K order (spread), else the last part sums."]
+          if spread(k) else []),
         f"// L2 eviction hints of the TMA loads (lowering's rule, or set_kernel(evict=)): A {p.a.evict}, "
         f"B {p.b.evict}" + "".join(f" ({op.name} {rule[1]} where {rule[0]})" for op in (p.a, p.b)
                                    if (rule := evict_where(op)) is not None)
@@ -243,6 +253,10 @@ def host(k: Kernel) -> str:
     occ_grid = ("(ORDER_CTAS + CLUSTER - 1) / CLUSTER * CLUSTER" if order_ctas_fixed(k)
                 else "132 * CLUSTER")
     reduce = "".join(ln + "\n" for ln in reduce_launch()) if reduced(k) else ""
+    spr = spread(k)
+    spread_test = "".join(ln + "\n" for ln in spread_launch()) if spr else ""
+    spread_arg = ", spread" if spr else ""
+    helpers = spread_helpers() if spr else ""
     return f"""
 namespace {n} {{
 typedef CUresult (*EncodeTiled)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
@@ -296,7 +310,7 @@ static int set_smem() {{
   done = true;
   return 0;
 }}
-}}  // namespace {n}
+{helpers}}}  // namespace {n}
 
 // C (M x N, row stride ldc) = A (M x K, row stride lda) @ {'B^T with B (N x K' if p.b.transposed else 'B with B (K x N'}, row stride ldb),
 // all on `stream`.  grid, splits, sk_tiles, sk_ctas: the work split at these sizes (the
@@ -339,8 +353,8 @@ extern "C" int {n}_launch(const void* A, const void* B, void* C, void* ws, void*
     if (int r = encode_map(tmC, {dtc}, sizeof(TOut), C, M, N, ldc, {cbox})) return r;
   }}
   auto kernel = closed ? gemm_kernel<true> : gemm_kernel<false>;
-  kernel<<<grid, THREADS, SMEM_BYTES, (cudaStream_t)stream>>>(tmA.map, tmB.map, tmC.map, static_cast<TOut*>(C),
-                                                              static_cast<float*>(ws), static_cast<int*>(tickets), sh);
+{spread_test}  kernel<<<grid, THREADS, SMEM_BYTES, (cudaStream_t)stream>>>(tmA.map, tmB.map, tmC.map, static_cast<TOut*>(C),
+                                                              static_cast<float*>(ws), static_cast<int*>(tickets), sh{spread_arg});
 {reduce}  return (int)cudaGetLastError();
 }}
 

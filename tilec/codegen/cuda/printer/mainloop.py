@@ -5,6 +5,7 @@ release protocol, and the hand-off to the fix-up and the epilogue."""
 from __future__ import annotations
 
 from tilec.codegen.cuda.printer.epilogue import (
+    CTYPE,
     epilogue_direct,
     epilogue_tma,
     overlap_declare,
@@ -15,6 +16,7 @@ from tilec.codegen.cuda.printer.epilogue import (
 from tilec.codegen.cuda.printer.reduce import partial_store_call, reduced
 from tilec.codegen.cuda.printer.schedule import evict_where
 from tilec.codegen.cuda.printer.shape import Kernel
+from tilec.codegen.cuda.printer.spread import spread
 from tilec.codegen.cuda.printer.swap import (
     epilogue_direct_swap,
     epilogue_tma_swap,
@@ -22,9 +24,8 @@ from tilec.codegen.cuda.printer.swap import (
     swapped,
 )
 from tilec.codegen.cuda.printer.work import fixup_call, order_ctas_fixed
-from tilec.transforms.plan import DType, MulticastMode, OperandLoad
+from tilec.transforms.plan import MulticastMode, OperandLoad
 
-CTYPE = {DType.BF16: "__nv_bfloat16", DType.FP16: "__half", DType.FP32: "float"}
 PRODUCER_REGS, CONSUMER_REGS = 40, 232
 
 
@@ -44,7 +45,8 @@ def kernel_function(k: Kernel) -> str:
         f"__global__ void __launch_bounds__(THREADS, 1){cdims}",
         "gemm_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,",
         "            const __grid_constant__ CUtensorMap tmC, TOut* __restrict__ C,",
-        "            float* __restrict__ ws, int* __restrict__ tickets, const Shape sh) {",
+        "            float* __restrict__ ws, int* __restrict__ tickets, const Shape sh"
+        + (", const int spread) {" if spread(k) else ") {"),
         "  constexpr bool EXACT = FACTS && HAS_EXACT;  // the exact stage release (else all-cluster)",
         "  extern __shared__ uint8_t smem_raw[];",
         "  // 1024-byte alignment for the 128B swizzle; the same offset in every CTA of the cluster.",
@@ -381,7 +383,7 @@ def consumer(k: Kernel) -> list[str]:
         if reduced(k):  # every K part to its slot (one part: C written here, no reduce kernel)
             out.append(f"{i2}if (sh.SPLITS > 1) {{ if (alive) {partial_store_call()}; continue; }}")
         else:
-            out.append(f"{i2}if (alive && (kb0 != 0 || kb1 != sh.K_ITERS) && !{fixup_call()}) continue;")
+            out.append(f"{i2}if (alive && (kb0 != 0 || kb1 != sh.K_ITERS) && !{fixup_call(k)}) continue;")
     out += [
         f"{i2}if (alive) {{",
         *epi,

@@ -163,7 +163,6 @@ def reduce_kernel_function(k: Kernel) -> str:
     ...; RED_LOADS loads unrolled), converted to C's type and stored where the direct epilogue
     would: rows past M and columns past N masked (ragged edges), dead tiles skipped, a pair
     where whole and C's base and row stride keep it aligned, else one element at a time."""
-    pair, conv, one = c_conversions(k.plan.c_dtype)
     return "\n".join([
         "#include <cstdlib>",
         "namespace " + k.cname + " {",
@@ -175,15 +174,8 @@ def reduce_kernel_function(k: Kernel) -> str:
         "  asm volatile(\"griddepcontrol.wait;\" ::: \"memory\");",
         "  const float4* w4 = reinterpret_cast<const float4*>(ws);",
         "  const long long total = (long long)sh.GROUPS * PART_FLOAT4S;",
-        "  // a pair where C's base and row stride keep (col, col + 1) aligned (col is even)",
-        f"  const bool pairs = sh.LDC % 2 == 0 && reinterpret_cast<uintptr_t>(C) % sizeof({pair}) == 0;",
         "  const auto load = [&](long long i) { return __ldcs(w4 + i); };",
-        "  const auto put = [&](int row, int col, bool two, float x, float y) {",
-        "    TOut* dst = C + (size_t)row * sh.LDC + col;",
-        f"    if (pairs && two) {{ *reinterpret_cast<{pair}*>(dst) = {conv}; return; }}",
-        f"    dst[0] = {one}(x);",
-        f"    if (two) dst[1] = {one}(y);",
-        "  };",
+        *reduce_put(k, "  "),
         "  for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total;",
         "       p += (long long)gridDim.x * blockDim.x)",
         "    reduce_float4<float4>(sh, p, load, put);",
@@ -207,6 +199,23 @@ def reduce_kernel_function(k: Kernel) -> str:
         "}",
         "}  // namespace",
     ])
+
+
+def reduce_put(k: Kernel, ind: str) -> list[str]:
+    """``put(row, col, two, x, y)`` of a summed float4's two values (``reduce_float4``): C[row][col]
+    and, where ``two``, C[row][col + 1], as one pair where C's base and row stride keep it aligned,
+    else one at a time (``reduce_float4`` masks rows and columns past M and N)."""
+    pair, conv, one = c_conversions(k.plan.c_dtype)
+    return [
+        f"{ind}// a pair where C's base and row stride keep (col, col + 1) aligned (col is even)",
+        f"{ind}const bool pairs = sh.LDC % 2 == 0 && reinterpret_cast<uintptr_t>(C) % sizeof({pair}) == 0;",
+        f"{ind}const auto put = [&](int row, int col, bool two, float x, float y) {{",
+        f"{ind}  TOut* dst = C + (size_t)row * sh.LDC + col;",
+        f"{ind}  if (pairs && two) {{ *reinterpret_cast<{pair}*>(dst) = {conv}; return; }}",
+        f"{ind}  dst[0] = {one}(x);",
+        f"{ind}  if (two) dst[1] = {one}(y);",
+        f"{ind}}};",
+    ]
 
 
 def reduce_launch(ind: str = "  ") -> list[str]:

@@ -12,6 +12,7 @@ from tilec.codegen.cuda.expr import CudaExprPrinter, cexpr, nonneg_symbols
 from tilec.codegen.cuda.printer.invariants import Invariants
 from tilec.codegen.cuda.printer.reduce import reduce_schedule, reduced
 from tilec.codegen.cuda.printer.shape import LOOP_VARS, PAIR_VARS, Kernel
+from tilec.codegen.cuda.printer.spread import spread, spread_schedule
 from tilec.codegen.cuda.printer.work import (
     fast_divisors,
     order_clusters,
@@ -297,8 +298,10 @@ def schedule_functions(k: Kernel) -> str:
     out += shape_struct(k, inv)
     out += make_shape(k, inv)
     out += facts_hold(k)
-    if reduced(k):
+    if reduced(k) or spread(k):  # (the spread sum is the reduce kernel's work per float4)
         out += reduce_schedule(k)
+    if spread(k):
+        out += spread_schedule(k)
     out += ["}", SCHEDULE_END]
     return "\n".join(out)
 

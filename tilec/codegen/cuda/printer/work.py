@@ -13,6 +13,7 @@ import sympy
 
 from tilec.codegen.cuda.expr import INT_MAX, CudaExprPrinter, magnitude, nonneg_symbols
 from tilec.codegen.cuda.printer.shape import Kernel
+from tilec.codegen.cuda.printer.spread import spread
 from tilec.codegen.cuda.printer.swap import swapped
 from tilec.proofs import Context
 from tilec.transforms.plan import (
@@ -336,9 +337,10 @@ def partials_work(w: WorkSplit | RunSplit) -> list[str]:
     ]
 
 
-def fixup_call() -> str:
+def fixup_call(k: Kernel) -> str:
     """The consumer's call of the fix-up (``fixup_function``)."""
-    return "fixup(sh, acc, ws, tickets, fix_last, worker, j, g, rank, cw, ctid)"
+    extra = ", C, spread" if spread(k) else ""
+    return f"fixup(sh, acc, ws, tickets, fix_last, worker, j, g, rank, cw, ctid{extra})"
 
 
 def fixup_function(k: Kernel) -> str:
@@ -350,17 +352,19 @@ def fixup_function(k: Kernel) -> str:
     writes C (returns true).
 
     deterministic: every partial has its own slot; the last sums the slots in K order
-    (bitwise repeatable).  atomic: partials are added (``red.global.add``) into one fp32
+    (bitwise repeatable); split-K launches where every part is resident spread the sum over
+    the parts instead (``spread``, printer/spread.py: the same sums, none by the epilogue).  atomic: partials are added (``red.global.add``) into one fp32
     tile, in whatever order they come; the last reads it and zeroes it for the next launch.
     """
     det = k.plan.work.fixup is Fixup.DETERMINISTIC
+    spr = spread(k)
     sub = "WG_M * BN"
     region = f"(size_t)((IDX * CLUSTER + rank) * CONSUMERS + cw) * ({sub})"
     lines = [
         "namespace " + k.cname + " {",
         "__device__ __forceinline__ bool fixup(const Shape& sh, float (&acc)[M_SUB][BN / 2], float* ws, int* tickets,",
         "                                      int* fix_last, int worker, int j, int g, int rank,",
-        "                                      int cw, int ctid) {",
+        "                                      int cw, int ctid" + (", TOut* C, int spread) {" if spr else ") {"),
         "  int f, ord, cnt, slot;",
         "  sh.fix_of(worker, j, g, f, ord, cnt, slot);",
         "  (void)ord;",
@@ -377,6 +381,8 @@ def fixup_function(k: Kernel) -> str:
         "  // one acq_rel ticket (CUTLASS's split-K semaphore): its release covers the stores the",
         "  // barrier ordered before it, its acquire the reads the next barrier orders after it",
         "  int* ticket = tickets + (f * CLUSTER + rank) * CONSUMERS + cw;",
+        *(["  if (spread) { spread_sum(sh, C, ws, ticket, f, ord, cnt, rank, cw, ctid); return false; }"]
+          if spr else []),
         "  if (ctid == 0) fix_last[cw] = tilec::ticket_acq_rel(ticket) == cnt - 1;",
         "  tilec::named_bar_sync(1 + cw, 128);",
         "  if (!fix_last[cw]) return false;",

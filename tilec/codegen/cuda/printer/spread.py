@@ -1,0 +1,122 @@
+"""The deterministic fix-up spread over a tile's K parts (``Fixup.DETERMINISTIC``, split-K).
+
+The ticket fix-up (printer/work.py) leaves the sum to the part that arrives last: one warpgroup
+reads every slot of its rows while the others have left, the fix-up's serial part (48 parts of a
+128x128 tile: 3 MiB read by two warpgroups).  Where every K part of every tile is resident at once,
+the launch spreads it instead: each part stores its partial to its slot as before, arrives on the
+tile's ticket and waits until all ``cnt`` parts have (a second round of adds counts the parts out;
+the last one out resets the ticket for the next launch), then sums its share of the warpgroup's
+float4s over every slot in K order, the reduce kernel's own work (``reduce_float4``), and writes
+C.  No part runs the epilogue.  Each element is summed from the same slots in the same order as
+the last part would sum it, so a launch gives the same bits either way; it saves the serial part
+and, beside ``Fixup.REDUCE_KERNEL``, the second kernel's launch and the wait for the whole grid.
+
+The wait is safe only where the parts it waits for are running: every part has its own CTA (work
+units <= workers: no CTA walks a second unit) and the grid fits on the device at once (the
+occupancy query's clusters, kept per device).  The launcher tests both at each launch
+(``spread``, a kernel argument); elsewhere, and everywhere when ``TILEC_CUDA_SPREAD=0``, the launch
+runs the ticket fix-up.  A kernel that never yields its SMs (another process's persistent kernel
+on the same GPU) could hold back a part the others wait for: set ``TILEC_CUDA_SPREAD=0`` there."""
+
+from __future__ import annotations
+
+from tilec.codegen.cuda.printer.epilogue import CTYPE
+from tilec.codegen.cuda.printer.reduce import reduce_put
+from tilec.codegen.cuda.printer.shape import Kernel
+from tilec.codegen.cuda.printer.swap import swapped
+from tilec.transforms.plan import Decomposition, Fixup
+
+
+def spread(k: Kernel) -> bool:
+    """Whether the file prints the spread sum: a split-K plan with the deterministic fix-up."""
+    w = k.plan.work
+    return k.partials and w.fixup is Fixup.DETERMINISTIC and w.kind is Decomposition.SPLIT_K
+
+
+def spread_schedule(k: Kernel) -> list[str]:
+    """Host-compilable: each part's share of a consumer warpgroup's float4s (``spread_share``;
+    the shares of parts 0 .. cnt-1 cut ``[0, WG_FLOAT4S)`` in order, none empty while
+    ``cnt <= WG_FLOAT4S``)."""
+    return [swapped(k, ln) for ln in [
+        "// Fixup.DETERMINISTIC spread (spread.py): K part ord of cnt sums float4s [lo, hi) of each",
+        "// consumer warpgroup's WG_FLOAT4S (its partial in the accumulators' layout, part_float4)",
+        "constexpr int WG_FLOAT4S = WG_M * BN / 4;",
+        "TILEC_HD void spread_share(int ord, int cnt, int& lo, int& hi) {",
+        "  lo = (int)((long long)WG_FLOAT4S * ord / cnt);",
+        "  hi = (int)((long long)WG_FLOAT4S * (ord + 1) / cnt);",
+        "}",
+    ]]
+
+
+def spread_sum_function(k: Kernel) -> str:
+    """``spread_sum``: the wait for every part of the tile on its ticket, then this part's share
+    of the warpgroup's sums, written to C (the reduce kernel's ``reduce_float4`` and ``put``)."""
+    return "\n".join([
+        "namespace " + k.cname + " {",
+        f"using TOut = {CTYPE[k.plan.c_dtype]};  // (as the kernel's)",
+        "// Fixup.DETERMINISTIC spread over the parts (the launcher's `spread`: every part resident):",
+        "// in on the tile's ticket, wait for all cnt parts, out (the last out resets it), then this",
+        "// part's share of the warpgroup's float4s summed in K order from every slot, written to C",
+        "__device__ __forceinline__ void spread_sum(const Shape& sh, TOut* __restrict__ C, const float* ws,",
+        "                                           int* ticket, int f, int ord, int cnt, int rank, int cw,",
+        "                                           int ctid) {",
+        "  if (ctid == 0) {",
+        "    tilec::ticket_acq_rel(ticket);  // in: releases the partial the barrier before ordered",
+        "    while (tilec::ld_acquire(ticket) < cnt) __nanosleep(32);  // every part's partial stored",
+        "    if (atomicAdd(ticket, 1) == 2 * cnt - 1) atomicExch(ticket, 0);  // out",
+        "  }",
+        "  tilec::named_bar_sync(1 + cw, 128);  // the acquire covers the warpgroup's reads below",
+        "  int lo, hi;",
+        "  spread_share(ord, cnt, lo, hi);",
+        "  const float4* w4 = reinterpret_cast<const float4*>(ws);",
+        "  const auto load = [&](long long i) { return __ldcg(w4 + i); };",
+        *reduce_put(k, "  "),
+        "  const long long base = (long long)f * PART_FLOAT4S + part_float4(rank, cw, 0, 0);",
+        "  for (int e = lo + ctid; e < hi; e += 128) reduce_float4<float4>(sh, base + e, load, put);",
+        "}",
+        "}  // namespace",
+    ])
+
+
+def spread_helpers() -> str:
+    """The launcher's helpers: the switch (``TILEC_CUDA_SPREAD``) and the CTAs resident at once."""
+    return """
+#include <cstdlib>
+// The spread sum (spread.py): on unless TILEC_CUDA_SPREAD=0.
+static bool use_spread() {
+  static const int on = [] { const char* e = std::getenv("TILEC_CUDA_SPREAD"); return e && e[0] == '0' ? 0 : 1; }();
+  return on != 0;
+}
+
+// The CTAs of this kernel resident on the current device at once (whole clusters), kept per
+// device; 0 where the query fails (then no launch spreads).
+static long long resident_ctas() {
+  static long long ctas[64] = {0};
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64) return 0;
+  if (ctas[dev] > 0) return ctas[dev];
+  if (set_smem() != 0) return 0;
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(CLUSTER, 1, 1);
+  cfg.blockDim = dim3(THREADS, 1, 1);
+  cfg.dynamicSmemBytes = SMEM_BYTES;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = CLUSTER; attr[0].val.clusterDim.y = 1; attr[0].val.clusterDim.z = 1;
+  cfg.attrs = attr; cfg.numAttrs = 1;
+  int n = 0;
+  if (cudaOccupancyMaxActiveClusters(&n, gemm_kernel<false>, &cfg) != cudaSuccess) { (void)cudaGetLastError(); return 0; }
+  return ctas[dev] = (long long)n * CLUSTER;
+}
+"""
+
+
+def spread_launch(ind: str = "  ") -> list[str]:
+    """The launcher's test: spread where the launch cuts tiles into K parts, every unit has its own
+    worker and the grid is resident at once."""
+    return [
+        f"{ind}// the deterministic fix-up spread over the parts where each has its own CTA and all are",
+        f"{ind}// resident at once (spread.py); else the last part sums",
+        f"{ind}const int spread = splits > 1 && use_spread() && (long long)sh.GROUPS * sh.SPLITS * CLUSTER <= grid &&",
+        f"{ind}                   grid <= resident_ctas() ? 1 : 0;",
+    ]
