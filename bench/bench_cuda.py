@@ -755,7 +755,16 @@ def run_sanitizer(out: Path, only: str | None = None, tag: str = "") -> str:
              (dict(SCHEDULE=GD, M=256, N=512, K=4096, BM=128, BN=256, SMS=16, CM=2, CN=1, WARPS=12,
                    STAGES=4, DECOMP="splitk", SPLITS=4, FIXUP="reduce_kernel", B_LAYOUT="kn"), "leader"),
              (dict(SCHEDULE=GD, M=128, N=128, K=6400, BM=128, BN=128, SMS=16, CM=1, CN=1, WARPS=12,
-                   STAGES=6, DECOMP="splitk", SPLITS=12, FIXUP="reduce_kernel", B_LAYOUT="kn"), "leader")]
+                   STAGES=6, DECOMP="splitk", SPLITS=12, FIXUP="reduce_kernel", B_LAYOUT="kn"), "leader"),
+             # session 16: the deterministic fix-up spread over 16 resident K parts (spread.py):
+             # one 128x128 tile; 128x256 tiles on a 2x1 cluster, ragged M and N (a dead tile); the
+             # swapped 104x64 tile, B N x K
+             (dict(SCHEDULE=GD, M=128, N=128, K=2048, BM=128, BN=128, SMS=16, CM=1, CN=1, WARPS=12,
+                   STAGES=6, DECOMP="splitk", SPLITS=16, FIXUP="deterministic", B_LAYOUT="kn"), "leader"),
+             (dict(SCHEDULE=GD, M=100, N=304, K=2560, BM=128, BN=256, SMS=64, CM=2, CN=1, WARPS=12,
+                   STAGES=4, DECOMP="splitk", SPLITS=16, FIXUP="deterministic", B_LAYOUT="kn"), "leader"),
+             (dict(SCHEDULE=GD, M=100, N=200, K=2112, BM=104, BN=64, SWAP_AB=1, SMS=64, CM=1, CN=1,
+                   WARPS=8, DECOMP="splitk", SPLITS=16, FIXUP="deterministic", B_LAYOUT="nk"), "leader")]
     cases = [c for c in cases if only is None or any(o in json.dumps(c[0]) for o in only.split("|"))]
     log = [f"device: {device()}  date: {DATE}"]
     for i, (params, mode) in enumerate(cases):

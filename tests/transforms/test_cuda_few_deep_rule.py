@@ -7,11 +7,14 @@ the H200 probes they were drawn from:
   beside cuBLAS's nvjet 128x128 kernel (session 13's rule) and other splits and clusters; session
   13's probe (cuda_probe_deepk_nvjet_h200_2026-11-28_s13.json) timed the nvjet config where the
   rule does not fire (more tiles).
-* :data:`CUDA_ONE_DEEP` (one 128x128 tile, K >= 32768): 6 stages, split-K 48, the reduce kernel.
+* :data:`CUDA_ONE_DEEP` (one 128x128 tile, K >= 32768): 6 stages, split-K 48, the deterministic
+  fix-up (spread over the resident parts by the CUDA launcher). Session 16's probes
+  (cuda_probe_s16a_..., cuda_probe_s16c_...) timed it beside the reduce kernel of session 15's rule.
 
 Where a rule fires, its exact config was timed (in one run or more) and was the fastest in each
-run that timed it (within 1%: the runs' noise); where it does not, the config it would give was slower
-than the heuristic's pick."""
+run that timed it (within 1%: the runs' noise) among the reproducible fix-ups (the atomic one,
+timed for reference, is not bitwise repeatable and no rule picks it); where it does not, the
+config it would give was slower than the heuristic's pick."""
 
 from __future__ import annotations
 
@@ -24,6 +27,8 @@ from tilec.transforms.heuristic import heuristic, parse_knob
 KEYS = ("BM", "BN", "DECOMP", "SPLITS", "FIXUP", "STAGES", "CM", "CN")
 S13 = "cuda_probe_deepk_nvjet_h200_2026-11-28_s13.json"
 S15 = ("cuda_probe_s15a_h200_2026-11-28.json", "cuda_probe_s15b_h200_2026-11-28.json")
+# (cuda_probe_s16b_... timed a build whose reduce_float4 was slower, since reverted: not a reference)
+S16 = ("cuda_probe_s16a_h200_2026-11-28.json", "cuda_probe_s16c_h200_2026-11-28.json")
 DEEP = ("deep_128_k64k", "skinny_512_k64k", "deep_256x1024_k128k")
 
 
@@ -34,7 +39,7 @@ def _key(cfg) -> tuple:  # type: ignore[no-untyped-def]
 
 def _runs() -> list[tuple[str, tuple[str, int, int, int], dict[tuple, float]]]:
     out = []
-    for run in (S13, *S15):
+    for run in (S13, *S15, *S16):
         for shape, rows in timed(run, keys=KEYS).items():
             if (run == S13) == (shape[0] in DEEP):  # S13 beyond DEEP: where the rules do not fire
                 continue
@@ -59,7 +64,8 @@ def test_rule_fires_where_its_config_was_fastest(shape: tuple[str, int, int, int
         timed_in = [(run, rows) for run, rows in runs if _key(cfg) in rows]
         assert timed_in, (name, cfg.short())
         for run, rows in timed_in:
-            assert rows[_key(cfg)] <= min(rows.values()) * 1.01, (run, name, cfg.short(), rows)
+            best = min(ms for key, ms in rows.items() if key[KEYS.index("FIXUP")] != "atomic")
+            assert rows[_key(cfg)] <= best * 1.01, (run, name, cfg.short(), rows)
     else:
         ((run, rows),) = runs
         assert run == S13

@@ -13,8 +13,9 @@ and, beside ``Fixup.REDUCE_KERNEL``, the second kernel's launch and the wait for
 
 The wait is safe only where the parts it waits for are running: every part has its own CTA (work
 units <= workers: no CTA walks a second unit) and the grid fits on the device at once (the
-occupancy query's clusters, kept per device).  The launcher tests both at each launch
-(``spread``, a kernel argument); elsewhere, and everywhere when ``TILEC_CUDA_SPREAD=0``, the launch
+occupancy query's clusters, kept per device).  The launcher tests both at each launch, and that
+the tiles are cut into at least :data:`SPREAD_MIN_PARTS` parts (``spread``, a kernel argument);
+elsewhere, and everywhere when ``TILEC_CUDA_SPREAD=0``, the launch
 runs the ticket fix-up.  A kernel that never yields its SMs (another process's persistent kernel
 on the same GPU) could hold back a part the others wait for: set ``TILEC_CUDA_SPREAD=0`` there."""
 
@@ -25,6 +26,16 @@ from tilec.codegen.cuda.printer.reduce import reduce_put
 from tilec.codegen.cuda.printer.shape import Kernel
 from tilec.codegen.cuda.printer.swap import swapped
 from tilec.transforms.plan import Decomposition, Fixup
+
+# Launches cut into fewer K parts keep the ticket fix-up.  Measured on an H200 (session 16,
+# bench/round_s16_dev1.sh): at 2-4 parts the spread sum lost 3-21% (each thread walks several
+# float4s one after another, each a round trip to L2), at 16 it was even with the reduce kernel,
+# at 48 (one 128x128 tile, K 65536) it gained 4%.
+SPREAD_MIN_PARTS = 16
+# Slots a thread loads at once: the reduce kernel's 16.  In session 16's second run, 24 with the
+# loads past the last slot predicated off (in reduce_float4, for the reduce kernel too) ran 128 x
+# 128 x 65536 at 0.79x where 16 with the last slot loaded again had run 0.90x.
+SPREAD_LOADS = 16
 
 
 def spread(k: Kernel) -> bool:
@@ -72,7 +83,7 @@ def spread_sum_function(k: Kernel) -> str:
         "  const auto load = [&](long long i) { return __ldcg(w4 + i); };",
         *reduce_put(k, "  "),
         "  const long long base = (long long)f * PART_FLOAT4S + part_float4(rank, cw, 0, 0);",
-        "  for (int e = lo + ctid; e < hi; e += 128) reduce_float4<float4>(sh, base + e, load, put);",
+        f"  for (int e = lo + ctid; e < hi; e += 128) reduce_float4<float4, {SPREAD_LOADS}>(sh, base + e, load, put);",
         "}",
         "}  // namespace",
     ])
@@ -112,11 +123,11 @@ static long long resident_ctas() {
 
 
 def spread_launch(ind: str = "  ") -> list[str]:
-    """The launcher's test: spread where the launch cuts tiles into K parts, every unit has its own
-    worker and the grid is resident at once."""
+    """The launcher's test: spread where the launch cuts tiles into at least SPREAD_MIN_PARTS K
+    parts, every unit has its own worker and the grid is resident at once."""
     return [
         f"{ind}// the deterministic fix-up spread over the parts where each has its own CTA and all are",
         f"{ind}// resident at once (spread.py); else the last part sums",
-        f"{ind}const int spread = splits > 1 && use_spread() && (long long)sh.GROUPS * sh.SPLITS * CLUSTER <= grid &&",
-        f"{ind}                   grid <= resident_ctas() ? 1 : 0;",
+        f"{ind}const int spread = splits >= {SPREAD_MIN_PARTS} && use_spread() &&",
+        f"{ind}                   (long long)sh.GROUPS * sh.SPLITS * CLUSTER <= grid && grid <= resident_ctas() ? 1 : 0;",
     ]
