@@ -28,9 +28,12 @@ from tilec.codegen.cuda.printer.swap import swapped
 from tilec.transforms.plan import Decomposition, Fixup
 
 # Launches cut into fewer K parts keep the ticket fix-up.  Measured on an H200 (session 16,
-# bench/round_s16_dev1.sh): at 2-4 parts the spread sum lost 3-21% (each thread walks several
-# float4s one after another, each a round trip to L2), at 16 it was even with the reduce kernel,
-# at 48 (one 128x128 tile, K 65536) it gained 4%.
+# bench/round_s16_dev1.sh): over the 14 shapes whose pick is split-K in 2-4 parts the spread sum
+# lost 3-21% (0.890x cuBLAS geomean against 0.984x), at 16 parts it was even with the reduce
+# kernel, at 48 (one 128x128 tile, K 65536) it gained 4%.  A form that summed 8 float4s per thread
+# at once, slot by slot (round_s16_dev6.sh, not kept), lost as much at 2-4 parts (0.939x against
+# 0.981x): the loss is not the loads' latency.  (Likely the stores: the spread writes C in the
+# reduce kernel's scattered pairs where the last part's epilogue stores whole boxes by TMA.)
 SPREAD_MIN_PARTS = 16
 # Slots a thread loads at once: the reduce kernel's 16.  In session 16's second run, 24 with the
 # loads past the last slot predicated off (in reduce_float4, for the reduce kernel too) ran 128 x
