@@ -145,7 +145,9 @@ def test_spread_plans_compile_without_warnings(tmp_path: Path) -> None:
               swap.plan(**swap.REDUCE[0][0], **DET), swap.plan(**swap.REDUCE[3][0], **DET)]
     for i, plan in enumerate(plans):
         src = emit(plan)
-        assert re.search(r"kernel<<<.*\n.*sh, spread\);", src), i
+        # a cooperative launch with spread = 1, else (refused, or not spread) the plain one with 0
+        assert "attr[0].id = cudaLaunchAttributeCooperative" in src and ", sh, 1) == cudaSuccess" in src, i
+        assert re.search(r"if \(!launched\) kernel<<<.*, sh, 0\);", src), i
         compile_cu(src, tmp_path / f"s{i}.so", shared=True, werror=True)
 
 

@@ -254,8 +254,16 @@ def host(k: Kernel) -> str:
                 else "132 * CLUSTER")
     reduce = "".join(ln + "\n" for ln in reduce_launch()) if reduced(k) else ""
     spr = spread(k)
-    spread_test = "".join(ln + "\n" for ln in spread_launch()) if spr else ""
-    spread_arg = ", spread" if spr else ""
+    args = ("tmA.map, tmB.map, tmC.map, static_cast<TOut*>(C), static_cast<float*>(ws), "
+            "static_cast<int*>(tickets), sh")
+    spread_test = "".join(ln + "\n" for ln in spread_launch(args)) if spr else ""
+    spread_arg = ", 0" if spr else ""
+    plain = "  if (!launched) " if spr else "  "
+    spread_query = (f"""
+// Whether the last launch spread the deterministic fix-up over its K parts (spread.py): 1 or 0.
+extern "C" int {n}_last_spread() {{ return {n}::last_spread; }}
+
+""" if spr else "")
     helpers = spread_helpers() if spr else ""
     return f"""
 namespace {n} {{
@@ -353,12 +361,11 @@ extern "C" int {n}_launch(const void* A, const void* B, void* C, void* ws, void*
     if (int r = encode_map(tmC, {dtc}, sizeof(TOut), C, M, N, ldc, {cbox})) return r;
   }}
   auto kernel = closed ? gemm_kernel<true> : gemm_kernel<false>;
-{spread_test}  kernel<<<grid, THREADS, SMEM_BYTES, (cudaStream_t)stream>>>(tmA.map, tmB.map, tmC.map, static_cast<TOut*>(C),
-                                                              static_cast<float*>(ws), static_cast<int*>(tickets), sh{spread_arg});
+{spread_test}{plain}kernel<<<grid, THREADS, SMEM_BYTES, (cudaStream_t)stream>>>({args}{spread_arg});
 {reduce}  return (int)cudaGetLastError();
 }}
 
-// Which variant a launch at these sizes runs: 1 the closed one (facts_hold), 0 the general one.
+{spread_query}// Which variant a launch at these sizes runs: 1 the closed one (facts_hold), 0 the general one.
 extern "C" int {n}_variant(int M, int N, int K, long long ldc, int grid, int splits, int sk_tiles,
                            int sk_ctas) {{
   using namespace {n};

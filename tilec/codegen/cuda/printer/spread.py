@@ -12,12 +12,15 @@ the last part would sum it, so a launch gives the same bits either way; it saves
 and, beside ``Fixup.REDUCE_KERNEL``, the second kernel's launch and the wait for the whole grid.
 
 The wait is safe only where the parts it waits for are running: every part has its own CTA (work
-units <= workers: no CTA walks a second unit) and the grid fits on the device at once (the
-occupancy query's clusters, kept per device).  The launcher tests both at each launch, and that
-the tiles are cut into at least :data:`SPREAD_MIN_PARTS` parts (``spread``, a kernel argument);
-elsewhere, and everywhere when ``TILEC_CUDA_SPREAD=0``, the launch
-runs the ticket fix-up.  A kernel that never yields its SMs (another process's persistent kernel
-on the same GPU) could hold back a part the others wait for: set ``TILEC_CUDA_SPREAD=0`` there."""
+units <= workers: no CTA walks a second unit), the grid fits on the device at once (the occupancy
+query's clusters, kept per device), and the launch is cooperative (``cudaLaunchAttributeCooperative``:
+the driver runs every CTA of the grid at once, so a grid never gets some of its SMs while another
+kernel, on another stream or in another process, holds the rest).  The launcher tests the first
+two and that the tiles are cut into at least :data:`SPREAD_MIN_PARTS` parts, then launches
+cooperatively with ``spread = 1`` (a kernel argument); elsewhere, where the driver refuses the
+cooperative launch, and everywhere when ``TILEC_CUDA_SPREAD=0``, the plain launch runs the ticket
+fix-up (``spread = 0``).  ``<name>_last_spread()`` says which the last launch ran.
+bench/spread_streams.py runs two spread GEMMs on two streams at once, again and again."""
 
 from __future__ import annotations
 
@@ -102,6 +105,8 @@ static bool use_spread() {
   return on != 0;
 }
 
+static int last_spread = 0;  // whether the last launch spread (TILEC's tests and benches)
+
 // The CTAs of this kernel resident on the current device at once (whole clusters), kept per
 // device; 0 where the query fails (then no launch spreads).
 static long long resident_ctas() {
@@ -125,12 +130,27 @@ static long long resident_ctas() {
 """
 
 
-def spread_launch(ind: str = "  ") -> list[str]:
-    """The launcher's test: spread where the launch cuts tiles into at least SPREAD_MIN_PARTS K
-    parts, every unit has its own worker and the grid is resident at once."""
+def spread_launch(args: str, ind: str = "  ") -> list[str]:
+    """The launcher's spread launch: where the launch cuts tiles into at least SPREAD_MIN_PARTS K
+    parts, every unit has its own worker and the grid fits on the device at once, a cooperative
+    launch (``cudaLaunchAttributeCooperative``: the driver runs every CTA of the grid at once,
+    whatever else the GPU runs, so no part waits on one that cannot start); ``launched`` tells the
+    plain launch after it to stand down.  Where the driver refuses it, the plain launch runs the
+    ticket fix-up.  ``args``: the kernel's arguments before ``spread``."""
     return [
-        f"{ind}// the deterministic fix-up spread over the parts where each has its own CTA and all are",
-        f"{ind}// resident at once (spread.py); else the last part sums",
-        f"{ind}const int spread = splits >= {SPREAD_MIN_PARTS} && use_spread() &&",
-        f"{ind}                   (long long)sh.GROUPS * sh.SPLITS * CLUSTER <= grid && grid <= resident_ctas() ? 1 : 0;",
+        f"{ind}// the deterministic fix-up spread over the parts where each has its own CTA and all fit at",
+        f"{ind}// once (spread.py), launched cooperatively; else (or refused) the last part sums",
+        f"{ind}bool launched = false;",
+        f"{ind}if (splits >= {SPREAD_MIN_PARTS} && use_spread() && (long long)sh.GROUPS * sh.SPLITS * CLUSTER <= grid &&",
+        f"{ind}    grid <= resident_ctas()) {{",
+        f"{ind}  cudaLaunchConfig_t cfg = {{}};",
+        f"{ind}  cfg.gridDim = dim3(grid, 1, 1); cfg.blockDim = dim3(THREADS, 1, 1);",
+        f"{ind}  cfg.dynamicSmemBytes = SMEM_BYTES; cfg.stream = (cudaStream_t)stream;",
+        f"{ind}  cudaLaunchAttribute attr[1];",
+        f"{ind}  attr[0].id = cudaLaunchAttributeCooperative; attr[0].val.cooperative = 1;",
+        f"{ind}  cfg.attrs = attr; cfg.numAttrs = 1;",
+        f"{ind}  launched = cudaLaunchKernelEx(&cfg, kernel, {args}, 1) == cudaSuccess;",
+        f"{ind}  if (!launched) (void)cudaGetLastError();  // refused: the plain launch below",
+        f"{ind}}}",
+        f"{ind}last_spread = launched ? 1 : 0;",
     ]
