@@ -258,7 +258,9 @@ def host(k: Kernel) -> str:
             "static_cast<int*>(tickets), sh")
     spread_test = "".join(ln + "\n" for ln in spread_launch(args)) if spr else ""
     spread_arg = ", 0" if spr else ""
-    plain = "  if (!launched) " if spr else "  "
+    head = ("  if (!launched) " if spr else "  ") + "kernel<<<grid, THREADS, SMEM_BYTES, (cudaStream_t)stream>>>("
+    launch = (head + "tmA.map, tmB.map, tmC.map, static_cast<TOut*>(C),\n" + " " * len(head)
+              + "static_cast<float*>(ws), static_cast<int*>(tickets), sh")
     spread_query = (f"""
 // Whether the last launch spread the deterministic fix-up over its K parts (spread.py): 1 or 0.
 extern "C" int {n}_last_spread() {{ return {n}::last_spread; }}
@@ -361,7 +363,7 @@ extern "C" int {n}_launch(const void* A, const void* B, void* C, void* ws, void*
     if (int r = encode_map(tmC, {dtc}, sizeof(TOut), C, M, N, ldc, {cbox})) return r;
   }}
   auto kernel = closed ? gemm_kernel<true> : gemm_kernel<false>;
-{spread_test}{plain}kernel<<<grid, THREADS, SMEM_BYTES, (cudaStream_t)stream>>>({args}{spread_arg});
+{spread_test}{launch}{spread_arg});
 {reduce}  return (int)cudaGetLastError();
 }}
 
