@@ -40,7 +40,8 @@ from tilec.transforms.plan import Decomposition, Fixup
 SPREAD_MIN_PARTS = 16
 # Slots a thread loads at once: the reduce kernel's 16.  In session 16's second run, 24 with the
 # loads past the last slot predicated off (in reduce_float4, for the reduce kernel too) ran 128 x
-# 128 x 65536 at 0.79x where 16 with the last slot loaded again had run 0.90x.
+# 128 x 65536 at 0.79x where 16 with the last slot loaded again had run 0.90x; 32 and 48 loaded
+# again (round_s16_dev4.sh) were within noise of 16.
 SPREAD_LOADS = 16
 
 
