@@ -209,11 +209,12 @@ int main(int argc, char** argv) {
 """
 
 
-def _harness(plan, tmp: Path) -> Path:  # type: ignore[no-untyped-def]
+def _harness(plan, tmp: Path, text: str | None = None) -> Path:  # type: ignore[no-untyped-def]
+    """The harness (``text``, default HARNESS) built against ``plan``'s schedule section."""
     src = emit(plan)
     ns = CudaPrinter(plan).cname
     (tmp / "sched.h").write_text(host_prefix(src))
-    (tmp / "h.cpp").write_text('#include "sched.h"\n' + HARNESS.replace("@NS@", ns))
+    (tmp / "h.cpp").write_text('#include "sched.h"\n' + (HARNESS if text is None else text).replace("@NS@", ns))
     exe = tmp / "h"
     subprocess.run(["g++", "-std=c++17", "-O2", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Werror",
                     "-I", str(tmp),
@@ -248,10 +249,12 @@ def test_the_emulation_at_random_shapes(tmp_path: Path) -> None:
         _assert_emulation_is_a_at_b(plan, shapes, tmp_path / str(i))
 
 
-def _assert_emulation_is_a_at_b(plan, shapes: list[tuple[int, int, int]], tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    """Both kernels at each launch size on the host (the harness), against numpy's A @ B."""
+def _assert_emulation_is_a_at_b(plan, shapes: list[tuple[int, int, int]], tmp_path: Path,  # type: ignore[no-untyped-def]
+                                text: str | None = None) -> None:
+    """Both kernels at each launch size on the host (the harness, or ``text``: another walk over
+    the same partials, test_cuda_spread_fixup.py), against numpy's A @ B."""
     tmp_path.mkdir(parents=True, exist_ok=True)
-    exe = _harness(plan, tmp_path)
+    exe = _harness(plan, tmp_path, text)
     c = plan.cluster[0]
     for (M, N, K), sms in zip(shapes, (132, 1, 3, 16), strict=False):
         w = run_split(plan, M, N, K)

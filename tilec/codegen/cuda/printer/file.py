@@ -266,7 +266,7 @@ def host(k: Kernel) -> str:
 extern "C" int {n}_last_spread() {{ return {n}::last_spread; }}
 
 """ if spr else "")
-    helpers = spread_helpers() if spr else ""
+    helpers = spread_helpers(n) if spr else ""
     return f"""
 namespace {n} {{
 typedef CUresult (*EncodeTiled)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,

@@ -183,10 +183,7 @@ def reduce_kernel_function(k: Kernel) -> str:
         "",
         "// Programmatic dependent launch of reduce_kernel (its CTAs scheduled while gemm_kernel's last",
         "// ones run; griddepcontrol.wait holds them until it is done): on unless TILEC_CUDA_PDL=0.",
-        "static bool use_pdl() {",
-        "  static const int on = [] { const char* e = std::getenv(\"TILEC_CUDA_PDL\"); return e && e[0] == '0' ? 0 : 1; }();",
-        "  return on != 0;",
-        "}",
+        *env_switch("use_pdl", "TILEC_CUDA_PDL", None),
         "",
         "// The SMs of the current device (the reduce kernel's grid), kept per device.",
         "static int device_sms() {",
@@ -215,6 +212,17 @@ def reduce_put(k: Kernel, ind: str) -> list[str]:
         f"{ind}  dst[0] = {one}(x);",
         f"{ind}  if (two) dst[1] = {one}(y);",
         f"{ind}}};",
+    ]
+
+
+def env_switch(fn: str, var: str, what: str | None) -> list[str]:
+    """``static bool fn()``: on unless the environment sets ``var`` to 0 (read once)."""
+    return [
+        *([f"// {what}: on unless {var}=0."] if what else []),
+        f"static bool {fn}() {{",
+        f"  static const int on = [] {{ const char* e = std::getenv(\"{var}\"); return e && e[0] == '0' ? 0 : 1; }}();",
+        "  return on != 0;",
+        "}",
     ]
 
 

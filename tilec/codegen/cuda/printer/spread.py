@@ -25,7 +25,7 @@ bench/spread_streams.py runs two spread GEMMs on two streams at once, again and 
 from __future__ import annotations
 
 from tilec.codegen.cuda.printer.epilogue import CTYPE
-from tilec.codegen.cuda.printer.reduce import reduce_put
+from tilec.codegen.cuda.printer.reduce import env_switch, reduce_put
 from tilec.codegen.cuda.printer.shape import Kernel
 from tilec.codegen.cuda.printer.swap import swapped
 from tilec.transforms.plan import Decomposition, Fixup
@@ -96,39 +96,29 @@ def spread_sum_function(k: Kernel) -> str:
     ])
 
 
-def spread_helpers() -> str:
-    """The launcher's helpers: the switch (``TILEC_CUDA_SPREAD``) and the CTAs resident at once."""
-    return """
-#include <cstdlib>
-// The spread sum (spread.py): on unless TILEC_CUDA_SPREAD=0.
-static bool use_spread() {
-  static const int on = [] { const char* e = std::getenv("TILEC_CUDA_SPREAD"); return e && e[0] == '0' ? 0 : 1; }();
-  return on != 0;
-}
-
-static int last_spread = 0;  // whether the last launch spread (TILEC's tests and benches)
-
-// The CTAs of this kernel resident on the current device at once (whole clusters), kept per
-// device; 0 where the query fails (then no launch spreads).
-static long long resident_ctas() {
-  static long long ctas[64] = {0};
-  int dev = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64) return 0;
-  if (ctas[dev] > 0) return ctas[dev];
-  if (set_smem() != 0) return 0;
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3(CLUSTER, 1, 1);
-  cfg.blockDim = dim3(THREADS, 1, 1);
-  cfg.dynamicSmemBytes = SMEM_BYTES;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = CLUSTER; attr[0].val.clusterDim.y = 1; attr[0].val.clusterDim.z = 1;
-  cfg.attrs = attr; cfg.numAttrs = 1;
-  int n = 0;
-  if (cudaOccupancyMaxActiveClusters(&n, gemm_kernel<false>, &cfg) != cudaSuccess) { (void)cudaGetLastError(); return 0; }
-  return ctas[dev] = (long long)n * CLUSTER;
-}
-"""
+def spread_helpers(n: str) -> str:
+    """The launcher's helpers: the switch (``TILEC_CUDA_SPREAD``) and the CTAs resident at once
+    (the file's own occupancy query, ``n``_max_active_clusters, kept per device)."""
+    return "\n".join([
+        "#include <cstdlib>",
+        *env_switch("use_spread", "TILEC_CUDA_SPREAD", "The spread sum (spread.py)"),
+        "",
+        "static int last_spread = 0;  // whether the last launch spread (TILEC's tests and benches)",
+        "",
+        f'extern "C" int {n}_max_active_clusters();',
+        "// The CTAs of this kernel resident on the current device at once (whole clusters), kept per",
+        "// device; 0 where the query fails (then no launch spreads).",
+        "static long long resident_ctas() {",
+        "  static long long ctas[64] = {0};",
+        "  int dev = 0;",
+        "  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64) return 0;",
+        "  if (ctas[dev] > 0) return ctas[dev];",
+        f"  const int n = {n}_max_active_clusters();",
+        "  if (n <= 0) { (void)cudaGetLastError(); return 0; }",
+        "  return ctas[dev] = (long long)n * CLUSTER;",
+        "}",
+        "",
+    ])
 
 
 def spread_launch(args: str, ind: str = "  ") -> list[str]:
