@@ -5,7 +5,9 @@
 1. Builds the library of ``--schedule`` (default examples/gemm_decomposition.py, bf16, B K x N)
    for the card it runs on (``tilec build --card auto``; rules files give per-card tables),
    buckets only unless ``--exact`` (then the shapes are exact entries): the dispatch is measured
-   on shapes it was not told about.
+   on shapes it was not told about. ``--target cuda``: the CUDA (wgmma / TMA) library; nvcc
+   builds the shapes' kernels in ``--jobs`` threads before the timing (``build_kernels``), and
+   the file is ``dispatch_library_cuda_<card>_<date>.json``.
 2. Per shape (the 14 of shared/bench/suite.json, copied below, and 36 more: LLM layers from public
    model configs, decode M 1-64, MoE M 128-512, ragged sizes, deep K): correctness on fresh
    random inputs into a NaN-poisoned out (relative error against torch.matmul in fp32 and no NaN),
@@ -132,13 +134,13 @@ def stream_shapes(n: int = 200, seed: int = 0) -> list[tuple[int, int, int]]:
 
 
 def build(*, schedule: Path, rules: list[str], exact: bool, max_size: int, jobs: int,
-          folder: Path, quick: bool) -> tuple[Any, float]:
+          folder: Path, quick: bool, target: str = "triton") -> tuple[Any, float]:
     """Build the library for this card, import it; with the seconds the build took."""
     from tilec.library import build_library, module_text
 
     t0 = time.perf_counter()
     extra = [(M, N, K) for _, M, N, K in shapes(quick)] if exact else []
-    lib = build_library(schedule, target="triton", rules=rules, card="auto", shapes=extra,
+    lib = build_library(schedule, target=target, rules=rules, card="auto", shapes=extra,
                         max_size=max_size, jobs=jobs, name="benchgemm")
     path = folder / "benchgemm.py"
     path.write_text(module_text(lib))
@@ -338,6 +340,8 @@ def main() -> None:
     p.add_argument("--rules", action="append", default=None,
                    help="rules files (default: none, see above; --rules none: none)")
     p.add_argument("--exact", action="store_true", help="the shapes as exact table entries")
+    p.add_argument("--target", choices=["triton", "cuda"], default="triton",
+                   help="the library's kernels (tilec build --target); a --module says its own")
     p.add_argument("--max-size", type=int, default=32768)
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     p.add_argument("--rounds", type=int, default=5)
@@ -364,7 +368,8 @@ def main() -> None:
         else:
             mod, _ = build(schedule=Path(args.schedule), rules=args.rules, exact=args.exact,
                            max_size=args.max_size, jobs=args.jobs,
-                           folder=Path(tempfile.mkdtemp(prefix="dispatch_")), quick=args.quick)
+                           folder=Path(tempfile.mkdtemp(prefix="dispatch_")), quick=args.quick,
+                           target=args.target)
         rows = choices(mod, Path(args.schedule), args.rules, args.choices)
         for r in rows:
             print(f"{r['name']:24s} {'same' if r['agree'] else 'DIFF':4s} library "
@@ -391,7 +396,7 @@ def main() -> None:
     else:
         mod, build_s = build(schedule=Path(args.schedule), rules=args.rules, exact=args.exact,
                              max_size=args.max_size, jobs=args.jobs, folder=work,
-                             quick=args.quick)
+                             quick=args.quick, target=args.target)
     print(f"built in {build_s:.1f} s: card table {mod.card()!r}, {len(mod.CONFIGS)} configs, "
           f"{len(mod.KERNELS)} kernels", flush=True)
     date = time.strftime("%Y-%m-%d", time.gmtime())
@@ -401,13 +406,15 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     tag = ("_quick" if args.quick else "") + ("" if parts >= {"shapes", "host", "stream", "graphs"}
                                               else "_" + "_".join(sorted(parts)))
-    path = out / f"dispatch_{card}_{date}{tag}.json"
+    cuda = mod.TARGET == "cuda"
+    path = out / f"dispatch_{'library_cuda_' if cuda else ''}{card}_{date}{tag}.json"
     rows: list[dict[str, Any]] = []
     result: dict[str, Any] = {
         "device": device, "date": date, "rows": rows, "build_s": build_s,
         "clocks": {"before": clocks_before},
         "library": {"schedule": Path(args.schedule).name, "configs": len(mod.CONFIGS),
-                    "kernels": len(mod.KERNELS), "table": mod.card(), "exact": args.exact,
+                    "kernels": len(mod.KERNELS), "table": mod.card(), "target": mod.TARGET,
+                    "exact": len(mod.TABLES[mod.card()]["exact"]),
                     "max_size": args.max_size, "rules": args.rules},
         "method": "medians of >= 5 alternated rounds of tilec.runtime.bench.time_ms "
                   "(L2 flushed, launches hidden); x_cublas = cuBLAS ms / tilec ms"}
@@ -416,10 +423,16 @@ def main() -> None:
         result["clocks"]["after"] = clocks()
         path.write_text(json.dumps(result, indent=1))
 
+    if cuda and "shapes" in parts:  # nvcc builds the shapes' kernels at once, not per first call
+        t0 = time.perf_counter()
+        mod.build_kernels([(M, N, K) for _, M, N, K in shapes(args.quick)], jobs=args.jobs)
+        result["library"]["nvcc_s"] = time.perf_counter() - t0
+        print(f"nvcc built {len(mod._CUDA_LIBS)} kernels in {result['library']['nvcc_s']:.0f} s",
+              flush=True)
     print(f"{'shape':24s} {'M':>6s} {'N':>6s} {'K':>7s} {'x_cublas':>8s} {'ok':>3s} "
           f"{'tilec ms':>9s} {'cublas ms':>9s}  config / variant", flush=True)
     for name, M, N, K in (shapes(args.quick) if "shapes" in parts else []):
-        row: dict[str, Any] = {"name": name, "M": M, "N": N, "K": K, "path": "triton"}
+        row: dict[str, Any] = {"name": name, "M": M, "N": N, "K": K, "path": mod.TARGET}
         row.update(path_of(mod, M, N, K))
         try:
             row.update(check(mod, M, N, K))

@@ -96,7 +96,7 @@ def host_times(mod: Any, *, quick: bool = False, device: str = "cuda",
                  "torch_us": lambda: torch.matmul(a, b)}
         if breakdown:
             mod.matmul(a, b)
-            run = mod._STATE.loaded[mod._STATE.memo[(M, N, K)].kernel].run
+            run = mod._STATE.loaded[mod._STATE.memo[(M, N, K)].runner].run
             bk = b.t() if mod.B_LAYOUT == "nk" else b
             key = getattr(mod, "_key", None)
             odt = getattr(torch, mod.OUT_DTYPE)
@@ -116,7 +116,7 @@ def host_times(mod: Any, *, quick: bool = False, device: str = "cuda",
         row: dict[str, Any] = {"M": M, "N": N, "K": K}
         row["errors"] = _fast_path_errors(mod, a, b, out)
         if breakdown:  # 0: the kernel file's direct launch never engaged (Triton's JIT per call)
-            kmod = mod._STATE.loaded[mod._STATE.memo[(M, N, K)].kernel]
+            kmod = mod._STATE.loaded[mod._STATE.memo[(M, N, K)].runner]
             row["direct_launches_cached"] = len(getattr(kmod, "_LAUNCHES", {}))
             row["fast_keys"] = len(getattr(kmod, "_FAST", {}))  # run()'s fast path engaged
             row["config"] = mod.CONFIGS[mod._STATE.memo[(M, N, K)].config]["label"]

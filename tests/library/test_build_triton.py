@@ -139,7 +139,7 @@ def test_real_kernels_under_torch_compile_and_opcheck(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--target", "cuda"], "only the triton target"),
+    (["--target", "cuda", "--rules", "r.json"], "takes no --rules"),
     (["--shape", "1x2"], "must look like MxNxK"),
 ])
 def test_build_refuses(tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str],

@@ -22,9 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tilec.codegen.cuda.launch import NVCC_FLAGS
 from tilec.dtypes import TORCH_NAME
 from tilec.errors import TilecError
 from tilec.ir import ceil_div
+from tilec.library.cuda import cuda_entry, whole_split
 from tilec.library.table import (
     CARDS,
     ConfigSet,
@@ -97,11 +99,16 @@ def _lower(path: Path, params: dict[str, Any], shape: tuple[int, int, int], targ
 def _kernels_of(path: Path, params: dict[str, Any], shape: tuple[int, int, int], target: str
                 ) -> tuple[Any, str]:
     """The plan of one config at ``shape`` (N and K rounded up to multiples of 16) and its
-    kernel source, checked to be shape-generic: the source lowered at another shape (M odd, N
-    and K doubled) must be the same text."""
+    kernel source, checked to be shape-generic. Triton: the source lowered at another shape (M
+    odd, N and K doubled) must be the same text. CUDA: the text may hold closed variants of
+    facts that held at ``shape`` (multicast forms, the exact stage release), which its launcher
+    checks per launch (the general variant serves everywhere else); the plan must carry its
+    work-split rule (:func:`tilec.library.cuda.cuda_entry`)."""
     from tilec.runtime.build import kernel_source
 
     M, N, K = shape[0], ceil_div(shape[1], 16) * 16, ceil_div(shape[2], 16) * 16
+    if target == "cuda":
+        return _cuda_kernel(path, params, (M, N, K))
     plan = _lower(path, params, (M, N, K), target)
     src = kernel_source(plan, target)
     other = _lower(path, params, (2 * M + 1, 2 * N, 2 * K), target)
@@ -111,6 +118,25 @@ def _kernels_of(path: Path, params: dict[str, Any], shape: tuple[int, int, int],
             f"different kernels for config {_label(params)} at {M}x{N}x{K} and "
             f"{2 * M + 1}x{2 * N}x{2 * K} (the problem size is baked in: issue 26)")
     return plan, src
+
+
+def _cuda_kernel(path: Path, params: dict[str, Any], shape: tuple[int, int, int]
+                 ) -> tuple[Any, str]:
+    """A CUDA config lowered where its work split is whole (:func:`whole_split`: every K part
+    there, a Stream-K region), so that its kernel holds every path its rule takes at run time:
+    at ``shape`` with K raised to a k-iteration per part, else at larger shapes. (A split-K
+    rule at K = 16 lowers to a data-parallel kernel, which would run every part's whole K.)"""
+    from tilec.runtime.build import kernel_source
+
+    M, N, K = shape
+    if params.get("DECOMP") == "splitk":
+        K = max(K, params["SPLITS"] * params["BK"])
+    for at in ((M, N, K), (2 * M + 1, 2 * N, 2 * K), (4 * M + 3, 4 * N, 4 * K)):
+        plan = _lower(path, params, at, "cuda")
+        if whole_split(plan):
+            return plan, kernel_source(plan, "cuda")
+    raise BuildError(f"config {_label(params)}: no shape tried ({M}x{N}x{K} and larger) gives "
+                     f"its whole work split ({plan.split.kind.value if plan.split else 'none'})")
 
 
 def build_library(schedule: str | Path, overrides: dict[str, Any] | None = None, *,
@@ -129,9 +155,11 @@ def build_library(schedule: str | Path, overrides: dict[str, Any] | None = None,
     from tilec.runtime.records import default_records, schedule_key
     from tilec.runtime.rules import Rules
 
-    if target != "triton":
-        raise BuildError(f"tilec build --target {target}: only the triton target builds a "
-                         f"library for now (the CUDA launcher is not standalone yet)")
+    if target not in ("triton", "cuda"):
+        raise BuildError(f"tilec build --target must be triton or cuda but got {target!r}")
+    if target == "cuda" and rules:
+        raise BuildError("tilec build --target cuda takes no --rules: rules files hold Triton "
+                         "sweeps (tilec sweep), whose configs are not the CUDA kernels'")
     if card not in ("auto", *CARDS):
         raise BuildError(f"--card must be auto, h100 or h200 but got {card!r}")
     if max_size < 1:
@@ -154,7 +182,8 @@ def build_library(schedule: str | Path, overrides: dict[str, Any] | None = None,
     tables, notes = build_tables(raw, target=target, key=key, configs=configs,
                                  rules=loaded_rules, card=card, tuned=tuned_by_shape,
                                  shapes=shapes, max_size=max_size, jobs=jobs)
-    heuristic = heuristic_data(raw, configs)  # before the kernels: these are configs too
+    # before the kernels (these are configs too); CUDA modules carry no copy of its heuristic
+    heuristic = heuristic_data(raw, configs) if target == "triton" else None
     menus = configs.alternatives()
     kernels: dict[str, str] = {}
     by_source: dict[str, str] = {}
@@ -180,7 +209,8 @@ def build_library(schedule: str | Path, overrides: dict[str, Any] | None = None,
     for i, (params, one) in enumerate(zip(configs.params, made, strict=True)):
         out_configs.append({
             "label": _label(params), "params": params, "tile": one["tile"],
-            "kernel": intern(one["source"]), "tma": one["tma"], "facts": one["facts"]})
+            "kernel": intern(one["source"]), "tma": one["tma"], "facts": one["facts"],
+            **({"cuda": one["cuda"]} if target == "cuda" else {})})
         if i in menus:
             out_configs[-1]["menu"] = menus[i]
     first = made[0]
@@ -212,7 +242,11 @@ def _config_kernels(args: tuple[Any, ...]) -> dict[str, Any]:
 
     path, params, shape, target = args
     plan, src = _kernels_of(path, params, shape, target)
-    return {"source": src, "tile": (plan.BM, plan.BN, plan.BK),
+    try:
+        cuda = cuda_entry(plan) if target == "cuda" else None
+    except TilecError as e:
+        raise BuildError(f"config {_label(params)}: {e}") from None
+    return {"source": src, "tile": (plan.BM, plan.BN, plan.BK), "cuda": cuda,
             "tma": (plan.a.kind is LoadKind.TMA, plan.b.kind is LoadKind.TMA),
             "facts": facts_of(plan), "dtype": TORCH_NAME[plan.dtype],
             "out_dtype": TORCH_NAME[plan.c_dtype],
@@ -278,15 +312,18 @@ def _copied(name: str) -> str:
 
 def module_text(lib: Library, *, built: str | None = None) -> str:
     """The built module's source (see the module docstring)."""
-    runtime = "\n\n".join(_copied(name)
-                           for name in ("checks.py", "runtime.py", "model.py", "ops.py"))
+    cuda = lib.target == "cuda"
+    runtime = "\n\n".join(_copied(name) for name in ("checks.py", "runtime.py", "model.py",
+                                                      *(["cuda.py"] if cuda else []), "ops.py"))
     any_table = next(iter(lib.tables.values()))
     top = any_table["classes"] - 1
     layout = "N x K" if lib.b_layout == "nk" else "K x N"
     doc = f'''"""{lib.name}: C = A @ B for any M, N, K, {lib.dtype}, B {layout} in memory.
 
 Built by tilec build from {lib.schedule} (target {lib.target}) at {built or time.strftime(
-    "%Y-%m-%d %H:%M UTC", time.gmtime())}. Standalone: needs torch and Triton, not tilec.
+    "%Y-%m-%d %H:%M UTC", time.gmtime())}. Standalone: needs torch and {
+    "nvcc (each kernel is built on first use; build_kernels() builds them ahead) and an "
+    "sm_90a GPU" if cuda else "Triton"}, not tilec.
 
     import {lib.name}
     c = {lib.name}.matmul(a, b)            # a: M x K, b: K x N; out= to write into a tensor
@@ -320,6 +357,7 @@ Configurations (index, label, kernels, how many buckets / exact shapes choose it
         f"DTYPE = {lib.dtype!r}",
         f"OUT_DTYPE = {lib.out_dtype!r}",
         f"B_LAYOUT = {lib.b_layout!r}",
+        f"CUDA_FLAGS = {NVCC_FLAGS!r}  # nvcc's flags for the CUDA kernels",
         "# the cost model's constants (tilec.transforms.cost_model): the run-time re-choice\n"
         "MODEL = " + pprint.pformat(lib.model or model_constants(), width=100, sort_dicts=False),
         "# gen's heuristic at the shape (runtime's _heuristic): SMs, pins, large tiles, and\n"

@@ -30,7 +30,7 @@ def _describe(name: str, x: torch.Tensor) -> str:
 
 
 def _on_cpu_ok() -> bool:
-    return os.environ.get("TRITON_INTERPRET") == "1"
+    return TARGET != "cuda" and os.environ.get("TRITON_INTERPRET") == "1"
 
 
 def _check(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None
@@ -57,8 +57,9 @@ def _check(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None
         raise TilecError(f"{NAME}.matmul: a and b must be on one device but {_describe('a', a)}"
                          f" and {_describe('b', b)}")
     if dev.type != "cuda" and not (dev.type in ("cpu", "meta") and _on_cpu_ok()):
-        raise TilecError(f"{NAME}.matmul: {_describe('a', a)} must be on a CUDA device (the "
-                         f"kernels are Triton kernels; TRITON_INTERPRET=1 runs them on CPU)")
+        raise TilecError(f"{NAME}.matmul: {_describe('a', a)} must be on a CUDA device (" + (
+            "the kernels are CUDA sm_90a kernels)" if TARGET == "cuda" else "the kernels are "
+            "Triton kernels; TRITON_INTERPRET=1 runs them on CPU)"))
     if out is not None:
         if tuple(out.shape) != (M, N):
             raise TilecError(f"{NAME}.matmul: {_describe('out', out)} must have shape "

@@ -62,8 +62,7 @@ class _State:
         for table in (self.memo, self.loaded, self.seen, self.logged, self.fact_fns, self.fast):
             table.clear()
         self.card = None
-        for k in self.stats:
-            self.stats[k] = 0.0 if k == "compile_s" else 0
+        reset_stats()
 
 
 _STATE = _State()
@@ -95,11 +94,12 @@ def shape_class(x: int) -> int:
 class _Choice:
     """What runs for one shape: the config, its kernel, the facts that hold, and why."""
 
-    __slots__ = ("config", "kernel", "facts", "variant", "why", "where", "copy_note")
+    __slots__ = ("config", "kernel", "facts", "variant", "why", "where", "copy_note", "runner")
 
     def __init__(self, config, kernel, facts, variant, why, where, copy_note):
         self.config, self.kernel, self.facts, self.variant = config, kernel, facts, variant
         self.why, self.where, self.copy_note = why, where, copy_note
+        self.runner = config if TARGET == "cuda" else kernel  # what _kernel loads, by key
 
 
 def _facts(cfg: dict, M: int, N: int, K: int) -> tuple:
@@ -194,21 +194,22 @@ def _variant(kernel: str, facts: tuple, M: int, N: int, K: int) -> tuple:
 
 def _bucket_text(dim: str, c: int, top: int) -> str:
     lo = 2 ** (c - 1) if c else 0
-    if c == top:
-        return f"{dim} > {lo}"
-    return f"{dim} in ({lo}, {2 ** c}]"
+    return f"{dim} > {lo}" if c == top else f"{dim} in ({lo}, {2 ** c}]"
 
 
-def _kernel(kid: str) -> object:
+def _kernel(kid: str | int) -> object:
+    """What runs a choice (its ``runner``): kernel ``kid``'s file imported (Triton), config
+    ``kid``'s launch (CUDA, tilec/library/cuda.py); loaded once."""
     mod = _STATE.loaded.get(kid)
-    if mod is None:
+    if mod is None and TARGET == "cuda":
+        mod = _STATE.loaded[kid] = _CudaRun(kid)
+    elif mod is None:
         import importlib.util
 
         src = KERNELS[kid]
         digest = hashlib.sha1(src.encode()).hexdigest()[:16]
         name = f"{NAME}_{kid}_{digest}"
-        folder = _cache_folder()
-        path = os.path.join(folder, name + ".py")
+        path = os.path.join(_cache_folder(), name + ".py")
         if not os.path.exists(path):
             tmp = f"{path}.{os.getpid()}.tmp"
             with open(tmp, "w") as f:
@@ -271,7 +272,7 @@ def _run(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None) -> torch.Te
     _STATS["copies"] += copies
     _COPIED[0] = bool(copies)
     key = choice.variant
-    mod = _STATE.loaded.get(choice.kernel) or _kernel(choice.kernel)
+    mod = _STATE.loaded.get(choice.runner) or _kernel(choice.runner)
     if key in seen:
         mod.run(a_k, b_k, out=out)
     else:
@@ -319,7 +320,7 @@ def _fast_call(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor | None):
     if a.dim() < 2 or a.numel() == 0 or b.numel() == 0:
         return None
     choice = _STATE.memo[(a.numel() // a.shape[-1], b.shape[1], b.shape[0])]
-    mod = _STATE.loaded[choice.kernel]
+    mod = _STATE.loaded[choice.runner]
     nk = B_LAYOUT == "nk"
     cpu = a.device.type != "cuda"  # the interpreter: TRITON_INTERPRET is read again per call
     K, lead = a.shape[-1], (tuple(a.shape[:-1]) if a.dim() > 2 else None)
@@ -443,16 +444,15 @@ def explain(M: int, N: int, K: int) -> str:
     c = _choose(M, N, K)
     cfg = CONFIGS[c.config]
     facts = ", ".join(f"{f} {'holds' if held else 'fails'}" for f, held in c.facts)
-    _, held, wide, *aligned = c.variant[:6]
-    variant = _variant_name(c.facts)
+    wide, *aligned = c.variant[2:6]
     lds = ", ".join(f"{n} {'% 16 == 0' if ok else 'not a multiple of 16'}"
                     for n, ok in zip(("lda", "ldb", "ldc"), aligned))
+    how = ("built by nvcc for sm_90a" if TARGET == "cuda"
+           else f"compiled with {'int64' if wide else 'int32'} offsets, {lds}")
     lines = [f"{M}x{N}x{K} on table {card()!r}: config {c.config} {cfg['label']} "
-             f"(kernel {c.kernel})",
-             f"why: {c.why} [{c.where}]",
-             f"facts: {facts} -> variant {variant}",
-             f"compiled with {'int64' if wide else 'int32'} offsets, {lds} "
-             f"({'run before in this process' if c.variant in _STATE.seen else 'not run yet'})"]
+             f"(kernel {c.kernel})", f"why: {c.why} [{c.where}]",
+             f"facts: {facts} -> variant {_variant_name(c.facts)}",
+             f"{how} ({'run before in this process' if c.variant in _STATE.seen else 'not run yet'})"]
     if c.copy_note:
         lines.append(c.copy_note)
     return "\n".join(lines)

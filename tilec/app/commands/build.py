@@ -30,7 +30,8 @@ def shape(text: str) -> tuple[int, int, int]:
 
 def options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--target", choices=["triton", "cuda"], default="triton",
-                   help="the kernels' backend (triton; cuda is refused for now)")
+                   help="the kernels' backend: triton, or cuda (sm_90a; nvcc builds each "
+                        "kernel on first use; no --rules)")
     p.add_argument("--rules", metavar="FILE", action="append", default=[],
                    help="a rules file (tilec sweep --export); repeatable, one per card: its "
                         "'device' names the card")

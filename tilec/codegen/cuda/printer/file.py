@@ -146,9 +146,11 @@ def header(k: Kernel) -> str:
         *(["// Fix-up: deterministic: each K part stores its partial to its own slot; where every part is "
            "resident at once each sums its share of the tile in K order (spread), else the last part sums."]
           if spread(k) else []),
-        f"// L2 eviction hints of the TMA loads (lowering's rule, or set_kernel(evict=)): A {p.a.evict}, "
-        f"B {p.b.evict}" + "".join(f" ({op.name} {rule[1]} where {rule[0]})" for op in (p.a, p.b)
-                                   if (rule := evict_where(op)) is not None)
+        "// L2 eviction hints of the TMA loads (lowering's rule, or set_kernel(evict=)): "
+        + ", ".join(f"{op.name} {rule[2] if (rule := evict_where(op)) else op.evict}"
+                    for op in (p.a, p.b))
+        + "".join(f" ({op.name} {rule[1]} where {rule[0]})" for op in (p.a, p.b)
+                  if (rule := evict_where(op)) is not None)
         + (f"; L2 prefetch {p.prefetch} k-iterations ahead of the loads (set_kernel(prefetch=))."
            if p.prefetch else "."),
         "// Build: nvcc -gencode=arch=compute_90a,code=sm_90a -O3 -std=c++17 (-shared -Xcompiler -fPIC)",

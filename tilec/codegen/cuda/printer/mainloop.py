@@ -133,7 +133,7 @@ def producer(k: Kernel) -> list[str]:
         x = op.name.lower()
         if (rule := evict_where(op)) is not None:  # lowering's hint at the launch's sizes
             out.append(f"{ind}const uint64_t pol_{x} = sh.evict_{x}_where() ? "
-                       f"tilec::policy_evict_{rule[1]}() : tilec::policy_evict_{op.evict}();")
+                       f"tilec::policy_evict_{rule[1]}() : tilec::policy_evict_{rule[2]}();")
         elif _hinted(op):
             out.append(f"{ind}const uint64_t pol_{x} = tilec::policy_evict_{op.evict}();")
     out += [f"{ind}int stage = 0; uint32_t phase = 0;",

@@ -70,24 +70,31 @@ def counts(k: Kernel) -> dict[str, sympy.Basic]:
     return out
 
 
-def evict_where(op: OperandLoad) -> tuple[sympy.Basic, str] | None:
-    """(condition over M, N, K, hint): lowering's size-dependent L2 hint of ``op``'s loads, the
-    hint where the condition holds at the launch's sizes (``op.evict`` elsewhere), when the plan
-    carries one (``OperandLoad.evict_where``; e.g. one tile row: A last, B first); else None."""
+def evict_where(op: OperandLoad) -> tuple[sympy.Basic, str, str] | None:
+    """(condition over M, N, K, hint, else-hint): lowering's size-dependent L2 hint of ``op``'s
+    loads, ``hint`` where the condition holds at the launch's sizes and ``else-hint`` elsewhere,
+    when the plan carries one (``OperandLoad.evict_where``; e.g. one tile row: A last, B first);
+    else None. Printed the same whichever size the plan was lowered at (a built library's
+    kernels are one text for every shape): the hint other than normal is the one with a
+    condition."""
     rule = getattr(op, "evict_where", None)
     if rule is None:
         return None
     cond, hint = rule
-    for h in (hint, op.evict):
-        if str(getattr(h, "value", h)) not in ("first", "last", "normal"):
+    names = [str(getattr(h, "value", h)) for h in (hint, op.evict)]
+    for h in names:
+        if h not in ("first", "last", "normal"):
             raise UnsupportedError(
                 f"operand {op.name}: a size-dependent L2 hint chooses between 'first', 'last' "
-                f"and 'normal' but the plan gives {getattr(h, 'value', h)!r}")
+                f"and 'normal' but the plan gives {h!r}")
     extra = {s.name for s in sympy.sympify(cond).free_symbols} - {"M", "N", "K"}
     if extra:
         raise UnsupportedError(f"operand {op.name}: its L2 hint's condition {cond} uses "
                                f"{sorted(extra)}; the kernel knows only M, N, K")
-    return sympy.sympify(cond), str(getattr(hint, "value", hint))
+    cond = sympy.sympify(cond)
+    if names[0] == "normal":  # the lowering's sizes held the other hint: its condition instead
+        return sympy.Not(cond), names[1], names[0]
+    return cond, names[0], names[1]
 
 
 def per_tile_expressions(k: Kernel) -> list[sympy.Basic]:
@@ -152,7 +159,7 @@ def shape_struct(k: Kernel, inv: Invariants) -> list[str]:
         if op.multicast is not None:
             members += multicast_functions(op.name.lower(), op.multicast, inv)
         if (rule := evict_where(op)) is not None:
-            members += [f"// operand {op.name}: L2 hint {rule[1]} where this holds, else {op.evict}",
+            members += [f"// operand {op.name}: L2 hint {rule[1]} where this holds, else {rule[2]}",
                         fn("bool", f"evict_{op.name.lower()}_where", (), rule[0], inv=inv)]
     members = [_const_member(m) for m in members]
     return [
