@@ -176,8 +176,7 @@ class FakeLaunch:
                                      (1, 6, 10), (64, 129, 24)])
 def test_run_pads_rows_and_writes_c(mod: ModuleType, monkeypatch: pytest.MonkeyPatch,
                                     M: int, N: int, K: int) -> None:
-    monkeypatch.setattr(torch.cuda, "current_stream", lambda dev=None: type("S", (), {
-        "cuda_stream": 0})())
+    monkeypatch.setattr(mod, "_cuda_stream", lambda dev: 0)
     index = mod._choose(M, N, K).config
     fake = FakeLaunch(mod.B_LAYOUT == "nk")
     run = mod._CudaRun(index, launch=fake)

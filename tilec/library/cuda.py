@@ -142,6 +142,15 @@ def build_kernels(shapes: object = None, jobs: int = 8) -> int:
     return len(_CUDA_LIBS)
 
 
+def _cuda_stream(dev: torch.device) -> int:
+    """The handle of ``dev``'s current stream (torch's raw getter where it has one: no Stream
+    object per call)."""
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw is not None:
+        return raw(dev.index if dev.index is not None else torch.cuda.current_device())
+    return torch.cuda.current_stream(dev).cuda_stream
+
+
 def _row_pad(cols: int, elem: int) -> int:
     """Elements per row once a row of ``cols`` is rounded up to 16 bytes."""
     return -(-cols * elem // 16) * 16 // elem
@@ -222,9 +231,8 @@ class _CudaRun:
                                        torch.zeros(max(tickets, 1), dtype=torch.int32,
                                                    device=dev))
             ws, tk = have[0].data_ptr(), have[1].data_ptr()
-        stream = torch.cuda.current_stream(dev).cuda_stream
         rc = self.launch(a.data_ptr(), b.data_ptr(), c.data_ptr(), ws, tk,
-                         ctypes.c_void_p(stream), M, N, K, a.stride(0), b.stride(0),
+                         _cuda_stream(dev), M, N, K, a.stride(0), b.stride(0),
                          c.stride(0), *nums, -1)
         if rc != 0:
             what = _CUDA_ERRORS.get(rc, f"cudaError_t or tensor-map code {rc}")
