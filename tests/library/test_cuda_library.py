@@ -208,3 +208,28 @@ def test_nvcc_builds_a_kernel_once(mod: ModuleType, tmp_path: Path,
     mod._CUDA_LIBS.clear()
     assert mod._cuda_library(cfg["kernel"], cfg["cuda"]["cname"]) is not None
     assert sorted((tmp_path / "library").glob("*.so")) == built  # loaded, not built again
+
+
+def test_an_nk_module_reads_the_weight_in_place_or_padded(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """B_LAYOUT=nk: b is an N x K weight (a linear layer's), read row by row along K; rows of K
+    not a multiple of 8 (16 bytes) are padded, as A's."""
+    out = tmp_path / "nkgemm.py"
+    assert tilec(["build", str(SCHEDULE), "--target", "cuda", "-o", str(out), "--max-size",
+                  "256", "--no-tuned", "--param", "B_LAYOUT=nk"]) == 0
+    spec = importlib.util.spec_from_file_location("nkgemm", out)
+    assert spec is not None and spec.loader is not None
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    assert m.B_LAYOUT == "nk"
+    monkeypatch.setattr(m, "_cuda_stream", lambda dev: 0)
+    for M, N, K in ((40, 72, 36), (3, 16, 64)):
+        fake = FakeLaunch(nk=True)
+        run = m._CudaRun(m._choose(M, N, K).config, launch=fake)
+        run.devices.add(torch.device("cpu"))
+        g = torch.Generator().manual_seed(M)
+        a = torch.randn((M, K), generator=g).bfloat16()
+        w = torch.randn((N, K), generator=g).bfloat16()
+        c = run.run(a, w)
+        assert torch.equal(c, (a.float() @ w.float().t()).bfloat16())
+        assert fake.calls[-1]["ldb"] == -(-K // 8) * 8 and fake.calls[-1]["lda"] == -(-K // 8) * 8
