@@ -233,3 +233,14 @@ def test_an_nk_module_reads_the_weight_in_place_or_padded(tmp_path: Path,
         c = run.run(a, w)
         assert torch.equal(c, (a.float() @ w.float().t()).bfloat16())
         assert fake.calls[-1]["ldb"] == -(-K // 8) * 8 and fake.calls[-1]["lda"] == -(-K // 8) * 8
+
+
+def test_a_refused_launch_names_the_operands(mod: ModuleType,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(mod, "_cuda_stream", lambda dev: 0)
+    run = mod._CudaRun(mod._choose(64, 64, 64).config, launch=lambda *args: 3011)
+    run.devices.add(torch.device("cpu"))
+    a, b = torch.zeros((64, 64)).bfloat16(), torch.zeros((64, 64)).bfloat16()
+    with pytest.raises(mod.TilecError, match=r"code 3011: operand A: its row stride is shorter "
+                       r"than K.*A \(shape \(64, 64\), strides \(64, 1\), torch.bfloat16, cpu\)"):
+        run.run(a, b)

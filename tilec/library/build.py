@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from tilec.codegen.cuda.launch import NVCC_FLAGS
+from tilec.codegen.cuda.printer.file import LAUNCH_ERRORS
 from tilec.dtypes import TORCH_NAME
 from tilec.errors import TilecError
 from tilec.ir import ceil_div
@@ -358,6 +359,10 @@ Configurations (index, label, kernels, how many buckets / exact shapes choose it
         f"OUT_DTYPE = {lib.out_dtype!r}",
         f"B_LAYOUT = {lib.b_layout!r}",
         f"CUDA_FLAGS = {NVCC_FLAGS!r}  # nvcc's flags for the CUDA kernels",
+        "# the CUDA launchers' refusals (tilec/codegen/cuda/printer/file.py, LAUNCH_ERRORS)\n"
+        "CUDA_ERRORS = " + pprint.pformat({rc: f"operand {op}: {what}" if op else what
+                                           for rc, (op, what) in LAUNCH_ERRORS.items()},
+                                          width=100),
         "# the cost model's constants (tilec.transforms.cost_model): the run-time re-choice\n"
         "MODEL = " + pprint.pformat(lib.model or model_constants(), width=100, sort_dicts=False),
         "# gen's heuristic at the shape (runtime's _heuristic): SMs, pins, large tiles, and\n"

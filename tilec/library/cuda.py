@@ -73,13 +73,6 @@ import threading
 
 _CUDA_LIBS: dict = {}  # kernel id -> its launcher (ctypes function)
 _CUDA_LOCK = threading.Lock()
-# the launchers' return codes (tilec/codegen/cuda/printer/file.py, LAUNCH_ERRORS)
-_CUDA_ERRORS = {3001: "A's base address is not 16-byte aligned", 3002: "B's base address is not "
-                "16-byte aligned", 3003: "C's base address is not 16-byte aligned",
-                3011: "A's row stride is shorter than K or not a multiple of 16 bytes",
-                3012: "B's row stride is shorter than its row or not a multiple of 16 bytes",
-                3013: "C's row stride is shorter than N or not a multiple of 16 bytes",
-                3100: "a size is negative", 3200: "the grid is not whole clusters"}
 
 
 def _nvcc() -> str:
@@ -235,9 +228,11 @@ class _CudaRun:
                          _cuda_stream(dev), M, N, K, a.stride(0), b.stride(0),
                          c.stride(0), *nums, -1)
         if rc != 0:
-            what = _CUDA_ERRORS.get(rc, f"cudaError_t or tensor-map code {rc}")
-            raise TilecError(f"{NAME}: the CUDA launch at {M}x{N}x{K} failed (code {rc}): "
-                             f"{what}")
+            what = CUDA_ERRORS.get(rc, "a cudaError_t, or 1000 + / 2000 + a tensor-map encoder "
+                                   "error")
+            raise TilecError(f"{NAME}: the CUDA launch at {M}x{N}x{K} failed (code {rc}: {what}); "
+                             + ", ".join(_describe(n, t) for n, t in (("A", a), ("B", b),
+                                                                      ("C", c))))
         if c is not out:
             out.copy_(c)
         return out
