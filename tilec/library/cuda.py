@@ -145,7 +145,8 @@ def _cuda_stream(dev: torch.device) -> int:
 
 
 def _row_pad(cols: int, elem: int) -> int:
-    """Elements per row once a row of ``cols`` is rounded up to 16 bytes."""
+    """Elements per row once a row of ``cols`` is rounded up to 16 bytes (as
+    tilec.codegen.cuda.launch.row_pad)."""
     return -(-cols * elem // 16) * 16 // elem
 
 
@@ -204,6 +205,11 @@ class _CudaRun:
                 raise TilecError(f"{NAME}: the CUDA kernels are built for sm_90a (H100, H200) "
                                  f"but {dev} has compute capability "
                                  f"{torch.cuda.get_device_capability(dev)}")
+            room = getattr(torch.cuda.get_device_properties(dev),
+                           "shared_memory_per_block_optin", None)
+            if room is not None and self.e["smem"] > room:
+                raise TilecError(f"{NAME}: config {self.e['cname']} needs {self.e['smem']} bytes "
+                                 f"of shared memory per CTA but {dev} allows {room}")
             self.devices.add(dev)
         M, K = a.shape
         N = b.shape[0] if B_LAYOUT == "nk" else b.shape[1]

@@ -62,7 +62,7 @@ class _State:
         for table in (self.memo, self.loaded, self.seen, self.logged, self.fact_fns, self.fast):
             table.clear()
         self.card = None
-        reset_stats()
+        self.stats.update((k, 0.0 if k == "compile_s" else 0) for k in self.stats)
 
 
 _STATE = _State()
