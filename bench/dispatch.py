@@ -427,7 +427,7 @@ def main() -> None:
         t0 = time.perf_counter()
         mod.build_kernels([(M, N, K) for _, M, N, K in shapes(args.quick)], jobs=args.jobs)
         result["library"]["nvcc_s"] = time.perf_counter() - t0
-        print(f"nvcc built {len(mod._CUDA_LIBS)} kernels in {result['library']['nvcc_s']:.0f} s",
+        print(f"nvcc built {len(mod._STATE.libs)} kernels in {result['library']['nvcc_s']:.0f} s",
               flush=True)
     print(f"{'shape':24s} {'M':>6s} {'N':>6s} {'K':>7s} {'x_cublas':>8s} {'ok':>3s} "
           f"{'tilec ms':>9s} {'cublas ms':>9s}  config / variant", flush=True)

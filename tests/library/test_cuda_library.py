@@ -205,7 +205,8 @@ def test_nvcc_builds_a_kernel_once(mod: ModuleType, tmp_path: Path,
     assert launch.restype is ctypes.c_int and len(launch.argtypes) == 17
     built = sorted((tmp_path / "library").glob("*.so"))
     assert len(built) == 1 and not list((tmp_path / "library").glob("*.cu"))
-    mod._CUDA_LIBS.clear()
+    mod._STATE.clear()  # forgets the loaded launchers too, as a fresh process
+    assert not mod._STATE.libs
     assert mod._cuda_library(cfg["kernel"], cfg["cuda"]["cname"]) is not None
     assert sorted((tmp_path / "library").glob("*.so")) == built  # loaded, not built again
 

@@ -71,7 +71,6 @@ import shutil
 import subprocess
 import threading
 
-_CUDA_LIBS: dict = {}  # kernel id -> its launcher (ctypes function)
 _CUDA_LOCK = threading.Lock()
 
 
@@ -86,7 +85,7 @@ def _nvcc() -> str:
 def _cuda_library(kid: str, cname: str) -> object:
     """Kernel ``kid``'s launcher: the embedded source built by nvcc into the cache folder on
     first use (a private name, then renamed: a concurrent build never loads half a file)."""
-    launch = _CUDA_LIBS.get(kid)
+    launch = _STATE.libs.get(kid)
     if launch is not None:
         return launch
     src = KERNELS[kid]
@@ -106,14 +105,14 @@ def _cuda_library(kid: str, cname: str) -> object:
         os.replace(stem + ".so", path)
         _STATS["compile_s"] += time.perf_counter() - t0
     with _CUDA_LOCK:
-        if kid not in _CUDA_LIBS:
+        if kid not in _STATE.libs:
             launch = getattr(ctypes.CDLL(path), f"{cname}_launch")
             launch.argtypes = ([ctypes.c_void_p] * 6 + [ctypes.c_int] * 3
                                + [ctypes.c_longlong] * 3 + [ctypes.c_int] * 5)
             launch.restype = ctypes.c_int
-            _CUDA_LIBS[kid] = launch
+            _STATE.libs[kid] = launch
             _STATS["kernels_loaded"] += 1
-    return _CUDA_LIBS[kid]
+    return _STATE.libs[kid]
 
 
 def build_kernels(shapes: object = None, jobs: int = 8) -> int:
@@ -132,7 +131,7 @@ def build_kernels(shapes: object = None, jobs: int = 8) -> int:
 
     with concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as pool:
         list(pool.map(lambda kv: _cuda_library(*kv), kids.items()))
-    return len(_CUDA_LIBS)
+    return len(_STATE.libs)
 
 
 def _cuda_stream(dev: torch.device) -> int:

@@ -43,11 +43,12 @@ class _State:
     only ever cleared in place, never replaced, so a name bound to one (``_FAST_GET``) stays
     valid."""
 
-    __slots__ = ("memo", "loaded", "seen", "logged", "fact_fns", "fast", "card", "stats")
+    __slots__ = ("memo", "loaded", "seen", "logged", "fact_fns", "fast", "card", "stats", "libs")
 
     def __init__(self) -> None:
         self.memo: dict = {}  # (M, N, K) -> _Choice, at most _MEMO_MAX shapes
-        self.loaded: dict = {}  # kernel id -> the imported kernel module
+        self.loaded: dict = {}  # runner -> the imported kernel module (CUDA: config's launch)
+        self.libs: dict = {}  # CUDA: kernel id -> its nvcc-built launcher (ctypes function)
         self.seen: dict = {}  # _variant() -> seconds its first call took (compile included)
         self.logged: set = set()  # shapes TILEC_LOG has printed
         self.fact_fns: dict = {}  # a fact's Python condition -> its compiled lambda
@@ -57,9 +58,9 @@ class _State:
                             "copies": 0}
 
     def clear(self) -> None:
-        """Forget every remembered choice, kernel module, variant, fast path and the card;
-        zero the counters."""
-        for table in (self.memo, self.loaded, self.seen, self.logged, self.fact_fns, self.fast):
+        """Forget every remembered choice, kernel, variant, fast path and the card; zero counts."""
+        for table in (self.memo, self.loaded, self.seen, self.logged, self.fact_fns, self.fast,
+                      self.libs):
             table.clear()
         self.card = None
         self.stats.update((k, 0.0 if k == "compile_s" else 0) for k in self.stats)
