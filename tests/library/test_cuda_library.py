@@ -32,7 +32,7 @@ SCHEDULE = ROOT / "examples" / "gemm_decomposition.py"
 # shapes whose configs cover the CUDA kernel kinds: split-K with the ticket fix-up, the reduce
 # kernel on a 2x1 cluster, the spread one-tile split, swapped operands (with split-K), Stream-K;
 # 1 x 6144 x 16 first: the decode rule's split-K 3 at one k-iteration, where its own plan is
-# data-parallel (the build must lower the config where its parts are all there)
+# data-parallel (its kernel must still hold the K parts' paths: printer/work.py's cuts_k)
 EXACT = [(128, 4096, 7168), (512, 512, 65536), (128, 128, 65536), (200, 4096, 7168),
          (1, 6144, 16), (1, 6144, 4096), (8192, 8192, 16384), (8192, 16384, 16384),
          (1000, 1000, 1000)]

@@ -27,7 +27,7 @@ from tilec.codegen.cuda.printer.file import LAUNCH_ERRORS
 from tilec.dtypes import TORCH_NAME
 from tilec.errors import TilecError
 from tilec.ir import ceil_div
-from tilec.library.cuda import cuda_entry, whole_split
+from tilec.library.cuda import cuda_entry
 from tilec.library.table import (
     CARDS,
     ConfigSet,
@@ -103,15 +103,16 @@ def _kernels_of(path: Path, params: dict[str, Any], shape: tuple[int, int, int],
     kernel source, checked to be shape-generic. Triton: the source lowered at another shape (M
     odd, N and K doubled) must be the same text. CUDA: the text may hold closed variants of
     facts that held at ``shape`` (multicast forms, the exact stage release), which its launcher
-    checks per launch (the general variant serves everywhere else); the plan must carry its
-    work-split rule (:func:`tilec.library.cuda.cuda_entry`)."""
+    checks per launch (the general variant serves everywhere else; the paths of its
+    decomposition are the rule's, whatever ``shape`` gives: printer/work.py's ``cuts_k``); the
+    plan must carry its work-split rule (:func:`tilec.library.cuda.cuda_entry`)."""
     from tilec.runtime.build import kernel_source
 
     M, N, K = shape[0], ceil_div(shape[1], 16) * 16, ceil_div(shape[2], 16) * 16
-    if target == "cuda":
-        return _cuda_kernel(path, params, (M, N, K))
     plan = _lower(path, params, (M, N, K), target)
     src = kernel_source(plan, target)
+    if target == "cuda":
+        return plan, src
     other = _lower(path, params, (2 * M + 1, 2 * N, 2 * K), target)
     if kernel_source(other, target) != src:
         raise BuildError(
@@ -119,25 +120,6 @@ def _kernels_of(path: Path, params: dict[str, Any], shape: tuple[int, int, int],
             f"different kernels for config {_label(params)} at {M}x{N}x{K} and "
             f"{2 * M + 1}x{2 * N}x{2 * K} (the problem size is baked in: issue 26)")
     return plan, src
-
-
-def _cuda_kernel(path: Path, params: dict[str, Any], shape: tuple[int, int, int]
-                 ) -> tuple[Any, str]:
-    """A CUDA config lowered where its work split is whole (:func:`whole_split`: every K part
-    there, a Stream-K region), so that its kernel holds every path its rule takes at run time:
-    at ``shape`` with K raised to a k-iteration per part, else at larger shapes. (A split-K
-    rule at K = 16 lowers to a data-parallel kernel, which would run every part's whole K.)"""
-    from tilec.runtime.build import kernel_source
-
-    M, N, K = shape
-    if params.get("DECOMP") == "splitk":
-        K = max(K, params["SPLITS"] * params["BK"])
-    for at in ((M, N, K), (2 * M + 1, 2 * N, 2 * K), (4 * M + 3, 4 * N, 4 * K)):
-        plan = _lower(path, params, at, "cuda")
-        if whole_split(plan):
-            return plan, kernel_source(plan, "cuda")
-    raise BuildError(f"config {_label(params)}: no shape tried ({M}x{N}x{K} and larger) gives "
-                     f"its whole work split ({plan.split.kind.value if plan.split else 'none'})")
 
 
 def build_library(schedule: str | Path, overrides: dict[str, Any] | None = None, *,

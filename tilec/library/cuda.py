@@ -51,20 +51,6 @@ def cuda_entry(plan: Any) -> dict[str, Any]:
             "tma_store": bool(printer.shape.tma_store), "smem": printer.shape.smem_bytes}
 
 
-def whole_split(plan: Any) -> bool:
-    """Whether ``plan``'s work split at its own sizes is its rule's whole kind: split-K in its
-    rule's parts, a Stream-K kind with a Stream-K region (its kernel then prints those paths;
-    at sizes where the split degenerates, the printer leaves them out)."""
-    from tilec.transforms.plan import Decomposition
-
-    rule, work = plan.split, plan.work
-    if rule is None or rule.kind is Decomposition.DATA_PARALLEL:
-        return True
-    if rule.kind is Decomposition.SPLIT_K:
-        return rule.splits == 1 or work.splits == rule.splits
-    return work.stream_k
-
-
 # ---- the built module's code: copied from here on (tilec.library.build.module_text) ----
 import ctypes
 import shutil

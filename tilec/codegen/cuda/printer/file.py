@@ -69,7 +69,7 @@ class CudaPrinter:
         shape = check(plan, epilogue)
         self.kernel = Kernel(plan, shape, epilogue, mma_in_flight,
                              loads,  # False: a measurement, the producer arrives without loading
-                             cname(plan), partials(plan.work))
+                             cname(plan), partials(plan))
 
     @property
     def plan(self) -> KernelPlan:

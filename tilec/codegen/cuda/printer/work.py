@@ -26,6 +26,7 @@ from tilec.transforms.plan import (
     Decomposition,
     Fixup,
     J,
+    KernelPlan,
     WorkSplit,
     kernel_symbol,
 )
@@ -49,10 +50,19 @@ def bound(v: sympy.Expr | int) -> int:
     return magnitude(v, RUN_BOUNDS)
 
 
-def partials(w: WorkSplit) -> bool:
+def cuts_k(plan: KernelPlan) -> bool:
+    """Whether the configuration cuts tiles into K parts: split-K in more than one part by its
+    rule (``plan.split``), even where the plan's own sizes leave one (K of one k-iteration): the
+    kernel serves every size, and its launcher passes the rule's parts at each."""
+    rule = plan.split
+    return plan.work.split_k or (rule is not None and rule.kind is Decomposition.SPLIT_K
+                                 and rule.splits > 1)
+
+
+def partials(plan: KernelPlan) -> bool:
     """Whether the configuration's decomposition may cut a tile's K range (a fix-up is printed):
-    split-K, or a Stream-K kind (whose region may be empty at some sizes)."""
-    return w.split_k or w.kind in STREAM_K_KINDS
+    split-K (:func:`cuts_k`), or a Stream-K kind (whose region may be empty at some sizes)."""
+    return cuts_k(plan) or plan.work.kind in STREAM_K_KINDS
 
 
 @dataclass(frozen=True)
@@ -83,8 +93,11 @@ class RunSplit:
     front_tail = False  # dp_ft is printed by the SIMT printer only
 
     @staticmethod
-    def of(w: WorkSplit) -> RunSplit:
-        return RunSplit(w.kind, w.split_k, w.sk_first, w.fixup, SPLITS if w.split_k else 1)
+    def of(w: WorkSplit, split_k: bool | None = None) -> RunSplit:
+        """``w``'s configuration over the run-time names; ``split_k``: whether it cuts K
+        (:func:`cuts_k`; None: ``w.split_k``)."""
+        cut = w.split_k if split_k is None else split_k
+        return RunSplit(w.kind, cut, w.sk_first, w.fixup, SPLITS if cut else 1)
 
     @property
     def stream_k(self) -> bool:
@@ -112,9 +125,8 @@ class RunSplit:
 
 def shape_fields(k: Kernel) -> list[str]:
     """The work split's run-time fields of the kernel's ``Shape`` (beside the sizes and counts)."""
-    w = k.plan.work
     return (["SK_TILES", "SK_CTAS", "SK_START", "DP_START", "DP_TILES"]
-            if w.kind in STREAM_K_KINDS else ["SPLITS"] if w.split_k else [])
+            if k.plan.work.kind in STREAM_K_KINDS else ["SPLITS"] if cuts_k(k.plan) else [])
 
 
 def order_ctas_fixed(k: Kernel) -> bool:
@@ -195,7 +207,7 @@ def fast_divisors(lines: list[str]) -> list[str]:
 def work_functions(k: Kernel) -> list[str]:
     """The CUDA kernel's unit walk: :func:`unit_functions` of the plan's split over the run-time
     counts (members of the kernel's ``Shape``)."""
-    return unit_functions(RunSplit.of(k.plan.work), k.partials)
+    return unit_functions(RunSplit.of(k.plan.work, cuts_k(k.plan)), k.partials)
 
 
 def unit_functions(w: WorkSplit | RunSplit, partials: bool) -> list[str]:
