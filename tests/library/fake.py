@@ -32,6 +32,22 @@ def run(a, b, out=None):
 '''
 
 
+# the head of a script run in a fresh process, as where tilec is not installed: importing tilec
+# fails (a built module must not need it); a script adds its own lines after it
+NO_TILEC = r'''
+import importlib.abc, json, sys
+
+
+class NoTilec(importlib.abc.MetaPathFinder):  # as where tilec is not installed
+    def find_spec(self, name, path, target=None):
+        if name == "tilec" or name.startswith("tilec."):
+            raise ImportError("no tilec here")
+
+
+sys.meta_path.insert(0, NoTilec())
+'''
+
+
 def fake_library(name: str = "fakegemm", *, layout: str = "kn", dtype: str = "float32",
                  classes: int = 8, tma: tuple[bool, bool] = (True, True)) -> Library:
     """Two configs: 16x16x16 for M <= 16 (class <= 4), 32x32x32 above; an exact entry

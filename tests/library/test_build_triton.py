@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.library.fake import NO_TILEC
 from tilec.app.cli import main as tilec
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -20,17 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 SMALL = ["--param", "BM=32", "--param", "BN=32", "--param", "BK=16", "--param", "DTYPE=fp16"]
 
-RUN = r'''
-import importlib.abc, json, sys
-
-
-class NoTilec(importlib.abc.MetaPathFinder):  # as where tilec is not installed
-    def find_spec(self, name, path, target=None):
-        if name == "tilec" or name.startswith("tilec."):
-            raise ImportError("no tilec here")
-
-
-sys.meta_path.insert(0, NoTilec())
+RUN = NO_TILEC + r'''
 import torch
 sys.path.insert(0, sys.argv[1])
 import {name} as lib

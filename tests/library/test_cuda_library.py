@@ -22,6 +22,7 @@ from types import ModuleType
 import pytest
 import torch
 
+from tests.library.fake import NO_TILEC
 from tilec.app.cli import main as tilec
 from tilec.codegen.cuda.launch import launch_numbers, run_split
 from tilec.codegen.cuda.printer import CudaPrinter
@@ -58,17 +59,7 @@ def mod(built: Path) -> ModuleType:
     return m
 
 
-ALONE = r'''
-import importlib.abc, json, sys
-
-
-class NoTilec(importlib.abc.MetaPathFinder):  # as where tilec is not installed
-    def find_spec(self, name, path, target=None):
-        if name == "tilec" or name.startswith("tilec."):
-            raise ImportError("no tilec here")
-
-
-sys.meta_path.insert(0, NoTilec())
+ALONE = NO_TILEC + r'''
 import torch
 sys.path.insert(0, sys.argv[1])
 import cudagemm as lib
