@@ -28,6 +28,7 @@ from tilec.dtypes import TORCH_NAME
 from tilec.errors import TilecError
 from tilec.ir import ceil_div
 from tilec.library.cuda import cuda_entry
+from tilec.library.cuda_model import cuda_heuristic_data
 from tilec.library.table import (
     CARDS,
     ConfigSet,
@@ -70,6 +71,9 @@ def _label(params: dict[str, Any]) -> str:
     ...         "SK_WAVES": 1, "FIXUP": "deterministic", "STAGES": 3, "WARPS": 8, "LOAD": "auto",
     ...         "SMS": 132, "DTYPE": "bf16"})
     '128x256x64 g8 splitk4 deterministic s3 w8 sms132'
+    >>> _label({"BM": 128, "BN": 128, "BK": 64, "DECOMP": "splitk", "SPLITS": 16,
+    ...         "FIXUP": "reduce_kernel", "CM": 2, "CN": 1, "SWAP_AB": 0})
+    '128x128x64 splitk16 reduce_kernel c2x1'
     """
     out = [f"{params.get('BM')}x{params.get('BN')}x{params.get('BK')}"]
     if "GROUP_M" in params:
@@ -83,6 +87,10 @@ def _label(params: dict[str, Any]) -> str:
     out += [f"{p}{params[k]}" for k, p in (("STAGES", "s"), ("WARPS", "w")) if k in params]
     if params.get("LOAD", "auto") != "auto":
         out.append(str(params["LOAD"]))
+    if (params.get("CM"), params.get("CN")) not in ((1, 1), (None, None), ("auto", "auto")):
+        out.append(f"c{params.get('CM')}x{params.get('CN')}")
+    if params.get("SWAP_AB") == 1:
+        out.append("swap")
     if "SMS" in params:
         out.append(f"sms{params['SMS']}")
     return " ".join(out)
@@ -165,8 +173,8 @@ def build_library(schedule: str | Path, overrides: dict[str, Any] | None = None,
     tables, notes = build_tables(raw, target=target, key=key, configs=configs,
                                  rules=loaded_rules, card=card, tuned=tuned_by_shape,
                                  shapes=shapes, max_size=max_size, jobs=jobs)
-    # before the kernels (these are configs too); CUDA modules carry no copy of its heuristic
-    heuristic = heuristic_data(raw, configs) if target == "triton" else None
+    # before the kernels (these are configs too)
+    heuristic = (heuristic_data if target == "triton" else cuda_heuristic_data)(raw, configs)
     menus = configs.alternatives()
     kernels: dict[str, str] = {}
     by_source: dict[str, str] = {}
@@ -177,17 +185,22 @@ def build_library(schedule: str | Path, overrides: dict[str, Any] | None = None,
             kernels[by_source[src]] = src
         return by_source[src]
 
-    work = [(path, params, shape, target)
-            for params, shape in zip(configs.params, configs.first_shape, strict=True)]
+    groups = _kernel_groups(configs.params, target)
+    work = [(path, configs.params[g[0]], configs.first_shape[g[0]], target,
+             [_split_knobs(configs.params[i]) for i in g]) for g in groups]
     if jobs > 1 and len(work) > 1:
         import concurrent.futures
         import multiprocessing
 
         with concurrent.futures.ProcessPoolExecutor(
                 min(jobs, len(work)), mp_context=multiprocessing.get_context("spawn")) as pool:
-            made = list(pool.map(_config_kernels, work))
+            grouped = list(pool.map(_config_kernels, work))
     else:
-        made = [_config_kernels(w) for w in work]
+        grouped = [_config_kernels(w) for w in work]
+    made: list[dict[str, Any]] = [{} for _ in configs.params]
+    for g, outs in zip(groups, grouped, strict=True):
+        for i, one in zip(g, outs, strict=True):
+            made[i] = one
     out_configs = []
     for i, (params, one) in enumerate(zip(configs.params, made, strict=True)):
         out_configs.append({
@@ -218,22 +231,53 @@ def model_constants() -> dict[str, float]:
             "KEEP_MARGIN": KEEP_MARGIN}
 
 
-def _config_kernels(args: tuple[Any, ...]) -> dict[str, Any]:
-    """One config's kernels and what the module records of them (plain data: it may come from
-    another process)."""
+def _split_knobs(params: dict[str, Any]) -> tuple[Any, Any]:
+    return params.get("SPLITS"), params.get("SK_WAVES")
+
+
+def _kernel_groups(params: list[dict[str, Any]], target: str) -> list[list[int]]:
+    """The configs lowered together, as lists of indices (the first is lowered): CUDA configs
+    that differ only in SPLITS and SK_WAVES share one kernel (the launch passes the work
+    split's numbers), so each group is lowered once and each config's numbers come from its own
+    rule (:func:`_config_kernels`); Triton configs one by one."""
+    if target != "cuda":
+        return [[i] for i in range(len(params))]
+    groups: dict[str, list[int]] = {}
+    for i, p in enumerate(params):
+        key = json.dumps({k: v for k, v in p.items() if k not in ("SPLITS", "SK_WAVES")},
+                         sort_keys=True, default=str)
+        groups.setdefault(key, []).append(i)
+    return list(groups.values())
+
+
+def _config_kernels(args: tuple[Any, ...]) -> list[dict[str, Any]]:
+    """The kernels of a group of configs (:func:`_kernel_groups`) and what the module records of
+    each (plain data: it may come from another process): the first config lowered, the others'
+    work-split rules its rule with their SPLITS and SK_WAVES."""
+    from dataclasses import replace
+
+    from tilec.library.cuda import cuda_numbers
     from tilec.transforms.plan import LoadKind
 
-    path, params, shape, target = args
+    path, params, shape, target, members = args
     plan, src = _kernels_of(path, params, shape, target)
     try:
         cuda = cuda_entry(plan) if target == "cuda" else None
     except TilecError as e:
         raise BuildError(f"config {_label(params)}: {e}") from None
-    return {"source": src, "tile": (plan.BM, plan.BN, plan.BK), "cuda": cuda,
-            "tma": (plan.a.kind is LoadKind.TMA, plan.b.kind is LoadKind.TMA),
-            "facts": facts_of(plan), "dtype": TORCH_NAME[plan.dtype],
-            "out_dtype": TORCH_NAME[plan.c_dtype],
-            "b_layout": "nk" if plan.b.transposed else "kn"}
+    one = {"source": src, "tile": (plan.BM, plan.BN, plan.BK), "cuda": cuda,
+           "tma": (plan.a.kind is LoadKind.TMA, plan.b.kind is LoadKind.TMA),
+           "facts": facts_of(plan), "dtype": TORCH_NAME[plan.dtype],
+           "out_dtype": TORCH_NAME[plan.c_dtype],
+           "b_layout": "nk" if plan.b.transposed else "kn"}
+    out = []
+    for splits, waves in members:
+        if (splits, waves) == _split_knobs(params):
+            out.append(one)
+        else:
+            rule = replace(plan.split, splits=splits, sk_waves=waves)
+            out.append({**one, "cuda": {**one["cuda"], "numbers": cuda_numbers(rule)}})
+    return out
 
 
 def facts_of(plan: Any) -> list[tuple[str, str]]:
@@ -296,8 +340,9 @@ def _copied(name: str) -> str:
 def module_text(lib: Library, *, built: str | None = None) -> str:
     """The built module's source (see the module docstring)."""
     cuda = lib.target == "cuda"
-    runtime = "\n\n".join(_copied(name) for name in ("checks.py", "runtime.py", "model.py",
-                                                      *(["cuda.py"] if cuda else []), "ops.py"))
+    runtime = "\n\n".join(_copied(name) for name in (
+        "checks.py", "runtime.py", "model.py", *(["cuda_model.py", "cuda.py"] if cuda else []),
+        "ops.py"))
     any_table = next(iter(lib.tables.values()))
     top = any_table["classes"] - 1
     layout = "N x K" if lib.b_layout == "nk" else "K x N"

@@ -28,8 +28,7 @@ def cuda_entry(plan: Any) -> dict[str, Any]:
     target), else a :class:`TilecError` where the plan cannot serve every shape."""
     from tilec.codegen.cuda.printer import CudaPrinter
     from tilec.codegen.cuda.printer.work import STREAM_K_KINDS
-    from tilec.codegen.triton.expr import PythonIntPrinter
-    from tilec.transforms.plan import SIZE_K, SIZE_M, SIZE_N, Decomposition
+    from tilec.transforms.plan import Decomposition
 
     if plan.split is None:
         raise TilecError(f"{plan.name}: the schedule was lowered with fixed sizes (no work-split "
@@ -38,17 +37,25 @@ def cuda_entry(plan: Any) -> dict[str, Any]:
         raise TilecError(f"{plan.name}: front/tail (dp_ft) has no CUDA kernel")
     printer = CudaPrinter(plan)
     k = printer.kernel
-    forms = plan.split.forms()
-    py = PythonIntPrinter({SIZE_M: "M", SIZE_N: "N", SIZE_K: "K"})
-    names = ("grid", "splits", "sk_tiles", "sk_ctas", "num_tiles")
-    numbers = "lambda M, N, K: (" + ", ".join(py.doprint(forms[n]) for n in names) + ",)"
-    return {"cname": printer.cname, "numbers": numbers,
+    return {"cname": printer.cname, "numbers": cuda_numbers(plan.split),
             "stream_k": plan.split.kind in STREAM_K_KINDS,
             "split_k": plan.split.kind is Decomposition.SPLIT_K,
             "fixup": plan.split.fixup.value, "partials": bool(k.partials),
             "tile_floats": k.shape.cluster * plan.BM * plan.BN,
             "tickets_per_tile": k.shape.cluster * k.shape.consumers,
             "tma_store": bool(printer.shape.tma_store), "smem": printer.shape.smem_bytes}
+
+
+def cuda_numbers(rule: Any) -> str:
+    """The launch's work-split numbers (grid, splits, sk_tiles, sk_ctas, num_tiles) of the
+    plan's :class:`~tilec.transforms.decompose.SplitRule` as a Python lambda of M, N, K."""
+    from tilec.codegen.triton.expr import PythonIntPrinter
+    from tilec.transforms.plan import SIZE_K, SIZE_M, SIZE_N
+
+    forms = rule.forms()
+    py = PythonIntPrinter({SIZE_M: "M", SIZE_N: "N", SIZE_K: "K"})
+    names = ("grid", "splits", "sk_tiles", "sk_ctas", "num_tiles")
+    return "lambda M, N, K: (" + ", ".join(py.doprint(forms[n]) for n in names) + ",)"
 
 
 # ---- the built module's code: copied from here on (tilec.library.build.module_text) ----

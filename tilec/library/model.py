@@ -148,6 +148,8 @@ def _heuristic(M: int, N: int, K: int) -> tuple | None:
     h = HEURISTIC
     if not h:
         return None
+    if h.get("target") == "cuda":  # the CUDA module's copy (tilec.library.cuda_model)
+        return _cuda_heuristic(M, N, K)
     sms, fixed = h["sms"], h["fixed"]
     menus = _MENUS
     if not menus:  # HEURISTIC's data keyed once (constant: not state)
