@@ -282,7 +282,7 @@ def choices(mod: Any, schedule: Path, rules: list[str], card: str | None = None
             ) -> list[dict[str, Any]]:
     """Per shape (CPU only): the module's configuration (its table for ``card``, default the
     detected one) beside the one ``tilec gen`` resolves at the shape with the same rules files
-    (those of that card or of none), and whether they agree."""
+    (those of that card or of none), for the module's target, and whether they agree."""
     from tilec.runtime.loader import load_schedule
     from tilec.library.build import _label
     from tilec.library.table import card_of, resolve_at
@@ -295,15 +295,16 @@ def choices(mod: Any, schedule: Path, rules: list[str], card: str | None = None
         device = json.loads(Path(f).read_text()).get("device")
         if card_of(device) in (None, None if table == "default" else table):
             use.append(Rules.load(f))
-    raw = dict(load_schedule(schedule, None, target="triton", tuned=False).raw_params)
-    key = schedule_key(schedule.read_text(), "triton")
+    target = mod.TARGET  # gen for the module's own target
+    raw = dict(load_schedule(schedule, None, target=target, tuned=False).raw_params)
+    key = schedule_key(schedule.read_text(), target)
     old = mod._STATE.card
     mod._STATE.card = table
     rows = []
     try:
         for name, M, N, K in shapes():
             lib = mod.CONFIGS[mod._choose(M, N, K).config]["label"]
-            params, why = resolve_at(raw, (M, N, K), target="triton", tuned=None, rules=use,
+            params, why = resolve_at(raw, (M, N, K), target=target, tuned=None, rules=use,
                                      key=key)
             rows.append({"name": name, "M": M, "N": N, "K": K, "library": lib,
                          "gen": _label(params), "agree": lib == _label(params), "gen_why": why,
