@@ -346,6 +346,12 @@ def module_text(lib: Library, *, built: str | None = None) -> str:
     any_table = next(iter(lib.tables.values()))
     top = any_table["classes"] - 1
     layout = "N x K" if lib.b_layout == "nk" else "K x N"
+    gen = ("the shape's bucket answers" if not lib.heuristic else
+           "tilec gen's CUDA heuristic runs at the shape (copied: _cuda_heuristic, its rules as "
+           "shape tests, the weighed tiles' rates and the configs it may choose in HEURISTIC)"
+           if cuda else
+           "tilec gen's heuristic runs at the shape (copied: _heuristic, its tile rules, the "
+           "large tiles' rates and each tile's configs in HEURISTIC)")
     doc = f'''"""{lib.name}: C = A @ B for any M, N, K, {lib.dtype}, B {layout} in memory.
 
 Built by tilec build from {lib.schedule} (target {lib.target}) at {built or time.strftime(
@@ -365,9 +371,7 @@ card is detected at run time from torch.cuda.get_device_name(), TILEC_CARD overr
 (tuned records, rules of that shape, --shape); else a rules file's nearest rule within its
 radius lends its tile, its decomposition re-chosen at the shape by tilec's cost model (copied:
 _rechoose, MODEL) among the kernels of its "menu" (its own kept within MODEL["KEEP_MARGIN"] of
-the model's best); else {"tilec gen's heuristic runs at the shape (copied: _heuristic, its tile "
-"rules, the large tiles' rates and each tile's configs in HEURISTIC)" if lib.heuristic else
-"the shape's bucket answers"}. Buckets: per dimension the class c with 2**(c-1) < x <= 2**c (0
+the model's best); else {gen}. Buckets: per dimension the class c with 2**(c-1) < x <= 2**c (0
 for x <= 1), classes 0..{top} (larger sizes take class {top}), each resolved at build time at
 its largest shape (2**c per dimension){" (used only where the heuristic's copy carries no tile)"
 if lib.heuristic else ""}.
@@ -392,9 +396,12 @@ Configurations (index, label, kernels, how many buckets / exact shapes choose it
                                           width=100),
         "# the cost model's constants (tilec.transforms.cost_model): the run-time re-choice\n"
         "MODEL = " + pprint.pformat(lib.model or model_constants(), width=100, sort_dicts=False),
-        "# gen's heuristic at the shape (runtime's _heuristic): SMs, pins, large tiles, and\n"
-        "# per tile (BM, BN, BK, STAGES, WARPS, GROUP_M, LOAD) its configs in MENU order\n"
-        "HEURISTIC = " + pprint.pformat(lib.heuristic, width=100, compact=True, sort_dicts=False),
+        ("# gen's CUDA heuristic at the shape (_cuda_heuristic): SMs, weighed tiles, per tile\n"
+         "# (BM, BN, BK, WARPS, STAGES, SWAP_AB) its configs in MENU order, and every config\n"
+         "# the copy may choose by its knobs (_cuda_key)\n" if cuda else
+         "# gen's heuristic at the shape (runtime's _heuristic): SMs, pins, large tiles, and\n"
+         "# per tile (BM, BN, BK, STAGES, WARPS, GROUP_M, LOAD) its configs in MENU order\n")
+        + "HEURISTIC = " + pprint.pformat(lib.heuristic, width=100, compact=True, sort_dicts=False),
         "CONFIGS = " + pprint.pformat(lib.configs, width=100, sort_dicts=False),
         "# one table per card: grid[(cm * classes + cn) * classes + ck] -> config index,\n"
         "# grid_why -> reason index; exact: (M, N, K) -> (config, reason)\n"
