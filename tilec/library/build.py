@@ -232,6 +232,7 @@ def model_constants() -> dict[str, float]:
 
 
 def _split_knobs(params: dict[str, Any]) -> tuple[Any, Any]:
+    """The knobs a group's configs differ in (:func:`_kernel_groups`)."""
     return params.get("SPLITS"), params.get("SK_WAVES")
 
 

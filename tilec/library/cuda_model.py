@@ -196,12 +196,12 @@ def _cuda_rule(M: int, N: int, K: int, sms: int) -> tuple:
     return name, _CUDA_PICKED[name], None
 
 
-def _cuda_cluster(M: int, N: int, K: int, p: dict, sms: int) -> int:
+def _cuda_cluster(M: int, N: int, K: int, BM: int, BN: int, split_k: bool, sms: int) -> int:
     """heuristic._cluster and _clustered: 2 (a 2x1 cluster sharing each B tile) for split-K in
     128x128 or 128x256 tiles over very few tiles and deep K, or over two tile rows or more where
     B's rows are 16-byte but not 128-byte multiples; 1 otherwise, or where 2 does not divide
     the SMs."""
-    if sms % 2 or p["BM"] != 128 or p["BN"] not in (128, 256) or p["DECOMP"] != "splitk":
+    if sms % 2 or BM != 128 or BN not in (128, 256) or not split_k:
         return 1
     b_row = 2 * N
     return 2 if _few_deep(M, N, K, sms) or (
@@ -221,9 +221,7 @@ def _cuda_heuristic(M: int, N: int, K: int) -> tuple | None:
                                           f"; chosen: {CONFIGS[i]['label']}")
     rule, tile, entry = _cuda_rule(M, N, K, sms)
     if entry is not None:  # a deep-K rule's own split-K
-        p = dict(zip(("BM", "BN", "BK", "WARPS", "STAGES", "SWAP_AB"), tile, strict=True),
-                 DECOMP="splitk")
-        i = index.get((*tile, *entry, _cuda_cluster(M, N, K, p, sms), 1))
+        i = index.get((*tile, *entry, _cuda_cluster(M, N, K, tile[0], tile[1], True, sms), 1))
         return None if i is None else (i, f"heuristic at this shape: the rule '{rule}'; "
                                           f"chosen: {CONFIGS[i]['label']}")
     weighed = rule == _CUDA_WEIGHED
@@ -239,7 +237,7 @@ def _cuda_heuristic(M: int, N: int, K: int) -> tuple | None:
         lines.append(f"{CONFIGS[i]['label']}: {time_:.1f} iters")
     i = min(scored)[2]
     p = CONFIGS[i]["params"]
-    if _cuda_cluster(M, N, K, p, sms) == 2:
+    if _cuda_cluster(M, N, K, p["BM"], p["BN"], p["DECOMP"] == "splitk", sms) == 2:
         i = index.get((*_cuda_key(p)[:-2], 2, 1))
         if i is None:
             return None
