@@ -116,6 +116,27 @@ def shapes(quick: bool = False) -> list[tuple[str, int, int, int]]:
     return [s for s in every if s[0] in QUICK] if quick else every
 
 
+def fresh_shapes(n: int, seed: int) -> list[tuple[str, int, int, int]]:
+    """``n`` shapes nobody named (``--fresh``): three in four a layer of :data:`LAYERS` with M
+    drawn log-uniform in 1..8192 (decode, MoE, prefill alike, any integer), one in four M, N and
+    K each drawn log-uniform (M 1..8192, N and K 256..16384, any integer); seeded.
+
+    >>> fresh_shapes(3, 18) == fresh_shapes(3, 18) and fresh_shapes(3, 18) != fresh_shapes(3, 19)
+    True
+    """
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        M = int(2 ** rng.uniform(0, 13))
+        if i % 4 == 3:
+            N, K = (int(2 ** rng.uniform(8, 14)) for _ in range(2))
+            out.append((f"fresh_{M}x{N}x{K}", M, N, K))
+        else:
+            layer = rng.choice(sorted(LAYERS))
+            out.append((f"fresh_{layer}_m{M}", M, *LAYERS[layer]))
+    return out
+
+
 def stream_shapes(n: int = 200, seed: int = 0) -> list[tuple[int, int, int]]:
     """A model-serving stream: M varies per call (decode 1-64, prefill chunks, ragged), N and K
     from the layers above; about half the calls repeat a shape seen before."""
@@ -333,6 +354,10 @@ def geomean(xs: list[float]) -> float:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true")
+    p.add_argument("--fresh", type=int, default=0,
+                   help="time N shapes nobody named (fresh_shapes, seeded by --seed) instead of "
+                        "the 50")
+    p.add_argument("--seed", type=int, default=18, help="--fresh's seed")
     p.add_argument("--schedule", default=str(ROOT / "examples" / "gemm_decomposition.py"))
     # no rules file by default: the H200 sweep's (bench/results/sweep_h200_2026-11-23_rules.json)
     # was tuned with the per-shape kernels of 2026-11-23; with today's shape-generic kernels its
@@ -405,7 +430,9 @@ def main() -> None:
         "h200" if "h200" in device.lower() else "h100" if "h100" in device.lower() else "gpu")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    tag = ("_quick" if args.quick else "") + ("" if parts >= {"shapes", "host", "stream", "graphs"}
+    todo = fresh_shapes(args.fresh, args.seed) if args.fresh else shapes(args.quick)
+    tag = ("_quick" if args.quick else "") + (f"_fresh{args.fresh}s{args.seed}" if args.fresh
+                                              else "") + ("" if parts >= {"shapes", "host", "stream", "graphs"}
                                               else "_" + "_".join(sorted(parts)))
     cuda = mod.TARGET == "cuda"
     path = out / f"dispatch_{'library_cuda_' if cuda else ''}{card}_{date}{tag}.json"
@@ -426,13 +453,13 @@ def main() -> None:
 
     if cuda and "shapes" in parts:  # nvcc builds the shapes' kernels at once, not per first call
         t0 = time.perf_counter()
-        mod.build_kernels([(M, N, K) for _, M, N, K in shapes(args.quick)], jobs=args.jobs)
+        mod.build_kernels([(M, N, K) for _, M, N, K in todo], jobs=args.jobs)
         result["library"]["nvcc_s"] = time.perf_counter() - t0
         print(f"nvcc built {len(mod._STATE.libs)} kernels in {result['library']['nvcc_s']:.0f} s",
               flush=True)
     print(f"{'shape':24s} {'M':>6s} {'N':>6s} {'K':>7s} {'x_cublas':>8s} {'ok':>3s} "
           f"{'tilec ms':>9s} {'cublas ms':>9s}  config / variant", flush=True)
-    for name, M, N, K in (shapes(args.quick) if "shapes" in parts else []):
+    for name, M, N, K in (todo if "shapes" in parts else []):
         row: dict[str, Any] = {"name": name, "M": M, "N": N, "K": K, "path": mod.TARGET}
         row.update(path_of(mod, M, N, K))
         try:
