@@ -106,7 +106,9 @@ def test_prefetch_plans_compile_without_warnings(tmp_path: Path) -> None:
 
 
 def test_cuda_heuristic_one_tile_row() -> None:
-    cfg, why = heuristic(128, 4096, 7168, sms=132, target="cuda")
+    # unswapped (cuda_swap's half-wave rule takes 128 x 4096 x 7168 as a swapped 128x64 tile in
+    # two K parts, test_cuda_half_wave.py)
+    cfg, why = heuristic(128, 4096, 7168, sms=132, target="cuda", fixed={"SWAP_AB": 0})
     assert (cfg.BM, cfg.BN, cfg.BK, cfg.STAGES, cfg.WARPS) == (128, 64, 64, 8, 12)
     assert cfg.DECOMP is Decomposition.SPLIT_K and cfg.SPLITS == 2
     assert "one tile row" in why[0]
@@ -132,7 +134,8 @@ def test_cuda_heuristic_deep_k_wide_tiles() -> None:
 def test_explain_target_cuda_says_why(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     out = tmp_path / "explain.txt"
     rc = main(["explain", str(ROOT / "examples/gemm_decomposition.py"), "--target", "cuda",
-               "--param", "M=128", "--param", "N=4096", "--param", "K=7168", "-o", str(out)])
+               "--param", "M=128", "--param", "N=4096", "--param", "K=7168",
+               "--param", "SWAP_AB=0", "-o", str(out)])  # unswapped: the one-tile-row rule
     text = out.read_text()
     assert rc == 0
     assert "cuda: one tile row" in text and "STAGES = 8" in text

@@ -70,6 +70,8 @@ def test_the_cuda_copy_is_gens_heuristic(tmp_path: Path, sms: int) -> None:
     todo += [(rng.randint(1000, 3500), 128 * rng.randint(8, 80), rng.randint(3500, 19000))
              for _ in range(100)]  # the swapped 168x128 tiles past 1024 rows
     todo += [(2000, 5120, 8192), (2500, 3584, 18944)]  # last waves 91% and 80% full: unswapped
+    todo += [(rng.randint(30, 180), 64 * rng.randint(28, 70), rng.randint(7000, 14500))
+             for _ in range(80)]  # one swapped row tile under half a wave: split-K 2
     seen = set()
     for M, N, K in todo:
         got = mod._heuristic(M, N, K)
@@ -84,6 +86,7 @@ def test_the_cuda_copy_is_gens_heuristic(tmp_path: Path, sms: int) -> None:
         assert {p["SWAP_AB"] for p in picked} == {0, 1}
         assert {p["CM"] for p in picked} == {1, 2}
         assert {p["DECOMP"] for p in picked} >= {"dp", "splitk"}
+        assert any(p["SWAP_AB"] and p["DECOMP"] == "splitk" and p["SPLITS"] == 2 for p in picked)
         assert len(seen) > 40, len(seen)
 
 

@@ -4,7 +4,8 @@
 for the cuda target, among the configs the build carries for it (``HEURISTIC``):
 
 * the swapped-operand rules (tilec.transforms.cuda_swap.rule): the decode and 17-32-row split-K
-  tiles, the data-parallel rows tile of at most one wave, the 168x128 tile past 1024 rows;
+  tiles, the data-parallel rows tile of at most one wave, one row tile under half a wave in two K
+  parts, the 168x128 tile past 1024 rows;
 * the deep-K rules (tilec.transforms.cuda_rules: very few tiles, one tile) with their split-K
   counts;
 * the other tile rules, and the tiles weighed by rate where M and N are both 128 or more, each
@@ -66,6 +67,8 @@ def cuda_heuristic_data(raw: dict[str, Any], configs: ConfigSet) -> dict[str, An
     for bn in (64, 128):  # the swapped rows tiles: 40 .. MAX_ROWS rows (rows_tile's cut)
         reachable += [add(_swap_tile(bm, bn), ("dp", 1, 1, "deterministic"))
                       for bm in range(40, _SWAP_MAX_ROWS + 1, 8)]
+    reachable += [add(_swap_tile(bm, 64), _HALF_WAVE_SPLIT)  # cuda_swap.half_wave's
+                  for bm in range(40, _SWAP_MAX_ROWS + 1, 8)]
     reachable += [add(*_SWAP_DECODE), add(*_SWAP_DEEP32)]
     for tile in _FEW_DEEP.values():  # split-K over the SMs: at least 4 parts (K >= 16384)
         reachable += [add(tile, ("splitk", s, 1, "reduce_kernel"), 2 if twins else 1)
@@ -96,6 +99,7 @@ _SWAP_BUDGET = {64: 208 * 1024, 128: 160 * 1024}  # shared memory for the stage 
 _SWAP_DECODE = ((16, 256, 64, 8, 6, 1), ("splitk", 3, 1, "deterministic"))
 _SWAP_DEEP32 = ((32, 256, 64, 12, 6, 1), ("splitk", 4, 1, "reduce_kernel"))
 _WIDE_ROWS, _WIDE_WASTE, _WIDE_FILL = 168, 0.025, 0.93
+_HALF_WAVE_K, _HALF_WAVE_SPLIT = (7168, 14336), ("splitk", 2, 1, "deterministic")
 # tilec.transforms.cuda_rules: very few tiles, deep K (by N >= 512); one tile, deep K
 _FEW_DEEP = {True: (128, 256, 64, 12, 4, 0), False: (128, 128, 64, 12, 6, 0)}
 _ONE_DEEP, _ONE_DEEP_PARTS = (128, 128, 64, 12, 6, 0), 48
@@ -155,6 +159,11 @@ def _cuda_swap(M: int, N: int, K: int, sms: int) -> tuple | None:
         t = _rows_tile(M, N, sms)
         if t is not None:
             return _swap_tile(t[0], t[1]), dp, f"{M} rows as {t[2]} x {t[0]} on wgmma's N"
+    bm, t64 = 8 * -(-M // 8), -(-N // 64)
+    if (M > 32 and bm <= _SWAP_MAX_ROWS and _HALF_WAVE_K[0] <= K <= _HALF_WAVE_K[1]
+            and sms < 4 * t64 and 2 * t64 < sms):  # cuda_swap.half_wave
+        return (_swap_tile(bm, 64), _HALF_WAVE_SPLIT,
+                f"{M} rows as one {bm}-row tile on wgmma's N, under half a wave: split-K 2")
     if 1025 <= M <= 3400 and 3584 <= K <= 18944 and N % 128 == 0:
         r = -(-M // _WIDE_ROWS)
         tiles = r * (N // 128)

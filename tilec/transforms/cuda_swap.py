@@ -45,10 +45,30 @@ SMs (200 rows as 168x64: 0.46), and in the first full run with the rule
 2 x 256 with 3 stages (512 x 7168 x 2048: 0.86 against 0.99 for 128x256); 128 rows as one
 128x128 tile there won (128 x 14336 x 4096: 1.10 against 1.01).
 
+Off the 50 shapes the rules were drawn on (session 18, ``bench/dispatch.py --fresh``), N = 4096
+with 33-168 rows fell between the rules: one row tile of 64 columns gives 64 tiles, under
+:func:`rows_tile`'s half wave, so unswapped tiles ran (135 x 4096 x 7168 0.581x, 75 x 4096 x 7168
+0.732x). The same swapped tile split in two K parts fills the SMs (bench/results/
+cuda_probe_fresh_m*_h200_2026-11-28_s18.json, one run each, against the heuristic then):
+
+=====================  =========================================  ==========  ==========
+shape (M x N x K)      swapped tile, decomposition                x cuBLAS    before
+=====================  =========================================  ==========  ==========
+135 x 4096 x 7168      136x64, 8 stages, split-K 2 (dp: 0.923)    0.988       0.641
+75 x 4096 x 7168       80x64, 8 stages, split-K 2 (dp: 0.929)     1.009       0.725
+128 x 4096 x 7168      128x64, 8 stages, split-K 2                1.029       0.957
+175 x 4096 x 14336     176x64, 7 stages, split-K 2                0.981       0.778
+=====================  =========================================  ==========  ==========
+
+(176 rows are past :data:`MAX_ROWS`, where the ring holds 6 stages, unmeasured: that shape keeps
+its unswapped tiles.)
+
 (The table in words: :func:`rule`.)
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from tilec.ir import ceil_div
 from tilec.transforms.knobs import Config
@@ -58,6 +78,7 @@ MAX_ROWS = 168  # of wgmma's 256: the most rows measured to win (cuBLAS's larges
 MIN_SPLIT_ROWS = 96  # rows of a tile where M is cut in two or more (2 x 64 lost)
 STAGE_BUDGET = {64: 208 * 1024, 128: 160 * 1024}  # shared memory for the stage ring, by BN
 MAX_STAGES = 8
+HALF_WAVE_K = (7168, 14336)  # the depths the split rows tile was measured at
 
 
 def _stages(bm: int, bn: int) -> int:
@@ -137,6 +158,22 @@ def wide_rows(M: int, N: int, K: int, sms: int) -> tuple[int, int, float] | None
     return r, tiles, fill
 
 
+def half_wave(M: int, N: int, K: int, sms: int) -> int | None:
+    """The rows of the swapped tile split in two K parts (module docstring, :func:`rule`), or
+    None.
+
+    >>> half_wave(75, 4096, 7168, 132), half_wave(175, 4096, 14336, 132)
+    (80, None)
+    >>> half_wave(100, 8192, 7168, 132) is None  # 128 tiles: rows_tile's
+    True
+    """
+    bm, tiles = 8 * ceil_div(M, 8), ceil_div(N, 64)
+    if (M > 32 and bm <= MAX_ROWS and HALF_WAVE_K[0] <= K <= HALF_WAVE_K[1]
+            and sms < 4 * tiles and 2 * tiles < sms):
+        return bm
+    return None
+
+
 def rule(M: int, N: int, K: int, sms: int = 132) -> tuple[Config, str] | None:
     """The swapped kernel's config at M x N x K and the rule's name, or None (the unswapped
     rules then apply). Each branch covers only the classes measured (the module's table):
@@ -148,7 +185,10 @@ def rule(M: int, N: int, K: int, sms: int = 132) -> tuple[Config, str] | None:
     * 32 < M <= 1024, K <= 8192: the data-parallel tile of :func:`rows_tile` (one wave of tiles
       or less, at least half a wave);
     * 1024 < M <= 3400, 3584 <= K <= 18944: 168x128 data-parallel where :func:`wide_rows` takes
-      it (168-row tiles, little waste, a full last wave).
+      it (168-row tiles, little waste, a full last wave);
+    * 32 < M <= MAX_ROWS, 7168 <= K <= 14336, one row tile of 64 columns making more than a
+      quarter of a wave but less than half (N 2112-4160 on 132 SMs): that tile in two K parts,
+      the deterministic fix-up (:func:`half_wave`).
 
     All of them only where B's rows are whole 128-byte lines (N % 64 == 0, B given K x N).
 
@@ -158,6 +198,8 @@ def rule(M: int, N: int, K: int, sms: int = 132) -> tuple[Config, str] | None:
     (True, True)
     >>> rule(1664, 1664, 8192)[0].short()
     '168x128x64 g8 dp s4 w12 swap'
+    >>> rule(135, 4096, 7168)[0].short()
+    '136x64x64 g8 splitk2 deterministic s8 w8 swap'
 
     """
     if N % 64:
@@ -178,6 +220,11 @@ def rule(M: int, N: int, K: int, sms: int = 132) -> tuple[Config, str] | None:
             return (swapped(bm, bn),
                     f"cuda swapped: {M} rows as {r} x {bm} on wgmma's N, {bn} columns a tile, "
                     f"one wave of tiles or less")
+    if (bm := half_wave(M, N, K, sms)) is not None:
+        return (replace(swapped(bm, 64), DECOMP=Decomposition.SPLIT_K, SPLITS=2,
+                        FIXUP=Fixup.DETERMINISTIC),
+                f"cuda swapped: {M} rows as one {bm}-row tile on wgmma's N, 64 columns a tile, "
+                f"under half a wave of tiles: split-K 2")
     wide = wide_rows(M, N, K, sms)
     if wide is not None:
         r, tiles, fill = wide
