@@ -187,7 +187,7 @@ def rule(M: int, N: int, K: int, sms: int = 132) -> tuple[Config, str] | None:
     * 1024 < M <= 3400, 3584 <= K <= 18944: 168x128 data-parallel where :func:`wide_rows` takes
       it (168-row tiles, little waste, a full last wave);
     * 32 < M <= MAX_ROWS, 7168 <= K <= 14336, one row tile of 64 columns making more than a
-      quarter of a wave but less than half (N 2112-4160 on 132 SMs): that tile in two K parts,
+      quarter of a wave but less than half (N 2176-4160 on 132 SMs): that tile in two K parts,
       the deterministic fix-up (:func:`half_wave`).
 
     All of them only where B's rows are whole 128-byte lines (N % 64 == 0, B given K x N).
