@@ -299,9 +299,9 @@ def graphs_and_compile(mod: Any, device: str = "cuda") -> dict[str, Any]:
     return res
 
 
-def choices(mod: Any, schedule: Path, rules: list[str], card: str | None = None
-            ) -> list[dict[str, Any]]:
-    """Per shape (CPU only): the module's configuration (its table for ``card``, default the
+def choices(mod: Any, schedule: Path, rules: list[str], card: str | None = None,
+            todo: list[tuple[str, int, int, int]] | None = None) -> list[dict[str, Any]]:
+    """Per shape of ``todo`` (default: the 50; CPU only): the module's configuration (its table for ``card``, default the
     detected one) beside the one ``tilec gen`` resolves at the shape with the same rules files
     (those of that card or of none), for the module's target, and whether they agree."""
     from tilec.runtime.loader import load_schedule
@@ -323,7 +323,7 @@ def choices(mod: Any, schedule: Path, rules: list[str], card: str | None = None
     mod._STATE.card = table
     rows = []
     try:
-        for name, M, N, K in shapes():
+        for name, M, N, K in todo or shapes():
             lib = mod.CONFIGS[mod._choose(M, N, K).config]["label"]
             params, why = resolve_at(raw, (M, N, K), target=target, tuned=None, rules=use,
                                      key=key)
@@ -396,7 +396,8 @@ def main() -> None:
                            max_size=args.max_size, jobs=args.jobs,
                            folder=Path(tempfile.mkdtemp(prefix="dispatch_")), quick=args.quick,
                            target=args.target)
-        rows = choices(mod, Path(args.schedule), args.rules, args.choices)
+        rows = choices(mod, Path(args.schedule), args.rules, args.choices,
+                       fresh_shapes(args.fresh, args.seed) if args.fresh else None)
         for r in rows:
             print(f"{r['name']:24s} {'same' if r['agree'] else 'DIFF':4s} library "
                   f"{r['library']:45s} gen {r['gen']}")
