@@ -90,3 +90,19 @@ def import_module(text: str, folder: Path, name: str) -> ModuleType:
 def fake_module(tmp: Path, **kw: object) -> ModuleType:
     lib = fake_library(**kw)  # type: ignore[arg-type]
     return import_module(module_text(lib, built="test"), tmp, lib.name)
+
+
+def heuristic_module(tmp: Path, name: str, configs: ConfigSet, heuristic: dict, *,
+                     target: str = "triton") -> ModuleType:
+    """A module (torch kernels) whose configs are ``configs`` and which carries ``heuristic``
+    (what tilec build gives the module's copy of gen's heuristic, ``target``'s), its tables
+    empty: every shape asks the copy."""
+    cfgs = [{"label": str(i), "params": p, "tile": (p["BM"], p["BN"], p["BK"]), "kernel": "k0",
+             "tma": (False, False), "facts": []} for i, p in enumerate(configs.params)]
+    table = {"classes": 1, "grid": [0], "grid_why": [0], "exact": {}, "reasons": ["t"],
+             "rules": []}
+    dtype = "bfloat16" if target == "cuda" else "float32"
+    lib = Library(name=name, schedule="g.py", target=target, dtype=dtype, out_dtype=dtype,
+                  b_layout="kn", kernels={"k0": KERNEL.format(layout="kn")}, configs=cfgs,
+                  tables={"default": table}, heuristic=heuristic)
+    return import_module(module_text(lib, built="test"), tmp, name)

@@ -13,8 +13,7 @@ from types import ModuleType
 
 import pytest
 
-from tests.library.fake import KERNEL, import_module
-from tilec.library import Library, module_text
+from tests.library.fake import heuristic_module
 from tilec.library.table import ConfigSet
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,15 +29,7 @@ def _module(tmp: Path, sms: int) -> tuple[ModuleType, ConfigSet, dict]:
     configs = ConfigSet()
     data = cuda_heuristic_data(raw, configs)
     assert data is not None
-    cfgs = [{"label": str(i), "params": p, "tile": (p["BM"], p["BN"], p["BK"]), "kernel": "k0",
-             "tma": (False, False), "facts": []} for i, p in enumerate(configs.params)]
-    table = {"classes": 1, "grid": [0], "grid_why": [0], "exact": {}, "reasons": ["t"],
-             "rules": []}
-    name = f"cudaheur{sms}"
-    lib = Library(name=name, schedule="g.py", target="cuda", dtype="bfloat16",
-                  out_dtype="bfloat16", b_layout="kn", kernels={"k0": KERNEL.format(layout="kn")},
-                  configs=cfgs, tables={"default": table}, heuristic=data)
-    return import_module(module_text(lib, built="test"), tmp, name), configs, raw
+    return heuristic_module(tmp, f"cudaheur{sms}", configs, data, target="cuda"), configs, raw
 
 
 def _edges(sms: int) -> list[tuple[int, int, int]]:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.library.fake import KERNEL, import_module
+from tests.library.fake import KERNEL, heuristic_module, import_module
 from tests.library.test_build_triton import ROOT, _assert_correct, _build, _run
 from tilec.library import Library, module_text
 from tilec.library.table import ConfigSet
@@ -197,14 +197,7 @@ def _heuristic_module(tmp: Path, raw: dict, name: str) -> tuple:
     configs = ConfigSet()
     data = heuristic_data(raw, configs)
     assert data is not None
-    cfgs = [{"label": str(i), "params": p, "tile": (p["BM"], p["BN"], p["BK"]), "kernel": "k0",
-             "tma": (False, False), "facts": []} for i, p in enumerate(configs.params)]
-    table = {"classes": 1, "grid": [0], "grid_why": [0], "exact": {}, "reasons": ["t"],
-             "rules": []}
-    lib = Library(name=name, schedule="g.py", target="triton", dtype="float32",
-                  out_dtype="float32", b_layout="kn", kernels={"k0": KERNEL.format(layout="kn")},
-                  configs=cfgs, tables={"default": table}, heuristic=data)
-    return import_module(module_text(lib, built="test"), tmp, name), configs
+    return heuristic_module(tmp, name, configs, data), configs
 
 
 GEN = "examples/gemm_decomposition.py"
