@@ -60,9 +60,13 @@ def test_the_cuda_copy_is_gens_heuristic(tmp_path: Path, sms: int) -> None:
              for _ in range(100)]  # the swapped rows tiles
     todo += [(rng.randint(1000, 3500), 128 * rng.randint(8, 80), rng.randint(3500, 19000))
              for _ in range(100)]  # the swapped 168x128 tiles past 1024 rows
-    todo += [(2000, 5120, 8192), (2500, 3584, 18944)]  # last waves 91% and 80% full: unswapped
-    todo += [(rng.randint(30, 180), 64 * rng.randint(28, 70), rng.randint(7000, 14500))
-             for _ in range(80)]  # one swapped row tile under half a wave: split-K 2
+    todo += [(2000, 5120, 8192), (2500, 3584, 18944)]  # last waves 91% and 80% full with 168
+    todo += [(rng.randint(1000, 3500), 128 * rng.randint(8, 80), rng.randint(3500, 19000))
+             for _ in range(100)]  # the wide rows' cut: 128-176 rows, the fullest last wave
+    todo += [(rng.randint(30, 180), 64 * rng.randint(28, 70), rng.randint(1500, 14500))
+             for _ in range(120)]  # one swapped row tile under half a wave: whole or split-K 2
+    todo += [(rng.randint(1, 17), 128 * rng.randint(10, 140), rng.randint(1000, 9000))
+             for _ in range(80)]  # the decode rows' 16x128 and 16x256 tiles
     seen = set()
     for M, N, K in todo:
         got = mod._heuristic(M, N, K)
@@ -78,6 +82,8 @@ def test_the_cuda_copy_is_gens_heuristic(tmp_path: Path, sms: int) -> None:
         assert {p["CM"] for p in picked} == {1, 2}
         assert {p["DECOMP"] for p in picked} >= {"dp", "splitk"}
         assert any(p["SWAP_AB"] and p["DECOMP"] == "splitk" and p["SPLITS"] == 2 for p in picked)
+        assert {(16, 128, "dp"), (16, 128, "splitk"), (176, 128, "dp")} <= {
+            (p["BM"], p["BN"], p["DECOMP"]) for p in picked if p["SWAP_AB"]}
         assert len(seen) > 40, len(seen)
 
 

@@ -64,12 +64,13 @@ def cuda_heuristic_data(raw: dict[str, Any], configs: ConfigSet) -> dict[str, An
         reachable += menus[tile]
         if twins and tile[0] == 128 and tile[1] in (128, 256):
             reachable += [add(tile, e, 2) for e in reach if e[0] == "splitk"]
-    for bn in (64, 128):  # the swapped rows tiles: 40 .. MAX_ROWS rows (rows_tile's cut)
-        reachable += [add(_swap_tile(bm, bn), ("dp", 1, 1, "deterministic"))
-                      for bm in range(40, _SWAP_MAX_ROWS + 1, 8)]
-    reachable += [add(_swap_tile(bm, 64), _HALF_WAVE_SPLIT)  # cuda_swap.half_wave's
-                  for bm in range(40, _SWAP_MAX_ROWS + 1, 8)]
-    reachable += [add(*_SWAP_DECODE), add(*_SWAP_DEEP32)]
+    for bn in (64, 128):  # the swapped rows tiles: 40 .. 176 rows (rows_tile's, wide_rows')
+        reachable += [add(_swap_tile(bm, bn), _DP)
+                      for bm in range(40, _SWAP_ONE_TILE_ROWS + 1, 8)]
+    reachable += [add(_swap_tile(bm, 64), _SPLIT2)  # cuda_swap.half_wave's
+                  for bm in range(40, _SWAP_ONE_TILE_ROWS + 1, 8)]
+    reachable += [add(*_SWAP_DECODE), add(*_SWAP_DEEP32), add(_SWAP_DECODE_128, _DP),
+                  add(_SWAP_DECODE_128, _SPLIT2)]
     for tile in _FEW_DEEP.values():  # split-K over the SMs: at least 4 parts (K >= 16384)
         reachable += [add(tile, ("splitk", s, 1, "reduce_kernel"), 2 if twins else 1)
                       for s in range(4, max(4, sms // 2) + 1)]
@@ -94,12 +95,15 @@ def _reaches(entry: tuple, sms: int) -> bool:
 # --------------------------------------------------------------------------------------------
 
 # tilec.transforms.cuda_swap
-_SWAP_MAX_ROWS, _SWAP_MIN_SPLIT_ROWS = 168, 96
+_SWAP_MAX_ROWS, _SWAP_ONE_TILE_ROWS, _SWAP_MIN_SPLIT_ROWS = 168, 176, 96
 _SWAP_BUDGET = {64: 208 * 1024, 128: 160 * 1024}  # shared memory for the stage ring, by BN
 _SWAP_DECODE = ((16, 256, 64, 8, 6, 1), ("splitk", 3, 1, "deterministic"))
+_SWAP_DECODE_128, _DECODE_SHALLOW_K = (16, 128, 64, 8, 6, 1), 2048
 _SWAP_DEEP32 = ((32, 256, 64, 12, 6, 1), ("splitk", 4, 1, "reduce_kernel"))
 _WIDE_ROWS, _WIDE_WASTE, _WIDE_FILL = 168, 0.025, 0.93
-_HALF_WAVE_K, _HALF_WAVE_SPLIT = (7168, 14336), ("splitk", 2, 1, "deterministic")
+_RAGGED_ROWS, _RAGGED_WASTE, _RAGGED_MIN_K = tuple(range(136, 177, 8)), 0.05, 7168
+_HALF_WAVE_K, _HALF_WAVE_SPLIT_K = (2048, 14336), 7168
+_DP, _SPLIT2 = ("dp", 1, 1, "deterministic"), ("splitk", 2, 1, "deterministic")
 # tilec.transforms.cuda_rules: very few tiles, deep K (by N >= 512); one tile, deep K
 _FEW_DEEP = {True: (128, 256, 64, 12, 4, 0), False: (128, 128, 64, 12, 6, 0)}
 _ONE_DEEP, _ONE_DEEP_PARTS = (128, 128, 64, 12, 6, 0), 48
@@ -133,7 +137,8 @@ def _rows_tile(M: int, N: int, sms: int) -> tuple | None:
     for r in range(1, -(-M // 8) + 1):
         rows = -(-M // r)
         bm = 8 * -(-rows // 8)
-        if bm > _SWAP_MAX_ROWS or (r > 1 and bm < _SWAP_MIN_SPLIT_ROWS) or -(-M // bm) != r:
+        if (bm > (_SWAP_ONE_TILE_ROWS if r == 1 else _SWAP_MAX_ROWS)
+                or (r > 1 and bm < _SWAP_MIN_SPLIT_ROWS) or -(-M // bm) != r):
             continue
         for bn in (64, 128):
             tiles = r * -(-N // bn)
@@ -149,28 +154,41 @@ def _cuda_swap(M: int, N: int, K: int, sms: int) -> tuple | None:
     """cuda_swap.rule: (tile, decomposition, why) of the swapped kernel, or None."""
     if N % 64:
         return None
-    n256 = -(-N // 256)
+    n256, n128 = -(-N // 256), -(-N // 128)
+    if M <= 16 and K <= _DECODE_SHALLOW_K and sms < 4 * n128 <= 4 * sms:
+        return _SWAP_DECODE_128, _DP, "decode rows (M <= 16), shallow K: 16x128"
     if M <= 16 and K <= 8192 and n256 >= 24 and 3 * n256 <= sms:
         return (*_SWAP_DECODE, "decode rows (M <= 16) on wgmma's N, 16x256, split-K 3")
+    if M <= 16 and K <= 8192 and sms < 4 * n128 and 2 * n128 <= sms:
+        return _SWAP_DECODE_128, _SPLIT2, "decode rows (M <= 16): 16x128, split-K 2"
     if 16 < M <= 32 and K >= 16384 and 4 * n256 <= sms:
         return (*_SWAP_DEEP32, "17-32 rows, deep K: 32x256, split-K 4, reduce kernel")
-    dp = ("dp", 1, 1, "deterministic")
     if 32 < M <= 1024 and K <= 8192:
         t = _rows_tile(M, N, sms)
         if t is not None:
-            return _swap_tile(t[0], t[1]), dp, f"{M} rows as {t[2]} x {t[0]} on wgmma's N"
+            return _swap_tile(t[0], t[1]), _DP, f"{M} rows as {t[2]} x {t[0]} on wgmma's N"
     bm, t64 = 8 * -(-M // 8), -(-N // 64)
-    if (M > 32 and bm <= _SWAP_MAX_ROWS and _HALF_WAVE_K[0] <= K <= _HALF_WAVE_K[1]
+    if (M > 32 and bm <= _SWAP_ONE_TILE_ROWS and _HALF_WAVE_K[0] <= K <= _HALF_WAVE_K[1]
             and sms < 4 * t64 and 2 * t64 < sms):  # cuda_swap.half_wave
-        return (_swap_tile(bm, 64), _HALF_WAVE_SPLIT,
-                f"{M} rows as one {bm}-row tile on wgmma's N, under half a wave: split-K 2")
-    if 1025 <= M <= 3400 and 3584 <= K <= 18944 and N % 128 == 0:
-        r = -(-M // _WIDE_ROWS)
-        tiles = r * (N // 128)
-        fill = round(tiles / (sms * -(-tiles // sms)), 3)
-        if r * _WIDE_ROWS - M <= _WIDE_WASTE * M and fill >= _WIDE_FILL:
-            return (_swap_tile(_WIDE_ROWS, 128), dp,
-                    f"{M} rows as {r} x {_WIDE_ROWS} on wgmma's N, {tiles} tiles")
+        split = K >= _HALF_WAVE_SPLIT_K
+        return (_swap_tile(bm, 64), _SPLIT2 if split else _DP,
+                f"{M} rows as one {bm}-row tile on wgmma's N, under half a wave"
+                + (": split-K 2" if split else ""))
+    if 1025 <= M <= 3400 and 3584 <= K <= 18944 and N % 128 == 0:  # cuda_swap.wide_rows
+        ragged = 0 < M % 128 <= 64 and K >= _RAGGED_MIN_K
+        waste = _RAGGED_WASTE if ragged else _WIDE_WASTE
+        best = None
+        for bm in sorted({_WIDE_ROWS, *(_RAGGED_ROWS if ragged else ())}, reverse=True):
+            r = -(-M // bm)
+            tiles = r * (N // 128)
+            fill = round(tiles / (sms * -(-tiles // sms)), 3)
+            rows_per_sm = -(-tiles // sms) * bm
+            if r * bm - M <= waste * M and fill >= _WIDE_FILL and (
+                    best is None or rows_per_sm < best[0]):
+                best = (rows_per_sm, bm, r, tiles)
+        if best is not None:
+            _, bm, r, tiles = best
+            return _swap_tile(bm, 128), _DP, f"{M} rows as {r} x {bm} on wgmma's N, {tiles} tiles"
     return None
 
 

@@ -60,8 +60,25 @@ shape (M x N x K)      swapped tile, decomposition                x cuBLAS    be
 175 x 4096 x 14336     176x64, 7 stages, split-K 2                0.981       0.778
 =====================  =========================================  ==========  ==========
 
-(176 rows are past :data:`MAX_ROWS`, where the ring holds 6 stages, unmeasured: that shape keeps
-its unswapped tiles.)
+Session 19's probes (bench/results/cuda_probe_fresh_m*_h200_2026-11-29_s19.json, one run each,
+against the heuristic then) widened the rules where fresh shapes lost:
+
+=====================  =========================================  ==========  ==========
+shape (M x N x K)      swapped tile, decomposition                x cuBLAS    before
+=====================  =========================================  ==========  ==========
+132 x 4096 x 4096      136x64, 8 stages, dp (split-K 2: 0.905)    0.906       0.584
+100 x 4096 x 2048      104x64, 8 stages, dp (split-K 2: 0.805)    0.886       0.786
+175 x 4096 x 14336     176x64, 6 stages, split-K 2 (7: 0.984)     0.976       0.781
+171 x 14336 x 4096     176x128, 4 stages, dp (112 tiles)          0.989       0.832
+1062 x 4096 x 14336    8 x 136 rows, 128 columns, dp              0.901       0.759
+1700 x 4096 x 14336    12 x 144 rows, 128 columns, dp             0.965       0.913
+2451 x 4096 x 7168     16 x 160 rows, 128 columns, dp             0.908       0.880
+9 x 7168 x 2048        16x128, 6 stages, dp (split-K 2: 0.982)    1.048       0.889
+9 x 4608 x 3584        16x128, 6 stages, split-K 2 (3: 0.960)     0.962       0.845
+=====================  =========================================  ==========  ==========
+
+(1369 x 4096 x 4096, 89 rows past 1280: 8 x 176 rows 0.918 against 0.901, kept unswapped. Through
+the library afterwards, 1037 x 4096 x 4096 as 8 x 136 ran 0.847x: the ragged cut stops at K = 7168.)
 
 (The table in words: :func:`rule`.)
 """
@@ -74,11 +91,14 @@ from tilec.ir import ceil_div
 from tilec.transforms.knobs import Config
 from tilec.transforms.plan import Decomposition, Fixup
 
-MAX_ROWS = 168  # of wgmma's 256: the most rows measured to win (cuBLAS's largest, too)
+MAX_ROWS = 168  # of wgmma's 256: the most rows measured to win where M is cut (cuBLAS's largest)
+ONE_TILE_ROWS = 176  # the most rows of a tile holding every row (171 and 175 rows: session 19)
 MIN_SPLIT_ROWS = 96  # rows of a tile where M is cut in two or more (2 x 64 lost)
 STAGE_BUDGET = {64: 208 * 1024, 128: 160 * 1024}  # shared memory for the stage ring, by BN
 MAX_STAGES = 8
-HALF_WAVE_K = (7168, 14336)  # the depths the split rows tile was measured at
+HALF_WAVE_K = (2048, 14336)  # the depths the rows tile under half a wave was measured at
+HALF_WAVE_SPLIT_K = 7168  # from this depth on it is split in two K parts (below, whole: s19)
+DECODE_SHALLOW_K = 2048  # decode rows this shallow: 16x128 tiles, no split (9 x 7168 x 2048: s19)
 
 
 def _stages(bm: int, bn: int) -> int:
@@ -101,8 +121,8 @@ def swapped(bm: int, bn: int) -> Config:
 
 def rows_tile(M: int, N: int, sms: int) -> tuple[int, int, int] | None:
     """``(BM, BN, row tiles)`` of the swapped data-parallel kernel at M x N: BN 64 or 128, the
-    rows cut in ``r`` tiles of ``BM = ceil(M / r)`` rounded up to 8 (at most 168, at least 96
-    unless one tile holds every row), at most ``sms`` tiles in all and at least half of that;
+    rows cut in ``r`` tiles of ``BM = ceil(M / r)`` rounded up to 8 (at most 168, at least 96,
+    or one tile of at most 176 holding every row), at most ``sms`` tiles in all and at least half of that;
     the most tiles, then the least work per tile, then the fewest row tiles (B read fewest
     times). None where no such tile exists.
 
@@ -118,7 +138,7 @@ def rows_tile(M: int, N: int, sms: int) -> tuple[int, int, int] | None:
     best: tuple[tuple[int, int, int], tuple[int, int, int]] | None = None
     for r in range(1, ceil_div(M, 8) + 1):
         bm = 8 * ceil_div(ceil_div(M, r), 8)
-        if bm > MAX_ROWS or (r > 1 and bm < MIN_SPLIT_ROWS):
+        if bm > (ONE_TILE_ROWS if r == 1 else MAX_ROWS) or (r > 1 and bm < MIN_SPLIT_ROWS):
             continue
         if ceil_div(M, bm) != r:  # the rounding left a tile row empty
             continue
@@ -132,45 +152,68 @@ def rows_tile(M: int, N: int, sms: int) -> tuple[int, int, int] | None:
     return None if best is None else best[1]
 
 
-WIDE_ROWS = 168  # rows of the swapped tile past 1024 rows
+WIDE_ROWS = 168  # rows of the swapped tile past 1024 rows (session 15)
 WIDE_MAX_WASTE = 0.025  # rows of the last tile row past M, a share of M
 WIDE_MIN_FILL = 0.93  # the last wave's share of the SMs
 WIDE_M = (1025, 3400)  # the rows measured
 WIDE_K = (3584, 18944)  # the depths measured
+# M just past a multiple of 128 (the unswapped tiles' last row at most half used), K at least
+# 7168: any of these rows, up to 5% of the rows wasted (session 19: 1062, 1700 and 2451 rows;
+# at K = 4096, 1037 rows as 8 x 136 ran 0.847x)
+RAGGED_ROWS, RAGGED_MAX_WASTE, RAGGED_MIN_K = tuple(range(136, 177, 8)), 0.05, 7168
 
 
-def wide_rows(M: int, N: int, K: int, sms: int) -> tuple[int, int, float] | None:
-    """``(row tiles, tiles, fill of the last wave)`` where the swapped 168x128 tile takes a
-    problem of more than 1024 rows (module docstring), else None.
+def wide_rows(M: int, N: int, K: int, sms: int) -> tuple[int, int, int, float] | None:
+    """``(BM, row tiles, tiles, fill of the last wave)`` where swapped tiles of 128 columns take
+    a problem of more than 1024 rows (module docstring), else None: M cut in 168-row tiles with
+    at most 2.5% of the rows wasted, or, where M is just past a multiple of 128 (``M % 128`` in
+    1..64) and K is at least 7168, in tiles of 136-176 rows with at most 5% wasted; the last
+    wave at least 93% full;
+    of those the cut with the fewest rows per SM (waves times BM), then the larger tile.
 
-    >>> wide_rows(1500, 3584, 18944, 132), wide_rows(2500, 3584, 18944, 132)
-    ((9, 252, 0.955), None)
-    >>> wide_rows(2048, 4096, 4096, 132) is None  # 13 x 168 rows: 6.6% wasted
+    >>> wide_rows(1500, 3584, 18944, 132), wide_rows(1062, 4096, 14336, 132)
+    ((168, 9, 252, 0.955), (136, 8, 256, 0.97))
+    >>> wide_rows(1700, 4096, 14336, 132), wide_rows(2451, 4096, 7168, 132)
+    ((144, 12, 384, 0.97), (160, 16, 512, 0.97))
+    >>> wide_rows(2048, 4096, 14336, 132) is None  # 128-row tiles fit: 12 x 176 wastes 3%
+    True
+    >>> wide_rows(1037, 4096, 4096, 132) is None  # K under 7168
+    True
+    >>> wide_rows(2048, 4096, 2048, 132) is None  # K under 3584
     True
     """
     if not (WIDE_M[0] <= M <= WIDE_M[1] and WIDE_K[0] <= K <= WIDE_K[1]) or N % 128:
         return None
-    r = ceil_div(M, WIDE_ROWS)
-    tiles = r * (N // 128)
-    fill = round(tiles / (sms * ceil_div(tiles, sms)), 3)
-    if r * WIDE_ROWS - M > WIDE_MAX_WASTE * M or fill < WIDE_MIN_FILL:
-        return None
-    return r, tiles, fill
+    ragged = 0 < M % 128 <= 64 and K >= RAGGED_MIN_K
+    best = None
+    for bm in sorted({WIDE_ROWS, *(RAGGED_ROWS if ragged else ())}, reverse=True):
+        r = ceil_div(M, bm)
+        tiles = r * (N // 128)
+        fill = round(tiles / (sms * ceil_div(tiles, sms)), 3)
+        waste = RAGGED_MAX_WASTE if ragged else WIDE_MAX_WASTE
+        if r * bm - M > waste * M or fill < WIDE_MIN_FILL:
+            continue
+        if best is None or ceil_div(tiles, sms) * bm < best[0]:
+            best = (ceil_div(tiles, sms) * bm, (bm, r, tiles, fill))
+    return None if best is None else best[1]
 
 
-def half_wave(M: int, N: int, K: int, sms: int) -> int | None:
-    """The rows of the swapped tile split in two K parts (module docstring, :func:`rule`), or
-    None.
+def half_wave(M: int, N: int, K: int, sms: int) -> tuple[int, int] | None:
+    """``(BM, K parts)`` of the swapped tile holding every row under half a wave of tiles of 64
+    columns (module docstring, :func:`rule`): whole below K = 7168, in two K parts from there
+    on; or None.
 
     >>> half_wave(75, 4096, 7168, 132), half_wave(175, 4096, 14336, 132)
-    (80, None)
+    ((80, 2), (176, 2))
+    >>> half_wave(132, 4096, 4096, 132), half_wave(100, 4096, 2048, 132)
+    ((136, 1), (104, 1))
     >>> half_wave(100, 8192, 7168, 132) is None  # 128 tiles: rows_tile's
     True
     """
     bm, tiles = 8 * ceil_div(M, 8), ceil_div(N, 64)
-    if (M > 32 and bm <= MAX_ROWS and HALF_WAVE_K[0] <= K <= HALF_WAVE_K[1]
+    if (M > 32 and bm <= ONE_TILE_ROWS and HALF_WAVE_K[0] <= K <= HALF_WAVE_K[1]
             and sms < 4 * tiles and 2 * tiles < sms):
-        return bm
+        return bm, 2 if K >= HALF_WAVE_SPLIT_K else 1
     return None
 
 
@@ -178,17 +221,21 @@ def rule(M: int, N: int, K: int, sms: int = 132) -> tuple[Config, str] | None:
     """The swapped kernel's config at M x N x K and the rule's name, or None (the unswapped
     rules then apply). Each branch covers only the classes measured (the module's table):
 
+    * decode rows, M <= 16, K <= 2048, more than sms/4 tiles of 128 columns, at most sms:
+      16x128, 6 stages, data-parallel;
     * decode rows, M <= 16, K <= 8192, 24 to sms/3 tiles of 256 columns: 16x256 (16 rows on
-      wgmma's N), 6 stages, split-K 3 with the deterministic fix-up;
+      wgmma's N), 6 stages, split-K 3 with the deterministic fix-up; fewer than 24, but more than
+      sms/4 tiles of 128 columns and at most sms/2: 16x128, split-K 2, deterministic;
     * 16 < M <= 32, K >= 16384, at most sms/4 tiles of 256 columns: 32x256, 6 stages, two
       consumer warpgroups, split-K 4 with the reduce kernel;
     * 32 < M <= 1024, K <= 8192: the data-parallel tile of :func:`rows_tile` (one wave of tiles
       or less, at least half a wave);
-    * 1024 < M <= 3400, 3584 <= K <= 18944: 168x128 data-parallel where :func:`wide_rows` takes
-      it (168-row tiles, little waste, a full last wave);
-    * 32 < M <= MAX_ROWS, 7168 <= K <= 14336, one row tile of 64 columns making more than a
-      quarter of a wave but less than half (N 2176-4160 on 132 SMs): that tile in two K parts,
-      the deterministic fix-up (:func:`half_wave`).
+    * 32 < M <= ONE_TILE_ROWS, 2048 <= K <= 14336, one row tile of 64 columns making more than
+      a quarter of a wave but less than half (N 2176-4160 on 132 SMs): that tile, whole below
+      K = 7168, else in two K parts with the deterministic fix-up (:func:`half_wave`);
+    * 1024 < M <= 3400, 3584 <= K <= 18944: 168-row tiles of 128 columns (136-176 rows where M
+      is just past a multiple of 128 and K >= 7168), data-parallel, where :func:`wide_rows` finds a cut with
+      little waste and a full last wave.
 
     All of them only where B's rows are whole 128-byte lines (N % 64 == 0, B given K x N).
 
@@ -198,17 +245,30 @@ def rule(M: int, N: int, K: int, sms: int = 132) -> tuple[Config, str] | None:
     (True, True)
     >>> rule(1664, 1664, 8192)[0].short()
     '168x128x64 g8 dp s4 w12 swap'
-    >>> rule(135, 4096, 7168)[0].short()
-    '136x64x64 g8 splitk2 deterministic s8 w8 swap'
+    >>> rule(135, 4096, 7168)[0].short(), rule(132, 4096, 4096)[0].short()
+    ('136x64x64 g8 splitk2 deterministic s8 w8 swap', '136x64x64 g8 dp s8 w8 swap')
+    >>> rule(9, 7168, 2048)[0].short(), rule(9, 4608, 3584)[0].short()
+    ('16x128x64 g8 dp s6 w8 swap', '16x128x64 g8 splitk2 deterministic s6 w8 swap')
+    >>> rule(171, 14336, 4096)[0].short(), rule(1062, 4096, 14336)[0].short()
+    ('176x128x64 g8 dp s4 w12 swap', '136x128x64 g8 dp s4 w12 swap')
 
     """
     if N % 64:
         return None
-    n256 = ceil_div(N, 256)
+    n256, n128 = ceil_div(N, 256), ceil_div(N, 128)
+    if M <= 16 and K <= DECODE_SHALLOW_K and sms < 4 * n128 <= 4 * sms:
+        return (Config(BM=16, BN=128, BK=64, WARPS=8, STAGES=6, SWAP_AB=1),
+                "cuda swapped: decode rows (M <= 16), shallow K: 16x128, a quarter wave of "
+                "tiles or more")
     if M <= 16 and K <= 8192 and n256 >= 24 and 3 * n256 <= sms:
         return (Config(BM=16, BN=256, BK=64, WARPS=8, STAGES=6, SWAP_AB=1,
                        DECOMP=Decomposition.SPLIT_K, SPLITS=3, FIXUP=Fixup.DETERMINISTIC),
                 "cuda swapped: decode rows (M <= 16) on wgmma's N, 16x256, split-K 3")
+    if M <= 16 and K <= 8192 and sms < 4 * n128 and 2 * n128 <= sms:
+        return (Config(BM=16, BN=128, BK=64, WARPS=8, STAGES=6, SWAP_AB=1,
+                       DECOMP=Decomposition.SPLIT_K, SPLITS=2, FIXUP=Fixup.DETERMINISTIC),
+                "cuda swapped: decode rows (M <= 16), under 24 tiles of 256 columns: 16x128, "
+                "split-K 2")
     if 16 < M <= 32 and K >= 16384 and 4 * n256 <= sms:
         return (Config(BM=32, BN=256, BK=64, WARPS=12, STAGES=6, SWAP_AB=1,
                        DECOMP=Decomposition.SPLIT_K, SPLITS=4, FIXUP=Fixup.REDUCE_KERNEL),
@@ -220,15 +280,20 @@ def rule(M: int, N: int, K: int, sms: int = 132) -> tuple[Config, str] | None:
             return (swapped(bm, bn),
                     f"cuda swapped: {M} rows as {r} x {bm} on wgmma's N, {bn} columns a tile, "
                     f"one wave of tiles or less")
-    if (bm := half_wave(M, N, K, sms)) is not None:
-        return (replace(swapped(bm, 64), DECOMP=Decomposition.SPLIT_K, SPLITS=2,
+    if (half := half_wave(M, N, K, sms)) is not None:
+        bm, parts = half
+        if parts == 1:
+            return (swapped(bm, 64),
+                    f"cuda swapped: {M} rows as one {bm}-row tile on wgmma's N, 64 columns a "
+                    f"tile, under half a wave of tiles")
+        return (replace(swapped(bm, 64), DECOMP=Decomposition.SPLIT_K, SPLITS=parts,
                         FIXUP=Fixup.DETERMINISTIC),
                 f"cuda swapped: {M} rows as one {bm}-row tile on wgmma's N, 64 columns a tile, "
-                f"under half a wave of tiles: split-K 2")
+                f"under half a wave of tiles: split-K {parts}")
     wide = wide_rows(M, N, K, sms)
     if wide is not None:
-        r, tiles, fill = wide
-        return (swapped(WIDE_ROWS, 128),
-                f"cuda swapped: {M} rows as {r} x {WIDE_ROWS} on wgmma's N, 128 columns a tile, "
+        bm, r, tiles, fill = wide
+        return (swapped(bm, 128),
+                f"cuda swapped: {M} rows as {r} x {bm} on wgmma's N, 128 columns a tile, "
                 f"{tiles} tiles, the last wave {fill:.0%} full")
     return None
