@@ -2,15 +2,21 @@
 (operands copied into row-padded buffers, the work split's numbers and the fix-up workspace it
 sizes itself, the padded out copied back), not a harness's.
 
-    compute-sanitizer --tool memcheck python bench/sanitize_library_cuda.py MODULE.py
+    compute-sanitizer --tool memcheck python bench/sanitize_library_cuda.py MODULE.py [MxNxK ...]
+
+(with shapes given, only those of the cases below)
 
 Runs ``matmul`` at each case below into a NaN-poisoned out, checks it against torch.matmul in
 fp32 (relative error < 2e-2, no NaN) and prints one line per case and ``all correct`` or the
 failures (exit 1). The cases cover the kinds the module launches: rows off 16 bytes (A, B and C
 padded), swapped split-K with the ticket fix-up, the spread sum (48 parts, cooperative), the
 reduce kernel on a 2x1 cluster, data-parallel on ragged sizes, the swapped 104-row tile, and
-the half-wave rule's swapped 136-row tile in two K parts on ragged M (session 18; not yet run
-under the sanitizer when it was added: the session's device time was spent).
+the half-wave rule's swapped 136-row tile in two K parts on ragged M (session 18), and session
+19's rules: that tile whole (132 x 4096 x 4096), 136-row swapped tiles of 128 columns past 1024
+rows (1062 x 4096 x 14336), 176 rows in one tile (171 x 14336 x 4096), the decode 16x128 tile
+whole and in two K parts (9 x 7168 x 2048, 9 x 4608 x 3584); and more shapes whose rows TMA
+cannot take (N or K off a multiple of 8: the copies into padded rows) on decode, split-K and
+data-parallel tiles.
 """
 
 from __future__ import annotations
@@ -21,7 +27,10 @@ import sys
 import torch
 
 CASES = [(37, 100, 36), (1, 6144, 4096), (128, 128, 65536), (512, 512, 65536),
-         (1000, 1000, 1000), (200, 4096, 7168), (135, 4096, 7168)]
+         (1000, 1000, 1000), (200, 4096, 7168), (135, 4096, 7168), (132, 4096, 4096),
+         (1062, 4096, 14336), (171, 14336, 4096), (9, 7168, 2048), (9, 4608, 3584),
+         (66, 1676, 4254), (5, 3778, 7331), (1, 572, 524), (287, 547, 874), (1388, 1434, 386),
+         (2048, 2048, 4100)]
 
 
 def main() -> int:
@@ -30,7 +39,8 @@ def main() -> int:
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     bad = []
-    for M, N, K in CASES:
+    only = {tuple(map(int, a.split("x"))) for a in sys.argv[2:]}
+    for M, N, K in [c for c in CASES if not only or c in only]:
         g = torch.Generator(device="cuda").manual_seed(M + N + K)
         dt = getattr(torch, mod.DTYPE)
         a = torch.randn((M, K), device="cuda", dtype=dt, generator=g)
