@@ -66,7 +66,7 @@ def test_the_ragged_cut_declines_where_the_last_tile_row_is_over_half_used() -> 
 def test_the_rules_stay_in_what_was_measured() -> None:
     assert cuda_swap.wide_rows(1062, 4096, 4096, 132) is None  # K under 7168 (1037: 0.847x)
     assert cuda_swap.wide_rows(1062, 4096, 14336, 132)[0] == 136
-    assert cuda_swap.rows_tile(177, 14336, 132) != (184, 128, 1)  # past 176 rows
+    assert cuda_swap.rows_tile(177, 14336, 132) is None  # past 176 rows (2 x 96: 224 tiles)
     assert cuda_swap.rows_tile(171, 14336, 132) == (176, 128, 1)
     assert cuda_swap.rule(9, 7168, 4096)[0].BN == 256  # deeper than 2048: the 16x256 tile
     assert cuda_swap.rule(9, 4096, 3584) is None  # 32 tiles of 128 columns: a quarter wave
