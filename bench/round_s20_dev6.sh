@@ -1,0 +1,32 @@
+#!/bin/bash
+# Session 20, device call 7: ROWS_B's third form (its code: bench/results/s20_rows_b.diff, not
+# kept): B given K x N with rows off 16 bytes loaded by 2-D maps per residue of the rows mod 8
+# (boxes of 64 x 8 and 8 x 8 on 16-byte boundaries) and put in place by 96 threads of the producer
+# warpgroup, instead of the per-call padded copy. Needs the patch applied to mean anything.
+# First gen's launcher on the cases of bench/probe_row_pieces.py (2x1 clusters multicasting B,
+# leader and sliced, swapped tiles, split-K, Stream-K, a strided view, B's column 0 NaN), then the
+# library (devlib/cuda_s20a.py: tilec build examples/gemm_decomposition.py --target cuda --no-tuned)
+# on bench/sanitize_library_cuda.py's cases and under compute-sanitizer on those with B's rows off
+# 16 bytes, then fresh shapes of seeds 19, 20, 21 (session 19 timed them with the copies).
+export PYTHONPATH=$PWD:$PWD/devdeps PYTHONUNBUFFERED=1
+L=$OUT/round.log
+nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,clocks.max.sm,power.limit --format=csv | tee $L
+date -u | tee -a $L
+timeout 120 python bench/probe_row_pieces.py run devlib/rowp 2>&1 | tail -22 | tee -a $L
+timeout 150 python bench/sanitize_library_cuda.py devlib/cuda_s20a.py 2>&1 | tail -21 | tee -a $L
+UNALIGNED="37x100x36 66x1676x4254 5x3778x7331 1x572x524 287x547x874 1388x1434x386"
+echo "== memcheck" | tee -a $L
+timeout 100 compute-sanitizer --tool memcheck --print-limit 20 \
+    python bench/sanitize_library_cuda.py devlib/cuda_s20a.py $UNALIGNED 2>&1 | tail -5 | tee -a $L
+for tool in synccheck racecheck; do
+  echo "== $tool" | tee -a $L
+  timeout 80 compute-sanitizer --tool $tool --print-limit 20 \
+      python bench/sanitize_library_cuda.py devlib/cuda_s20a.py 37x100x36 1x572x524 287x547x874 2>&1 | tail -14 | tee -a $L
+done
+for seed in 19 20 21; do
+  mkdir -p $OUT/s$seed
+  timeout 100 python bench/dispatch.py --module devlib/cuda_s20a.py --fresh 32 --seed $seed --parts shapes \
+      --jobs 16 --out $OUT/s$seed 2>&1 | tail -36 > $OUT/s$seed/log.txt
+  tail -3 $OUT/s$seed/log.txt | tee -a $L
+done
+nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,power.limit --format=csv | tee -a $L
