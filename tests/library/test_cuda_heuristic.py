@@ -67,6 +67,12 @@ def test_the_cuda_copy_is_gens_heuristic(tmp_path: Path, sms: int) -> None:
              for _ in range(120)]  # one swapped row tile under half a wave: whole or split-K 2
     todo += [(rng.randint(1, 17), 128 * rng.randint(10, 140), rng.randint(1000, 9000))
              for _ in range(80)]  # the decode rows' 16x128 and 16x256 tiles
+    todo += [(rng.randint(32, 272), 64 * rng.randint(28, 140), rng.randint(8193, 28672))
+             for _ in range(50)]  # session 20: the rows tile past K = 8192, from 32 rows
+    todo += [(rng.randint(1, 16), 128 * rng.randint(10, 70), rng.randint(8193, 28672))
+             for _ in range(30)]  # session 20: decode 16x128 in two K parts to K = 28672
+    todo += [(rng.randint(1025, 3400), 128 * rng.randint(8, 80), rng.randint(3584, 7168))
+             for _ in range(30)]  # session 20: the ragged cut from K = 3584
     seen = set()
     for M, N, K in todo:
         got = mod._heuristic(M, N, K)

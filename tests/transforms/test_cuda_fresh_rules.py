@@ -64,7 +64,8 @@ def test_the_ragged_cut_declines_where_the_last_tile_row_is_over_half_used() -> 
 
 
 def test_the_rules_stay_in_what_was_measured() -> None:
-    assert cuda_swap.wide_rows(1062, 4096, 4096, 132) is None  # K under 7168 (1037: 0.847x)
+    assert cuda_swap.wide_rows(1062, 4096, 2048, 132) is None  # K under 3584 (session 20 took
+    # the cut from 7168 back to 3584: test_cuda_fresh_rules_s20.py)
     assert cuda_swap.wide_rows(1062, 4096, 14336, 132)[0] == 136
     assert cuda_swap.rows_tile(177, 14336, 132) is None  # past 176 rows (2 x 96: 224 tiles)
     assert cuda_swap.rows_tile(171, 14336, 132) == (176, 128, 1)

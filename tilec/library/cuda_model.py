@@ -64,9 +64,9 @@ def cuda_heuristic_data(raw: dict[str, Any], configs: ConfigSet) -> dict[str, An
         reachable += menus[tile]
         if twins and tile[0] == 128 and tile[1] in (128, 256):
             reachable += [add(tile, e, 2) for e in reach if e[0] == "splitk"]
-    for bn in (64, 128):  # the swapped rows tiles: 40 .. 176 rows (rows_tile's, wide_rows')
+    for bn in (64, 128):  # the swapped rows tiles: 32 .. 176 rows (rows_tile's, wide_rows')
         reachable += [add(_swap_tile(bm, bn), _DP)
-                      for bm in range(40, _SWAP_ONE_TILE_ROWS + 1, 8)]
+                      for bm in range(_ROWS_M[0], _SWAP_ONE_TILE_ROWS + 1, 8)]
     reachable += [add(_swap_tile(bm, 64), _SPLIT2)  # cuda_swap.half_wave's
                   for bm in range(40, _SWAP_ONE_TILE_ROWS + 1, 8)]
     reachable += [add(*_SWAP_DECODE), add(*_SWAP_DEEP32), add(_SWAP_DECODE_128, _DP),
@@ -98,10 +98,11 @@ def _reaches(entry: tuple, sms: int) -> bool:
 _SWAP_MAX_ROWS, _SWAP_ONE_TILE_ROWS, _SWAP_MIN_SPLIT_ROWS = 168, 176, 96
 _SWAP_BUDGET = {64: 208 * 1024, 128: 160 * 1024}  # shared memory for the stage ring, by BN
 _SWAP_DECODE = ((16, 256, 64, 8, 6, 1), ("splitk", 3, 1, "deterministic"))
-_SWAP_DECODE_128, _DECODE_SHALLOW_K = (16, 128, 64, 8, 6, 1), 2048
+_SWAP_DECODE_128, _DECODE_SHALLOW_K, _DECODE_DEEP_K = (16, 128, 64, 8, 6, 1), 2048, 28672
+_ROWS_M, _ROWS_DEEP = (32, 1024), (272, 28672)
 _SWAP_DEEP32 = ((32, 256, 64, 12, 6, 1), ("splitk", 4, 1, "reduce_kernel"))
 _WIDE_ROWS, _WIDE_WASTE, _WIDE_FILL = 168, 0.025, 0.93
-_RAGGED_ROWS, _RAGGED_WASTE, _RAGGED_MIN_K = tuple(range(136, 177, 8)), 0.05, 7168
+_RAGGED_ROWS, _RAGGED_WASTE = tuple(range(136, 177, 8)), 0.05
 _HALF_WAVE_K, _HALF_WAVE_SPLIT_K = (2048, 14336), 7168
 _DP, _SPLIT2 = ("dp", 1, 1, "deterministic"), ("splitk", 2, 1, "deterministic")
 # tilec.transforms.cuda_rules: very few tiles, deep K (by N >= 512); one tile, deep K
@@ -159,11 +160,12 @@ def _cuda_swap(M: int, N: int, K: int, sms: int) -> tuple | None:
         return _SWAP_DECODE_128, _DP, "decode rows (M <= 16), shallow K: 16x128"
     if M <= 16 and K <= 8192 and n256 >= 24 and 3 * n256 <= sms:
         return (*_SWAP_DECODE, "decode rows (M <= 16) on wgmma's N, 16x256, split-K 3")
-    if M <= 16 and K <= 8192 and sms < 4 * n128 and 2 * n128 <= sms:
+    if M <= 16 and K <= _DECODE_DEEP_K and sms < 4 * n128 and 2 * n128 <= sms:
         return _SWAP_DECODE_128, _SPLIT2, "decode rows (M <= 16): 16x128, split-K 2"
     if 16 < M <= 32 and K >= 16384 and 4 * n256 <= sms:
         return (*_SWAP_DEEP32, "17-32 rows, deep K: 32x256, split-K 4, reduce kernel")
-    if 32 < M <= 1024 and K <= 8192:
+    if _ROWS_M[0] <= M <= _ROWS_M[1] and (K <= 8192 or (M <= _ROWS_DEEP[0] and M % 128
+                                          and K <= _ROWS_DEEP[1])):
         t = _rows_tile(M, N, sms)
         if t is not None:
             return _swap_tile(t[0], t[1]), _DP, f"{M} rows as {t[2]} x {t[0]} on wgmma's N"
@@ -175,7 +177,7 @@ def _cuda_swap(M: int, N: int, K: int, sms: int) -> tuple | None:
                 f"{M} rows as one {bm}-row tile on wgmma's N, under half a wave"
                 + (": split-K 2" if split else ""))
     if 1025 <= M <= 3400 and 3584 <= K <= 18944 and N % 128 == 0:  # cuda_swap.wide_rows
-        ragged = 0 < M % 128 <= 64 and K >= _RAGGED_MIN_K
+        ragged = 0 < M % 128 <= 64
         waste = _RAGGED_WASTE if ragged else _WIDE_WASTE
         best = None
         for bm in sorted({_WIDE_ROWS, *(_RAGGED_ROWS if ragged else ())}, reverse=True):

@@ -77,8 +77,26 @@ shape (M x N x K)      swapped tile, decomposition                x cuBLAS    be
 9 x 4608 x 3584        16x128, 6 stages, split-K 2 (3: 0.960)     0.962       0.845
 =====================  =========================================  ==========  ==========
 
-(1369 x 4096 x 4096, 89 rows past 1280: 8 x 176 rows 0.918 against 0.901, kept unswapped. Through
-the library afterwards, 1037 x 4096 x 4096 as 8 x 136 ran 0.847x: the ragged cut stops at K = 7168.)
+(1369 x 4096 x 4096, 89 rows past 1280: 8 x 176 rows 0.918 against 0.901, kept unswapped.)
+
+Session 20's probes (bench/results/cuda_probe_fresh_m*_h200_2026-11-29_s20.json, one run each,
+against the heuristic then) took rules deeper and to 32 rows where fresh shapes still lost:
+
+=====================  =========================================  ==========  ==========
+shape (M x N x K)      swapped tile, decomposition                x cuBLAS    before
+=====================  =========================================  ==========  ==========
+261 x 4096 x 14336     2 x 136 rows, 64 columns, dp (128 tiles)   0.930       0.616
+78 x 8192 x 28672      80x64, 8 stages, dp (128 tiles)            1.092       0.733
+32 x 7168 x 2048       32x64, 8 stages, dp (112 tiles)            1.094       0.902
+6 x 8192 x 28672       16x128, 6 stages, split-K 2 (16x256/4:     0.979       0.870
+                       0.968)
+1037 x 4096 x 4096     8 x 136 rows, 128 columns, dp (the ragged  0.860       0.697
+                       cut from K = 3584 again)
+=====================  =========================================  ==========  ==========
+
+(Under 3%, kept: 153 x 4096 x 4096 as 160x64 in two K parts 0.915 / 0.895, 1369 x 4096 x 4096 as 8 x
+176 rows 0.909 / 0.889. Past the wide tiles' K, 1198 x 8192 x 28672 as 8 x 152 rows ran 0.943
+against 0.857, a last wave 88% full: one point, no rule.)
 
 (The table in words: :func:`rule`.)
 """
@@ -99,6 +117,10 @@ MAX_STAGES = 8
 HALF_WAVE_K = (2048, 14336)  # the depths the rows tile under half a wave was measured at
 HALF_WAVE_SPLIT_K = 7168  # from this depth on it is split in two K parts (below, whole: s19)
 DECODE_SHALLOW_K = 2048  # decode rows this shallow: 16x128 tiles, no split (9 x 7168 x 2048: s19)
+DECODE_DEEP_K = 28672  # 16x128 in two K parts this deep (6 x 8192 x 28672: session 20)
+# rows_tile's rows; past K = 8192 its rows (not a multiple of 128: where the unswapped tiles
+# waste rows; 256 x 4096 x 14336, 0.96x unswapped, was not timed swapped) and depth (session 20)
+ROWS_M, ROWS_DEEP = (32, 1024), (272, 28672)
 
 
 def _stages(bm: int, bn: int) -> int:
@@ -157,18 +179,17 @@ WIDE_MAX_WASTE = 0.025  # rows of the last tile row past M, a share of M
 WIDE_MIN_FILL = 0.93  # the last wave's share of the SMs
 WIDE_M = (1025, 3400)  # the rows measured
 WIDE_K = (3584, 18944)  # the depths measured
-# M just past a multiple of 128 (the unswapped tiles' last row at most half used), K at least
-# 7168: any of these rows, up to 5% of the rows wasted (session 19: 1062, 1700 and 2451 rows;
-# at K = 4096, 1037 rows as 8 x 136 ran 0.847x)
-RAGGED_ROWS, RAGGED_MAX_WASTE, RAGGED_MIN_K = tuple(range(136, 177, 8)), 0.05, 7168
+# M just past a multiple of 128 (the unswapped tiles' last row at most half used): any of these
+# rows, up to 5% of the rows wasted (session 19: 1062, 1700 and 2451 rows; session 20: 1037 rows at
+# K = 4096 as 8 x 136 0.860x against the unswapped tile's 0.697x)
+RAGGED_ROWS, RAGGED_MAX_WASTE = tuple(range(136, 177, 8)), 0.05
 
 
 def wide_rows(M: int, N: int, K: int, sms: int) -> tuple[int, int, int, float] | None:
     """``(BM, row tiles, tiles, fill of the last wave)`` where swapped tiles of 128 columns take
     a problem of more than 1024 rows (module docstring), else None: M cut in 168-row tiles with
     at most 2.5% of the rows wasted, or, where M is just past a multiple of 128 (``M % 128`` in
-    1..64) and K is at least 7168, in tiles of 136-176 rows with at most 5% wasted; the last
-    wave at least 93% full;
+    1..64), in tiles of 136-176 rows with at most 5% wasted; the last wave at least 93% full;
     of those the cut with the fewest rows per SM (waves times BM), then the larger tile.
 
     >>> wide_rows(1500, 3584, 18944, 132), wide_rows(1062, 4096, 14336, 132)
@@ -177,14 +198,14 @@ def wide_rows(M: int, N: int, K: int, sms: int) -> tuple[int, int, int, float] |
     ((144, 12, 384, 0.97), (160, 16, 512, 0.97))
     >>> wide_rows(2048, 4096, 14336, 132) is None  # 128-row tiles fit: 12 x 176 wastes 3%
     True
-    >>> wide_rows(1037, 4096, 4096, 132) is None  # K under 7168
-    True
+    >>> wide_rows(1037, 4096, 4096, 132)
+    (136, 8, 256, 0.97)
     >>> wide_rows(2048, 4096, 2048, 132) is None  # K under 3584
     True
     """
     if not (WIDE_M[0] <= M <= WIDE_M[1] and WIDE_K[0] <= K <= WIDE_K[1]) or N % 128:
         return None
-    ragged = 0 < M % 128 <= 64 and K >= RAGGED_MIN_K
+    ragged = 0 < M % 128 <= 64
     best = None
     for bm in sorted({WIDE_ROWS, *(RAGGED_ROWS if ragged else ())}, reverse=True):
         r = ceil_div(M, bm)
@@ -224,12 +245,13 @@ def rule(M: int, N: int, K: int, sms: int = 132) -> tuple[Config, str] | None:
     * decode rows, M <= 16, K <= 2048, more than sms/4 tiles of 128 columns, at most sms:
       16x128, 6 stages, data-parallel;
     * decode rows, M <= 16, K <= 8192, 24 to sms/3 tiles of 256 columns: 16x256 (16 rows on
-      wgmma's N), 6 stages, split-K 3 with the deterministic fix-up; fewer than 24, but more than
-      sms/4 tiles of 128 columns and at most sms/2: 16x128, split-K 2, deterministic;
+      wgmma's N), 6 stages, split-K 3 with the deterministic fix-up; fewer than 24 (or K up to
+      28672), but more than sms/4 tiles of 128 columns and at most sms/2: 16x128, split-K 2,
+      deterministic;
     * 16 < M <= 32, K >= 16384, at most sms/4 tiles of 256 columns: 32x256, 6 stages, two
       consumer warpgroups, split-K 4 with the reduce kernel;
-    * 32 < M <= 1024, K <= 8192: the data-parallel tile of :func:`rows_tile` (one wave of tiles
-      or less, at least half a wave);
+    * 32 <= M <= 1024, K <= 8192, or M <= 272 (not a multiple of 128) and K <= 28672: the
+      data-parallel tile of :func:`rows_tile` (one wave of tiles or less, at least half a wave);
     * 32 < M <= ONE_TILE_ROWS, 2048 <= K <= 14336, one row tile of 64 columns making more than
       a quarter of a wave but less than half (N 2176-4160 on 132 SMs): that tile, whole below
       K = 7168, else in two K parts with the deterministic fix-up (:func:`half_wave`);
@@ -264,7 +286,7 @@ def rule(M: int, N: int, K: int, sms: int = 132) -> tuple[Config, str] | None:
         return (Config(BM=16, BN=256, BK=64, WARPS=8, STAGES=6, SWAP_AB=1,
                        DECOMP=Decomposition.SPLIT_K, SPLITS=3, FIXUP=Fixup.DETERMINISTIC),
                 "cuda swapped: decode rows (M <= 16) on wgmma's N, 16x256, split-K 3")
-    if M <= 16 and K <= 8192 and sms < 4 * n128 and 2 * n128 <= sms:
+    if M <= 16 and K <= DECODE_DEEP_K and sms < 4 * n128 and 2 * n128 <= sms:
         return (Config(BM=16, BN=128, BK=64, WARPS=8, STAGES=6, SWAP_AB=1,
                        DECOMP=Decomposition.SPLIT_K, SPLITS=2, FIXUP=Fixup.DETERMINISTIC),
                 "cuda swapped: decode rows (M <= 16), under 24 tiles of 256 columns: 16x128, "
@@ -273,7 +295,8 @@ def rule(M: int, N: int, K: int, sms: int = 132) -> tuple[Config, str] | None:
         return (Config(BM=32, BN=256, BK=64, WARPS=12, STAGES=6, SWAP_AB=1,
                        DECOMP=Decomposition.SPLIT_K, SPLITS=4, FIXUP=Fixup.REDUCE_KERNEL),
                 "cuda swapped: 17-32 rows, deep K: 32x256, split-K 4, reduce kernel")
-    if 32 < M <= 1024 and K <= 8192:
+    if ROWS_M[0] <= M <= ROWS_M[1] and (K <= 8192 or (M <= ROWS_DEEP[0] and M % 128
+                                          and K <= ROWS_DEEP[1])):
         tile = rows_tile(M, N, sms)
         if tile is not None:
             bm, bn, r = tile
