@@ -164,7 +164,7 @@ def _cuda_swap(M: int, N: int, K: int, sms: int) -> tuple | None:
         return _SWAP_DECODE_128, _SPLIT2, "decode rows (M <= 16): 16x128, split-K 2"
     if 16 < M <= 32 and K >= 16384 and 4 * n256 <= sms:
         return (*_SWAP_DEEP32, "17-32 rows, deep K: 32x256, split-K 4, reduce kernel")
-    if _ROWS_M[0] <= M <= _ROWS_M[1] and (K <= 8192 or (M <= _ROWS_DEEP[0] and M % 128
+    if _ROWS_M[0] <= M <= _ROWS_M[1] and (K <= 8192 or (M <= _ROWS_DEEP[0] and M % 128 != 0
                                           and K <= _ROWS_DEEP[1])):
         t = _rows_tile(M, N, sms)
         if t is not None:

@@ -79,8 +79,9 @@ shape (M x N x K)      swapped tile, decomposition                x cuBLAS    be
 
 (1369 x 4096 x 4096, 89 rows past 1280: 8 x 176 rows 0.918 against 0.901, kept unswapped.)
 
-Session 20's probes (bench/results/cuda_probe_fresh_m*_h200_2026-11-29_s20.json, one run each,
-against the heuristic then) took rules deeper and to 32 rows where fresh shapes still lost:
+Session 20's probes (bench/results/cuda_probe_fresh_h200_2026-11-29_s20.log, the JSON per shape
+beside it but the 78-row one's; one run each, against the heuristic then) took rules deeper and
+to 32 rows where fresh shapes still lost:
 
 =====================  =========================================  ==========  ==========
 shape (M x N x K)      swapped tile, decomposition                x cuBLAS    before
@@ -295,7 +296,7 @@ def rule(M: int, N: int, K: int, sms: int = 132) -> tuple[Config, str] | None:
         return (Config(BM=32, BN=256, BK=64, WARPS=12, STAGES=6, SWAP_AB=1,
                        DECOMP=Decomposition.SPLIT_K, SPLITS=4, FIXUP=Fixup.REDUCE_KERNEL),
                 "cuda swapped: 17-32 rows, deep K: 32x256, split-K 4, reduce kernel")
-    if ROWS_M[0] <= M <= ROWS_M[1] and (K <= 8192 or (M <= ROWS_DEEP[0] and M % 128
+    if ROWS_M[0] <= M <= ROWS_M[1] and (K <= 8192 or (M <= ROWS_DEEP[0] and M % 128 != 0
                                           and K <= ROWS_DEEP[1])):
         tile = rows_tile(M, N, sms)
         if tile is not None:
