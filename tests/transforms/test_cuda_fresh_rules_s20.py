@@ -24,8 +24,8 @@ from tilec.transforms import cuda_swap
 from tilec.transforms.heuristic import heuristic
 
 LOG = RESULTS / "cuda_probe_fresh_h200_2026-11-29_s20.log"
-ROW = re.compile(r"^(?:(m\d+)|  \+ \S+)\s+(\d+)\s+(\d+)\s+(\d+)\s+[\d.]+ (yes|no)\s+([\d.]+)\s+[\d.]+"
-                 r"\s+(.+?) sms132")
+ROW = re.compile(r"^(?:(m\d+)|  \+ \S+)\s+(\d+)\s+(\d+)\s+(\d+)\s+[\d.]+ (yes|no)"
+                 r"\s+([\d.]+)\s+[\d.]+\s+(.+?) sms132")  # who, M N K, x, ok, ms, label
 
 
 def _probes() -> dict[str, dict]:
