@@ -91,11 +91,11 @@ def test_user_knobs_win_over_the_rule() -> None:
 def test_the_tuning_space_holds_the_swapped_tile_where_the_rule_declines() -> None:
     from tilec.transforms.heuristic import candidates
 
-    deep = candidates(200, 4096, 16384, target="cuda")  # K past the rule's 8192
+    deep = candidates(200, 4096, 32768, target="cuda")  # K past the rule's 28672 (session 20)
     assert deep[0].SWAP_AB == 0
     assert [(c.BM, c.BN) for c in deep if c.SWAP_AB] == [(104, 64)]
     taken = candidates(200, 4096, 7168, target="cuda")  # the rule's pick leads, swapped
     assert taken[0].SWAP_AB == 1 and any(not c.SWAP_AB for c in taken)
-    assert not any(c.SWAP_AB for c in candidates(200, 4096, 16384, target="cuda",
+    assert not any(c.SWAP_AB for c in candidates(200, 4096, 32768, target="cuda",
                                                  fixed={"SWAP_AB": 0}))
-    assert not any(c.SWAP_AB for c in candidates(200, 4096, 16384))  # Triton
+    assert not any(c.SWAP_AB for c in candidates(200, 4096, 32768))  # Triton
